@@ -1,0 +1,156 @@
+"""TaskSpec: a composed task as frozen data with a content-hash id, and its JSON Lines file format."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from composer.checks import Check, Grade, RubricItem, grade
+from mcp_services.kernel.diff import StateDiff
+
+SCHEMA_VERSION = 1
+
+CAPABILITIES = (
+    "sequential-dependency",
+    "cross-service-constraint",
+    "distractor-avoidance",
+    "information-question",
+    "policy",
+)
+
+
+class PlanStep(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    service: str
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class SetupRecord(BaseModel):
+    """A row inserted into a service's table before the episode starts."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    service: str
+    table: str
+    row: dict[str, Any]
+
+
+class TaskSpec(BaseModel):
+    """One task. ``id`` is the sha256 of the task's canonical JSON without the id."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str
+    schema_version: int = SCHEMA_VERSION
+    instruction: str = Field(min_length=1)
+    services: list[str] = Field(min_length=1)
+    distractor_services: list[str] = Field(default_factory=list)
+    world_seed: int
+    setup: list[SetupRecord] = Field(default_factory=list)
+    plan: list[PlanStep]
+    checks: list[Check]
+    rubric: list[RubricItem]
+    answer: Any | None = None
+    capabilities: list[str] = Field(default_factory=list)
+    stats: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def build(cls, **fields: Any) -> TaskSpec:
+        """A task from its fields; the id is computed from the content."""
+        fields.pop("id", None)
+        fields.setdefault("schema_version", SCHEMA_VERSION)
+        draft = cls(id="pending", **fields)
+        return draft.model_copy(update={"id": content_id(draft)})
+
+    @property
+    def mounted_services(self) -> list[str]:
+        """The needed services, then the distractor services."""
+        return list(self.services) + [s for s in self.distractor_services if s not in self.services]
+
+    def grade(self, diff: Mapping[str, StateDiff], answer: str | None) -> Grade:
+        return grade(list(self.checks), list(self.rubric), diff, answer)
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def content_id(task: TaskSpec) -> str:
+    body = task.model_dump(mode="json", exclude={"id"})
+    canonical = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+class TaskFileError(ValueError):
+    """A task file that cannot be read: says which file and line, and why."""
+
+
+def load_tasks(path: str | os.PathLike[str]) -> list[TaskSpec]:
+    """Read a ``tasks.jsonl`` file, rejecting empty files, corrupt lines and other schema versions."""
+    path = Path(path)
+    if not path.exists():
+        raise TaskFileError(f"task file {path} does not exist; create one with `composer generate --out {path}`")
+    tasks: list[TaskSpec] = []
+    seen: set[str] = set()
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                raw = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise TaskFileError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
+            if not isinstance(raw, dict):
+                raise TaskFileError(f"{path}:{number}: a task must be a JSON object")
+            version = raw.get("schema_version")
+            if version != SCHEMA_VERSION:
+                raise TaskFileError(
+                    f"{path}:{number}: task schema_version {version!r} is not supported (this version reads "
+                    f"{SCHEMA_VERSION}); regenerate the tasks with this version of `composer generate`"
+                )
+            try:
+                task = TaskSpec.model_validate(raw)
+            except ValidationError as exc:
+                first = exc.errors(include_url=False)[0]
+                where = ".".join(str(p) for p in first["loc"])
+                raise TaskFileError(f"{path}:{number}: invalid task ({where}: {first['msg']})") from exc
+            if task.id in seen:
+                raise TaskFileError(f"{path}:{number}: duplicate task id {task.id}")
+            seen.add(task.id)
+            tasks.append(task)
+    if not tasks:
+        raise TaskFileError(f"task file {path} holds no tasks")
+    return tasks
+
+
+def write_tasks(path: str | os.PathLike[str], tasks: Iterable[TaskSpec]) -> int:
+    """Write tasks atomically (a temporary file renamed into place): never a half-written file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    count = 0
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            for task in tasks:
+                handle.write(task.to_json() + "\n")
+                count += 1
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return count
+
+
+def find_task(tasks: list[TaskSpec], task_id: str) -> TaskSpec:
+    for task in tasks:
+        if task.id == task_id:
+            return task
+    matches = [t for t in tasks if t.id.startswith(task_id)]
+    if len(matches) == 1:
+        return matches[0]
+    raise KeyError(f"no task with id {task_id!r} in the task file ({len(tasks)} tasks)")

@@ -1,0 +1,16 @@
+"""CompoWorld's services: the kernel (``mcp_services.kernel``), the library and MCP serving."""
+
+from mcp_services.kernel import Episode, Service, ToolContext, ToolError, ToolResult, World
+from mcp_services.registry import all_services, get_service, service_names
+
+__all__ = [
+    "Episode",
+    "Service",
+    "ToolContext",
+    "ToolError",
+    "ToolResult",
+    "World",
+    "all_services",
+    "get_service",
+    "service_names",
+]

@@ -1,0 +1,3 @@
+from mcp_services.cli import main
+
+raise SystemExit(main())

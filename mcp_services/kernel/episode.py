@@ -1,0 +1,132 @@
+"""The Episode: a world plus the stores of its mounted services, for one rollout.
+
+Its control API (reset, snapshot, dump, diff, setup) is Python only: it is never exposed as an
+MCP tool, so an agent cannot reach it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from mcp_services.kernel.diff import StateDiff, diff_states
+from mcp_services.kernel.errors import ErrorCode
+from mcp_services.kernel.results import ToolResult
+from mcp_services.kernel.service import Service
+from mcp_services.kernel.store import StateDump, Store
+from mcp_services.kernel.world import World
+
+EpisodeSnapshot = dict[str, bytes]  # service name -> store image
+
+
+class Episode:
+    """Private state for one rollout. Build it with ``Episode.create(["crm", "mailbox"], world_seed=0)``."""
+
+    def __init__(
+        self,
+        services: Sequence[Service],
+        world_seed: int = 0,
+        *,
+        db_dir: Path | None = None,
+        db_paths: Mapping[str, Path] | None = None,
+    ) -> None:
+        names = [s.name for s in services]
+        if len(set(names)) != len(names):
+            raise ValueError(f"a service is mounted twice: {names}")
+        self.world = World.from_seed(world_seed)
+        self.services: dict[str, Service] = {s.name: s for s in services}
+        self.stores: dict[str, Store] = {}
+        try:
+            for service in services:
+                path = db_paths.get(service.name) if db_paths else None
+                if path is None and db_dir is not None:
+                    path = Path(db_dir) / f"{service.name}.sqlite"
+                self.stores[service.name] = service.new_store(world_seed, path)
+        except BaseException:
+            self.close()
+            raise
+        self._initial = self.snapshot()
+        self._initial_dump: dict[str, StateDump] | None = None
+
+    @classmethod
+    def create(
+        cls,
+        service_names: Iterable[str],
+        world_seed: int = 0,
+        *,
+        db_dir: Path | None = None,
+        db_paths: Mapping[str, Path] | None = None,
+    ) -> Episode:
+        from mcp_services.registry import get_services
+
+        return cls(get_services(tuple(service_names)), world_seed, db_dir=db_dir, db_paths=db_paths)
+
+    # -- the agent's channel ------------------------------------------------------------------------
+
+    def call(self, service: str, tool: str, arguments: Mapping[str, Any] | None = None) -> ToolResult:
+        """Call ``service``'s ``tool``; bad input gives an error result, never an exception."""
+        svc = self.services.get(service)
+        if svc is None:
+            mounted = ", ".join(self.services)
+            return ToolResult.fail(
+                ErrorCode.UNKNOWN_SERVICE, f"No service {service!r} is available here. Available: {mounted}."
+            )
+        args = dict(arguments) if isinstance(arguments, Mapping) else arguments
+        return svc.call(self.stores[service], self.world, tool, args)  # type: ignore[arg-type]
+
+    # -- the control API ------------------------------------------------------------------------------
+
+    def apply_setup(self, records: Iterable[Mapping[str, Any]]) -> None:
+        """Insert task setup records ``{"service", "table", "row"}``; they become the initial state."""
+        by_target: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for record in records:
+            service = record.get("service")
+            if service not in self.stores:
+                raise ValueError(f"setup record names service {service!r}, which is not mounted")
+            by_target.setdefault((str(service), str(record.get("table"))), []).append(dict(record["row"]))
+        for (service, table), rows in by_target.items():
+            self.stores[service].insert_rows(table, rows)
+        self._initial = self.snapshot()
+        self._initial_dump = None
+
+    def snapshot(self) -> EpisodeSnapshot:
+        return {name: store.snapshot() for name, store in self.stores.items()}
+
+    def reset(self, snapshot: EpisodeSnapshot | None = None) -> None:
+        """Back to ``snapshot`` (by default the initial state, setup records included)."""
+        target = self._initial if snapshot is None else snapshot
+        for name, store in self.stores.items():
+            store.restore(target[name])
+
+    @property
+    def initial_snapshot(self) -> EpisodeSnapshot:
+        return dict(self._initial)
+
+    def dump(self) -> dict[str, StateDump]:
+        return {name: store.dump() for name, store in self.stores.items()}
+
+    def initial_dump(self) -> dict[str, StateDump]:
+        if self._initial_dump is None:
+            current = self.snapshot()
+            self.reset()
+            self._initial_dump = self.dump()
+            self.reset(current)
+        return self._initial_dump
+
+    def diff(self, before: Mapping[str, StateDump] | None = None) -> dict[str, StateDiff]:
+        """Per service: what changed from ``before`` (default: the initial state) to now."""
+        base = self.initial_dump() if before is None else before
+        now = self.dump()
+        return {name: diff_states(base.get(name, {}), now[name]) for name in self.stores}
+
+    def close(self) -> None:
+        for store in self.stores.values():
+            store.close()
+        self.stores.clear()
+
+    def __enter__(self) -> Episode:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,214 @@
+"""The Store: one service's typed state in one episode, on SQLite.
+
+In memory for rollouts (snapshot and restore are a memcpy through SQLite's serialize API), or in a
+file for interactive use (WAL journal: a process killed mid-call reopens consistent). Every tool
+call runs in one transaction (``Store.transaction``): it commits whole or changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import JSON, MetaData, Table, create_engine, event, insert
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError, StatementError
+from sqlalchemy.orm import Session
+from sqlalchemy.pool import StaticPool
+
+from mcp_services.kernel.errors import ToolError
+
+#: Tables whose names start with this are the kernel's bookkeeping, never part of dumps or diffs.
+KERNEL_TABLE_PREFIX = "_kernel_"
+
+Row = dict[str, Any]
+TableDump = dict[str, Row]  # primary key (as text) -> row
+StateDump = dict[str, TableDump]  # table name -> rows
+
+
+class Store:
+    """The SQLite state of one service in one episode."""
+
+    def __init__(self, metadata: MetaData, connection: sqlite3.Connection, path: Path | None) -> None:
+        self.metadata = metadata
+        self.path = path
+        self._raw = connection
+        # Autocommit at the driver level; SQLAlchemy's "begin" hook emits BEGIN itself, which is
+        # the documented way to get real SQLite transactions through pysqlite.
+        self._raw.isolation_level = None
+        self._raw.execute("PRAGMA foreign_keys=ON")
+        self.engine: Engine = create_engine(
+            "sqlite://", creator=lambda: self._raw, poolclass=StaticPool, future=True
+        )
+        event.listen(self.engine, "begin", lambda conn: conn.exec_driver_sql("BEGIN"))
+        self._tables = [t for t in metadata.sorted_tables if not t.name.startswith(KERNEL_TABLE_PREFIX)]
+        self._json_columns = {
+            t.name: {c.name for c in t.columns if isinstance(c.type, JSON)} for t in self._tables
+        }
+
+    # -- construction ----------------------------------------------------------------------------
+
+    @classmethod
+    def in_memory(cls, metadata: MetaData, image: bytes | None = None) -> Store:
+        """A private in-memory store, empty (schema only) or loaded from a snapshot image."""
+        connection = sqlite3.connect(":memory:", check_same_thread=False)
+        store = cls(metadata, connection, None)
+        if image is None:
+            metadata.create_all(store.engine)
+        else:
+            store.restore(image)
+        return store
+
+    @classmethod
+    def open_file(cls, metadata: MetaData, path: Path, image: bytes | None = None) -> tuple[Store, bool]:
+        """Open (or create from ``image``) a file-backed store. Returns the store and whether it is new."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        is_new = not path.exists() or path.stat().st_size == 0
+        connection = sqlite3.connect(str(path), check_same_thread=False)
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=FULL")
+        store = cls(metadata, connection, path)
+        if is_new:
+            if image is None:
+                metadata.create_all(store.engine)
+            else:
+                store.restore(image)
+        else:
+            store._check_schema()
+        return store, is_new
+
+    def _check_schema(self) -> None:
+        present = {r[0] for r in self._raw.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        missing = sorted(t.name for t in self.metadata.sorted_tables if t.name not in present)
+        if missing:
+            raise ValueError(
+                f"database file {self.path} does not hold this service's state (missing tables: "
+                f"{', '.join(missing)}); pass a different --db file or delete this one to start fresh"
+            )
+
+    # -- transactions ----------------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self, *, read_only: bool = False) -> Iterator[Session]:
+        """One unit of work: commits on success, rolls back on any exception (or always, if read-only)."""
+        session = Session(self.engine, expire_on_commit=False, autoflush=True)
+        try:
+            session.begin()
+            yield session
+            if read_only:
+                session.rollback()
+            else:
+                session.commit()
+        except IntegrityError as exc:
+            session.rollback()
+            raise ToolError.conflict(_integrity_message(exc)) from exc
+        except StatementError as exc:
+            session.rollback()
+            # A value SQLite or a column type refused: the caller's data, not a bug.
+            if isinstance(exc.orig, (ValueError, TypeError, sqlite3.InterfaceError)):
+                raise ToolError.invalid_argument(f"A value could not be stored: {exc.orig}") from exc
+            raise
+        except BaseException:
+            session.rollback()
+            raise
+        finally:
+            session.close()
+
+    def insert_rows(self, table_name: str, rows: list[Row]) -> None:
+        """Insert raw rows (task setup records), all or nothing, with a clear error on bad input."""
+        table = self.table(table_name)
+        unknown = sorted({k for row in rows for k in row} - set(table.columns.keys()))
+        if unknown:
+            raise ValueError(f"table {table_name!r} has no column(s) {', '.join(unknown)}")
+        with self.transaction() as session:
+            if rows:
+                session.execute(insert(table), rows)
+
+    def table(self, name: str) -> Table:
+        table = self.metadata.tables.get(name)
+        if table is None or name.startswith(KERNEL_TABLE_PREFIX):
+            known = ", ".join(t.name for t in self._tables)
+            raise ValueError(f"no table {name!r} in this store; tables: {known}")
+        return table
+
+    # -- snapshots ---------------------------------------------------------------------------------
+
+    def snapshot(self) -> bytes:
+        """The whole state as an image (bytes) that ``restore`` brings back exactly."""
+        return self._raw.serialize()
+
+    def restore(self, image: bytes) -> None:
+        """Replace the whole state with a snapshot image."""
+        if self.path is None:
+            self._raw.deserialize(image)
+            return
+        source = sqlite3.connect(":memory:")
+        try:
+            source.deserialize(image)
+            source.backup(self._raw)
+        finally:
+            source.close()
+
+    # -- reading the state ------------------------------------------------------------------------
+
+    def dump(self) -> StateDump:
+        """Every row of every table, keyed by primary key text; JSON columns decoded."""
+        state: StateDump = {}
+        for table in self._tables:
+            pk = [c.name for c in table.primary_key.columns]
+            columns = list(table.columns.keys())
+            json_cols = self._json_columns[table.name]
+            cursor = self._raw.execute(
+                f'SELECT {", ".join(_quote(c) for c in columns)} FROM {_quote(table.name)} '
+                f'ORDER BY {", ".join(_quote(c) for c in pk)}'
+            )
+            rows: TableDump = {}
+            for values in cursor:
+                row = dict(zip(columns, values, strict=True))
+                for col in json_cols:
+                    if isinstance(row[col], str):
+                        row[col] = json.loads(row[col])
+                rows["|".join(str(row[k]) for k in pk)] = row
+            state[table.name] = rows
+        return state
+
+    def meta(self) -> dict[str, str]:
+        """The kernel's facts about this store (which service, which world seed)."""
+        try:
+            return dict(self._raw.execute('SELECT key, value FROM "_kernel_meta"').fetchall())
+        except sqlite3.OperationalError:
+            return {}
+
+    def count_rows(self) -> int:
+        return sum(
+            self._raw.execute(f"SELECT COUNT(*) FROM {_quote(t.name)}").fetchone()[0] for t in self._tables
+        )
+
+    def close(self) -> None:
+        self.engine.dispose()
+        self._raw.close()
+
+
+def _quote(identifier: str) -> str:
+    return '"' + identifier.replace('"', '""') + '"'
+
+
+def _integrity_message(exc: IntegrityError) -> str:
+    detail = str(exc.orig)
+    if "UNIQUE" in detail:
+        return f"That would duplicate an existing record ({detail}). Use the existing one or change the value."
+    if "NOT NULL" in detail:
+        return f"A required value is missing ({detail})."
+    if "FOREIGN KEY" in detail:
+        return f"A referenced record does not exist ({detail})."
+    return f"The change breaks a rule of the stored data ({detail})."
+
+
+def rows_of(dump: Mapping[str, TableDump], table: str) -> list[Row]:
+    """The rows of one table of a dump, in primary-key order."""
+    return list(dump.get(table, {}).values())

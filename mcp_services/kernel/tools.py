@@ -1,0 +1,167 @@
+"""Tool declarations: a typed Python function becomes a tool with JSON schemas and an effect.
+
+A tool function takes a ``ToolContext`` first, then its parameters with type annotations; it
+returns a pydantic model. The docstring is the description a model reads; an ``Args:`` section
+(Google style) gives each parameter's description in the input schema.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
+from pydantic.fields import FieldInfo
+
+from mcp_services.kernel.results import envelope_schema
+
+Effect = Literal["read", "write"]
+
+#: MCP tool names (and OpenAI function names) allow these characters; we also keep them short.
+TOOL_NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
+
+_ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters):\s*$", re.MULTILINE)
+_ARG_LINE = re.compile(r"^\s{2,}(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
+
+
+def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """Split a docstring into the description and the per-argument descriptions of ``Args:``."""
+    doc = inspect.cleandoc(doc or "")
+    match = _ARGS_HEADER.search(doc)
+    if not match:
+        return doc.strip(), {}
+    description = doc[: match.start()].strip()
+    args: dict[str, str] = {}
+    current: str | None = None
+    for line in doc[match.end() :].splitlines():
+        if not line.strip():
+            continue
+        arg = _ARG_LINE.match(line)
+        if arg and (line.startswith("    ") and not line.startswith("        ")):
+            current = arg.group(1)
+            args[current] = arg.group(2).strip()
+        elif current is not None and line.startswith("        "):
+            args[current] = f"{args[current]} {line.strip()}".strip()
+        elif not line.startswith(" "):
+            break  # another section (Returns:, Raises:) ends Args
+    return description, args
+
+
+@dataclass(eq=False)
+class ToolSpec:
+    """One tool of a service: its function, effect, schemas and validators."""
+
+    service: str
+    name: str
+    effect: Effect
+    description: str
+    fn: Callable[..., Any]
+    arg_model: type[BaseModel]
+    result_type: Any
+    tags: tuple[str, ...] = field(default=())
+
+    @cached_property
+    def result_adapter(self) -> TypeAdapter[Any]:
+        return TypeAdapter(self.result_type)
+
+    @cached_property
+    def input_schema(self) -> dict[str, Any]:
+        schema = self.arg_model.model_json_schema()
+        schema.pop("title", None)
+        return schema
+
+    @cached_property
+    def data_schema(self) -> dict[str, Any]:
+        return self.result_adapter.json_schema()
+
+    @cached_property
+    def output_schema(self) -> dict[str, Any]:
+        return envelope_schema(self.data_schema)
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.service}__{self.name}"
+
+    def validate_arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Validated arguments as keyword arguments (raises pydantic ``ValidationError``)."""
+        model = self.arg_model.model_validate(arguments)
+        return {name: getattr(model, name) for name in type(model).model_fields}
+
+    def dump_result(self, value: Any) -> Any:
+        return self.result_adapter.dump_python(value, mode="json")
+
+
+def build_tool(
+    service: str,
+    fn: Callable[..., Any],
+    *,
+    effect: Effect,
+    name: str | None = None,
+    tags: tuple[str, ...] = (),
+) -> ToolSpec:
+    """Read a tool function's signature and docstring into a ``ToolSpec``."""
+    tool_name = name or fn.__name__
+    if not TOOL_NAME_PATTERN.match(tool_name):
+        raise ValueError(f"tool name {tool_name!r} must match {TOOL_NAME_PATTERN.pattern}")
+    if effect not in ("read", "write"):
+        raise ValueError(f"tool {tool_name!r}: effect must be 'read' or 'write', not {effect!r}")
+    description, arg_docs = parse_docstring(fn.__doc__ or "")
+    if not description:
+        raise ValueError(f"tool {service}.{tool_name} needs a docstring: it is the description a model reads")
+    hints = typing.get_type_hints(fn, include_extras=True)
+    params = list(inspect.signature(fn).parameters.values())
+    if not params or params[0].name != "ctx":
+        raise ValueError(f"tool {service}.{tool_name}: the first parameter must be 'ctx: ToolContext'")
+    fields: dict[str, Any] = {}
+    for param in params[1:]:
+        if param.kind not in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
+            raise ValueError(f"tool {service}.{tool_name}: *args/**kwargs are not allowed")
+        if param.name not in hints:
+            raise ValueError(f"tool {service}.{tool_name}: parameter {param.name!r} needs a type annotation")
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        info: FieldInfo = Field(default, description=arg_docs.get(param.name))
+        fields[param.name] = (hints[param.name], info)
+    if "return" not in hints:
+        raise ValueError(f"tool {service}.{tool_name} needs a return type annotation")
+    arg_model = create_model(  # type: ignore[call-overload]
+        f"{_camel(service)}{_camel(tool_name)}Arguments",
+        __config__=ConfigDict(extra="forbid", strict=False),
+        **fields,
+    )
+    return ToolSpec(
+        service=service,
+        name=tool_name,
+        effect=effect,
+        description=description,
+        fn=fn,
+        arg_model=arg_model,
+        result_type=hints["return"],
+        tags=tags,
+    )
+
+
+def describe_validation_error(tool: str, error: ValidationError) -> str:
+    """A one-paragraph, model-readable account of what is wrong with a call's arguments."""
+    problems = []
+    for err in error.errors(include_url=False):
+        where = ".".join(str(p) for p in err["loc"]) or "(arguments)"
+        kind = err["type"]
+        if kind == "missing":
+            problems.append(f"'{where}' is required but missing")
+        elif kind == "extra_forbidden":
+            problems.append(f"'{where}' is not a parameter of this tool")
+        else:
+            shown = repr(err.get("input"))
+            if len(shown) > 60:
+                shown = shown[:57] + "..."
+            problems.append(f"'{where}': {err['msg']} (got {shown})")
+    return f"Invalid arguments for {tool}: " + "; ".join(problems) + ". Check the tool's input schema and retry."
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in re.split(r"[_\W]+", name) if part)
