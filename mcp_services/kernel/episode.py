@@ -46,8 +46,12 @@ class Episode:
         except BaseException:
             self.close()
             raise
+        self._mark_initial()
+
+    def _mark_initial(self) -> None:
         self._initial = self.snapshot()
-        self._initial_dump: dict[str, StateDump] | None = None
+        self._initial_dumps: dict[str, StateDump] = {}
+        self._initial_writes = {name: store.write_count for name, store in self.stores.items()}
 
     @classmethod
     def create(
@@ -87,8 +91,7 @@ class Episode:
             by_target.setdefault((str(service), str(record.get("table"))), []).append(dict(record["row"]))
         for (service, table), rows in by_target.items():
             self.stores[service].insert_rows(table, rows)
-        self._initial = self.snapshot()
-        self._initial_dump = None
+        self._mark_initial()
 
     def snapshot(self) -> EpisodeSnapshot:
         return {name: store.snapshot() for name, store in self.stores.items()}
@@ -98,6 +101,8 @@ class Episode:
         target = self._initial if snapshot is None else snapshot
         for name, store in self.stores.items():
             store.restore(target[name])
+        if snapshot is None:  # back at the initial state: nothing to dump for a diff
+            self._initial_writes = {name: store.write_count for name, store in self.stores.items()}
 
     @property
     def initial_snapshot(self) -> EpisodeSnapshot:
@@ -106,19 +111,30 @@ class Episode:
     def dump(self) -> dict[str, StateDump]:
         return {name: store.dump() for name, store in self.stores.items()}
 
-    def initial_dump(self) -> dict[str, StateDump]:
-        if self._initial_dump is None:
-            current = self.snapshot()
-            self.reset()
-            self._initial_dump = self.dump()
-            self.reset(current)
-        return self._initial_dump
+    def initial_dump(self, service: str | None = None) -> dict[str, StateDump]:
+        """The dump of the initial state (of one service, or of all); cached."""
+        names = list(self.stores) if service is None else [service]
+        for name in names:
+            if name not in self._initial_dumps:
+                self._initial_dumps[name] = self.stores[name].dump_image(self._initial[name])
+        return {name: self._initial_dumps[name] for name in names}
+
+    def changed_services(self) -> list[str]:
+        """Services whose store committed a write since the initial state (others are unchanged)."""
+        return [n for n, store in self.stores.items() if store.write_count != self._initial_writes[n]]
 
     def diff(self, before: Mapping[str, StateDump] | None = None) -> dict[str, StateDiff]:
-        """Per service: what changed from ``before`` (default: the initial state) to now."""
-        base = self.initial_dump() if before is None else before
-        now = self.dump()
-        return {name: diff_states(base.get(name, {}), now[name]) for name in self.stores}
+        """Per service: what changed from ``before`` (default: the initial state) to now.
+
+        With the default, services that never committed a write are not dumped at all.
+        """
+        if before is not None:
+            return {name: diff_states(before.get(name, {}), store.dump()) for name, store in self.stores.items()}
+        changed = set(self.changed_services())
+        return {
+            name: diff_states(self.initial_dump(name)[name], store.dump()) if name in changed else StateDiff({})
+            for name, store in self.stores.items()
+        }
 
     def close(self) -> None:
         for store in self.stores.values():

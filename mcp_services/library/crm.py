@@ -179,6 +179,15 @@ def _contact_out(ctx: ToolContext, c: Contact) -> ContactOut:
     )
 
 
+def _preload_companies(ctx: ToolContext, ids: set[str | None]) -> list[Company]:
+    """Load a page's companies in one query, so per-row lookups hit the session's identity map.
+
+    The identity map holds objects weakly: the caller keeps the returned list alive meanwhile.
+    """
+    wanted = [i for i in ids if i]
+    return list(ctx.db.scalars(select(Company).where(Company.id.in_(wanted)))) if wanted else []
+
+
 def _company_out(c: Company) -> CompanyOut:
     return CompanyOut.model_validate(c, from_attributes=True)
 
@@ -332,6 +341,7 @@ def search_contacts(
     if not include_archived:
         stmt = stmt.where(Contact.archived.is_(False))
     rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
+    companies = _preload_companies(ctx, {c.company_id for c in rows})  # noqa: F841 - keeps them cached
     return Page[ContactOut](items=[_contact_out(ctx, c) for c in rows], total=total, next_cursor=next_cursor)
 
 
@@ -536,6 +546,7 @@ def list_deals(
     if stage:
         stmt = stmt.where(Deal.stage == stage)
     rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
+    companies = _preload_companies(ctx, {d.company_id for d in rows})  # noqa: F841 - keeps them cached
     return Page[DealOut](items=[_deal_out(ctx, d) for d in rows], total=total, next_cursor=next_cursor)
 
 

@@ -1,0 +1,1481 @@
+"""Mailbox: the home user's email, with threads, labels, drafts and trash (modelled on the Gmail API).
+
+The mailbox belongs to ``world.user``. As in Gmail, a message's state lives in its label ids:
+``INBOX``, ``SENT``, ``UNREAD``, ``STARRED``, ``IMPORTANT``, ``SPAM``, ``TRASH`` and the user's own
+labels (``Label_0001``...). Searches leave out spam and trash unless asked. Drafts are their own
+resource (as in Gmail): sending one turns it into a ``SENT`` message and the draft disappears.
+
+Correspondents are the world's people, so a customer who writes here has the same name and email
+as their CRM contact; seeded threads talk about orders, invoices, refunds, meetings and support
+problems, with the order/invoice ids and amounts written in the text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from pydantic import BaseModel
+from sqlalchemy import JSON, ForeignKey, String, func, or_, select, type_coerce
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, paginate
+from mcp_services.kernel.semantic import (
+    Date,
+    DateTime,
+    EmailAddress,
+    EntityId,
+    FileName,
+    PersonName,
+    Subject,
+    Tag,
+    Text,
+)
+from mcp_services.kernel.world import Person, World
+
+MessageId = EntityId("mailbox.message")
+ThreadId = EntityId("mailbox.thread")
+DraftId = EntityId("mailbox.draft")
+LabelId = EntityId("mailbox.label")
+
+#: Gmail's system labels. TRASH, SENT and DRAFT are set by the mailbox itself, never by modify_message.
+SYSTEM_LABELS = ("INBOX", "SENT", "UNREAD", "STARRED", "IMPORTANT", "SPAM", "TRASH", "DRAFT")
+RESERVED_LABELS = ("TRASH", "SENT", "DRAFT")
+USER_LABELS = ("Customers", "Finance", "Orders", "Support", "Meetings", "Follow up")
+MAX_RECIPIENTS = 50
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Label(Base):
+    __tablename__ = "labels"
+    id: Mapped[str] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(60), unique=True)
+    type: Mapped[str]  # system | user
+    created_at: Mapped[str | None]
+
+
+class Thread(Base):
+    __tablename__ = "threads"
+    id: Mapped[str] = mapped_column(primary_key=True)
+    subject: Mapped[str]
+    updated_at: Mapped[str] = mapped_column(index=True)  # time of the thread's latest message
+
+
+class Message(Base):
+    __tablename__ = "messages"
+    id: Mapped[str] = mapped_column(primary_key=True)
+    thread_id: Mapped[str] = mapped_column(ForeignKey("threads.id"), index=True)
+    from_email: Mapped[str] = mapped_column(index=True)
+    from_name: Mapped[str | None]
+    to: Mapped[list[str]] = mapped_column(JSON)
+    cc: Mapped[list[str]] = mapped_column(JSON)
+    bcc: Mapped[list[str]] = mapped_column(JSON)
+    subject: Mapped[str]
+    body: Mapped[str]
+    attachments: Mapped[list[str]] = mapped_column(JSON)
+    label_ids: Mapped[list[str]] = mapped_column(JSON)
+    in_reply_to: Mapped[str | None]
+    sent_at: Mapped[str] = mapped_column(index=True)
+
+
+class Draft(Base):
+    __tablename__ = "drafts"
+    id: Mapped[str] = mapped_column(primary_key=True)
+    thread_id: Mapped[str | None] = mapped_column(ForeignKey("threads.id"))
+    in_reply_to: Mapped[str | None] = mapped_column(ForeignKey("messages.id"))
+    to: Mapped[list[str]] = mapped_column(JSON)
+    cc: Mapped[list[str]] = mapped_column(JSON)
+    bcc: Mapped[list[str]] = mapped_column(JSON)
+    subject: Mapped[str]
+    body: Mapped[str]
+    attachments: Mapped[list[str]] = mapped_column(JSON)
+    created_at: Mapped[str]
+    updated_at: Mapped[str]
+
+
+service = Service(
+    "mailbox",
+    "Email for the user we act for: search, read and send messages, reply and forward, threads, labels, "
+    "drafts and trash.",
+    Base,
+    title="Mailbox",
+)
+
+
+# -- results -------------------------------------------------------------------------------------
+
+
+class MessageOut(BaseModel):
+    id: MessageId
+    thread_id: ThreadId
+    from_email: EmailAddress
+    from_name: PersonName | None
+    to: list[EmailAddress]
+    cc: list[EmailAddress]
+    bcc: list[EmailAddress]
+    subject: Subject
+    body: Text
+    attachments: list[FileName]
+    label_ids: list[LabelId]
+    label_names: list[Tag]
+    is_unread: bool
+    is_starred: bool
+    in_trash: bool
+    in_reply_to: MessageId | None
+    sent_at: DateTime
+
+
+class ThreadSummaryOut(BaseModel):
+    id: ThreadId
+    subject: Subject
+    participants: list[EmailAddress]
+    message_count: int
+    unread_count: int
+    label_names: list[Tag]
+    last_message_at: DateTime
+    last_sender_email: EmailAddress
+    snippet: str
+
+
+class ThreadOut(BaseModel):
+    id: ThreadId
+    subject: Subject
+    participants: list[EmailAddress]
+    messages: list[MessageOut]
+
+
+class DraftOut(BaseModel):
+    id: DraftId
+    thread_id: ThreadId | None
+    in_reply_to: MessageId | None
+    to: list[EmailAddress]
+    cc: list[EmailAddress]
+    bcc: list[EmailAddress]
+    subject: Subject | None
+    body: Text
+    attachments: list[FileName]
+    created_at: DateTime
+    updated_at: DateTime
+
+
+class LabelOut(BaseModel):
+    id: LabelId
+    name: Tag
+    type: Literal["system", "user"]
+    messages_total: int
+    messages_unread: int
+
+
+class DeletedOut(BaseModel):
+    id: DraftId
+    deleted: bool
+
+
+# -- helpers -------------------------------------------------------------------------------------
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _as_text(column: Any) -> Any:
+    """A JSON column seen as its stored text, so LIKE patterns are not JSON-encoded as bind values."""
+    return type_coerce(column, String)
+
+
+def _json_has(column: Any, value: str) -> Any:
+    """A JSON list column contains ``value`` (lists are stored as JSON text, e.g. '["INBOX", "UNREAD"]')."""
+    return _as_text(column).like(f'%"{_like_escape(value)}"%', escape="\\")
+
+
+def _label_names(ctx: ToolContext) -> dict[str, str]:
+    return {label.id: label.name for label in ctx.db.scalars(select(Label))}
+
+
+def _message_out(m: Message, names: dict[str, str]) -> MessageOut:
+    return MessageOut(
+        id=m.id,
+        thread_id=m.thread_id,
+        from_email=m.from_email,
+        from_name=m.from_name,
+        to=m.to,
+        cc=m.cc,
+        bcc=m.bcc,
+        subject=m.subject,
+        body=m.body,
+        attachments=m.attachments,
+        label_ids=m.label_ids,
+        label_names=[names.get(i, i) for i in m.label_ids],
+        is_unread="UNREAD" in m.label_ids,
+        is_starred="STARRED" in m.label_ids,
+        in_trash="TRASH" in m.label_ids,
+        in_reply_to=m.in_reply_to,
+        sent_at=m.sent_at,
+    )
+
+
+def _draft_out(d: Draft) -> DraftOut:
+    return DraftOut(
+        id=d.id,
+        thread_id=d.thread_id,
+        in_reply_to=d.in_reply_to,
+        to=d.to,
+        cc=d.cc,
+        bcc=d.bcc,
+        subject=d.subject or None,
+        body=d.body,
+        attachments=d.attachments,
+        created_at=d.created_at,
+        updated_at=d.updated_at,
+    )
+
+
+def _thread_messages(ctx: ToolContext, thread_id: str) -> list[Message]:
+    return list(
+        ctx.db.scalars(select(Message).where(Message.thread_id == thread_id).order_by(Message.sent_at, Message.id))
+    )
+
+
+def _participants(messages: list[Message]) -> list[str]:
+    seen: dict[str, None] = {}
+    for m in messages:
+        for email in (m.from_email, *m.to, *m.cc):
+            seen.setdefault(email, None)
+    return list(seen)
+
+
+def _snippet(body: str) -> str:
+    flat = " ".join(body.split())
+    return flat if len(flat) <= 120 else flat[:117] + "..."
+
+
+def _emails(values: list[str] | None, what: str) -> list[str]:
+    """Normalise a recipient list: lower case, no blanks, no duplicates, order kept."""
+    out: dict[str, None] = {}
+    for value in values or []:
+        email = value.strip().lower()
+        if email:
+            out.setdefault(email, None)
+    if len(out) > MAX_RECIPIENTS:
+        raise ToolError.invalid_argument(f"{what} has {len(out)} addresses; at most {MAX_RECIPIENTS} are allowed.")
+    return list(out)
+
+
+def _files(values: list[str] | None) -> list[str]:
+    return [v.strip() for v in values or [] if v.strip()]
+
+
+def _resolve_label(ctx: ToolContext, ref: str) -> Label:
+    """A label by id (INBOX, Label_0003) or by name (Finance), case-insensitive."""
+    ref = ref.strip()
+    label = ctx.db.get(Label, ref) or ctx.db.get(Label, ref.upper())
+    if label is None:
+        label = ctx.db.scalar(select(Label).where(func.lower(Label.name) == ref.lower()))
+    if label is None:
+        known = ", ".join(ctx.db.scalars(select(Label.name).order_by(Label.type, Label.name)))
+        raise ToolError.not_found("label", ref, f"Known labels: {known}. Use create_label to add a new one.")
+    return label
+
+
+def _get_message(ctx: ToolContext, message_id: str) -> Message:
+    return ctx.get(Message, message_id, "message", "Use search_messages to find message ids.")
+
+
+def _touch_thread(ctx: ToolContext, thread_id: str) -> None:
+    thread = ctx.get(Thread, thread_id, "thread")
+    thread.updated_at = ctx.now_iso
+
+
+def _new_message(
+    ctx: ToolContext,
+    *,
+    thread_id: str | None,
+    to: list[str],
+    cc: list[str],
+    bcc: list[str],
+    subject: str,
+    body: str,
+    attachments: list[str],
+    in_reply_to: str | None,
+) -> Message:
+    """Send a message from the user: it gets the SENT label (and INBOX + UNREAD if sent to oneself)."""
+    if thread_id is None:
+        thread = Thread(id=ctx.new_id("th"), subject=subject, updated_at=ctx.now_iso)
+        ctx.db.add(thread)
+        ctx.db.flush()
+        thread_id = thread.id
+    else:
+        _touch_thread(ctx, thread_id)
+    user = ctx.world.user
+    labels = ["SENT"]
+    if user.email in (*to, *cc, *bcc):
+        labels += ["INBOX", "UNREAD"]
+    message = Message(
+        id=ctx.new_id("msg"),
+        thread_id=thread_id,
+        from_email=user.email,
+        from_name=user.name,
+        to=to,
+        cc=cc,
+        bcc=bcc,
+        subject=subject,
+        body=body,
+        attachments=attachments,
+        label_ids=labels,
+        in_reply_to=in_reply_to,
+        sent_at=ctx.now_iso,
+    )
+    ctx.db.add(message)
+    ctx.db.flush()
+    return message
+
+
+def _check_sendable(to: list[str], subject: str, body: str, fix: str) -> None:
+    if not to:
+        raise ToolError.invalid_argument(f"The message needs at least one recipient in 'to'. {fix}".strip())
+    if not subject.strip():
+        raise ToolError.invalid_argument(f"The message needs a subject. {fix}".strip())
+    if not body.strip():
+        raise ToolError.invalid_argument(f"The message body is empty. {fix}".strip())
+
+
+def _quote(original: Message) -> str:
+    """The quoted original under a reply, as mail clients write it."""
+    sender = f"{original.from_name} <{original.from_email}>" if original.from_name else original.from_email
+    quoted = "\n".join(f"> {line}" if line else ">" for line in original.body.splitlines())
+    return f"On {original.sent_at}, {sender} wrote:\n{quoted}"
+
+
+def _prefixed(prefix: str, subject: str) -> str:
+    return subject if subject.lower().startswith(prefix.lower()) else f"{prefix}{subject}"
+
+
+# -- seed ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Template:
+    """A seeded conversation: who writes each step ("them" or "me"), and the text, with {facts}."""
+
+    kind: Literal["customer", "colleague"]
+    subject: str
+    labels: tuple[str, ...]
+    steps: tuple[tuple[str, str, tuple[str, ...]], ...]  # (who, body, attachment names)
+    min_steps: int = 1
+    role: str | None = None  # the colleague's role for colleague threads
+    categories: tuple[str, ...] = ()  # product categories that make sense here (empty: any)
+
+
+_CUSTOMER_TEMPLATES: tuple[_Template, ...] = (
+    _Template(
+        "customer",
+        "Invoice {inv} does not match our PO",
+        ("Finance", "Customers"),
+        (
+            ("them", "Hi {me},\n\nWe received invoice {inv} for {amount} ({qty} x {product}), but our purchase "
+             "order {po} was for {qty_po} units. Could you check and send a corrected invoice?\n\nThanks,\n{first}",
+             ("{inv}.pdf",)),
+            ("me", "Hi {first},\n\nThanks for flagging this. I've asked our finance team to review invoice {inv} "
+             "against PO {po}; I'll come back to you by {date}.\n\nBest,\n{me}", ()),
+            ("them", "Thanks {me}. Please note our payment terms are net 30 from the corrected invoice date.\n\n"
+             "{first}", ()),
+        ),
+        min_steps=2,
+    ),
+    _Template(
+        "customer",
+        "Refund request: duplicate charge on order {order}",
+        ("Finance", "Customers", "IMPORTANT"),
+        (
+            ("them", "Hello,\n\nOur card was charged twice for order {order}: two charges of {amount} on "
+             "{past_date}. Please refund the duplicate charge.\n\nRegards,\n{name}\n{company}", ()),
+            ("me", "Hi {first},\n\nSorry about that. I can see both charges for order {order}. I'm arranging a "
+             "refund of {amount} for the duplicate; it should reach your card within 5-10 business days.\n\n"
+             "Best,\n{me}", ()),
+            ("them", "Great, thank you. Could you send the refund confirmation once it's done?\n\n{first}", ()),
+        ),
+        min_steps=2,
+    ),
+    _Template(
+        "customer",
+        "Where is order {order}?",
+        ("Orders", "Customers"),
+        (
+            ("them", "Hi,\n\nWe ordered {qty} x {product} (SKU {sku}) on {past_date}, order {order}, total "
+             "{amount}. It hasn't arrived yet. Do you have a tracking number?\n\n{first}", ()),
+            ("me", "Hi {first},\n\nOrder {order} shipped yesterday with tracking number {tracking}. It should "
+             "arrive by {date}.\n\nBest,\n{me}", ()),
+        ),
+        categories=("hardware", "furniture", "supplies", "pantry", "merchandise"),
+    ),
+    _Template(
+        "customer",
+        "{product}: errors since {past_date}",
+        ("Support", "IMPORTANT"),
+        (
+            ("them", "Hi team,\n\nSince {past_date} we get intermittent errors when using {product}. About {pct}% "
+             "of requests fail with error 502 and it is blocking our team. Our account is under {company}.\n\n"
+             "{name}", ()),
+            ("me", "Hi {first},\n\nThanks for the report. I've opened ticket {ticket} with our support team and "
+             "escalated it to engineering. We'll update you within 24 hours.\n\n{me}", ()),
+            ("them", "Any news on ticket {ticket}? The errors are still happening.\n\n{first}", ()),
+        ),
+        categories=("subscriptions", "usage"),
+        min_steps=2,
+    ),
+    _Template(
+        "customer",
+        "Meeting about the {product} renewal",
+        ("Meetings", "Customers"),
+        (
+            ("them", "Hi {me},\n\nCould we meet to discuss the {product} renewal? I'm free on {date} at {time}, or "
+             "the day after. We could meet at {place} ({place_address}) or do a video call.\n\nBest,\n{first}", ()),
+            ("me", "Hi {first},\n\n{date} at {time} works for me. Let's meet at {place}. I'll send a calendar "
+             "invite.\n\n{me}", ()),
+        ),
+        categories=("subscriptions",),
+    ),
+    _Template(
+        "customer",
+        "Quote for {qty} x {product}",
+        ("Customers", "Orders"),
+        (
+            ("them", "Hello {me},\n\nCould you send us a quote for {qty} units of {product} (SKU {sku})? We'd need "
+             "delivery to {address} by {date}.\n\nThanks,\n{name}\n{company}", ()),
+            ("me", "Hi {first},\n\nHere is our quote {quote}: {qty} x {product} at {unit} each, {amount} in total, "
+             "valid until {date}. Let me know if you'd like to proceed.\n\nBest regards,\n{me}", ("{quote}.pdf",)),
+            ("them", "Thanks {me}, we'll review it internally and come back to you this week.\n\n{first}", ()),
+        ),
+        categories=("hardware", "furniture", "supplies", "pantry", "merchandise"),
+        min_steps=2,
+    ),
+    _Template(
+        "customer",
+        "Payment for invoice {inv}",
+        ("Finance",),
+        (
+            ("them", "Hi,\n\nWe paid invoice {inv} ({amount}) by bank transfer on {past_date}, reference {ref}. "
+             "Please confirm receipt.\n\nKind regards,\n{name}\nAccounts payable, {company}", ("remittance-{ref}.pdf",)),
+            ("me", "Hi {first},\n\nConfirmed: we received {amount} for invoice {inv}. Thank you!\n\n{me}", ()),
+        ),
+    ),
+    _Template(
+        "customer",
+        "Reminder: invoice {inv} is overdue",
+        ("Finance", "Follow up"),
+        (
+            ("me", "Hi {first},\n\nA friendly reminder that invoice {inv} for {amount}, due on {past_date}, is "
+             "still unpaid. Could you let me know when we can expect payment?\n\nThanks,\n{me}", ("{inv}.pdf",)),
+            ("them", "Apologies, {me}. It's scheduled for our next payment run on {date}.\n\n{first}", ()),
+        ),
+    ),
+    _Template(
+        "customer",
+        "Cancel our {product} subscription",
+        ("Customers",),
+        (
+            ("them", "Hi,\n\nPlease cancel our {product} subscription at the end of the current billing period. "
+             "We'd like confirmation in writing.\n\n{name}, {company}", ()),
+            ("me", "Hi {first},\n\nSorry to see you go. I've scheduled the cancellation of {product} for the end of "
+             "the period ({date}); you won't be charged after that.\n\n{me}", ()),
+        ),
+        categories=("subscriptions",),
+    ),
+    _Template(
+        "customer",
+        "New billing address for {company}",
+        ("Customers", "Finance"),
+        (
+            ("them", "Hello,\n\nOur billing address has changed to {address}. Please use it on future invoices, "
+             "starting with {inv}.\n\nThank you,\n{name}", ()),
+        ),
+    ),
+    _Template(
+        "customer",
+        "Damaged items in order {order}",
+        ("Orders", "Support"),
+        (
+            ("them", "Hi,\n\n{qty_damaged} of the {qty} {product} units in order {order} arrived damaged. We'd "
+             "like a replacement or a refund of {amount_damaged}. Photos attached.\n\n{first}",
+             ("damaged-{order}.jpg",)),
+            ("me", "Hi {first},\n\nI'm sorry to hear that. We'll send a prepaid return label today and ship "
+             "replacements as soon as the damaged units are on their way back.\n\n{me}", ()),
+        ),
+        categories=("hardware", "furniture"),
+    ),
+)
+
+_COLLEAGUE_TEMPLATES: tuple[_Template, ...] = (
+    _Template(
+        "colleague",
+        "Refund approval: {company}",
+        ("Finance",),
+        (
+            ("me", "Hi {col},\n\n{company} was charged twice for order {order}. Can you approve a refund of "
+             "{amount}?\n\nThanks,\n{me}", ()),
+            ("them", "Approved. Please note the refund on their ticket and let them know.\n\n{col}", ()),
+        ),
+        role="finance lead",
+    ),
+    _Template(
+        "colleague",
+        "Escalation: {company}, ticket {ticket}",
+        ("Support", "IMPORTANT"),
+        (
+            ("them", "Hi {me},\n\nHeads up: {name} at {company} reports failing requests since {past_date} "
+             "(ticket {ticket}). Engineering is on it; can you keep the account informed?\n\n{col}", ()),
+            ("me", "Thanks {col}, I'll call {first} this afternoon.\n\n{me}", ()),
+        ),
+        role="support lead",
+    ),
+    _Template(
+        "colleague",
+        "Office supplies order",
+        (),
+        (
+            ("them", "Hi {me},\n\nI'm ordering {qty} x {product} for the office ({amount}). OK to go ahead?\n\n{col}",
+             ()),
+            ("me", "Yes, go ahead. Thanks {col}!", ()),
+        ),
+        role="office manager",
+        categories=("supplies", "pantry", "furniture", "hardware"),
+        min_steps=2,
+    ),
+    _Template(
+        "colleague",
+        "Ops sync moved to {date}",
+        ("Meetings",),
+        (
+            ("them", "Hi all,\n\nThis week's ops sync moves to {date} at {time} in {room}. Agenda: open refunds, "
+             "late deliveries and the {company} escalation.\n\n{col}", ()),
+        ),
+        role="product manager",
+    ),
+    _Template(
+        "colleague",
+        "Deal update: {company}",
+        ("Customers",),
+        (
+            ("them", "Hi {me},\n\n{company} wants {qty} x {product}; I sent quote {quote} for {amount}. Can you join "
+             "the call with {name} on {date} at {time}?\n\n{col}", ()),
+            ("me", "Sure, count me in.\n\n{me}", ()),
+        ),
+        role="account executive",
+        categories=("services", "subscriptions", "usage"),
+    ),
+    _Template(
+        "colleague",
+        "Month-end close: open invoices",
+        ("Finance", "Follow up"),
+        (
+            ("them", "Hi {me},\n\nFor the month-end close I still need confirmation on invoice {inv} ({amount}) for "
+             "{company}. Has it been sent to {name}?\n\n{col}", ()),
+            ("me", "Yes, it went out on {past_date}. Payment is expected by {date}.\n\n{me}", ()),
+        ),
+        role="accountant",
+    ),
+    _Template(
+        "colleague",
+        "Incident report {incident}",
+        ("Support",),
+        (
+            ("them", "Summary of incident {incident}: on {past_date} the API error rate reached {pct}% for 40 "
+             "minutes. Root cause: an expired certificate on a load balancer. Affected customers include "
+             "{company}.\n\n{col}", ("incident-{incident}.pdf",)),
+        ),
+        role="engineering lead",
+    ),
+    _Template(
+        "colleague",
+        "Q{quarter} sales pipeline",
+        ("Customers",),
+        (
+            ("them", "Hi {me},\n\nThe pipeline for next quarter stands at {big_amount}. The biggest open deal is "
+             "{product} for {company}. Let's review it on {date}.\n\n{col}", ()),
+        ),
+        role="sales lead",
+    ),
+)
+
+_SPAM = (
+    ("Best Deals", "offers@bestdeals-mail.example", "You won a $500 gift card!!!",
+     "Congratulations! Click here to claim your $500 gift card before midnight."),
+    ("Crypto Alerts", "alerts@coin-profits.example", "Double your money in 7 days",
+     "Our members made 300% last month. Join now, limited places."),
+    ("IT Support", "it-helpdesk@secure-mail-login.example", "Your mailbox is full",
+     "Your mailbox has exceeded its quota. Verify your password here to keep receiving email."),
+)
+
+
+@dataclass
+class _SeedMessage:
+    sender: tuple[str, str]  # (email, name)
+    to: list[str]
+    cc: list[str]
+    body: str
+    at: datetime
+    labels: list[str]
+    attachments: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _SeedThread:
+    subject: str
+    messages: list[_SeedMessage]
+
+
+def _money(amount: float, currency: str) -> str:
+    return f"{amount:,.2f} {currency}"
+
+
+def _facts(
+    rng: Any, world: World, me: Person, other: Person, start: datetime, categories: tuple[str, ...]
+) -> dict[str, str]:
+    """The concrete values one seeded thread talks about."""
+    products = [p for p in world.products if not categories or p.category in categories] or list(world.products)
+    product = rng.choice(products)
+    qty = rng.randint(1, 4) if product.unit_price >= 500 else rng.randint(2, 40)
+    amount = round(product.unit_price * qty, 2)
+    qty_damaged = max(1, qty // 4)
+    place = rng.choice(world.places)
+    rooms = [p for p in world.places if p.kind == "meeting room"] or list(world.places)
+    future = world.now_dt + timedelta(days=rng.randint(2, 14))
+    past = start - timedelta(days=rng.randint(2, 20))
+    org = world.organisation(other.organisation_id)
+    return {
+        "me": me.first_name,
+        "first": other.first_name,
+        "name": other.name,
+        "company": org.name,
+        "address": org.address,
+        "product": product.name,
+        "sku": product.sku,
+        "qty": str(qty),
+        "qty_po": str(qty + rng.randint(1, 5)),
+        "qty_damaged": str(qty_damaged),
+        "unit": _money(product.unit_price, world.currency),
+        "amount": _money(amount, world.currency),
+        "amount_damaged": _money(product.unit_price * qty_damaged, world.currency),
+        "big_amount": _money(rng.randint(40, 400) * 1000.0, world.currency),
+        "inv": f"INV-{start.year}-{rng.randint(1000, 9999)}",
+        "po": f"PO-{rng.randint(10000, 99999)}",
+        "order": f"ORD-{rng.randint(10000, 99999)}",
+        "quote": f"Q-{rng.randint(1000, 9999)}",
+        "ref": f"TRF{rng.randint(100000, 999999)}",
+        "ticket": f"T-{rng.randint(1000, 1999)}",
+        "incident": f"INC-{rng.randint(100, 999)}",
+        "tracking": f"1Z{rng.randint(10**9, 10**10 - 1)}",
+        "pct": str(rng.randint(3, 30)),
+        "quarter": str(((world.now_dt.month - 1) // 3 + 1) % 4 + 1),  # next quarter
+        "date": f"{future:%A} {future.day} {future:%B}",
+        "past_date": f"{past.day} {past:%B}",
+        "time": rng.choice(("09:30", "10:00", "11:00", "14:00", "15:30", "16:00")),
+        "place": place.name,
+        "place_address": place.address,
+        "room": rng.choice(rooms).name,
+    }
+
+
+def _render(text: str, facts: dict[str, str]) -> str:
+    return text.format(**facts)
+
+
+def _build_thread(
+    rng: Any, world: World, template: _Template, other: Person, cc: list[Person], start: datetime
+) -> _SeedThread | None:
+    me = world.user
+    facts = _facts(rng, world, me, other, start, template.categories)
+    if template.kind == "colleague":
+        facts["col"] = other.first_name
+        # The colleague threads talk about a customer: name one so the text links to the world.
+        customer = rng.choice(world.customers)
+        facts.update(
+            first=customer.first_name,
+            name=customer.name,
+            company=world.organisation(customer.organisation_id).name,
+        )
+    n_steps = rng.randint(template.min_steps, len(template.steps))
+    cc_emails = [p.email for p in cc]
+    at = start
+    messages: list[_SeedMessage] = []
+    for i, (who, body, files) in enumerate(template.steps[:n_steps]):
+        if i:
+            at = at + timedelta(minutes=rng.randint(20, 2400))
+        if at >= world.now_dt - timedelta(minutes=10):
+            break
+        if who == "me":
+            sender, to, labels = (me.email, me.name), [other.email], ["SENT"]
+        else:
+            sender, to, labels = (other.email, other.name), [me.email], ["INBOX"]
+        messages.append(
+            _SeedMessage(
+                sender=sender,
+                to=to,
+                cc=list(cc_emails),
+                body=_render(body, facts),
+                at=at,
+                labels=labels,
+                attachments=[_render(f, facts) for f in files],
+            )
+        )
+    if not messages:
+        return None
+    return _SeedThread(subject=_render(template.subject, facts), messages=messages)
+
+
+@service.seeder
+def seed(ctx: ToolContext) -> None:
+    world = ctx.world
+    rng = ctx.rng("seed")
+    now = world.now_dt
+    me = world.user
+    colleagues = list(world.team[1:])
+    customers = list(world.customers)
+
+    for name in SYSTEM_LABELS:
+        ctx.db.add(Label(id=name, name=name, type="system", created_at=None))
+    user_label_ids: dict[str, str] = {}
+    for name in USER_LABELS:
+        label = Label(id=ctx.new_id("Label"), name=name, type="user", created_at=ctx.days_from_now(-400))
+        ctx.db.add(label)
+        user_label_ids[name] = label.id
+
+    threads: list[tuple[_SeedThread, tuple[str, ...]]] = []
+
+    def start_time() -> datetime:
+        return (now - timedelta(days=rng.uniform(0.1, 90.0))).replace(second=0, microsecond=0)
+
+    for _ in range(110):
+        template = rng.choice(_CUSTOMER_TEMPLATES)
+        other = rng.choice(customers)
+        # Sometimes a second person from the same company is in copy (so reply-all matters).
+        same_org = [p for p in customers if p.organisation_id == other.organisation_id and p.id != other.id]
+        cc = [rng.choice(same_org)] if same_org and rng.random() < 0.3 else []
+        built = _build_thread(rng, world, template, other, cc, start_time())
+        if built:
+            threads.append((built, template.labels))
+    for _ in range(30):
+        template = rng.choice(_COLLEAGUE_TEMPLATES)
+        other = world.team_member(template.role) if template.role else rng.choice(colleagues)
+        others = [p for p in colleagues if p.id != other.id]
+        cc = rng.sample(others, rng.randint(0, 2))
+        built = _build_thread(rng, world, template, other, cc, start_time())
+        if built:
+            threads.append((built, template.labels))
+    for sender_name, sender_email, subject, body in _SPAM:
+        msg = _SeedMessage((sender_email, sender_name), [me.email], [], body, start_time(), ["SPAM", "UNREAD"])
+        threads.append((_SeedThread(subject, [msg]), ()))
+
+    # Ids follow time, as in a real mailbox: older threads and messages have smaller ids.
+    threads.sort(key=lambda item: item[0].messages[0].at)
+    trashed = set(rng.sample(range(len(threads) - len(_SPAM)), 4))
+    all_messages: list[tuple[str, _SeedMessage]] = []
+    subjects: dict[str, str] = {}
+    for index, (thread, labels) in enumerate(threads):
+        thread_id = ctx.new_id("th")
+        subjects[thread_id] = thread.subject
+        ctx.db.add(Thread(id=thread_id, subject=thread.subject, updated_at=ctx.iso(thread.messages[-1].at)))
+        starred = rng.random() < 0.08
+        for i, msg in enumerate(thread.messages):
+            inbound = "INBOX" in msg.labels
+            if inbound:
+                recent = msg.at > now - timedelta(days=10)
+                if rng.random() < (0.6 if recent else 0.05):
+                    msg.labels.append("UNREAD")
+                if starred and i == len(thread.messages) - 1:
+                    msg.labels.append("STARRED")
+            for label in labels:
+                msg.labels.append(label if label in SYSTEM_LABELS else user_label_ids[label])
+            if index in trashed:
+                msg.labels.append("TRASH")
+            all_messages.append((thread_id, msg))
+    ctx.db.flush()
+
+    all_messages.sort(key=lambda item: item[1].at)
+    last_in_thread: dict[str, str] = {}
+    for thread_id, msg in all_messages:
+        message_id = ctx.new_id("msg")
+        base = subjects[thread_id]
+        ctx.db.add(
+            Message(
+                id=message_id,
+                thread_id=thread_id,
+                from_email=msg.sender[0],
+                from_name=msg.sender[1],
+                to=msg.to,
+                cc=msg.cc,
+                bcc=[],
+                subject=base if thread_id not in last_in_thread else _prefixed("Re: ", base),
+                body=msg.body,
+                attachments=msg.attachments,
+                label_ids=list(dict.fromkeys(msg.labels)),
+                in_reply_to=last_in_thread.get(thread_id),
+                sent_at=ctx.iso(msg.at),
+            )
+        )
+        last_in_thread[thread_id] = message_id
+    ctx.db.flush()
+    _seed_drafts(ctx, rng, world)
+
+
+def _seed_drafts(ctx: ToolContext, rng: Any, world: World) -> None:
+    """A few unfinished drafts: replies, a new email, and one that still has no recipient."""
+    inbound = list(
+        ctx.db.scalars(
+            select(Message)
+            .where(_json_has(Message.label_ids, "INBOX"), ~_json_has(Message.label_ids, "TRASH"))
+            .order_by(Message.sent_at.desc(), Message.id)
+            .limit(12)
+        )
+    )
+    created = ctx.days_from_now(-1)
+    for original in (inbound[1], inbound[4]):
+        first = (original.from_name or original.from_email).split()[0]
+        ctx.db.add(
+            Draft(
+                id=ctx.new_id("dr"),
+                thread_id=original.thread_id,
+                in_reply_to=original.id,
+                to=[original.from_email],
+                cc=list(original.cc),
+                bcc=[],
+                subject=_prefixed("Re: ", original.subject),
+                body=f"Hi {first},\n\nThanks for your message. I'm looking into it and will get back to you shortly.",
+                attachments=[],
+                created_at=created,
+                updated_at=created,
+            )
+        )
+    finance = world.team_member("finance lead")
+    customer = rng.choice(world.customers)
+    company = world.organisation(customer.organisation_id).name
+    drafts = (
+        ([finance.email], [], f"Refunds to review for {company}",
+         f"Hi {finance.first_name},\n\nCould we go through the open refund requests from {company} this week?"),
+        ([customer.email], [], "Following up on our quote",
+         f"Hi {customer.first_name},\n\nI wanted to follow up on the quote we sent last week."),
+        ([], [], "Team offsite ideas", "Agenda ideas: roadmap review, customer panel, dinner. Budget to confirm."),
+    )
+    for to, cc, subject, body in drafts:
+        when = ctx.days_from_now(-rng.uniform(0.5, 5))
+        ctx.db.add(
+            Draft(
+                id=ctx.new_id("dr"),
+                thread_id=None,
+                in_reply_to=None,
+                to=to,
+                cc=cc,
+                bcc=[],
+                subject=subject,
+                body=body,
+                attachments=[],
+                created_at=when,
+                updated_at=when,
+            )
+        )
+
+
+# -- messages ------------------------------------------------------------------------------------
+
+
+@service.tool("read")
+def search_messages(
+    ctx: ToolContext,
+    query: str | None = None,
+    from_email: EmailAddress | None = None,
+    from_name: PersonName | None = None,
+    to_email: EmailAddress | None = None,
+    subject: str | None = None,
+    label: str | None = None,
+    is_unread: bool | None = None,
+    is_starred: bool | None = None,
+    has_attachment: bool | None = None,
+    after: Date | None = None,
+    before: Date | None = None,
+    include_spam_trash: bool = False,
+    limit: Limit = 20,
+    cursor: Cursor = None,
+) -> Page[MessageOut]:
+    """Search the mailbox, newest first. Like Gmail search: every filter you pass must match.
+
+    Spam and trash are left out unless include_spam_trash is true (or you filter by the SPAM or TRASH label).
+
+    Args:
+        query: Words to find in the subject, body, sender name or any address (case-insensitive).
+        from_email: Only messages sent by this address.
+        from_name: Only messages whose sender's name contains this text, e.g. a person's full name.
+        to_email: Only messages sent to this address (in To or Cc).
+        subject: Text the subject must contain.
+        label: Only messages with this label, by id or name: INBOX, SENT, UNREAD, STARRED, IMPORTANT, SPAM, TRASH,
+            or one of the user's labels such as Finance (see list_labels).
+        is_unread: true for unread messages only, false for read ones only.
+        is_starred: true for starred messages only, false for the others.
+        has_attachment: true for messages with attachments only, false for those without.
+        after: Only messages sent on or after this date (YYYY-MM-DD).
+        before: Only messages sent before this date (YYYY-MM-DD).
+        include_spam_trash: Also search spam and trash.
+        limit: Maximum number of messages to return (1-100).
+        cursor: next_cursor from a previous page.
+    """
+    stmt = select(Message).order_by(Message.sent_at.desc(), Message.id.desc())
+    if query and query.strip():
+        like = f"%{_like_escape(query.strip())}%"
+        stmt = stmt.where(
+            or_(
+                Message.subject.ilike(like, escape="\\"),
+                Message.body.ilike(like, escape="\\"),
+                Message.from_name.ilike(like, escape="\\"),
+                Message.from_email.ilike(like, escape="\\"),
+                _as_text(Message.to).ilike(like, escape="\\"),
+                _as_text(Message.cc).ilike(like, escape="\\"),
+            )
+        )
+    if from_email:
+        stmt = stmt.where(Message.from_email == from_email.strip().lower())
+    if from_name and from_name.strip():
+        stmt = stmt.where(Message.from_name.ilike(f"%{_like_escape(from_name.strip())}%", escape="\\"))
+    if to_email:
+        email = to_email.strip().lower()
+        stmt = stmt.where(or_(_json_has(Message.to, email), _json_has(Message.cc, email)))
+    if subject and subject.strip():
+        stmt = stmt.where(Message.subject.ilike(f"%{_like_escape(subject.strip())}%", escape="\\"))
+    label_id = _resolve_label(ctx, label).id if label else None
+    if label_id:
+        stmt = stmt.where(_json_has(Message.label_ids, label_id))
+    if is_unread is not None:
+        has = _json_has(Message.label_ids, "UNREAD")
+        stmt = stmt.where(has if is_unread else ~has)
+    if is_starred is not None:
+        has = _json_has(Message.label_ids, "STARRED")
+        stmt = stmt.where(has if is_starred else ~has)
+    if has_attachment is not None:
+        n_files = func.json_array_length(_as_text(Message.attachments))
+        stmt = stmt.where(n_files > 0 if has_attachment else n_files == 0)
+    if after:
+        stmt = stmt.where(Message.sent_at >= after)
+    if before:
+        stmt = stmt.where(Message.sent_at < before)
+    if not include_spam_trash and label_id not in ("SPAM", "TRASH"):
+        stmt = stmt.where(~_json_has(Message.label_ids, "SPAM"), ~_json_has(Message.label_ids, "TRASH"))
+    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
+    names = _label_names(ctx)
+    return Page[MessageOut](items=[_message_out(m, names) for m in rows], total=total, next_cursor=next_cursor)
+
+
+@service.tool("read")
+def get_message(ctx: ToolContext, message_id: MessageId) -> MessageOut:
+    """Get one message with its full body, recipients, attachments and labels.
+
+    Args:
+        message_id: The message's id, e.g. msg_0042 (see search_messages).
+    """
+    return _message_out(_get_message(ctx, message_id), _label_names(ctx))
+
+
+@service.tool("write")
+def send_email(
+    ctx: ToolContext,
+    to: list[EmailAddress],
+    subject: Subject,
+    body: Text,
+    cc: list[EmailAddress] | None = None,
+    bcc: list[EmailAddress] | None = None,
+    attachments: list[FileName] | None = None,
+) -> MessageOut:
+    """Send a new email from the user's address; it starts a new thread and gets the SENT label.
+
+    To answer an existing message use reply_to_message (it keeps the thread); to pass one on use forward_message.
+
+    Args:
+        to: Recipient addresses (at least one).
+        subject: The subject line.
+        body: The plain-text body.
+        cc: Addresses to copy in.
+        bcc: Addresses to copy in blind (the other recipients do not see them).
+        attachments: Names of files to attach, e.g. INV-2025-0142.pdf.
+    """
+    to_list = _emails(to, "to")
+    _check_sendable(to_list, subject, body, "")
+    message = _new_message(
+        ctx,
+        thread_id=None,
+        to=to_list,
+        cc=_emails(cc, "cc"),
+        bcc=_emails(bcc, "bcc"),
+        subject=subject.strip(),
+        body=body.strip(),
+        attachments=_files(attachments),
+        in_reply_to=None,
+    )
+    return _message_out(message, _label_names(ctx))
+
+
+@service.tool("write")
+def reply_to_message(
+    ctx: ToolContext,
+    message_id: MessageId,
+    body: Text,
+    reply_all: bool = False,
+    cc: list[EmailAddress] | None = None,
+    attachments: list[FileName] | None = None,
+) -> MessageOut:
+    """Reply to a message in its thread. The subject gets "Re: " and the original is quoted below your text.
+
+    The reply goes to the original sender (or, when replying to a message the user sent, to its recipients).
+    With reply_all, everyone else on the original To and Cc is copied in too. A message in the trash must be
+    restored with untrash_message before you can reply to it.
+
+    Args:
+        message_id: The message to reply to.
+        body: Your reply text (the quoted original is added after it).
+        reply_all: Also copy everyone else who was on the original message.
+        cc: Extra addresses to copy in.
+        attachments: Names of files to attach.
+    """
+    original = _get_message(ctx, message_id)
+    if "TRASH" in original.label_ids:
+        raise ToolError.invalid_state(f"Message {message_id} is in the trash; use untrash_message before replying.")
+    if "SPAM" in original.label_ids:
+        raise ToolError.invalid_state(
+            f"Message {message_id} is marked as spam; remove the SPAM label with modify_message before replying."
+        )
+    if not body.strip():
+        raise ToolError.invalid_argument("The reply body is empty; write the text of your reply.")
+    me = ctx.world.user.email
+    to = list(original.to) if original.from_email == me else [original.from_email]
+    copied: list[str] = []
+    if reply_all:
+        copied = [e for e in (*original.to, *original.cc) if e != me and e not in to]
+    copied += _emails(cc, "cc")
+    copied = [e for e in dict.fromkeys(copied) if e not in to]
+    message = _new_message(
+        ctx,
+        thread_id=original.thread_id,
+        to=_emails(to, "to"),
+        cc=_emails(copied, "cc"),
+        bcc=[],
+        subject=_prefixed("Re: ", original.subject),
+        body=f"{body.strip()}\n\n{_quote(original)}",
+        attachments=_files(attachments),
+        in_reply_to=original.id,
+    )
+    return _message_out(message, _label_names(ctx))
+
+
+@service.tool("write")
+def forward_message(
+    ctx: ToolContext,
+    message_id: MessageId,
+    to: list[EmailAddress],
+    note: Text | None = None,
+    cc: list[EmailAddress] | None = None,
+) -> MessageOut:
+    """Forward a message, with its attachments, to other people. The subject gets "Fwd: ".
+
+    A message in the trash must be restored with untrash_message first.
+
+    Args:
+        message_id: The message to forward.
+        to: Who to forward it to (at least one address).
+        note: Your text above the forwarded message.
+        cc: Addresses to copy in.
+    """
+    original = _get_message(ctx, message_id)
+    if "TRASH" in original.label_ids:
+        raise ToolError.invalid_state(f"Message {message_id} is in the trash; use untrash_message before forwarding.")
+    to_list = _emails(to, "to")
+    if not to_list:
+        raise ToolError.invalid_argument("Forwarding needs at least one recipient in 'to'.")
+    sender = f"{original.from_name} <{original.from_email}>" if original.from_name else original.from_email
+    forwarded = (
+        "---------- Forwarded message ---------\n"
+        f"From: {sender}\nDate: {original.sent_at}\nSubject: {original.subject}\nTo: {', '.join(original.to)}\n\n"
+        f"{original.body}"
+    )
+    body = f"{note.strip()}\n\n{forwarded}" if note and note.strip() else forwarded
+    message = _new_message(
+        ctx,
+        thread_id=original.thread_id,
+        to=to_list,
+        cc=_emails(cc, "cc"),
+        bcc=[],
+        subject=_prefixed("Fwd: ", original.subject),
+        body=body,
+        attachments=list(original.attachments),
+        in_reply_to=None,
+    )
+    return _message_out(message, _label_names(ctx))
+
+
+@service.tool("write")
+def modify_message(
+    ctx: ToolContext,
+    message_id: MessageId,
+    add_labels: list[str] | None = None,
+    remove_labels: list[str] | None = None,
+) -> MessageOut:
+    """Add or remove labels on a message: this is how to mark read/unread, star, archive or file a message.
+
+    Mark as read: remove UNREAD. Mark as unread: add UNREAD. Star: add STARRED. Archive: remove INBOX.
+    File under a label: add its name (e.g. Finance). TRASH, SENT and DRAFT cannot be changed here:
+    use trash_message / untrash_message.
+
+    Args:
+        message_id: The message to change.
+        add_labels: Label ids or names to add, e.g. ["STARRED", "Finance"].
+        remove_labels: Label ids or names to remove, e.g. ["UNREAD"].
+    """
+    message = _get_message(ctx, message_id)
+    if not add_labels and not remove_labels:
+        raise ToolError.invalid_argument("Pass add_labels or remove_labels (or both).")
+    add = [_resolve_label(ctx, ref).id for ref in add_labels or []]
+    remove = [_resolve_label(ctx, ref).id for ref in remove_labels or []]
+    reserved = sorted({*add, *remove} & set(RESERVED_LABELS))
+    if reserved:
+        raise ToolError.invalid_argument(
+            f"{' and '.join(reserved)} cannot be added or removed with modify_message: use trash_message or "
+            "untrash_message for the trash; sent mail and drafts come from send_email and the draft tools."
+        )
+    both = sorted(set(add) & set(remove))
+    if both:
+        raise ToolError.invalid_argument(f"Labels {', '.join(both)} are both added and removed; pick one.")
+    labels = [i for i in message.label_ids if i not in remove]
+    labels += [i for i in add if i not in labels]
+    message.label_ids = labels
+    return _message_out(message, _label_names(ctx))
+
+
+@service.tool("write")
+def trash_message(ctx: ToolContext, message_id: MessageId) -> MessageOut:
+    """Move a message to the trash. It disappears from searches until restored with untrash_message.
+
+    Args:
+        message_id: The message to move to the trash.
+    """
+    message = _get_message(ctx, message_id)
+    if "TRASH" in message.label_ids:
+        raise ToolError.invalid_state(f"Message {message_id} is already in the trash; untrash_message restores it.")
+    message.label_ids = [*message.label_ids, "TRASH"]
+    return _message_out(message, _label_names(ctx))
+
+
+@service.tool("write")
+def untrash_message(ctx: ToolContext, message_id: MessageId) -> MessageOut:
+    """Restore a message from the trash, with the labels it had before.
+
+    Args:
+        message_id: The trashed message to restore (search_messages with label TRASH lists them).
+    """
+    message = _get_message(ctx, message_id)
+    if "TRASH" not in message.label_ids:
+        raise ToolError.invalid_state(f"Message {message_id} is not in the trash; nothing to restore.")
+    message.label_ids = [i for i in message.label_ids if i != "TRASH"]
+    return _message_out(message, _label_names(ctx))
+
+
+# -- threads -------------------------------------------------------------------------------------
+
+
+@service.tool("read")
+def list_threads(
+    ctx: ToolContext,
+    query: str | None = None,
+    participant_email: EmailAddress | None = None,
+    label: str | None = None,
+    is_unread: bool | None = None,
+    include_spam_trash: bool = False,
+    limit: Limit = 20,
+    cursor: Cursor = None,
+) -> Page[ThreadSummaryOut]:
+    """List conversations (threads), most recently active first. A thread matches if any of its messages does.
+
+    Args:
+        query: Words to find in a message's subject, body, sender name or addresses (case-insensitive).
+        participant_email: Only threads with a message from, to or copied to this address.
+        label: Only threads with a message carrying this label (id or name, e.g. INBOX or Finance).
+        is_unread: true: only threads with unread messages; false: only fully read threads.
+        include_spam_trash: Also count messages in spam and trash.
+        limit: Maximum number of threads to return (1-100).
+        cursor: next_cursor from a previous page.
+    """
+    msg = select(Message.thread_id)
+    if not include_spam_trash:
+        msg = msg.where(~_json_has(Message.label_ids, "SPAM"), ~_json_has(Message.label_ids, "TRASH"))
+    if query and query.strip():
+        like = f"%{_like_escape(query.strip())}%"
+        msg = msg.where(
+            or_(
+                Message.subject.ilike(like, escape="\\"),
+                Message.body.ilike(like, escape="\\"),
+                Message.from_name.ilike(like, escape="\\"),
+                Message.from_email.ilike(like, escape="\\"),
+                _as_text(Message.to).ilike(like, escape="\\"),
+                _as_text(Message.cc).ilike(like, escape="\\"),
+            )
+        )
+    if participant_email:
+        email = participant_email.strip().lower()
+        msg = msg.where(
+            or_(Message.from_email == email, _json_has(Message.to, email), _json_has(Message.cc, email))
+        )
+    if label:
+        msg = msg.where(_json_has(Message.label_ids, _resolve_label(ctx, label).id))
+    stmt = select(Thread).where(Thread.id.in_(msg)).order_by(Thread.updated_at.desc(), Thread.id.desc())
+    if is_unread is not None:
+        unread = select(Message.thread_id).where(_json_has(Message.label_ids, "UNREAD"))
+        if not include_spam_trash:
+            unread = unread.where(~_json_has(Message.label_ids, "SPAM"), ~_json_has(Message.label_ids, "TRASH"))
+        stmt = stmt.where(Thread.id.in_(unread) if is_unread else Thread.id.not_in(unread))
+    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
+    names = _label_names(ctx)
+    items = []
+    for thread in rows:
+        messages = _thread_messages(ctx, thread.id)
+        visible = messages if include_spam_trash else [
+            m for m in messages if "TRASH" not in m.label_ids and "SPAM" not in m.label_ids
+        ] or messages
+        last = visible[-1]
+        labels = dict.fromkeys(names.get(i, i) for m in visible for i in m.label_ids)
+        items.append(
+            ThreadSummaryOut(
+                id=thread.id,
+                subject=thread.subject,
+                participants=_participants(visible),
+                message_count=len(visible),
+                unread_count=sum("UNREAD" in m.label_ids for m in visible),
+                label_names=list(labels),
+                last_message_at=last.sent_at,
+                last_sender_email=last.from_email,
+                snippet=_snippet(last.body),
+            )
+        )
+    return Page[ThreadSummaryOut](items=items, total=total, next_cursor=next_cursor)
+
+
+@service.tool("read")
+def get_thread(ctx: ToolContext, thread_id: ThreadId) -> ThreadOut:
+    """Get a whole conversation: every message of the thread, oldest first, trashed ones included (see in_trash).
+
+    Args:
+        thread_id: The thread's id, e.g. th_0012 (every message carries its thread_id).
+    """
+    thread = ctx.get(Thread, thread_id, "thread", "Use list_threads or search_messages to find thread ids.")
+    messages = _thread_messages(ctx, thread.id)
+    names = _label_names(ctx)
+    return ThreadOut(
+        id=thread.id,
+        subject=thread.subject,
+        participants=_participants(messages),
+        messages=[_message_out(m, names) for m in messages],
+    )
+
+
+# -- drafts --------------------------------------------------------------------------------------
+
+
+@service.tool("read")
+def list_drafts(ctx: ToolContext, query: str | None = None, limit: Limit = 20, cursor: Cursor = None) -> Page[DraftOut]:
+    """List the user's unsent drafts, most recently edited first.
+
+    Args:
+        query: Words to find in the draft's subject, body or recipients (case-insensitive).
+        limit: Maximum number of drafts to return (1-100).
+        cursor: next_cursor from a previous page.
+    """
+    stmt = select(Draft).order_by(Draft.updated_at.desc(), Draft.id.desc())
+    if query and query.strip():
+        like = f"%{_like_escape(query.strip())}%"
+        stmt = stmt.where(
+            or_(
+                Draft.subject.ilike(like, escape="\\"),
+                Draft.body.ilike(like, escape="\\"),
+                _as_text(Draft.to).ilike(like, escape="\\"),
+                _as_text(Draft.cc).ilike(like, escape="\\"),
+            )
+        )
+    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
+    return Page[DraftOut](items=[_draft_out(d) for d in rows], total=total, next_cursor=next_cursor)
+
+
+@service.tool("write")
+def create_draft(
+    ctx: ToolContext,
+    to: list[EmailAddress] | None = None,
+    subject: str = "",
+    body: Text = "",
+    cc: list[EmailAddress] | None = None,
+    bcc: list[EmailAddress] | None = None,
+    attachments: list[FileName] | None = None,
+    reply_to_message_id: MessageId | None = None,
+) -> DraftOut:
+    """Save a draft to finish and send later with send_draft. A draft may be incomplete (no recipient yet).
+
+    With reply_to_message_id the draft is a reply in that message's thread: its recipient and "Re:" subject
+    default from the original.
+
+    Args:
+        to: Recipient addresses.
+        subject: The subject line.
+        body: The plain-text body.
+        cc: Addresses to copy in.
+        bcc: Addresses to copy in blind.
+        attachments: Names of files to attach.
+        reply_to_message_id: Make the draft a reply to this message.
+    """
+    to_list = _emails(to, "to")
+    thread_id = None
+    if reply_to_message_id:
+        original = _get_message(ctx, reply_to_message_id)
+        thread_id = original.thread_id
+        if not to_list:
+            me = ctx.world.user.email
+            to_list = list(original.to) if original.from_email == me else [original.from_email]
+        subject = subject.strip() or _prefixed("Re: ", original.subject)
+    draft = Draft(
+        id=ctx.new_id("dr"),
+        thread_id=thread_id,
+        in_reply_to=reply_to_message_id,
+        to=to_list,
+        cc=_emails(cc, "cc"),
+        bcc=_emails(bcc, "bcc"),
+        subject=subject.strip(),
+        body=body.strip(),
+        attachments=_files(attachments),
+        created_at=ctx.now_iso,
+        updated_at=ctx.now_iso,
+    )
+    ctx.db.add(draft)
+    ctx.db.flush()
+    return _draft_out(draft)
+
+
+@service.tool("write")
+def update_draft(
+    ctx: ToolContext,
+    draft_id: DraftId,
+    to: list[EmailAddress] | None = None,
+    subject: str | None = None,
+    body: Text | None = None,
+    cc: list[EmailAddress] | None = None,
+    bcc: list[EmailAddress] | None = None,
+    attachments: list[FileName] | None = None,
+) -> DraftOut:
+    """Change a draft. Only the fields you pass change; a list you pass replaces the old one.
+
+    Args:
+        draft_id: The draft to change (see list_drafts).
+        to: New recipient list.
+        subject: New subject line.
+        body: New body.
+        cc: New copy list.
+        bcc: New blind-copy list.
+        attachments: New list of attached file names.
+    """
+    draft = ctx.get(Draft, draft_id, "draft", "Use list_drafts to find draft ids.")
+    if all(v is None for v in (to, subject, body, cc, bcc, attachments)):
+        raise ToolError.invalid_argument("Pass at least one field to change.")
+    if to is not None:
+        draft.to = _emails(to, "to")
+    if cc is not None:
+        draft.cc = _emails(cc, "cc")
+    if bcc is not None:
+        draft.bcc = _emails(bcc, "bcc")
+    if subject is not None:
+        draft.subject = subject.strip()
+    if body is not None:
+        draft.body = body.strip()
+    if attachments is not None:
+        draft.attachments = _files(attachments)
+    draft.updated_at = ctx.now_iso
+    return _draft_out(draft)
+
+
+@service.tool("write")
+def send_draft(ctx: ToolContext, draft_id: DraftId) -> MessageOut:
+    """Send a draft. It becomes a SENT message (in its thread, if it is a reply) and the draft is removed.
+
+    The draft needs a recipient, a subject and a body; fix it with update_draft first if one is missing.
+
+    Args:
+        draft_id: The draft to send.
+    """
+    draft = ctx.get(Draft, draft_id, "draft", "Use list_drafts to find draft ids.")
+    fix = f"Use update_draft on {draft_id} to complete it, then send it."
+    if not draft.to:
+        raise ToolError.invalid_state(f"Draft {draft_id} has no recipient in 'to'. {fix}")
+    if not draft.subject.strip():
+        raise ToolError.invalid_state(f"Draft {draft_id} has no subject. {fix}")
+    if not draft.body.strip():
+        raise ToolError.invalid_state(f"Draft {draft_id} has an empty body. {fix}")
+    message = _new_message(
+        ctx,
+        thread_id=draft.thread_id,
+        to=list(draft.to),
+        cc=list(draft.cc),
+        bcc=list(draft.bcc),
+        subject=draft.subject,
+        body=draft.body,
+        attachments=list(draft.attachments),
+        in_reply_to=draft.in_reply_to,
+    )
+    ctx.db.delete(draft)
+    return _message_out(message, _label_names(ctx))
+
+
+@service.tool("write")
+def delete_draft(ctx: ToolContext, draft_id: DraftId) -> DeletedOut:
+    """Discard a draft for good (drafts do not go to the trash).
+
+    Args:
+        draft_id: The draft to discard.
+    """
+    draft = ctx.get(Draft, draft_id, "draft", "Use list_drafts to find draft ids.")
+    ctx.db.delete(draft)
+    return DeletedOut(id=draft_id, deleted=True)
+
+
+# -- labels --------------------------------------------------------------------------------------
+
+
+@service.tool("read")
+def list_labels(ctx: ToolContext) -> list[LabelOut]:
+    """List every label (system labels first, then the user's own) with how many messages carry it, and how many
+    of those are unread.
+    """
+    out = []
+    for label in ctx.db.scalars(select(Label).order_by(Label.type, Label.name)):
+        has = _json_has(Message.label_ids, label.id)
+        total = ctx.db.scalar(select(func.count()).select_from(Message).where(has)) or 0
+        unread = (
+            ctx.db.scalar(
+                select(func.count()).select_from(Message).where(has, _json_has(Message.label_ids, "UNREAD"))
+            )
+            or 0
+        )
+        out.append(
+            LabelOut(id=label.id, name=label.name, type=label.type, messages_total=total, messages_unread=unread)  # type: ignore[arg-type]
+        )
+    return out
+
+
+@service.tool("write")
+def create_label(ctx: ToolContext, name: Tag) -> LabelOut:
+    """Create a user label to file messages under (apply it with modify_message). Names are unique.
+
+    Args:
+        name: The label's name, e.g. Invoices 2025.
+    """
+    name = name.strip()
+    if not name:
+        raise ToolError.invalid_argument("The label name must not be empty.")
+    existing = ctx.db.scalar(select(Label).where(func.lower(Label.name) == name.lower()))
+    if existing is not None or name.upper() in SYSTEM_LABELS:
+        raise ToolError.conflict(f"A label named {name!r} already exists (id {existing.id if existing else name.upper()}).")
+    label = Label(id=ctx.new_id("Label"), name=name, type="user", created_at=ctx.now_iso)
+    ctx.db.add(label)
+    ctx.db.flush()
+    return LabelOut(id=label.id, name=label.name, type="user", messages_total=0, messages_unread=0)

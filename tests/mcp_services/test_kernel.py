@@ -1,0 +1,244 @@
+"""The kernel: world, stores, transactions, snapshots, diffs and episodes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from mcp_services.kernel import Episode, Store, World
+from mcp_services.kernel.errors import ErrorCode
+from mcp_services.kernel.semantic import semantic_type_of
+from mcp_services.kernel.tools import parse_docstring
+from tests.mcp_services.tiny_service import service as ledger
+
+
+def dump_json(episode: Episode) -> str:
+    return json.dumps(episode.dump(), sort_keys=True)
+
+
+@pytest.fixture
+def episode() -> Episode:
+    ep = Episode([ledger], world_seed=3)
+    yield ep
+    ep.close()
+
+
+def test_same_seed_gives_byte_identical_world_and_different_seeds_differ() -> None:
+    assert World.from_seed(5).to_json() == World.from_seed(5).to_json()
+    assert World.from_seed(5).to_json() != World.from_seed(6).to_json()
+    code = "from mcp_services.kernel import World; print(World.from_seed(5).to_json())"
+    fresh = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert fresh == World.from_seed(5).to_json()
+
+
+def test_world_people_belong_to_its_organisations_and_emails_are_unique() -> None:
+    world = World.from_seed(0)
+    domains = {o.id: o.domain for o in world.organisations}
+    assert len({p.email for p in world.people}) == len(world.people)
+    for person in world.people:
+        assert person.email.endswith("@" + domains[person.organisation_id])
+    assert world.user in world.team and world.team_member("finance lead").organisation_id == world.home_organisation_id
+
+
+def test_failed_write_half_way_leaves_nothing(episode: Episode) -> None:
+    before = dump_json(episode)
+    result = episode.call("ledger", "transfer", {"source_id": "acc_0001", "target_id": "acc_0002", "amount": 500})
+    assert not result.success and result.error_code == ErrorCode.INVALID_STATE
+    assert dump_json(episode) == before
+    # the id counter rolled back too: the next successful transfer gets the first id
+    ok = episode.call("ledger", "transfer", {"source_id": "acc_0001", "target_id": "acc_0002", "amount": 5})
+    assert ok.success
+    assert list(episode.diff()["ledger"].table("transfers").added) == ["tr_0001"]
+
+
+def test_unexpected_exception_rolls_back_and_hides_internals(episode: Episode) -> None:
+    before = dump_json(episode)
+    result = episode.call("ledger", "crash", {"owner": "Ann Lee"})
+    assert result.error_code == ErrorCode.INTERNAL_ERROR
+    assert "boom" not in (result.error_message or "") and "Traceback" not in (result.error_message or "")
+    assert dump_json(episode) == before
+
+
+@pytest.mark.parametrize(
+    ("arguments", "fragment"),
+    [
+        ({"source_id": "acc_0001", "target_id": "acc_0002"}, "'amount' is required"),
+        ({"source_id": "acc_0001", "target_id": "acc_0002", "amount": 1, "memo": "x"}, "'memo' is not a parameter"),
+        ({"source_id": "acc_0001", "target_id": "acc_0002", "amount": "lots"}, "'amount'"),
+        ({"source_id": "acc_0001", "target_id": "acc_0002", "amount": -4}, "greater than or equal to 0"),
+    ],
+)
+def test_bad_arguments_name_the_problem_and_change_nothing(episode: Episode, arguments: dict, fragment: str) -> None:
+    before = dump_json(episode)
+    result = episode.call("ledger", "transfer", arguments)
+    assert result.error_code == ErrorCode.INVALID_ARGUMENT
+    assert fragment in (result.error_message or "")
+    assert dump_json(episode) == before
+
+
+def test_unknown_tool_and_service_suggest_the_right_names(episode: Episode) -> None:
+    result = episode.call("ledger", "transfr", {})
+    assert result.error_code == ErrorCode.UNKNOWN_TOOL and "transfer" in (result.error_message or "")
+    assert episode.call("bank", "transfer", {}).error_code == ErrorCode.UNKNOWN_SERVICE
+
+
+def test_missing_id_is_not_found_and_changes_nothing(episode: Episode) -> None:
+    before = dump_json(episode)
+    result = episode.call("ledger", "transfer", {"source_id": "acc_0404", "target_id": "acc_0002", "amount": 1})
+    assert result.error_code == ErrorCode.NOT_FOUND and "acc_0404" in (result.error_message or "")
+    assert dump_json(episode) == before
+
+
+def test_envelope_shapes() -> None:
+    ep = Episode([ledger], 0)
+    ok = ep.call("ledger", "list_accounts", {"limit": 2}).envelope()
+    assert ok["success"] is True and len(ok["data"]["items"]) == 2 and ok["data"]["next_cursor"] == "2"
+    bad = ep.call("ledger", "list_accounts", {"limit": 0}).envelope()
+    assert bad["success"] is False and set(bad["error"]) == {"code", "message"}
+    jsonschema.validate(ok, ledger.tools["list_accounts"].output_schema)
+    jsonschema.validate(bad, ledger.tools["list_accounts"].output_schema)
+
+
+def test_pagination_walks_every_row_once() -> None:
+    ep = Episode([ledger], 0)
+    seen, cursor = [], None
+    while True:
+        page = ep.call("ledger", "list_accounts", {"limit": 5, "cursor": cursor}).data
+        seen += [a["id"] for a in page["items"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert len(seen) == len(set(seen)) == 12
+    assert ep.call("ledger", "list_accounts", {"cursor": "abc"}).error_code == ErrorCode.INVALID_ARGUMENT
+
+
+def test_reset_restores_the_initial_state_and_snapshots_round_trip(episode: Episode) -> None:
+    initial = dump_json(episode)
+    episode.call("ledger", "transfer", {"source_id": "acc_0001", "target_id": "acc_0002", "amount": 5})
+    middle = episode.snapshot()
+    middle_dump = dump_json(episode)
+    episode.call("ledger", "transfer", {"source_id": "acc_0003", "target_id": "acc_0002", "amount": 7})
+    episode.reset(middle)
+    assert dump_json(episode) == middle_dump
+    episode.reset()
+    assert dump_json(episode) == initial
+
+
+def test_diff_reports_added_changed_and_deleted_rows_per_table(episode: Episode) -> None:
+    episode.call("ledger", "transfer", {"source_id": "acc_0001", "target_id": "acc_0002", "amount": 5})
+    diff = episode.diff()["ledger"]
+    assert set(diff.table("transfers").added) == {"tr_0001"}
+    changed = diff.table("accounts").changed
+    assert set(changed) == {"acc_0001", "acc_0002"}
+    assert changed["acc_0001"].fields == ["balance"] and changed["acc_0001"].after["balance"] == 95.0
+    store = episode.stores["ledger"]
+    with store.transaction() as session:
+        session.execute(store.table("transfers").delete())
+    assert not episode.diff()["ledger"].table("transfers")  # added then deleted: no net change
+    assert "_kernel_counters" not in diff.tables
+
+
+def test_two_episodes_never_see_each_others_writes() -> None:
+    a, b = Episode([ledger], 0), Episode([ledger], 0)
+    a.call("ledger", "transfer", {"source_id": "acc_0001", "target_id": "acc_0002", "amount": 5})
+    assert dump_json(a) != dump_json(b)
+    assert not any(b.diff().values())
+
+
+def test_setup_records_become_the_initial_state(episode: Episode) -> None:
+    episode.apply_setup([{"service": "ledger", "table": "accounts", "row": {"id": "acc_9000", "owner": "Zed Ko", "email": "zed@ko.example", "balance": 3.0}}])
+    assert not any(episode.diff().values())
+    episode.reset()
+    assert "acc_9000" in episode.dump()["ledger"]["accounts"]
+    with pytest.raises(ValueError, match="no column"):
+        episode.apply_setup([{"service": "ledger", "table": "accounts", "row": {"id": "x", "colour": "red"}}])
+    with pytest.raises(ValueError, match="not mounted"):
+        episode.apply_setup([{"service": "crm", "table": "contacts", "row": {}}])
+
+
+def test_schemas_carry_semantic_types_and_forbid_extra_arguments() -> None:
+    tool = ledger.tools["transfer"]
+    props = tool.input_schema["properties"]
+    assert semantic_type_of(props["source_id"]) == "id:ledger.account"
+    assert semantic_type_of(props["amount"]) == "money"
+    assert props["amount"]["description"] == "How much to move."
+    assert tool.input_schema["additionalProperties"] is False
+    out = tool.data_schema
+    assert semantic_type_of(out["properties"]["email"]) == "email_address"
+    assert out["properties"]["email"]["format"] == "email"
+    jsonschema.Draft202012Validator.check_schema(tool.output_schema)
+
+
+def test_docstring_args_section_is_split_from_the_description() -> None:
+    description, args = parse_docstring(
+        """Do a thing.
+
+        More detail.
+
+        Args:
+            first: The first
+                argument, continued.
+            second (int): The second.
+
+        Returns:
+            Something.
+        """
+    )
+    assert description == "Do a thing.\n\nMore detail."
+    assert args == {"first": "The first argument, continued.", "second": "The second."}
+
+
+def test_file_store_survives_restart_and_rejects_another_seed(tmp_path: Path) -> None:
+    paths = {"ledger": tmp_path / "ledger.sqlite"}
+    first = Episode([ledger], 0, db_paths=paths)
+    first.call("ledger", "transfer", {"source_id": "acc_0001", "target_id": "acc_0002", "amount": 5})
+    first.close()
+    again = Episode([ledger], 0, db_paths=paths)
+    assert again.dump()["ledger"]["accounts"]["acc_0001"]["balance"] == 95.0
+    again.close()
+    with pytest.raises(ValueError, match="world seed"):
+        Episode([ledger], 1, db_paths=paths)
+
+
+def test_file_store_killed_mid_call_reopens_consistent(tmp_path: Path) -> None:
+    """A process killed with SIGKILL inside a write transaction leaves the file as it was before."""
+    db = tmp_path / "ledger.sqlite"
+    script = textwrap.dedent(
+        f"""
+        import os, signal
+        from mcp_services.kernel import Episode
+        from tests.mcp_services.tiny_service import service, Transfer
+        ep = Episode([service], 0, db_paths={{"ledger": {str(db)!r}}})
+        ep.call("ledger", "transfer", {{"source_id": "acc_0001", "target_id": "acc_0002", "amount": 5}})
+        store = ep.stores["ledger"]
+        with store.transaction() as session:
+            session.add(Transfer(id="tr_half", source_id="acc_0001", target_id="acc_0002", amount=1))
+            session.flush()
+            os.kill(os.getpid(), signal.SIGKILL)
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", script], cwd=Path(__file__).parents[2], capture_output=True)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
+    reopened = Episode([ledger], 0, db_paths={"ledger": db})
+    transfers = reopened.dump()["ledger"]["transfers"]
+    assert list(transfers) == ["tr_0001"]
+    assert reopened.stores["ledger"]._raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    reopened.close()
+
+
+def test_store_from_another_service_file_is_refused(tmp_path: Path) -> None:
+    from mcp_services.library.crm import service as crm
+
+    path = tmp_path / "x.sqlite"
+    Episode([crm], 0, db_paths={"crm": path}).close()
+    with pytest.raises(ValueError, match="does not hold this service's state"):
+        Store.open_file(ledger.metadata, path)
+

@@ -1,0 +1,243 @@
+"""MCP serving: every service through a real MCP client, in memory, over stdio and over HTTP."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from mcp import Client, StdioServerParameters
+
+from mcp_services.cli import main as cli_main
+from mcp_services.kernel import Episode
+from mcp_services.registry import LIBRARY, get_service
+from mcp_services.serving.server import build_server
+from mcp_services.serving.surface import ToolSurface
+
+REPO = Path(__file__).resolve().parents[2]
+SPEC = json.loads((REPO / "tests" / "fixtures" / "mcp-schema-2025-11-25.json").read_text())
+CONTROL_WORDS = ("reset", "snapshot", "episode", "dump_state", "diff", "grade", "reseed")
+
+
+def spec_validator(definition: str) -> jsonschema.Draft202012Validator:
+    schema = {"$schema": SPEC["$schema"], "$defs": SPEC["$defs"], "$ref": f"#/$defs/{definition}"}
+    return jsonschema.Draft202012Validator(schema)
+
+
+def first_no_arg_read_tool(name: str) -> str:
+    service = get_service(name)
+    for tool in service.tools.values():
+        if tool.effect == "read" and not tool.input_schema.get("required"):
+            return tool.name
+    raise AssertionError(f"{name} has no read tool without required parameters")
+
+
+@pytest.mark.parametrize("name", LIBRARY)
+async def test_in_memory_client_lists_and_calls_every_service(name: str) -> None:
+    episode = Episode.create([name], 0)
+    reference = Episode.create([name], 0)
+    tool = first_no_arg_read_tool(name)
+    async with Client(build_server(episode)) as client:
+        listed = (await client.list_tools()).tools
+        assert {t.name for t in listed} == {f"{name}__{t}" for t in get_service(name).tools}
+        assert not any(word in t.name.split("__")[1] for t in listed for word in CONTROL_WORDS)
+        result = await client.call_tool(f"{name}__{tool}", {})
+    assert result.is_error is False
+    assert result.structured_content == reference.call(name, tool, {}).envelope()
+    assert json.loads(result.content[0].text) == result.structured_content
+
+
+async def test_errors_arrive_as_is_error_with_the_envelope() -> None:
+    async with Client(build_server(Episode.create(["crm"], 0))) as client:
+        missing = await client.call_tool("crm__get_contact", {"contact_id": "ct_9999"})
+        wrong = await client.call_tool("crm__get_contact", {"contact_id": 5, "extra": True})
+        unknown = await client.call_tool("crm__get_contct", {})
+    assert missing.is_error and missing.structured_content["error"]["code"] == "not_found"
+    assert wrong.is_error and wrong.structured_content["error"]["code"] == "invalid_argument"
+    assert "'extra' is not a parameter" in wrong.structured_content["error"]["message"]
+    assert unknown.is_error and "crm__get_contact" in unknown.structured_content["error"]["message"]
+
+
+async def test_gateway_direct_mode_namespaces_several_services() -> None:
+    episode = Episode.create(["crm", "helpdesk"], 0)
+    async with Client(build_server(episode, "direct")) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+    assert any(n.startswith("crm__") for n in names) and any(n.startswith("helpdesk__") for n in names)
+    assert all("__" in n for n in names)
+
+
+async def test_gateway_discover_mode_exposes_four_tools_that_reach_every_service() -> None:
+    episode = Episode.create(["crm", "helpdesk"], 0)
+    async with Client(build_server(episode, "discover")) as client:
+        names = sorted(t.name for t in (await client.list_tools()).tools)
+        services = (await client.call_tool("list_services", {})).structured_content["data"]
+        tools = (await client.call_tool("list_tools", {"service": "crm"})).structured_content["data"]
+        described = (await client.call_tool("describe_tool", {"service": "crm", "tool": "get_contact"})).structured_content
+        called = await client.call_tool(
+            "call_tool", {"service": "crm", "tool": "get_contact", "arguments": {"contact_id": "ct_0001"}}
+        )
+        bad_service = await client.call_tool("list_tools", {"service": "bank"})
+    assert names == ["call_tool", "describe_tool", "list_services", "list_tools"]
+    assert [s["name"] for s in services] == ["crm", "helpdesk"]
+    assert {t["name"] for t in tools} == set(get_service("crm").tools)
+    assert described["data"]["input_schema"]["required"] == ["contact_id"]
+    assert called.structured_content == Episode.create(["crm"], 0).call("crm", "get_contact", {"contact_id": "ct_0001"}).envelope()
+    assert bad_service.is_error and bad_service.structured_content["error"]["code"] == "unknown_service"
+
+
+def test_discover_mode_counts_only_calls_that_reach_a_service() -> None:
+    surface = ToolSurface(Episode.create(["crm"], 0), "discover")
+    assert surface.call("list_services", {}).service is None
+    reached = surface.call("call_tool", {"service": "crm", "tool": "get_contact", "arguments": {"contact_id": "ct_0001"}})
+    assert (reached.service, reached.tool) == ("crm", "get_contact")
+
+
+class RawStdioClient:
+    """Speaks newline-delimited JSON-RPC to a stdio server so the exact wire messages can be checked."""
+
+    def __init__(self, *args: str) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "mcp_services", "serve", *args],
+            cwd=REPO,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        self.next_id = 0
+
+    def send(self, method: str, params: dict[str, Any] | None = None, *, notify: bool = False) -> dict[str, Any] | None:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        if not notify:
+            self.next_id += 1
+            message["id"] = self.next_id
+        assert self.proc.stdin and self.proc.stdout
+        self.proc.stdin.write((json.dumps(message) + "\n").encode())
+        self.proc.stdin.flush()
+        if notify:
+            return None
+        while True:
+            line = self.proc.stdout.readline()
+            assert line, f"server closed stdout: {self.proc.stderr.read().decode() if self.proc.stderr else ''}"
+            reply = json.loads(line)
+            if reply.get("id") == message["id"]:
+                return reply
+
+    def close(self) -> None:
+        assert self.proc.stdin
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+@pytest.mark.e2e
+def test_stdio_wire_messages_are_valid_against_the_mcp_spec() -> None:
+    client = RawStdioClient("crm", "sms")
+    try:
+        init = client.send(
+            "initialize",
+            {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "spec-check", "version": "1"}},
+        )
+        assert init and init["result"]["protocolVersion"] == "2025-11-25"
+        spec_validator("InitializeResult").validate(init["result"])
+        client.send("notifications/initialized", notify=True)
+        listed = client.send("tools/list", {})
+        assert listed
+        spec_validator("ListToolsResult").validate(listed["result"])
+        spec_validator("JSONRPCResponse").validate(listed)
+        for tool in listed["result"]["tools"]:
+            jsonschema.Draft202012Validator.check_schema(tool["inputSchema"])
+            jsonschema.Draft202012Validator.check_schema(tool["outputSchema"])
+        ok = client.send("tools/call", {"name": "crm__get_contact", "arguments": {"contact_id": "ct_0001"}})
+        bad = client.send("tools/call", {"name": "crm__get_contact", "arguments": {"contact_id": "nope"}})
+        for reply in (ok, bad):
+            assert reply
+            spec_validator("CallToolResult").validate(reply["result"])
+            spec_validator("JSONRPCResponse").validate(reply)
+        assert ok["result"]["structuredContent"]["success"] is True and not ok["result"].get("isError")
+        assert bad["result"]["isError"] is True and bad["result"]["structuredContent"]["error"]["code"] == "not_found"
+        schema = next(t for t in listed["result"]["tools"] if t["name"] == "crm__get_contact")["outputSchema"]
+        jsonschema.validate(ok["result"]["structuredContent"], schema)
+        jsonschema.validate(bad["result"]["structuredContent"], schema)
+    finally:
+        client.close()
+
+
+@pytest.mark.e2e
+def test_http_transport_serves_tools_on_localhost(http_server: Any) -> None:
+    url = http_server("crm")
+    assert url.startswith("http://127.0.0.1:")
+
+    async def session() -> tuple[int, dict[str, Any]]:
+        async with Client(url) as client:
+            tools = (await client.list_tools()).tools
+            result = await client.call_tool("crm__archive_contact", {"contact_id": "ct_0002"})
+            return len(tools), result.structured_content
+
+    import anyio
+
+    n_tools, result = anyio.run(session)
+    assert n_tools == len(get_service("crm").tools)
+    assert result["success"] is True and result["data"]["archived"] is True
+
+
+@pytest.mark.e2e
+def test_claude_config_starts_a_server_a_client_can_use_and_state_survives(tmp_path: Path, capsys: Any) -> None:
+    db = tmp_path / "state"
+    assert cli_main(["claude-config", "crm", "helpdesk", "--db", str(db)]) == 0
+    config = json.loads(capsys.readouterr().out)
+    (entry,) = config["mcpServers"].values()
+    assert Path(entry["command"]).is_absolute() and str(db.resolve()) in entry["args"]
+    params = StdioServerParameters(command=entry["command"], args=entry["args"], env=entry["env"], cwd=str(REPO))
+
+    async def archive() -> list[dict[str, Any]]:
+        results = []
+        for _ in range(2):  # two separate server processes: the second sees the first one's write
+            async with Client(params) as client:
+                result = await client.call_tool("crm__archive_contact", {"contact_id": "ct_0004"})
+                results.append(result.structured_content)
+        return results
+
+    import anyio
+
+    first, second = anyio.run(archive)
+    assert first["success"] is True
+    assert second["error"]["code"] == "invalid_state"
+    assert (db / "crm.sqlite").exists() and (db / "helpdesk.sqlite").exists()
+
+
+def test_list_json_shows_the_whole_library(capsys: Any) -> None:
+    assert cli_main(["list", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert len(payload) >= 10 and sum(len(s["tools"]) for s in payload) >= 120
+    for service in payload:
+        assert {"name", "description", "tools"} <= set(service)
+        for tool in service["tools"]:
+            assert {"name", "effect", "description", "input_schema"} <= set(tool)
+            assert tool["effect"] in ("read", "write")
+
+
+def test_list_table_ends_with_the_totals(capsys: Any) -> None:
+    assert cli_main(["list"]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith(f"{len(LIBRARY)} services, ")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["serve", "bank"], "unknown service 'bank'"),
+        (["claude-config", "crm", "sms", "--db", "/tmp/one.sqlite"], "is one file"),
+        (["serve", "crm", "crm"], "named twice"),
+    ],
+)
+def test_cli_bad_input_is_one_clear_line(argv: list[str], message: str, capsys: Any) -> None:
+    assert cli_main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
