@@ -8,7 +8,7 @@ from mcp_services.kernel.pagination import Cursor, Limit, Page, paginate
 from mcp_services.kernel.results import ToolResult
 from mcp_services.kernel.service import Service
 from mcp_services.kernel.store import StateDump, Store
-from mcp_services.kernel.tools import ToolSpec
+from mcp_services.kernel.tools import FunctionTool, ToolSpec
 from mcp_services.kernel.world import World
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "ToolContext",
     "ToolError",
     "ToolResult",
+    "FunctionTool",
     "ToolSpec",
     "World",
     "diff_states",

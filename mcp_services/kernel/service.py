@@ -48,14 +48,19 @@ class Service:
 
     # -- declaration ---------------------------------------------------------------------------------
 
+    def add_tool(self, spec: ToolSpec) -> None:
+        """Register a tool built elsewhere (e.g. compiled by the generator)."""
+        if spec.service != self.name:
+            raise ValueError(f"tool {spec.name!r} belongs to service {spec.service!r}, not {self.name!r}")
+        if spec.name in self.tools:
+            raise ValueError(f"service {self.name!r} already has a tool named {spec.name!r}")
+        self.tools[spec.name] = spec
+
     def tool(self, effect: Effect, *, name: str | None = None, tags: tuple[str, ...] = ()) -> Callable[[F], F]:
         """Register a function as a tool: ``@service.tool("read")``."""
 
         def register(fn: F) -> F:
-            spec = build_tool(self.name, fn, effect=effect, name=name, tags=tags)
-            if spec.name in self.tools:
-                raise ValueError(f"service {self.name!r} already has a tool named {spec.name!r}")
-            self.tools[spec.name] = spec
+            self.add_tool(build_tool(self.name, fn, effect=effect, name=name, tags=tags))
             return fn
 
         return register
@@ -122,10 +127,11 @@ class Service:
             kwargs = tool.validate_arguments(arguments)
         except ValidationError as exc:
             return ToolResult.fail(ErrorCode.INVALID_ARGUMENT, describe_validation_error(tool.name, exc))
+        except ToolError as exc:
+            return ToolResult.fail(exc.code, exc.message)
         try:
             with store.transaction(read_only=tool.effect == "read") as session:
-                value = tool.fn(ToolContext(session, world, self.name), **kwargs)
-                data = tool.dump_result(value)
+                data = tool.invoke(ToolContext(session, world, self.name), kwargs)
         except ToolError as exc:
             return ToolResult.fail(exc.code, exc.message)
         except Exception:

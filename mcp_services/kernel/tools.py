@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import re
+from abc import ABC, abstractmethod
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -52,9 +53,48 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     return description, args
 
 
+class ToolSpec(ABC):
+    """One tool of a service: name, effect, description, schemas, and how to run it.
+
+    ``FunctionTool`` (a typed Python function) is how hand-written services declare tools; the
+    generator adds tools compiled from declarative specs. The kernel only uses this interface.
+    """
+
+    service: str
+    name: str
+    effect: Effect
+    description: str
+    tags: tuple[str, ...] = ()
+
+    @property
+    @abstractmethod
+    def input_schema(self) -> dict[str, Any]: ...
+
+    @property
+    @abstractmethod
+    def data_schema(self) -> dict[str, Any]:
+        """The JSON schema of ``data`` in a successful result."""
+
+    @cached_property
+    def output_schema(self) -> dict[str, Any]:
+        return envelope_schema(self.data_schema)
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.service}__{self.name}"
+
+    @abstractmethod
+    def validate_arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Validated keyword arguments; raises pydantic ``ValidationError`` or ``ToolError``."""
+
+    @abstractmethod
+    def invoke(self, ctx: Any, arguments: dict[str, Any]) -> Any:
+        """Run the tool inside the call's transaction; returns JSON-ready data."""
+
+
 @dataclass(eq=False)
-class ToolSpec:
-    """One tool of a service: its function, effect, schemas and validators."""
+class FunctionTool(ToolSpec):
+    """A tool declared as a typed Python function (``@service.tool``)."""
 
     service: str
     name: str
@@ -79,18 +119,12 @@ class ToolSpec:
     def data_schema(self) -> dict[str, Any]:
         return self.result_adapter.json_schema()
 
-    @cached_property
-    def output_schema(self) -> dict[str, Any]:
-        return envelope_schema(self.data_schema)
-
-    @property
-    def qualified_name(self) -> str:
-        return f"{self.service}__{self.name}"
-
     def validate_arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Validated arguments as keyword arguments (raises pydantic ``ValidationError``)."""
         model = self.arg_model.model_validate(arguments)
         return {name: getattr(model, name) for name in type(model).model_fields}
+
+    def invoke(self, ctx: Any, arguments: dict[str, Any]) -> Any:
+        return self.dump_result(self.fn(ctx, **arguments))
 
     def dump_result(self, value: Any) -> Any:
         return self.result_adapter.dump_python(value, mode="json")
@@ -103,8 +137,8 @@ def build_tool(
     effect: Effect,
     name: str | None = None,
     tags: tuple[str, ...] = (),
-) -> ToolSpec:
-    """Read a tool function's signature and docstring into a ``ToolSpec``."""
+) -> FunctionTool:
+    """Read a tool function's signature and docstring into a ``FunctionTool``."""
     tool_name = name or fn.__name__
     if not TOOL_NAME_PATTERN.match(tool_name):
         raise ValueError(f"tool name {tool_name!r} must match {TOOL_NAME_PATTERN.pattern}")
@@ -133,7 +167,7 @@ def build_tool(
         __config__=ConfigDict(extra="forbid", strict=False),
         **fields,
     )
-    return ToolSpec(
+    return FunctionTool(
         service=service,
         name=tool_name,
         effect=effect,
