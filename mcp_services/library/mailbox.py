@@ -459,7 +459,8 @@ _CUSTOMER_TEMPLATES: tuple[_Template, ...] = (
         ("Finance",),
         (
             ("them", "Hi,\n\nWe paid invoice {inv} ({amount}) by bank transfer on {past_date}, reference {ref}. "
-             "Please confirm receipt.\n\nKind regards,\n{name}\nAccounts payable, {company}", ("remittance-{ref}.pdf",)),
+             "Please confirm receipt.\n\nKind regards,\n{name}\nAccounts payable, {company}",
+             ("remittance-{ref}.pdf",)),
             ("me", "Hi {first},\n\nConfirmed: we received {amount} for invoice {inv}. Thank you!\n\n{me}", ()),
         ),
     ),
@@ -890,7 +891,7 @@ def search_messages(
     from_name: PersonName | None = None,
     to_email: EmailAddress | None = None,
     subject: str | None = None,
-    label: str | None = None,
+    label: Tag | None = None,
     is_unread: bool | None = None,
     is_starred: bool | None = None,
     has_attachment: bool | None = None,
@@ -1115,8 +1116,8 @@ def forward_message(
 def modify_message(
     ctx: ToolContext,
     message_id: MessageId,
-    add_labels: list[str] | None = None,
-    remove_labels: list[str] | None = None,
+    add_labels: list[Tag] | None = None,
+    remove_labels: list[Tag] | None = None,
 ) -> MessageOut:
     """Add or remove labels on a message: this is how to mark read/unread, star, archive or file a message.
 
@@ -1185,7 +1186,7 @@ def list_threads(
     ctx: ToolContext,
     query: str | None = None,
     participant_email: EmailAddress | None = None,
-    label: str | None = None,
+    label: Tag | None = None,
     is_unread: bool | None = None,
     include_spam_trash: bool = False,
     limit: Limit = 20,
@@ -1457,7 +1458,13 @@ def list_labels(ctx: ToolContext) -> list[LabelOut]:
             or 0
         )
         out.append(
-            LabelOut(id=label.id, name=label.name, type=label.type, messages_total=total, messages_unread=unread)  # type: ignore[arg-type]
+            LabelOut(
+                id=label.id,
+                name=label.name,
+                type=label.type,  # type: ignore[arg-type]
+                messages_total=total,
+                messages_unread=unread,
+            )
         )
     return out
 
@@ -1474,7 +1481,8 @@ def create_label(ctx: ToolContext, name: Tag) -> LabelOut:
         raise ToolError.invalid_argument("The label name must not be empty.")
     existing = ctx.db.scalar(select(Label).where(func.lower(Label.name) == name.lower()))
     if existing is not None or name.upper() in SYSTEM_LABELS:
-        raise ToolError.conflict(f"A label named {name!r} already exists (id {existing.id if existing else name.upper()}).")
+        label_id = existing.id if existing else name.upper()
+        raise ToolError.conflict(f"A label named {name!r} already exists (id {label_id}); apply that one instead.")
     label = Label(id=ctx.new_id("Label"), name=name, type="user", created_at=ctx.now_iso)
     ctx.db.add(label)
     ctx.db.flush()

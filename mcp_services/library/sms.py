@@ -308,7 +308,9 @@ def _parse_time(value: str, what: str) -> datetime:
     try:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError as exc:
-        raise ToolError.invalid_argument(f"{what} {value!r} is not an ISO 8601 UTC time like 2025-03-14T09:00:00Z.") from exc
+        raise ToolError.invalid_argument(
+            f"{what} {value!r} is not an ISO 8601 UTC time like 2025-03-14T09:00:00Z."
+        ) from exc
     return parsed
 
 
@@ -321,7 +323,9 @@ def _sender(ctx: ToolContext, from_number: str | None) -> SenderNumber:
     if from_number is None:
         number = ctx.db.scalar(select(SenderNumber).where(SenderNumber.is_default.is_(True)))
         if number is None:
-            raise ToolError.invalid_state("No default sender number is set; pass from_number (see list_sender_numbers).")
+            raise ToolError.invalid_state(
+                "No default sender number is set; pass from_number (see list_sender_numbers)."
+            )
     else:
         number = ctx.db.scalar(select(SenderNumber).where(SenderNumber.phone_number == from_number))
         if number is None:
@@ -450,7 +454,7 @@ _STOP_SCRIPT = (
 _SCHEDULED = (
     ("appointments", "Reminder: your {service} with {agent} is tomorrow at {time}, {place}. Reply C to confirm."),
     ("billing", "{home} Billing: invoice {inv} for {amount} is due in 3 days. Thank you!"),
-    ("sales", "{home}: your renewal of {product} ({amount}) is coming up on {date}. Reply with any questions."),
+    ("sales", "{home}: your {product} subscription renews on {date}. Reply with any questions."),
 )
 _STRANGERS = (
     "Hi, is this {home}? I'd like a quote for {qty} x {product}.",
@@ -477,8 +481,8 @@ class _SeedMessage:
     send_at: datetime | None = None
 
 
-def _facts(rng: Any, world: World, person: Person | None) -> dict[str, str]:
-    product = rng.choice(world.products)
+def _facts(rng: Any, world: World, person: Person | None, category: str | None = None) -> dict[str, str]:
+    product = rng.choice([p for p in world.products if category in (None, p.category)] or list(world.products))
     qty = rng.randint(1, 4) if product.unit_price >= 500 else rng.randint(2, 30)
     future = world.now_dt + timedelta(days=rng.randint(1, 12))
     agent = rng.choice(world.team[1:])
@@ -575,15 +579,15 @@ def seed(ctx: ToolContext) -> None:
         messages.extend(played)
         return played
 
-    def start_time(max_days: float = 60.0) -> datetime:
-        return (now - timedelta(days=rng.uniform(0.1, max_days))).replace(microsecond=0)
+    def start_time(max_days: float = 60.0, min_days: float = 0.1) -> datetime:
+        return (now - timedelta(days=rng.uniform(min_days, max_days))).replace(microsecond=0)
 
     customers = list(world.customers)
     rng.shuffle(customers)
     regulars, stoppers, manual = customers[:44], customers[44:48], customers[48:50]
     names = list(_SCRIPTS)
     for person in regulars:
-        for _ in range(rng.choice((1, 1, 2, 2, 3))):
+        for _ in range(rng.choice((1, 2, 2, 3, 3))):
             script = _SCRIPTS[rng.choice(names)]
             play(script, person.phone, _facts(rng, world, person), start_time(), rng.randint(1, len(script)))
 
@@ -591,19 +595,23 @@ def seed(ctx: ToolContext) -> None:
     for person in stoppers:
         first = _SCRIPTS[rng.choice(("shipping", "invoice", "delivery"))]
         play(first, person.phone, _facts(rng, world, person), start_time(60.0) - timedelta(days=30), len(first))
-        played = play(_STOP_SCRIPT, person.phone, _facts(rng, world, person), start_time(25.0), 3)
+        # Started a day or more ago, so the STOP reply always lands before the frozen clock.
+        played = play(_STOP_SCRIPT, person.phone, _facts(rng, world, person), start_time(25.0, 1.0), 3)
         stop = next((m for m in played if m.body == "STOP"), None)
         if stop is not None:
             opt_outs.append((person.phone, stop, "keyword"))
     for person in manual:
-        play(_SCRIPTS["shipping"], person.phone, _facts(rng, world, person), start_time(), 1)
+        # Texted once, before they asked (by email, 3-40 days ago) not to be texted again.
+        play(_SCRIPTS["shipping"], person.phone, _facts(rng, world, person), start_time(60.0, 41.0), 1)
         opt_outs.append((person.phone, None, "manual"))
 
     # Texts to companies' main lines bounce: they are landlines (lookup_phone_number shows it).
     for org in rng.sample(list(world.organisations[1:]), 4):
         facts = _facts(rng, world, None)
         text = "{home} Billing: please call us back about invoice {inv} ({amount}).".format(**facts)
-        messages.append(_SeedMessage("outbound-api", ours["billing"], org.phone, text, start_time(), "undelivered", 30006))
+        messages.append(
+            _SeedMessage("outbound-api", ours["billing"], org.phone, text, start_time(), "undelivered", 30006)
+        )
     for template in _STRANGERS:
         stranger = fresh_number()
         facts = _facts(rng, world, None)
@@ -619,11 +627,15 @@ def seed(ctx: ToolContext) -> None:
     for i, person in enumerate(rng.sample(regulars, 10)):
         line, template = rng.choice(_SCHEDULED)
         created = start_time(5.0)
-        send_at = (now + timedelta(days=rng.uniform(0.5, 10.0))).replace(minute=0, second=0, microsecond=0)
+        day = now + timedelta(days=rng.randint(1, 10))
+        send_at = day.replace(hour=rng.choice((8, 9, 10, 14, 16)), minute=0, second=0, microsecond=0)
+        facts = _facts(rng, world, person, "subscriptions" if line == "sales" else None)
+        due = send_at + timedelta(days=3)
+        facts["date"] = f"{due:%a} {due.day} {due:%b}"  # the text speaks of 3 days after it is sent
         status = "canceled" if i < 2 else "scheduled"
         messages.append(
-            _SeedMessage("outbound-api", ours[line], person.phone, template.format(**_facts(rng, world, person)),
-                         created, status, send_at=send_at)
+            _SeedMessage("outbound-api", ours[line], person.phone, template.format(**facts), created, status,
+                         send_at=send_at)
         )
 
     # Sids follow creation time, as they would in a real account.
