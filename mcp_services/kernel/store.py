@@ -14,7 +14,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import JSON, MetaData, Table, create_engine, event, insert
+from functools import cache
+
+from sqlalchemy import JSON, MetaData, Table, create_engine, insert
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, StatementError
 from sqlalchemy.orm import Session
@@ -37,21 +39,15 @@ class Store:
         self.metadata = metadata
         self.path = path
         self._raw = connection
-        # Autocommit at the driver level; SQLAlchemy's "begin" hook emits BEGIN itself, which is
-        # the documented way to get real SQLite transactions through pysqlite.
+        # Autocommit at the driver level; ``transaction`` emits BEGIN itself (the documented way
+        # to get real SQLite transactions through pysqlite).
         self._raw.isolation_level = None
         self._raw.execute("PRAGMA foreign_keys=ON")
         #: Committed write transactions so far: a store whose count has not moved is unchanged,
         #: which lets grading skip dumping it.
         self.write_count = 0
-        self.engine: Engine = create_engine(
-            "sqlite://", creator=lambda: self._raw, poolclass=StaticPool, future=True
-        )
-        event.listen(self.engine, "begin", lambda conn: conn.exec_driver_sql("BEGIN"))
-        self._tables = [t for t in metadata.sorted_tables if not t.name.startswith(KERNEL_TABLE_PREFIX)]
-        self._json_columns = {
-            t.name: {c.name for c in t.columns if isinstance(c.type, JSON)} for t in self._tables
-        }
+        self.engine = _engine_for(self._raw)
+        self._tables, self._json_columns = _table_info(metadata)
 
     # -- construction ----------------------------------------------------------------------------
 
@@ -102,6 +98,7 @@ class Store:
         session = Session(self.engine, expire_on_commit=False, autoflush=True)
         try:
             session.begin()
+            session.connection().exec_driver_sql("BEGIN")
             yield session
             if read_only:
                 session.rollback()
@@ -206,6 +203,35 @@ class Store:
     def close(self) -> None:
         self.engine.dispose()
         self._raw.close()
+
+
+@cache
+def _prototype_engine() -> Engine:
+    """One SQLite engine whose initialised dialect every store reuses (create_engine costs ms)."""
+    engine = create_engine("sqlite://", poolclass=StaticPool)
+    with engine.connect():
+        pass  # initialises the dialect against a real connection
+    return engine
+
+
+def _engine_for(connection: sqlite3.Connection) -> Engine:
+    """A cheap engine over exactly this connection, sharing the prototype's dialect."""
+    prototype = _prototype_engine()
+    pool = StaticPool(lambda: connection, dialect=prototype.dialect)
+    return Engine(pool, prototype.dialect, prototype.url)
+
+
+_TABLE_INFO: dict[int, tuple[list[Table], dict[str, set[str]]]] = {}
+
+
+def _table_info(metadata: MetaData) -> tuple[list[Table], dict[str, set[str]]]:
+    """A service's own tables (kernel tables excluded) and their JSON columns, computed once."""
+    info = _TABLE_INFO.get(id(metadata))
+    if info is None:
+        tables = [t for t in metadata.sorted_tables if not t.name.startswith(KERNEL_TABLE_PREFIX)]
+        info = (tables, {t.name: {c.name for c in t.columns if isinstance(c.type, JSON)} for t in tables})
+        _TABLE_INFO[id(metadata)] = info
+    return info
 
 
 def _quote(identifier: str) -> str:

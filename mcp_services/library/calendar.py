@@ -221,34 +221,50 @@ def _minutes(start: str, end: str) -> int:
     return int((_parse(end, "end") - _parse(start, "start")).total_seconds() // 60)
 
 
-def _event_out(ctx: ToolContext, e: Event) -> EventOut:
-    room = ctx.db.get(Room, e.room_id) if e.room_id else None
-    attendees = list(
-        ctx.db.scalars(
-            select(Attendee).where(Attendee.event_id == e.id).order_by(Attendee.organizer.desc(), Attendee.email)
+def _events_out(ctx: ToolContext, rows: list[Event]) -> list[EventOut]:
+    """Result rows for many events with a fixed number of queries (a page is up to 100 events)."""
+    if not rows:
+        return []
+    rooms = {r.id: r for r in ctx.db.scalars(select(Room))}
+    guests: dict[str, list[Attendee]] = {}
+    for a in ctx.db.scalars(
+        select(Attendee)
+        .where(Attendee.event_id.in_([e.id for e in rows]))
+        .order_by(Attendee.organizer.desc(), Attendee.email)
+    ):
+        guests.setdefault(a.event_id, []).append(a)
+    out = []
+    for e in rows:
+        attendees = guests.get(e.id, [])
+        room = rooms.get(e.room_id) if e.room_id else None
+        organizer = next((a for a in attendees if a.email == e.organizer_email), None)
+        out.append(
+            EventOut(
+                id=e.id,
+                calendar_id=e.calendar_id,
+                title=e.title,
+                description=e.description,
+                start=e.start,
+                end=e.end,
+                duration_minutes=_minutes(e.start, e.end),
+                location=e.location,
+                room_id=e.room_id,
+                room_name=room.name if room else None,
+                meeting_url=e.meeting_url,
+                organizer_email=e.organizer_email,
+                organizer_name=organizer.name if organizer else None,
+                status=e.status,  # type: ignore[arg-type]
+                cancellation_reason=e.cancellation_reason,
+                attendees=[AttendeeOut.model_validate(a, from_attributes=True) for a in attendees],
+                created_at=e.created_at,
+                updated_at=e.updated_at,
+            )
         )
-    )
-    organizer = next((a for a in attendees if a.email == e.organizer_email), None)
-    return EventOut(
-        id=e.id,
-        calendar_id=e.calendar_id,
-        title=e.title,
-        description=e.description,
-        start=e.start,
-        end=e.end,
-        duration_minutes=_minutes(e.start, e.end),
-        location=e.location,
-        room_id=e.room_id,
-        room_name=room.name if room else None,
-        meeting_url=e.meeting_url,
-        organizer_email=e.organizer_email,
-        organizer_name=organizer.name if organizer else None,
-        status=e.status,  # type: ignore[arg-type]
-        cancellation_reason=e.cancellation_reason,
-        attendees=[AttendeeOut.model_validate(a, from_attributes=True) for a in attendees],
-        created_at=e.created_at,
-        updated_at=e.updated_at,
-    )
+    return out
+
+
+def _event_out(ctx: ToolContext, e: Event) -> EventOut:
+    return _events_out(ctx, [e])[0]
 
 
 def _room_out(r: Room, available: bool | None = None) -> RoomOut:
@@ -491,7 +507,8 @@ def seed(ctx: ToolContext) -> None:
             end=e,
             location=location,
             room_id=room.id if room else None,
-            meeting_url=_meet_url(ctx, rng.randint(0, 999_999_999)) if online or room is None and not location else None,
+            # Online meetings, and meetings with nowhere to be, get a video link.
+            meeting_url=_meet_url(ctx, rng.randint(0, 999_999_999)) if online or not location else None,
             organizer_email=cal.owner_email,
             status="cancelled" if cancelled else "confirmed",
             cancellation_reason=rng.choice(("Organiser unavailable", "No longer needed", "Rescheduled"))
@@ -573,7 +590,8 @@ def seed(ctx: ToolContext) -> None:
         onsite = rng.random() < 0.25
         add_event(
             calendars[owner.email], title, at(day), rng.choice((30, 45, 60)), guests,
-            description=f"With {customer.name} ({customer.job_title}) of {org.name}. Contact: {customer.email}, {customer.phone}.",
+            description=f"With {customer.name} ({customer.job_title}) of {org.name}. "
+            f"Contact: {customer.email}, {customer.phone}.",
             location=org.address if onsite else None,
             room=rng.choice(meeting_rooms) if meeting_rooms and not onsite and rng.random() < 0.3 else None,
             online=not onsite,
@@ -752,7 +770,7 @@ def list_events(
     if not include_cancelled:
         stmt = stmt.where(Event.status != "cancelled")
     rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[EventOut](items=[_event_out(ctx, e) for e in rows], total=total, next_cursor=next_cursor)
+    return Page[EventOut](items=_events_out(ctx, rows), total=total, next_cursor=next_cursor)
 
 
 @service.tool("read")
@@ -816,7 +834,6 @@ def create_event(
         end=e,
         location=location,
         room_id=room.id if room else None,
-        # A per-event link derived from the id keeps creation deterministic.
         meeting_url=None,
         organizer_email=cal.owner_email,
         status="confirmed",
@@ -824,7 +841,7 @@ def create_event(
         created_at=ctx.now_iso,
         updated_at=ctx.now_iso,
     )
-    if add_video_link:
+    if add_video_link:  # derived from the id, so the same call always gives the same link
         event.meeting_url = f"https://meet.{ctx.world.home.domain}/{event.id.replace('_', '-')}"
     ctx.db.add(event)
     ctx.db.flush()  # the event row must exist before its attendees reference it
@@ -963,7 +980,8 @@ def respond_to_event(
     email = (attendee_email or ctx.world.user.email).lower()
     if email not in _team_emails(ctx):
         raise ToolError.permission_denied(
-            f"{email} is not on the team; guests answer their own invitations. You can set responses only for colleagues."
+            f"{email} is not on the team; guests answer their own invitations. "
+            "You can set responses only for colleagues."
         )
     attendee = ctx.db.get(Attendee, (event.id, email))
     if attendee is None:

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from random import Random
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 from sqlalchemy import ForeignKey, and_, exists, func, or_, select
@@ -233,7 +233,9 @@ def _label(channel: Channel) -> str:
 
 def _not_archived(channel: Channel, action: str) -> None:
     if channel.archived:
-        raise ToolError.invalid_state(f"{_label(channel)} is archived, so you cannot {action}; unarchive_channel it first.")
+        raise ToolError.invalid_state(
+            f"{_label(channel)} is archived, so you cannot {action}; unarchive_channel it first."
+        )
 
 
 def _must_be_member(ctx: ToolContext, channel: Channel, action: str) -> None:
@@ -282,37 +284,55 @@ def _permalink(ctx: ToolContext, m: Message) -> str:
     return f"https://{workspace}.chat.example/archives/{m.channel_id}/p{m.id.split('_')[-1]}"
 
 
-def _message_out(ctx: ToolContext, m: Message) -> MessageOut:
-    author = ctx.db.get(User, m.user_id)
-    channel = ctx.db.get(Channel, m.channel_id)
-    assert author is not None and channel is not None  # foreign keys
-    grouped: dict[str, list[str]] = {}
-    for name, username in ctx.db.execute(
-        select(Reaction.name, User.username)
-        .join(User, User.id == Reaction.user_id)
-        .where(Reaction.message_id == m.id)
-        .order_by(Reaction.created_at, Reaction.name, User.username)
+def _messages_out(ctx: ToolContext, rows: list[Message]) -> list[MessageOut]:
+    """Result rows for many messages with a fixed number of queries (a page is up to 100 messages)."""
+    if not rows:
+        return []
+    ids = [m.id for m in rows]
+    users = {u.id: u for u in ctx.db.scalars(select(User))}
+    channels = {c.id: c for c in ctx.db.scalars(select(Channel).where(Channel.id.in_({m.channel_id for m in rows})))}
+    reactions: dict[str, dict[str, list[str]]] = {}
+    for message_id, name, user_id in ctx.db.execute(
+        select(Reaction.message_id, Reaction.name, Reaction.user_id)
+        .where(Reaction.message_id.in_(ids))
+        .order_by(Reaction.created_at, Reaction.name, Reaction.user_id)
     ):
-        grouped.setdefault(name, []).append(username)
-    replies = ctx.db.scalar(
-        select(func.count()).select_from(Message).where(Message.thread_parent_id == m.id, Message.deleted.is_(False))
+        reactions.setdefault(message_id, {}).setdefault(name, []).append(users[user_id].username)
+    replies = dict(
+        ctx.db.execute(
+            select(Message.thread_parent_id, func.count())
+            .where(Message.thread_parent_id.in_(ids), Message.deleted.is_(False))
+            .group_by(Message.thread_parent_id)
+        ).all()
     )
-    return MessageOut(
-        id=m.id,
-        channel_id=m.channel_id,
-        channel_name=channel.name,
-        author_username=author.username,
-        author_name=author.real_name,
-        author_email=author.email,
-        text=m.text,
-        posted_at=m.posted_at,
-        edited_at=m.edited_at,
-        thread_parent_id=m.thread_parent_id,
-        reply_count=int(replies or 0),
-        deleted=m.deleted,
-        reactions=[ReactionOut(name=n, count=len(u), usernames=u) for n, u in grouped.items()],
-        permalink=_permalink(ctx, m),
-    )
+    out = []
+    for m in rows:
+        author = users[m.user_id]
+        out.append(
+            MessageOut(
+                id=m.id,
+                channel_id=m.channel_id,
+                channel_name=channels[m.channel_id].name,
+                author_username=author.username,
+                author_name=author.real_name,
+                author_email=author.email,
+                text=m.text,
+                posted_at=m.posted_at,
+                edited_at=m.edited_at,
+                thread_parent_id=m.thread_parent_id,
+                reply_count=int(replies.get(m.id, 0)),
+                deleted=m.deleted,
+                reactions=[
+                    ReactionOut(name=n, count=len(u), usernames=u) for n, u in reactions.get(m.id, {}).items()
+                ],
+                permalink=_permalink(ctx, m),
+            )
+        )
+    return out
+
+
+def _message_out(ctx: ToolContext, m: Message) -> MessageOut:
+    return _messages_out(ctx, [m])[0]
 
 
 def _live_message(ctx: ToolContext, message_id: str) -> Message:
@@ -320,6 +340,10 @@ def _live_message(ctx: ToolContext, message_id: str) -> Message:
     if message.deleted:
         raise ToolError.invalid_state(f"Message {message_id} was deleted.")
     return message
+
+
+def _parse(stamp: str) -> datetime:
+    return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
 
 
 def _clean_text(text: str) -> str:
@@ -391,7 +415,8 @@ def _themes(world: World) -> dict[str, Callable[[Random], str]]:
         qty = rng.randint(2, 40)
         return rng.choice(
             (
-                f"Call with {p.name} ({p.email}) from {org} went well - they want a quote for {qty} x {product.name} ({product.sku}).",
+                f"Call with {p.name} ({p.email}) from {org} went well - they want a quote for "
+                f"{qty} x {product.name} ({product.sku}).",
                 f"{org} signed! {qty} x {product.name}, {product.unit_price * qty:.2f} {cur}.",
                 f"{p.name} at {org} asked for a demo of {product.name} next week. Who can take it?",
                 f"Heads up: {org} is evaluating a competitor. {p.name} ({p.phone}) is the decision maker.",
@@ -418,7 +443,8 @@ def _themes(world: World) -> dict[str, Callable[[Random], str]]:
                 f"Invoice for {org} ({amount:.2f} {cur}) is overdue by {rng.randint(5, 45)} days.",
                 f"Refund of {amount:.2f} {cur} to {p.email} approved.",
                 f"Payment of {amount:.2f} {cur} received from {org}. Matching it to the open invoice now.",
-                f"Month-end close starts {(world.now_dt + timedelta(days=rng.randint(1, 20))).date().isoformat()}; please submit expenses.",
+                f"Month-end close starts {(world.now_dt + timedelta(days=rng.randint(1, 20))).date().isoformat()}; "
+                "please submit expenses.",
                 f"{p.name} from {org} asked for a copy of their last three invoices.",
             )
         )
@@ -511,24 +537,52 @@ def _themes(world: World) -> dict[str, Callable[[Random], str]]:
     }
 
 
-# (name, kind, theme, member roles or None for everyone, messages, archived, topic)
-_CHANNELS: tuple[tuple[str, ChannelKind, str, tuple[str, ...] | None, int, bool, str], ...] = (
-    ("general", "public", "general", None, 14, False, "Company-wide announcements and work-based matters"),
-    ("random", "public", "random", None, 12, False, "Non-work banter and water-cooler talk"),
-    ("announcements", "public", "general", None, 6, False, "Company news, one post per announcement"),
-    ("sales", "public", "sales", ("operations manager", "sales lead", "account executive", "product manager", "finance lead"), 30, False, "Pipeline, deals and customer calls"),
-    ("support", "public", "support", ("operations manager", "support lead", "support agent", "engineering lead", "product manager"), 30, False, "Customer escalations; P1s in the first line"),
-    ("engineering", "public", "engineering", ("engineering lead", "product manager", "support lead"), 18, False, "Deploys, incidents and code reviews"),
-    ("finance", "public", "finance", ("operations manager", "finance lead", "accountant"), 20, False, "Invoices, refunds and month-end close"),
-    ("office", "public", "office", None, 14, False, "Office logistics, supplies and lunches"),
-    ("product", "public", "product", ("product manager", "engineering lead", "sales lead", "support lead"), 14, False, "Roadmap and customer feedback"),
-    ("leadership", "private", "leadership", ("operations manager", "finance lead", "sales lead", "engineering lead", "product manager"), 12, False, "Leadership team only"),
-    ("hiring", "private", "hiring", ("operations manager", "engineering lead", "office manager"), 8, False, "Open roles and interview loops"),
-    ("eng-oncall", "private", "engineering", ("engineering lead", "support lead"), 8, False, "On-call handovers"),
-    ("project-phoenix", "public", "engineering", ("operations manager", "engineering lead", "product manager"), 8, True, "Phoenix migration (done)"),
-    ("offsite-2024", "public", "office", None, 8, True, "Planning the 2024 team offsite"),
+class _ChannelSpec(NamedTuple):
+    name: str
+    kind: ChannelKind
+    theme: str  # a key of _themes(), or "org:<organisation id>" for a customer channel
+    roles: tuple[str, ...] | None  # the team roles that are members; None for everyone
+    messages: int
+    archived: bool
+    topic: str
+
+
+_OPS, _FIN, _SALES = "operations manager", "finance lead", "sales lead"
+_ENG, _PM = "engineering lead", "product manager"
+_CHANNELS: tuple[_ChannelSpec, ...] = (
+    _ChannelSpec("general", "public", "general", None, 14, False, "Company-wide announcements and work-based matters"),
+    _ChannelSpec("random", "public", "random", None, 12, False, "Non-work banter and water-cooler talk"),
+    _ChannelSpec("announcements", "public", "general", None, 6, False, "Company news, one post per announcement"),
+    _ChannelSpec(
+        "sales", "public", "sales", (_OPS, _SALES, "account executive", _PM, _FIN), 30, False,
+        "Pipeline, deals and customer calls",
+    ),
+    _ChannelSpec(
+        "support", "public", "support", (_OPS, "support lead", "support agent", _ENG, _PM), 30, False,
+        "Customer escalations; P1s in the first line",
+    ),
+    _ChannelSpec(
+        "engineering", "public", "engineering", (_ENG, _PM, "support lead"), 18, False,
+        "Deploys, incidents and code reviews",
+    ),
+    _ChannelSpec(
+        "finance", "public", "finance", (_OPS, _FIN, "accountant"), 20, False, "Invoices, refunds and month-end close"
+    ),
+    _ChannelSpec("office", "public", "office", None, 14, False, "Office logistics, supplies and lunches"),
+    _ChannelSpec(
+        "product", "public", "product", (_PM, _ENG, _SALES, "support lead"), 14, False, "Roadmap and customer feedback"
+    ),
+    _ChannelSpec(
+        "leadership", "private", "leadership", (_OPS, _FIN, _SALES, _ENG, _PM), 12, False, "Leadership team only"
+    ),
+    _ChannelSpec(
+        "hiring", "private", "hiring", (_OPS, _ENG, "office manager"), 8, False, "Open roles and interview loops"
+    ),
+    _ChannelSpec("eng-oncall", "private", "engineering", (_ENG, "support lead"), 8, False, "On-call handovers"),
+    _ChannelSpec("project-phoenix", "public", "engineering", (_OPS, _ENG, _PM), 8, True, "Phoenix migration (done)"),
+    _ChannelSpec("offsite-2024", "public", "office", None, 8, True, "Planning the 2024 team offsite"),
 )
-_CUSTOMER_CHANNEL_ROLES = ("operations manager", "sales lead", "account executive", "support lead")
+_CUSTOMER_CHANNEL_ROLES = (_OPS, _SALES, "account executive", "support lead")
 _DM_ROLES = ("finance lead", "sales lead", "office manager", "support lead")
 
 
@@ -556,6 +610,7 @@ def seed(ctx: ToolContext) -> None:
         users[person.job_title] = user
     ctx.db.flush()
     everyone = list(users.values())
+    first_names = {u.id: u.display_name for u in everyone}
     me = users[world.user.job_title]
 
     # Customer channels for three accounts: their messages all name that company.
@@ -563,7 +618,12 @@ def seed(ctx: ToolContext) -> None:
     customer_orgs = rng.sample(list(world.organisations[1:]), 3)
     for org in customer_orgs:
         slug = re.sub(r"[^a-z0-9]+", "-", org.name.lower()).strip("-")[:60]
-        specs.append((f"customer-{slug}", "public", f"org:{org.id}", _CUSTOMER_CHANNEL_ROLES, 10, False, f"Shared notes on the {org.name} account"))
+        specs.append(
+            _ChannelSpec(
+                f"customer-{slug}", "public", f"org:{org.id}", _CUSTOMER_CHANNEL_ROLES, 10, False,
+                f"Shared notes on the {org.name} account",
+            )
+        )
 
     def customer_theme(org_id: str) -> Callable[[Random], str]:
         org = world.organisation(org_id)
@@ -622,12 +682,12 @@ def seed(ctx: ToolContext) -> None:
             ctx.db.add(Membership(channel_id=channel.id, user_id=user.id, joined_at=channel.created_at))
     ctx.db.flush()
 
-    replies: list[tuple[Message, list[User]]] = []
+    threads: list[tuple[Message, list[User]]] = []
     top_level: list[tuple[Message, list[User]]] = []
     quiet_after: dict[str, datetime] = {}
     for channel, members, gen, count in channels:
         # Archived channels went quiet before they were archived.
-        newest = datetime.strptime(channel.archived_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=now.tzinfo) if channel.archived_at else now
+        newest = _parse(channel.archived_at) if channel.archived_at else now
         quiet_after[channel.id] = newest
         # Posted during working hours over the last month (or the month before archiving).
         stamps = sorted(
@@ -654,22 +714,22 @@ def seed(ctx: ToolContext) -> None:
             ctx.db.add(message)
             top_level.append((message, members))
             if rng.random() < 0.35:
-                replies.append((message, members))
+                threads.append((message, members))
     ctx.db.flush()
-    # Thread replies after their parent (and before now); then reactions on any message.
-    all_messages: list[tuple[Message, list[User]]] = []
-    for parent, members in replies:
-        at = datetime.strptime(parent.posted_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=now.tzinfo)
+    # Replies come after their parent, never after now or after the channel was archived.
+    thread_replies: list[tuple[Message, list[User]]] = []
+    for parent, members in threads:
+        at = _parse(parent.posted_at)
         for _ in range(rng.randint(1, 4)):
             at = at + timedelta(minutes=rng.randint(2, 240))
             if at >= quiet_after[parent.channel_id]:
-                break  # no replies from the future, nor after the channel was archived
+                break
             author = rng.choice(members)
             reply = Message(
                 id=ctx.new_id("msg"),
                 channel_id=parent.channel_id,
                 user_id=author.id,
-                text=rng.choice(_REPLIES).format(first=ctx.db.get(User, parent.user_id).display_name),  # type: ignore[union-attr]
+                text=rng.choice(_REPLIES).format(first=first_names[parent.user_id]),
                 thread_parent_id=parent.id,
                 broadcast=rng.random() < 0.05,
                 posted_at=ctx.iso(at),
@@ -677,12 +737,12 @@ def seed(ctx: ToolContext) -> None:
                 deleted=False,
             )
             ctx.db.add(reply)
-            all_messages.append((reply, members))
+            thread_replies.append((reply, members))
     ctx.db.flush()
-    # Reactions: on most thread parents, some replies and some plain messages.
+    # Reactions: on every thread parent, every fifth reply and a fifth of the other messages.
     seen: set[tuple[str, str, str]] = set()
-    threaded = {m.id for m, _ in replies}
-    for message, members in [(m, mem) for m, mem in replies] + all_messages[::5] + [
+    threaded = {m.id for m, _ in threads}
+    for message, members in threads + thread_replies[::5] + [
         (m, mem) for m, mem in top_level if m.id not in threaded and rng.random() < 0.2
     ]:
         for emoji in rng.sample(_REACTIONS, rng.randint(1, 2)):
@@ -786,7 +846,10 @@ def get_channel(ctx: ToolContext, channel: ChannelName) -> ChannelDetailOut:
     members = [
         MemberOut(username=u.username, real_name=u.real_name, email=u.email, title=u.title)
         for u in ctx.db.scalars(
-            select(User).join(Membership, Membership.user_id == User.id).where(Membership.channel_id == found.id).order_by(User.username)
+            select(User)
+            .join(Membership, Membership.user_id == User.id)
+            .where(Membership.channel_id == found.id)
+            .order_by(User.username)
         )
     ]
     return _channel_out(ctx, found, ChannelDetailOut, members=members)  # type: ignore[return-value]
@@ -926,7 +989,9 @@ def invite_to_channel(ctx: ToolContext, channel: ChannelName, user_emails: list[
 
 @service.tool("write")
 def kick_from_channel(ctx: ToolContext, channel: ChannelName, user_email: EmailAddress) -> ChannelDetailOut:
-    """Remove a colleague from a channel you are in. Nobody can be removed from #general, and you cannot remove yourself.
+    """Remove a colleague from a channel you are in.
+
+    Nobody can be removed from #general, and you cannot remove yourself.
 
     Args:
         channel: The channel's name (with or without #) or id.
@@ -971,7 +1036,9 @@ def set_channel_topic(ctx: ToolContext, channel: ChannelName, topic: str) -> Cha
 
 @service.tool("write")
 def open_direct_message(ctx: ToolContext, user_email: EmailAddress) -> ChannelOut:
-    """Open (or reuse) your direct-message conversation with a colleague; post to it with post_message(channel=<its id>).
+    """Open (or reuse) your direct-message conversation with a colleague.
+
+    Post to it with post_message(channel=<the returned id>).
 
     Args:
         user_email: The colleague's email (see lookup_user_by_email).
@@ -1041,7 +1108,7 @@ def get_channel_history(
     if latest:
         stmt = stmt.where(Message.posted_at <= latest)
     rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[MessageOut](items=[_message_out(ctx, m) for m in rows], total=total, next_cursor=next_cursor)
+    return Page[MessageOut](items=_messages_out(ctx, rows), total=total, next_cursor=next_cursor)
 
 
 @service.tool("read")
@@ -1066,7 +1133,7 @@ def get_thread_replies(
     rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
     return ThreadOut(
         parent=_message_out(ctx, parent),
-        replies=[_message_out(ctx, m) for m in rows],
+        replies=_messages_out(ctx, rows),
         total=total,
         next_cursor=next_cursor,
     )
@@ -1077,7 +1144,8 @@ def post_message(ctx: ToolContext, channel: ChannelName, text: Text) -> MessageO
     """Post a message to a channel or direct message you are a member of. Archived channels accept no posts.
 
     Args:
-        channel: The channel's name (with or without #) or id; for a direct message, the dm_... id from open_direct_message.
+        channel: The channel's name (with or without #) or id; for a direct message, the dm_... id from
+            open_direct_message.
         text: The message text (at most 4000 characters).
     """
     found = _channel(ctx, channel)
@@ -1141,7 +1209,9 @@ def reply_in_thread(
 
 @service.tool("write")
 def update_message(ctx: ToolContext, message_id: MessageId, text: Text) -> MessageOut:
-    """Edit the text of one of your own messages. Others' messages, deleted messages and archived channels are off limits.
+    """Edit the text of one of your own messages.
+
+    Others' messages, deleted messages and messages in archived channels cannot be edited.
 
     Args:
         message_id: Your message to edit.
@@ -1149,7 +1219,9 @@ def update_message(ctx: ToolContext, message_id: MessageId, text: Text) -> Messa
     """
     message = _live_message(ctx, message_id)
     if message.user_id != _me(ctx).id:
-        raise ToolError.permission_denied(f"Message {message_id} was posted by someone else; you can edit only your own messages.")
+        raise ToolError.permission_denied(
+            f"Message {message_id} was posted by someone else; you can edit only your own messages."
+        )
     _not_archived(_channel(ctx, message.channel_id), "edit messages in it")
     clean = _clean_text(text)
     if clean == message.text:
@@ -1168,7 +1240,9 @@ def delete_message(ctx: ToolContext, message_id: MessageId) -> MessageOut:
     """
     message = _live_message(ctx, message_id)
     if message.user_id != _me(ctx).id:
-        raise ToolError.permission_denied(f"Message {message_id} was posted by someone else; you can delete only your own messages.")
+        raise ToolError.permission_denied(
+            f"Message {message_id} was posted by someone else; you can delete only your own messages."
+        )
     _not_archived(_channel(ctx, message.channel_id), "delete messages in it")
     message.deleted = True
     message.text = TOMBSTONE
@@ -1186,7 +1260,9 @@ def add_reaction(ctx: ToolContext, message_id: MessageId, name: str) -> MessageO
     """
     emoji = name.strip().strip(":").lower()
     if not _EMOJI_NAME.match(emoji):
-        raise ToolError.invalid_argument(f"{name!r} is not an emoji name; use a name like +1, eyes or white_check_mark.")
+        raise ToolError.invalid_argument(
+            f"{name!r} is not an emoji name; use a name like +1, eyes or white_check_mark."
+        )
     message = _live_message(ctx, message_id)
     found = _channel(ctx, message.channel_id)
     _visible(ctx, found)
@@ -1248,4 +1324,4 @@ def search_messages(
     if before:
         stmt = stmt.where(Message.posted_at < f"{before}T00:00:00Z")
     rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[MessageOut](items=[_message_out(ctx, m) for m in rows], total=total, next_cursor=next_cursor)
+    return Page[MessageOut](items=_messages_out(ctx, rows), total=total, next_cursor=next_cursor)
