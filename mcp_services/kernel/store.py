@@ -98,7 +98,8 @@ class Store:
         session = Session(self.engine, expire_on_commit=False, autoflush=True)
         try:
             session.begin()
-            session.connection().exec_driver_sql("BEGIN")
+            session.connection()  # check the connection out, then open the SQLite transaction
+            self._raw.execute("BEGIN")
             yield session
             if read_only:
                 session.rollback()

@@ -14,18 +14,18 @@ unrecorded here on purpose: reconciling them is a task.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import date as date_cls
 from datetime import timedelta
 from functools import lru_cache
-from collections.abc import Sequence
-from typing import Literal, Protocol, TypeVar
+from typing import Literal, Protocol, TypedDict, TypeVar
 
 from pydantic import BaseModel, Field
 from sqlalchemy import JSON, ForeignKey, String, cast, func, or_, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, World, paginate
+from mcp_services.kernel import Cursor, ErrorCode, Limit, Page, Service, ToolContext, ToolError, World, paginate
 from mcp_services.kernel.semantic import (
     Address,
     CompanyName,
@@ -88,6 +88,16 @@ _QUANTITY_RANGE: dict[str, tuple[int, int]] = {
 _BILL_CATEGORIES = ("furniture", "hardware", "pantry", "supplies", "merchandise")
 
 
+class LineDict(TypedDict):
+    """One stored line of an invoice, bill or credit note (a JSON column)."""
+
+    sku: str | None
+    description: str
+    quantity: int
+    unit_price: float
+    line_amount: float
+
+
 class Base(DeclarativeBase):
     pass
 
@@ -126,7 +136,7 @@ class Invoice(Base):
     due_date: Mapped[str]
     currency: Mapped[str]
     status: Mapped[str]
-    line_items: Mapped[list[dict[str, object]]] = mapped_column(JSON)
+    line_items: Mapped[list[LineDict]] = mapped_column(JSON)
     total: Mapped[float]
     amount_paid: Mapped[float] = mapped_column(default=0.0)
     amount_credited: Mapped[float] = mapped_column(default=0.0)
@@ -147,7 +157,7 @@ class Bill(Base):
     due_date: Mapped[str]
     currency: Mapped[str]
     status: Mapped[str]
-    line_items: Mapped[list[dict[str, object]]] = mapped_column(JSON)
+    line_items: Mapped[list[LineDict]] = mapped_column(JSON)
     total: Mapped[float]
     amount_paid: Mapped[float] = mapped_column(default=0.0)
     amount_due: Mapped[float]
@@ -178,7 +188,7 @@ class CreditNote(Base):
     reason: Mapped[str | None]
     currency: Mapped[str]
     status: Mapped[str]
-    line_items: Mapped[list[dict[str, object]]] = mapped_column(JSON)
+    line_items: Mapped[list[LineDict]] = mapped_column(JSON)
     total: Mapped[float]
     remaining_credit: Mapped[float]
     created_at: Mapped[str]
@@ -226,6 +236,15 @@ class PlannedLine:
     @property
     def amount(self) -> float:
         return round(self.quantity * self.unit_price, 2)
+
+    def stored(self) -> LineDict:
+        return LineDict(
+            sku=self.sku,
+            description=self.description,
+            quantity=self.quantity,
+            unit_price=self.unit_price,
+            line_amount=self.amount,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,7 +306,7 @@ def planned_sales_invoices(world: World) -> tuple[PlannedInvoice, ...]:
     terms = payment_terms(world)
     orgs = world.organisations[1:]
     ages = sorted((rng.randint(1, 240) for _ in range(N_SALES_INVOICES)), reverse=True)
-    drafts: list[dict[str, object]] = []
+    plans: list[PlannedInvoice] = []
     for index, age in enumerate(ages):
         org = rng.choice(orgs)
         issued = today - timedelta(days=age)
@@ -304,9 +323,10 @@ def planned_sales_invoices(world: World) -> tuple[PlannedInvoice, ...]:
             status = "VOIDED"
         elif paid_on <= today and rng.random() < 0.88:
             status = "PAID"
-            if rng.random() < 0.15:
+            if rng.random() < 0.15 and (paid_on - issued).days >= 3:
+                # Two instalments on different days, so they never look like a duplicate charge.
                 first = round(total / 2, 2)
-                early = min(issued + timedelta(days=rng.randint(1, 10)), paid_on)
+                early = issued + timedelta(days=rng.randint(1, (paid_on - issued).days - 1))
                 payments = [PlannedPayment(first, early.isoformat(), method)]
                 payments.append(PlannedPayment(round(total - first, 2), paid_on.isoformat(), method))
             else:
@@ -315,30 +335,30 @@ def planned_sales_invoices(world: World) -> tuple[PlannedInvoice, ...]:
             part = float(round(total * rng.uniform(0.3, 0.7)))
             payments = [PlannedPayment(part, min(paid_on, today).isoformat(), method)]
         card: CardOutcome = "paid" if payments and method == "card" else "none"
-        drafts.append(
-            {
-                "number": f"INV-{index + 1:04d}",
-                "organisation_id": org.id,
-                "billing_email": billing[org.id].email,
-                "date": issued.isoformat(),
-                "due_date": due.isoformat(),
-                "lines": tuple(lines),
-                "total": total,
-                "status": status,
-                "payments": tuple(payments),
-                "card": card,
-            }
+        plans.append(
+            PlannedInvoice(
+                number=f"INV-{index + 1:04d}",
+                organisation_id=org.id,
+                billing_email=billing[org.id].email,
+                date=issued.isoformat(),
+                due_date=due.isoformat(),
+                lines=tuple(lines),
+                total=total,
+                status=status,
+                payments=tuple(payments),
+                card=card,
+            )
         )
     # Open invoices with no payment yet: some had a declined card, a few were paid by card but
-    # never recorded here. At least three of each so every world supports both kinds of task.
-    open_unpaid = [d for d in drafts if d["status"] == "AUTHORISED" and not d["payments"]]
-    overdue = [d for d in open_unpaid if str(d["due_date"]) < today.isoformat()]
-    for d in rng.sample(overdue, min(len(overdue), max(3, len(overdue) // 3))):
-        d["card"] = "failed"
-    rest = [d for d in open_unpaid if d["card"] == "none"]
-    for d in rng.sample(rest, min(len(rest), 3)):
-        d["card"] = "unrecorded"
-    return tuple(PlannedInvoice(**d) for d in drafts)  # type: ignore[arg-type]
+    # never recorded here (three or more of each where the world has them, for both kinds of task).
+    open_unpaid = [i for i, p in enumerate(plans) if p.status == "AUTHORISED" and not p.payments]
+    overdue = [i for i in open_unpaid if plans[i].due_date < today.isoformat()]
+    for i in rng.sample(overdue, min(len(overdue), max(3, len(overdue) // 3))):
+        plans[i] = replace(plans[i], card="failed")
+    rest = [i for i in open_unpaid if plans[i].card == "none"]
+    for i in rng.sample(rest, min(len(rest), 3)):
+        plans[i] = replace(plans[i], card="unrecorded")
+    return tuple(plans)
 
 
 def _random_lines(rng: Rng, products: tuple[Product, ...]) -> list[PlannedLine]:
@@ -500,7 +520,7 @@ def _today(ctx: ToolContext) -> str:
     return ctx.now_iso[:10]
 
 
-def _lines_out(lines: list[dict[str, object]]) -> list[LineItemOut]:
+def _lines_out(lines: list[LineDict]) -> list[LineItemOut]:
     return [LineItemOut.model_validate(line) for line in lines]
 
 
@@ -656,13 +676,13 @@ def _check_date(value: str, name: str) -> str:
     return value
 
 
-def _build_lines(ctx: ToolContext, line_items: list[LineItemIn]) -> list[dict[str, object]]:
+def _build_lines(ctx: ToolContext, line_items: list[LineItemIn]) -> list[LineDict]:
     """Validate line items against the item catalogue and price them."""
     if not line_items:
-        raise ToolError.invalid_argument("Pass at least one line item, e.g. [{\"sku\": \"SKU-SUB-101\", \"quantity\": 2}].")
+        raise ToolError.invalid_argument('Pass at least one line item, e.g. [{"sku": "SKU-SUB-101", "quantity": 2}].')
     if len(line_items) > 50:
         raise ToolError.invalid_argument("At most 50 line items per document.")
-    lines: list[dict[str, object]] = []
+    lines: list[LineDict] = []
     for i, line in enumerate(line_items, start=1):
         if line.quantity < 1:
             raise ToolError.invalid_argument(f"Line {i}: quantity must be at least 1.")
@@ -690,8 +710,8 @@ def _build_lines(ctx: ToolContext, line_items: list[LineItemIn]) -> list[dict[st
     return lines
 
 
-def _total(lines: list[dict[str, object]]) -> float:
-    return round(sum(float(line["line_amount"]) for line in lines), 2)  # type: ignore[arg-type]
+def _total(lines: list[LineDict]) -> float:
+    return round(sum(line["line_amount"] for line in lines), 2)
 
 
 def _resolve_contact(ctx: ToolContext, contact_id: str | None, contact_name: str | None) -> Contact:
@@ -699,11 +719,17 @@ def _resolve_contact(ctx: ToolContext, contact_id: str | None, contact_name: str
         raise ToolError.invalid_argument("Pass exactly one of contact_id or contact_name.")
     if contact_id:
         return ctx.get(Contact, contact_id, "contact", "Use list_contacts to find contact ids.")
-    matches = list(ctx.db.scalars(select(Contact).where(func.lower(Contact.name) == contact_name.strip().lower())))  # type: ignore[union-attr]
+    wanted = (contact_name or "").strip().lower()
+    matches = list(ctx.db.scalars(select(Contact).where(func.lower(Contact.name) == wanted)))
     if not matches:
-        raise ToolError.not_found("contact named", contact_name, "Use list_contacts to search by part of the name.")
+        raise ToolError(
+            ErrorCode.NOT_FOUND,
+            f"No contact is named {contact_name!r}. Use list_contacts with query= to search by part of the name.",
+        )
     if len(matches) > 1:
-        raise ToolError.invalid_argument(f"{len(matches)} contacts are named {contact_name!r}; pass contact_id instead.")
+        raise ToolError.invalid_argument(
+            f"{len(matches)} contacts are named {contact_name!r}; pass contact_id instead."
+        )
     return matches[0]
 
 
@@ -759,16 +785,7 @@ def seed(ctx: ToolContext) -> None:
     for plan in planned_sales_invoices(world):
         number = _document_number(ctx, "INV")
         assert number == plan.number, "invoice numbers must follow the shared plan"
-        lines = [
-            {
-                "sku": line.sku,
-                "description": line.description,
-                "quantity": line.quantity,
-                "unit_price": line.unit_price,
-                "line_amount": line.amount,
-            }
-            for line in plan.lines
-        ]
+        lines = [line.stored() for line in plan.lines]
         inv = Invoice(
             number=number,
             contact_id=contact_of[plan.organisation_id],
@@ -855,7 +872,9 @@ _CREDIT_REASONS = (
 def _seed_credit_notes(ctx: ToolContext, rng: Rng, invoices: list[Invoice]) -> None:
     plans = {p.number: p for p in planned_sales_invoices(ctx.world)}
     # Only invoices with no card activity get credits, so the payments service's amounts stay true.
-    open_ones = [i for i in invoices if i.status == "AUTHORISED" and i.amount_paid == 0 and plans[i.number].card == "none"]
+    open_ones = [
+        i for i in invoices if i.status == "AUTHORISED" and i.amount_paid == 0 and plans[i.number].card == "none"
+    ]
     paid_ones = [i for i in invoices if i.status == "PAID" and plans[i.number].card == "none"]
     for inv in rng.sample(open_ones, min(5, len(open_ones))) + rng.sample(paid_ones, min(5, len(paid_ones))):
         amount = round(inv.total * rng.choice((0.05, 0.1, 0.15, 0.2)), 2)
@@ -883,7 +902,11 @@ def _seed_credit_notes(ctx: ToolContext, rng: Rng, invoices: list[Invoice]) -> N
             # Applied straight away to the invoice it was raised for.
             ctx.db.add(
                 CreditAllocation(
-                    id=ctx.new_id("alloc"), credit_note_number=cn.number, invoice_number=inv.number, amount=amount, date=on
+                    id=ctx.new_id("alloc"),
+                    credit_note_number=cn.number,
+                    invoice_number=inv.number,
+                    amount=amount,
+                    date=on,
                 )
             )
             cn.remaining_credit = 0.0
@@ -902,11 +925,7 @@ def _seed_bills(ctx: ToolContext, rng: Rng, contact_of: dict[str, str], supplier
         org_id = rng.choice(supplier_ids)
         issued = today - timedelta(days=age)
         due = issued + timedelta(days=rng.choice((14, 30)))
-        lines = [
-            {"sku": line.sku, "description": line.description, "quantity": line.quantity,
-             "unit_price": line.unit_price, "line_amount": line.amount}
-            for line in _random_lines(rng, products)
-        ]
+        lines = [line.stored() for line in _random_lines(rng, products)]
         total = _total(lines)
         number = _document_number(ctx, "BILL")
         paid_on = issued + timedelta(days=rng.randint(3, 40))
@@ -1404,7 +1423,7 @@ def create_payment(
         doc = _invoice(ctx, invoice_number)
         kind = "Invoice"
     else:
-        doc = ctx.get(Bill, bill_number.strip().upper(), "bill", "Use list_bills to find bill numbers.")  # type: ignore[union-attr]
+        doc = ctx.get(Bill, (bill_number or "").strip().upper(), "bill", "Use list_bills to find bill numbers.")
         kind = "Bill"
     if doc.status != "AUTHORISED":
         hint = " Approve it first." if doc.status == "DRAFT" else ""
@@ -1683,7 +1702,9 @@ def create_bill(
     if ref:
         dup = ctx.db.scalar(
             select(Bill.number).where(
-                Bill.contact_id == contact.id, func.lower(Bill.supplier_reference) == ref.lower(), Bill.status != "VOIDED"
+                Bill.contact_id == contact.id,
+                func.lower(Bill.supplier_reference) == ref.lower(),
+                Bill.status != "VOIDED",
             )
         )
         if dup:

@@ -304,7 +304,12 @@ def _issue_detail(ctx: ToolContext, i: Issue) -> IssueDetailOut:
 
 def _member_out(ctx: ToolContext, m: Member) -> MemberOut:
     person = _person(ctx, m.email)
-    return MemberOut(name=m.name, email=m.email, job_title=person.job_title if person else None, role=m.role)  # type: ignore[arg-type]
+    return MemberOut(
+        name=m.name,
+        email=m.email,
+        job_title=person.job_title if person else None,
+        role=m.role,  # type: ignore[arg-type]
+    )
 
 
 def _project_out(ctx: ToolContext, p: Project) -> ProjectOut:
@@ -522,7 +527,9 @@ def _jql_column(field: str) -> InstrumentedAttribute[Any]:
     }[field]
 
 
-def _text_condition(text: str, columns: tuple[str, ...] = ("summary", "description", "comments")) -> ColumnElement[bool]:
+def _text_condition(
+    text: str, columns: tuple[str, ...] = ("summary", "description", "comments")
+) -> ColumnElement[bool]:
     like = f"%{text.strip()}%"
     parts: list[ColumnElement[bool]] = []
     if "summary" in columns:
@@ -637,7 +644,9 @@ def _parse_jql(ctx: ToolContext, jql: str) -> tuple[list[ColumnElement[bool]], l
                 op, i = "not in", i + 1
             i += 1
             if peek() != ("op", "("):
-                raise ToolError.invalid_argument(f"JQL `{op}` needs a list in parentheses, e.g. status in (to_do, done).")
+                raise ToolError.invalid_argument(
+                    f"JQL `{op}` needs a list in parentheses, e.g. status in (to_do, done)."
+                )
             i += 1
             values: list[str] = []
             while peek() is not None and peek() != ("op", ")"):
@@ -834,10 +843,18 @@ def _fill(ctx: ToolContext, rng: random.Random, created_days_ago: float) -> dict
 
 @service.seeder
 def seed(ctx: ToolContext) -> None:
+    # new_id runs an UPDATE, which would autoflush once per row; flush by hand, parents first, since
+    # without relationship() the unit of work does not order inserts by foreign key.
+    with ctx.db.no_autoflush:
+        _seed(ctx)
+
+
+def _seed(ctx: ToolContext) -> None:
     world = ctx.world
     rng = ctx.rng("seed")
     by_role = {p.job_title: p for p in world.team}
     issues: list[Issue] = []
+    children: list[Base] = []  # watchers and comments, added once their issues are stored
     for key, name, description, kind, lead_role, member_roles, archived in _PROJECTS:
         lead = by_role[lead_role]
         ctx.db.add(
@@ -851,7 +868,7 @@ def seed(ctx: ToolContext) -> None:
                 created_at=ctx.days_from_now(-rng.randint(200, 700)),
             )
         )
-        ctx.db.flush()  # parents first: without relationship() the unit of work does not order by foreign key
+        ctx.db.flush()
         # The user the agent acts for belongs to every project, so their default reporter is valid.
         roles = [lead_role, *member_roles]
         members = [by_role[r] for r in roles]
@@ -892,7 +909,6 @@ def seed(ctx: ToolContext) -> None:
                 resolved_at=updated if status == "done" else None,
             )
             ctx.db.add(issue)
-            ctx.db.flush()
             issues.append(issue)
             watchers = {reporter.email}
             if assignee:
@@ -900,10 +916,10 @@ def seed(ctx: ToolContext) -> None:
             if rng.random() < 0.4:
                 watchers.add(rng.choice(members).email)
             for email in sorted(watchers):
-                ctx.db.add(Watcher(issue_key=issue.key, email=email))
+                children.append(Watcher(issue_key=issue.key, email=email))
             for n in range(rng.choice((0, 0, 1, 1, 2, 3))):
                 author = assignee or reporter
-                ctx.db.add(
+                children.append(
                     IssueComment(
                         id=ctx.new_id("cmt"),
                         issue_key=issue.key,
@@ -913,7 +929,9 @@ def seed(ctx: ToolContext) -> None:
                     )
                 )
     ctx.db.flush()
+    ctx.db.add_all(children)
     _seed_links(ctx, rng, issues)
+    ctx.db.flush()
 
 
 def _seed_links(ctx: ToolContext, rng: random.Random, issues: list[Issue]) -> None:
@@ -1213,6 +1231,7 @@ def create_issue(
         resolved_at=None,
     )
     ctx.db.add(issue)
+    ctx.db.flush()  # the issue before its watcher: the unit of work does not order inserts by foreign key
     ctx.db.add(Watcher(issue_key=issue.key, email=reporter))
     ctx.db.flush()
     return _issue_detail(ctx, issue)
@@ -1423,7 +1442,9 @@ def remove_watcher(ctx: ToolContext, issue_key: IssueKey, email: EmailAddress) -
 
 
 @service.tool("write")
-def link_issues(ctx: ToolContext, issue_key: IssueKey, link_type: LinkType, other_issue_key: IssueKey) -> IssueDetailOut:
+def link_issues(
+    ctx: ToolContext, issue_key: IssueKey, link_type: LinkType, other_issue_key: IssueKey
+) -> IssueDetailOut:
     """Link two issues: "<issue_key> <link_type> <other_issue_key>", e.g. ENG-4 blocks SUP-2.
 
     Issues of different projects can be linked. An issue cannot be linked to itself, the same link
@@ -1456,7 +1477,11 @@ def link_issues(ctx: ToolContext, issue_key: IssueKey, link_type: LinkType, othe
             )
     ctx.db.add(
         IssueLink(
-            id=ctx.new_id("lnk"), link_type=link_type, source_key=issue.key, target_key=other.key, created_at=ctx.now_iso
+            id=ctx.new_id("lnk"),
+            link_type=link_type,
+            source_key=issue.key,
+            target_key=other.key,
+            created_at=ctx.now_iso,
         )
     )
     issue.updated_at = ctx.now_iso
