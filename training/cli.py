@@ -1,0 +1,100 @@
+"""``training``: the command line over the training library (thin: parse, build settings, call).
+
+    training sft --data RUN_DIR --out DIR [--model tiny-qwen3|smollm2|PATH] [--config FILE] [--lora] ...
+
+Bad input (a missing run, a corrupt line, an unknown model, a bad config) prints one line and
+exits with code 2; only a bug shows a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from training.errors import TrainingInputError
+
+__all__ = ["main"]
+
+_PROG = "training"
+# Modules of the `train` extra: their absence is an installation problem, not a crash.
+_TRAIN_EXTRA = {"torch", "transformers", "trl", "datasets", "peft", "accelerate", "gguf"}
+
+
+def _add_sft_parser(subparsers: Any) -> None:
+    sft = subparsers.add_parser(
+        "sft",
+        help="supervised fine-tuning on the passing trajectories of a collected run",
+        description="Fine-tune on the passing trajectories of RUN_DIR/trajectories.jsonl (assistant-only loss). "
+        "Flags override the values of --config.",
+    )
+    add = sft.add_argument
+    add("--data", required=True, metavar="RUN_DIR", help="run folder written by `harness collect`")
+    add("--out", required=True, metavar="DIR", help="where to save the model and training_summary.json")
+    add("--model", metavar="NAME|PATH", help="tiny-qwen3 (default), smollm2, or a local model folder")
+    add("--chat-template", metavar="NAME", help="replace the tokenizer's template: qwen3, chatml-tools or a .jinja")
+    add("--config", metavar="FILE", help="JSON or YAML settings, e.g. training/configs/qwen3-8b-sft.yaml")
+    add("--lora", action="store_true", default=None, help="train a LoRA adapter instead of all weights")
+    add("--merge-lora", action="store_true", default=None, help="save the merged model, not the adapter")
+    add("--max-steps", type=int, metavar="N", help="optimizer steps (default: one epoch)")
+    add("--epochs", type=float, dest="num_train_epochs", metavar="N", help="epochs when --max-steps is not set")
+    add("--lr", type=float, dest="learning_rate", metavar="LR", help="learning rate (default 2e-5)")
+    add("--batch-size", type=int, metavar="N", help="per-device batch size (default 1)")
+    add("--grad-accum", type=int, dest="gradient_accumulation_steps", metavar="N", help="gradient accumulation")
+    add("--max-length", type=int, metavar="N", help="tokens per example (default 4096)")
+    add("--val-fraction", type=float, metavar="F", help="share of tasks held out for validation (default 0.1)")
+    add("--seed", type=int, metavar="N", help="seed for model init, data split and order (default 0)")
+    sft.set_defaults(handler=_run_sft)
+
+
+# --- rl ------------------------------------------------------------------------------------------
+# Reserved for `training rl` (GRPOTrainer, one private episode per rollout, reward from
+# training.rewards.group_rewards). It is added once the harness exists: register it here with an
+# `_add_rl_parser(subparsers)` next to `_add_sft_parser`, and keep its library code in training/rl*.py.
+# -------------------------------------------------------------------------------------------------
+
+
+def _run_sft(args: argparse.Namespace) -> int:
+    from training.sft import run_sft
+    from training.sft_settings import SFTSettings, load_config_file
+
+    values: dict[str, Any] = load_config_file(args.config) if args.config else {}
+    # Flags are named like the settings (argparse dest), and only flags actually given override the file.
+    fields = set(SFTSettings.field_names())
+    values.update({name: value for name, value in vars(args).items() if name in fields and value is not None})
+    summary = run_sft(SFTSettings.from_mapping(values))
+    split = summary["split"]
+    print(
+        f"saved {summary['saved']} to {values['out']}: {summary['steps']} steps, final loss {summary['final_loss']}, "
+        f"{split['n_train_examples']} train / {split['n_validation_examples']} validation examples"
+    )
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=_PROG, description="Train tool-using agents on CompoWorld trajectories.")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_sft_parser(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``training`` console script; returns the exit code."""
+    parser = _parser()
+    args = parser.parse_args(argv)  # exits with code 2 on a bad command line
+    try:
+        return int(args.handler(args))
+    except TrainingInputError as error:
+        one_line = " ".join(str(error).split())
+        print(f"{_PROG}: error: {one_line}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as error:
+        if (error.name or "").split(".")[0] not in _TRAIN_EXTRA:
+            raise
+        print(f"{_PROG}: error: {error.name} is not installed: pip install 'compoworld[train]'", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

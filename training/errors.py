@@ -1,0 +1,9 @@
+"""The one exception type for bad training input, so the CLI can print it as a one-line error."""
+
+from __future__ import annotations
+
+__all__ = ["TrainingInputError"]
+
+
+class TrainingInputError(ValueError):
+    """Bad input to a training command (data, model, config): a message for a person, no traceback."""

@@ -1,0 +1,260 @@
+"""Supervised fine-tuning on passing trajectories with TRL's ``SFTTrainer``.
+
+Assistant-only loss: the labels cover what the assistant wrote (its tool calls and answers),
+never the system prompt, the user or the tool results. TRL swaps in the training variant of a
+known template (for Qwen3: ``qwen3_training.jinja``, with ``{% generation %}`` markers); a
+template that already has markers (our ChatML one for SmolLM2) is used as is.
+
+Everything is checked (data, model name, template) before any training step, and every
+user-facing problem is a ``TrainingInputError``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from training.errors import TrainingInputError
+from training.models import load_model, load_tokenizer
+from training.sft_data import SFTData, build_sft_data
+from training.sft_settings import SFTSettings
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+    from trl import SFTTrainer
+
+__all__ = ["SUMMARY_FILE", "build_trainer", "check_chat_template", "run_sft", "train_and_save"]
+
+SUMMARY_FILE = "training_summary.json"
+
+# A probe conversation: arguments as a JSON string, exactly as the dataset stores them.
+_PROBE_ARGUMENTS = '{"probe_key": "probe_value"}'
+_PROBE_MESSAGES: list[dict[str, Any]] = [
+    {"role": "user", "content": "probe_question"},
+    {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {"id": "c0", "type": "function", "function": {"name": "probe_tool", "arguments": _PROBE_ARGUMENTS}}
+        ],
+    },
+    {"role": "tool", "tool_call_id": "c0", "name": "probe_tool", "content": "probe_result"},
+    {"role": "assistant", "content": "probe_answer"},
+]
+_PROBE_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "probe_tool",
+            "description": "A probe.",
+            "parameters": {"type": "object", "properties": {"probe_key": {"type": "string"}}},
+        },
+    }
+]
+
+
+def check_chat_template(tokenizer: PreTrainedTokenizerBase) -> str | None:
+    """The template SFTTrainer will mask with (None: the tokenizer's own), after checking it renders tool calls.
+
+    Mirrors SFTTrainer's choice so that an unusable template fails here, before the model loads.
+    """
+    from trl.chat_template_utils import get_training_chat_template, has_generation_markers
+
+    if not tokenizer.chat_template:
+        raise TrainingInputError("tokenizer has no chat template; pass a model whose tokenizer has one")
+    template: str | None = None
+    if not has_generation_markers(tokenizer.chat_template):
+        try:
+            template = get_training_chat_template(tokenizer)
+        except ValueError:
+            raise TrainingInputError(
+                "the tokenizer's chat template has no {% generation %} markers and TRL has no training variant "
+                "of it, so assistant-only loss is impossible; pass a model with a Qwen3 (or other TRL-known) template"
+            ) from None
+    rendered = tokenizer.apply_chat_template(
+        _PROBE_MESSAGES, tools=_PROBE_TOOLS, chat_template=template, tokenize=False
+    )
+    expected = ("probe_tool", _PROBE_ARGUMENTS, "probe_result", "probe_answer")
+    missing = [part for part in expected if part not in rendered]
+    if missing:
+        raise TrainingInputError(
+            "the chat template drops tool calls or tool results, or re-encodes arguments given as JSON strings "
+            f"(missing from the rendered probe: {missing}); pass a model with a tool-calling template such as Qwen3's"
+        )
+    return template
+
+
+@contextmanager
+def _global_rng_preserved() -> Iterator[None]:
+    """Restore Python, NumPy and torch global RNG state after the Trainer's own set_seed()."""
+    import numpy
+    import torch
+
+    python_state = random.getstate()
+    numpy_state = numpy.random.get_state()
+    with torch.random.fork_rng():
+        try:
+            yield
+        finally:
+            random.setstate(python_state)
+            numpy.random.set_state(numpy_state)
+
+
+def _sft_config(settings: SFTSettings) -> Any:
+    import torch
+    from trl import SFTConfig
+
+    on_gpu = torch.cuda.is_available()
+    bf16 = settings.bf16 if settings.bf16 is not None else on_gpu and torch.cuda.is_bf16_supported()
+    # TRL turns gradient checkpointing on by default; on the CPU it only costs time.
+    checkpointing = settings.gradient_checkpointing if settings.gradient_checkpointing is not None else on_gpu
+    values: dict[str, Any] = {
+        "output_dir": str(settings.out),
+        "seed": settings.seed,
+        "max_steps": settings.max_steps,
+        "num_train_epochs": settings.num_train_epochs,
+        "learning_rate": settings.learning_rate,
+        "per_device_train_batch_size": settings.batch_size,
+        "per_device_eval_batch_size": settings.batch_size,
+        "gradient_accumulation_steps": settings.gradient_accumulation_steps,
+        "max_length": settings.max_length,
+        "warmup_steps": settings.warmup,
+        "lr_scheduler_type": settings.lr_scheduler_type,
+        "weight_decay": settings.weight_decay,
+        "logging_steps": settings.logging_steps,
+        "packing": settings.packing,
+        "bf16": bf16,
+        # transformers 5.24 renamed gradient_checkpointing (TRL's name, default True) to activation_checkpointing;
+        # the new name wins and the old one mirrors it, which TRL reads.
+        "activation_checkpointing": checkpointing,
+        "assistant_only_loss": True,
+        "report_to": "none",  # no hub, no trackers: nothing leaves the machine
+        "save_strategy": "no",  # the final model is saved explicitly below
+        "eval_strategy": "no",  # validation loss is computed once, after training
+        "use_cpu": not on_gpu,
+    }
+    clash = sorted(set(settings.extra_args) & set(values))
+    if clash:
+        raise TrainingInputError(f"extra_args may not override {clash}: use the settings of the same name")
+    values.update(settings.extra_args)
+    try:
+        return SFTConfig(**values)
+    except (TypeError, ValueError) as error:
+        raise TrainingInputError(f"bad SFT setting: {error}") from None
+
+
+def build_trainer(
+    settings: SFTSettings, data: SFTData, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase
+) -> SFTTrainer:
+    """An SFTTrainer over ``data`` (tokenised and labelled, not yet trained)."""
+    from trl import SFTTrainer
+
+    peft_config = None
+    if settings.lora:
+        from peft import LoraConfig
+
+        peft_config = LoraConfig(
+            task_type="CAUSAL_LM",
+            r=settings.lora_r,
+            lora_alpha=settings.lora_alpha,
+            lora_dropout=settings.lora_dropout,
+            target_modules=settings.lora_target_modules,
+        )
+    trainer = SFTTrainer(
+        model=model,
+        args=_sft_config(settings),
+        train_dataset=data.train,
+        eval_dataset=data.validation,
+        processing_class=tokenizer,
+        peft_config=peft_config,
+    )
+    if len(trainer.train_dataset) == 0:
+        raise TrainingInputError(
+            f"no training example keeps an assistant token within max_length={settings.max_length}: raise it"
+        )
+    return trainer
+
+
+def _final_loss(log_history: list[dict[str, Any]]) -> float | None:
+    losses = [entry["loss"] for entry in log_history if "loss" in entry]
+    return float(losses[-1]) if losses else None
+
+
+def _save(trainer: SFTTrainer, tokenizer: PreTrainedTokenizerBase, settings: SFTSettings) -> str:
+    if settings.lora and settings.merge_lora:
+        trainer.model.merge_and_unload().save_pretrained(str(settings.out))
+        saved = "merged-model"
+    else:
+        trainer.save_model(str(settings.out))
+        saved = "lora-adapter" if settings.lora else "model"
+    tokenizer.save_pretrained(str(settings.out))
+    return saved
+
+
+def _versions() -> dict[str, str]:
+    import peft
+    import torch
+    import transformers
+    import trl
+
+    return {
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "trl": trl.__version__,
+        "peft": peft.__version__,
+    }
+
+
+def train_and_save(
+    settings: SFTSettings, data: SFTData, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase
+) -> dict[str, Any]:
+    """Train ``model`` on ``data``, save model + tokenizer + ``training_summary.json``, return the summary."""
+    if settings.out.exists() and not settings.out.is_dir():
+        raise TrainingInputError(f"--out {settings.out} exists and is not a folder")
+    started = time.monotonic()
+    check_chat_template(tokenizer)
+    with _global_rng_preserved():
+        trainer = build_trainer(settings, data, model, tokenizer)
+        result = trainer.train()
+        eval_loss = trainer.evaluate().get("eval_loss") if data.validation is not None else None
+    settings.out.mkdir(parents=True, exist_ok=True)
+    saved = _save(trainer, tokenizer, settings)
+    summary: dict[str, Any] = {
+        "kind": "sft",
+        "model": settings.model,
+        "saved": saved,
+        "steps": trainer.state.global_step,
+        "final_loss": _final_loss(trainer.state.log_history),
+        "train_loss": float(result.training_loss),
+        "eval_loss": None if eval_loss is None else float(eval_loss),
+        "n_examples": data.stats["n_examples"],
+        "n_train_examples_after_truncation": len(trainer.train_dataset),
+        "split": data.stats,
+        # SFTTrainer keeps the template it masks with: TRL's training variant, or None for the tokenizer's own.
+        "chat_template": "trl-training-variant" if trainer.chat_template is not None else "tokenizer",
+        "settings": settings.to_json(),
+        "versions": _versions(),
+        "train_runtime_s": round(time.monotonic() - started, 2),
+    }
+    (settings.out / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    return summary
+
+
+def run_sft(settings: SFTSettings) -> dict[str, Any]:
+    """The whole ``training sft``: data, then tokenizer and template, then model, then training.
+
+    Cheap checks come first so that bad input fails in seconds, before the model loads.
+    """
+    if settings.out.exists() and not settings.out.is_dir():
+        raise TrainingInputError(f"--out {settings.out} exists and is not a folder")
+    data = build_sft_data(settings.data, val_fraction=settings.val_fraction, seed=settings.seed)
+    tokenizer = load_tokenizer(settings.model, chat_template=settings.chat_template)
+    check_chat_template(tokenizer)
+    with _global_rng_preserved():
+        model = load_model(settings.model, tokenizer, seed=settings.seed)
+    return train_and_save(settings, data, model, tokenizer)
