@@ -131,10 +131,13 @@ class Episode:
         if before is not None:
             return {name: diff_states(before.get(name, {}), store.dump()) for name, store in self.stores.items()}
         changed = set(self.changed_services())
-        return {
-            name: diff_states(self.initial_dump(name)[name], store.dump()) if name in changed else StateDiff({})
-            for name, store in self.stores.items()
-        }
+        diffs = {}
+        for name, store in self.stores.items():
+            if name in changed:
+                diffs[name] = diff_states(*store.changed_rows_since(self._initial[name]))
+            else:
+                diffs[name] = StateDiff({})
+        return diffs
 
     def close(self) -> None:
         for store in self.stores.values():
