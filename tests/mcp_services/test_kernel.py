@@ -242,3 +242,17 @@ def test_store_from_another_service_file_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="does not hold this service's state"):
         Store.open_file(ledger.metadata, path)
 
+
+
+def test_fast_diff_equals_the_diff_of_full_dumps_across_services() -> None:
+    from mcp_services.kernel import diff_states
+
+    episode = Episode.create(["crm", "mailbox", "helpdesk"], 0)
+    episode.call("crm", "archive_contact", {"contact_id": "ct_0003"})
+    episode.call("crm", "create_deal", {"name": "Renewal", "company_id": "co_0001", "amount": 10})
+    sent = episode.call("mailbox", "send_email", {"to": ["a@b.example"], "subject": "Hi", "body": "Hello"})
+    assert sent.success
+    fast = {name: d.to_dict() for name, d in episode.diff().items()}
+    initial, now = episode.initial_dump(), episode.dump()
+    slow = {name: diff_states(initial[name], now[name]).to_dict() for name in now}
+    assert fast == slow and fast["mailbox"] and not fast["helpdesk"]
