@@ -1,0 +1,147 @@
+"""Hosted models and OpenAI-compatible servers (vLLM, SGLang, ...) through litellm.
+
+Every request has a timeout; transient failures (connection refused, timeouts, rate limits, 5xx)
+are retried with exponential backoff (tenacity); when the retries run out the run stops with one
+clear error (``AgentUnavailableError``). A request the model rejects for this episode only (e.g. a
+context that got too long) ends that episode (``AgentError``).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any
+
+from harness.agents.base import AgentTurn, Message, ToolCallRequest, ToolSchema, TurnContext
+from harness.errors import AgentError, AgentUnavailableError
+
+__all__ = ["LiteLLMAgent", "import_litellm"]
+
+_SENT_KEYS = ("role", "content", "tool_calls", "tool_call_id")  # what an OpenAI-style API accepts
+
+
+def import_litellm() -> Any:
+    """litellm, configured to stay offline (no cost-map download) and quiet."""
+    # Must be set before the first import, or litellm fetches its cost map from the network.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    # pydantic warns about litellm's own types when litellm loads its provider modules (at first use).
+    warnings.filterwarnings("ignore", message=".*ReadOnly.*qualifier", category=UserWarning)
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+class LiteLLMAgent:
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        temperature: float = 0.7,
+        max_tokens: int = 2048,
+        timeout: float = 120.0,
+        retries: int = 4,
+        retry_wait: float = 1.0,
+        extra_body: dict[str, Any] | None = None,
+    ) -> None:
+        self.model = model
+        self.name = f"litellm:{model}"
+        self.api_base = api_base
+        # An OpenAI-compatible local server needs some key; "EMPTY" is vLLM's convention.
+        self.api_key = api_key if api_key is not None else ("EMPTY" if api_base else None)
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.timeout = timeout
+        self.retries = retries
+        self.retry_wait = retry_wait
+        self.extra_body = extra_body
+        self._litellm = import_litellm()
+
+    def _transient(self) -> tuple[type[BaseException], ...]:
+        e = self._litellm.exceptions
+        return (
+            e.APIConnectionError,
+            e.Timeout,
+            e.RateLimitError,
+            e.ServiceUnavailableError,
+            e.InternalServerError,
+            e.BadGatewayError,
+        )
+
+    def _fatal(self) -> tuple[type[BaseException], ...]:
+        e = self._litellm.exceptions
+        return (e.AuthenticationError, e.PermissionDeniedError, e.NotFoundError)
+
+    def _request(self, messages: list[Message], tools: list[ToolSchema], seed: int) -> dict[str, Any]:
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{k: m[k] for k in _SENT_KEYS if k in m} for m in messages],
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "timeout": self.timeout,
+            "seed": seed,
+            "num_retries": 0,  # retries are ours (tenacity), with backoff and a clear final error
+            "max_retries": 0,
+            "drop_params": True,  # e.g. providers without `seed`
+        }
+        if tools:
+            request["tools"] = tools
+        if self.api_base:
+            request["api_base"] = self.api_base
+        if self.api_key is not None:
+            request["api_key"] = self.api_key
+        if self.extra_body:
+            request["extra_body"] = self.extra_body
+        return request
+
+    async def respond(self, messages: list[Message], tools: list[ToolSchema], context: TurnContext) -> AgentTurn:
+        from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+        request = self._request(messages, tools, context.seed)
+        transient = self._transient()
+        attempts = self.retries + 1
+        try:
+            async for attempt in AsyncRetrying(
+                stop=stop_after_attempt(attempts),
+                wait=wait_exponential(multiplier=self.retry_wait, max=60),
+                retry=retry_if_exception_type(transient),
+                reraise=True,
+            ):
+                with attempt:
+                    response = await self._litellm.acompletion(**request)
+        except transient as exc:
+            where = self.api_base or "its provider"
+            raise AgentUnavailableError(
+                f"model {self.model} at {where} did not answer after {attempts} attempt(s): "
+                f"{type(exc).__name__}: {_first_line(exc)}"
+            ) from None
+        except self._fatal() as exc:
+            raise AgentUnavailableError(f"model {self.model} refused the request: {_first_line(exc)}") from None
+        except self._litellm.exceptions.BadRequestError as exc:
+            raise AgentError(f"model {self.model} rejected the request: {_first_line(exc)}") from None
+        return _turn(response)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:500] if text else type(exc).__name__
+
+
+def _turn(response: Any) -> AgentTurn:
+    if not getattr(response, "choices", None):
+        raise AgentError("the model returned no choices")
+    message = response.choices[0].message
+    calls = tuple(
+        ToolCallRequest(
+            name=(call.function.name or "") if call.function else "",
+            arguments=(call.function.arguments or "{}") if call.function else "{}",
+        )
+        for call in (message.tool_calls or ())
+    )
+    reasoning = getattr(message, "reasoning_content", None)
+    return AgentTurn(content=message.content or "", tool_calls=calls, reasoning=reasoning or None)

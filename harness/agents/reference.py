@@ -1,0 +1,78 @@
+"""The reference agent (replays the task's plan: proves solvability, gives golden trajectories)
+and the null agent (answers at once without a tool: the no-op baseline)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from composer.checks import AnswerCheck
+from composer.task import TaskSpec
+from harness.agents.base import AgentTurn, Message, ToolCallRequest, ToolSchema, TurnContext
+
+__all__ = ["NullAgent", "ReferenceAgent", "reference_answer", "reference_calls"]
+
+NULL_ANSWER = "I have not taken any action."
+
+
+def reference_answer(task: TaskSpec) -> str:
+    """The final message of a reference rollout: the task's expected answer, if it asks a question."""
+    expected: Any = task.answer
+    if expected is None:
+        expected = next((c.expected for c in task.checks if isinstance(c, AnswerCheck)), None)
+    if expected is None:
+        return "Done."
+    text = "; ".join(str(item) for item in expected) if isinstance(expected, list) else str(expected)
+    return f"Done. Answer: {text}"
+
+
+def reference_calls(task: TaskSpec, mode: str) -> list[tuple[str, dict[str, Any]]]:
+    """The tool calls of a reference rollout.
+
+    Direct mode: the plan's steps. Discover mode: what a careful agent would do with the meta-tools:
+    list the services once, list a service's tools before its first use, describe a tool before its
+    first call, then ``call_tool``; so golden trajectories in discover mode show discovery too.
+    """
+    if mode != "discover":
+        return [(f"{step.service}__{step.tool}", dict(step.arguments)) for step in task.plan]
+    calls: list[tuple[str, dict[str, Any]]] = [("list_services", {})]
+    listed: set[str] = set()
+    described: set[tuple[str, str]] = set()
+    for step in task.plan:
+        if step.service not in listed:
+            listed.add(step.service)
+            calls.append(("list_tools", {"service": step.service}))
+        if (step.service, step.tool) not in described:
+            described.add((step.service, step.tool))
+            calls.append(("describe_tool", {"service": step.service, "tool": step.tool}))
+        calls.append(("call_tool", {"service": step.service, "tool": step.tool, "arguments": dict(step.arguments)}))
+    return calls
+
+
+class ReferenceAgent:
+    """One call per turn, then the answer. Stateless: the next call is the number of tool results so far."""
+
+    name = "reference"
+
+    async def respond(self, messages: list[Message], tools: list[ToolSchema], context: TurnContext) -> AgentTurn:
+        done = sum(1 for m in messages if m["role"] == "tool")
+        calls = reference_calls(context.task, context.mode)
+        if done >= len(calls):
+            return AgentTurn(content=reference_answer(context.task))
+        name, arguments = calls[done]
+        return AgentTurn(tool_calls=(ToolCallRequest(name, json.dumps(arguments, ensure_ascii=False)),))
+
+    async def aclose(self) -> None:
+        return None
+
+
+class NullAgent:
+    """Does nothing: every task must fail against it, or its checks pass on inaction."""
+
+    name = "null"
+
+    async def respond(self, messages: list[Message], tools: list[ToolSchema], context: TurnContext) -> AgentTurn:
+        return AgentTurn(content=NULL_ANSWER)
+
+    async def aclose(self) -> None:
+        return None

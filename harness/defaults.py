@@ -1,0 +1,59 @@
+"""The task set of the main job: composed from the built-in library with a fixed seed.
+
+``harness collect`` with no ``--tasks`` runs on it, so the first command of the README needs no
+file, network, key or GPU. Generation is the composer's (imported lazily).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from composer.task import TaskFileError, TaskSpec, load_tasks
+from harness.errors import HarnessInputError
+
+__all__ = ["DEFAULT_N_TASKS", "DEFAULT_TASK_SEED", "default_tasks", "load_task_set"]
+
+DEFAULT_TASK_SEED = 0
+DEFAULT_N_TASKS = 50
+
+
+def default_tasks(seed: int = DEFAULT_TASK_SEED, n_tasks: int = DEFAULT_N_TASKS) -> list[TaskSpec]:
+    """The verified tasks among ``n_tasks`` candidates composed from the whole library with ``seed``."""
+    try:
+        from composer.errors import ComposerError
+        from composer.generate import GenerateConfig, generate
+    except ImportError as exc:
+        raise HarnessInputError(
+            f"no --tasks given, and the composer cannot compose the default task set here ({exc}); "
+            "pass --tasks FILE (from `composer generate`)"
+        ) from None
+    try:
+        tasks, _ = generate(GenerateConfig(n=n_tasks, seed=seed))
+    except ComposerError as exc:
+        raise HarnessInputError(f"cannot compose the default task set: {exc}") from None
+    if not tasks:
+        raise HarnessInputError(f"the composer kept none of {n_tasks} candidate tasks (seed {seed}); pass --tasks FILE")
+    return tasks
+
+
+def load_task_set(
+    path: Path | None,
+    *,
+    seed: int = DEFAULT_TASK_SEED,
+    n_tasks: int = DEFAULT_N_TASKS,
+    composed: Path | None = None,
+    log: Callable[[str], None] | None = None,
+) -> list[TaskSpec]:
+    """The tasks of ``path``; or the default set: read from ``composed`` (a run's own copy, on a
+    restart) if that file exists, else composed now."""
+    if path is None:
+        if composed is not None and composed.exists():
+            return load_task_set(composed)
+        if log is not None:
+            log(f"harness: composing the default task set ({n_tasks} candidates, seed {seed}) ...")
+        return default_tasks(seed, n_tasks)
+    try:
+        return load_tasks(path)
+    except TaskFileError as exc:
+        raise HarnessInputError(str(exc)) from None

@@ -1,0 +1,162 @@
+"""``collect``: the line schema, resume after any crash, corrupt lines, same seed same trajectories."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from composer.task import TaskSpec
+from harness.agents import AgentConfig, ReferenceAgent
+from harness.collect import CollectConfig, collect
+from harness.errors import RunFileError
+from harness.trajectory import Trajectory
+
+LINE_KEYS = {
+    "schema_version", "task_id", "rollout", "agent", "messages", "tools", "criteria", "rubric_score", "passed",
+    "n_tool_calls", "timings",
+}
+
+
+def lines(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
+
+
+def config(out: Path, tasks_file: Path, **overrides: object) -> CollectConfig:
+    return CollectConfig(out=out, tasks_file=tasks_file, progress=False, **overrides)  # type: ignore[arg-type]
+
+
+def quiet(_: str) -> None:
+    return None
+
+
+def test_collect_writes_one_line_per_task_and_rollout_with_the_interface_fields(tmp_path: Path, tasks_file: Path,
+                                                                                tasks: list[TaskSpec]) -> None:
+    out = tmp_path / "run"
+    report = collect(config(out, tasks_file, rollouts=2, concurrency=3), log=quiet)
+    assert report.n_new == 6 and report.n_passed_new == 6
+    records = lines(out)
+    expected = Counter({(t.id, r): 1 for t in tasks for r in (0, 1)})
+    assert Counter((r["task_id"], r["rollout"]) for r in records) == expected
+    for record in records:
+        assert LINE_KEYS <= set(record)
+        assert record["schema_version"] == 1 and record["agent"] == "reference"
+        for message in record["messages"]:
+            for call in message.get("tool_calls") or ():
+                assert isinstance(call["function"]["arguments"], str)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["config"]["agent"]["spec"] == "reference" and manifest["config"]["rollouts"] == 2
+    assert manifest["status"] == {"state": "complete", "n_trajectories": 6, "n_expected": 6}
+    assert {"python", "mcp", "compoworld"} <= set(manifest["versions"])
+    assert manifest["seeds"]["run_seed"] == 0 and manifest["tasks"]["n_tasks"] == 3
+    assert (out / "tasks.jsonl").exists()
+
+
+def test_trajectories_load_with_datasets_as_is(tmp_path: Path, tasks_file: Path) -> None:
+    datasets = pytest.importorskip("datasets")
+    out = tmp_path / "run"
+    collect(config(out, tasks_file, rollouts=2), log=quiet)
+    collect(config(tmp_path / "null", tasks_file, agent=AgentConfig("null")), log=quiet)
+    both = tmp_path / "both.jsonl"
+    both.write_text((out / "trajectories.jsonl").read_text() + (tmp_path / "null" / "trajectories.jsonl").read_text())
+    data = datasets.load_dataset("json", data_files=str(both), split="train")
+    assert len(data) == 9 and LINE_KEYS <= set(data.column_names)
+    row = data[0]
+    assert row["messages"][0]["role"] == "system" and isinstance(row["tools"][0]["function"]["name"], str)
+
+
+def test_same_seed_gives_the_same_trajectories(tmp_path: Path, tasks_file: Path) -> None:
+    def trajectories(out: Path, concurrency: int) -> list[dict]:
+        collect(config(out, tasks_file, rollouts=2, concurrency=concurrency), log=quiet)
+        records = [Trajectory.from_record(r).without_timings() for r in lines(out)]
+        return sorted(records, key=lambda r: (r["task_id"], r["rollout"]))
+
+    assert trajectories(tmp_path / "a", 1) == trajectories(tmp_path / "b", 5)
+
+
+def test_a_rerun_with_the_same_arguments_does_nothing(tmp_path: Path, tasks_file: Path) -> None:
+    out = tmp_path / "run"
+    collect(config(out, tasks_file), log=quiet)
+    before = (out / "trajectories.jsonl").read_bytes()
+    assert collect(config(out, tasks_file), log=quiet).n_new == 0
+    assert (out / "trajectories.jsonl").read_bytes() == before
+
+
+def test_rollouts_can_grow_on_a_restart(tmp_path: Path, tasks_file: Path) -> None:
+    out = tmp_path / "run"
+    collect(config(out, tasks_file, rollouts=1), log=quiet)
+    assert collect(config(out, tasks_file, rollouts=3), log=quiet).n_new == 6
+    assert len(lines(out)) == 9
+
+
+def test_a_restart_with_another_agent_is_refused(tmp_path: Path, tasks_file: Path) -> None:
+    out = tmp_path / "run"
+    collect(config(out, tasks_file), log=quiet)
+    with pytest.raises(RunFileError, match="different agent"):
+        collect(config(out, tasks_file, agent=AgentConfig("null")), log=quiet)
+
+
+def test_torn_final_line_is_reported_and_dropped(tmp_path: Path, tasks_file: Path) -> None:
+    out = tmp_path / "run"
+    collect(config(out, tasks_file, rollouts=2), log=quiet)
+    path = out / "trajectories.jsonl"
+    kept = path.read_text().splitlines(keepends=True)[:4]
+    path.write_text("".join(kept) + kept[-1][:50])  # a write cut short by a crash
+    messages: list[str] = []
+    report = collect(config(out, tasks_file, rollouts=2), log=messages.append)
+    assert report.torn_bytes == 50 and report.n_new == 2
+    assert any("torn final line (50 bytes" in m for m in messages)
+    assert len({(r["task_id"], r["rollout"]) for r in lines(out)}) == len(lines(out)) == 6
+
+
+def test_corrupt_line_is_reported_not_skipped_and_repair_recollects_it(tmp_path: Path, tasks_file: Path) -> None:
+    out = tmp_path / "run"
+    collect(config(out, tasks_file, rollouts=2), log=quiet)
+    path = out / "trajectories.jsonl"
+    text = path.read_text().splitlines(keepends=True)
+    text[2] = '{"schema_version": 1, "oops": true}\n'
+    path.write_text("".join(text))
+    with pytest.raises(RunFileError, match=r"trajectories.jsonl:3: corrupt line: missing field 'task_id'"):
+        collect(config(out, tasks_file, rollouts=2), log=quiet)
+    messages: list[str] = []
+    report = collect(config(out, tasks_file, rollouts=2, repair=True), log=messages.append)
+    assert report.n_new == 1 and report.n_repaired == 1
+    assert "oops" in (out / "trajectories.corrupt.jsonl").read_text()
+    assert len({(r["task_id"], r["rollout"]) for r in lines(out)}) == len(lines(out)) == 6
+
+
+def test_kill_9_in_the_middle_and_resume_leaves_no_gap_and_no_duplicate(tmp_path: Path, tasks_file: Path,
+                                                                         tasks: list[TaskSpec]) -> None:
+    out, rollouts = tmp_path / "run", 30
+    path = out / "trajectories.jsonl"
+    script = Path(__file__).parent / "slow_collect.py"
+    process = subprocess.Popen([sys.executable, str(script), str(tasks_file), str(out), str(rollouts)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 90
+        while not (path.exists() and path.read_bytes().count(b"\n") >= 10):
+            assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+            assert time.monotonic() < deadline, "the collector wrote nothing in time"
+            time.sleep(0.05)
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.wait(timeout=30)
+        if process.stderr:
+            process.stderr.close()
+    written = path.read_bytes().count(b"\n")
+    assert written < 3 * rollouts, "the run finished before it was killed"
+    with path.open("ab") as handle:  # and a write that a crash cut short
+        handle.write(b'{"schema_version": 1, "task_id": "')
+
+    report = collect(config(out, tasks_file, rollouts=rollouts), agent=ReferenceAgent(), log=quiet)
+    assert report.torn_bytes > 0 and report.n_existing + report.n_new == 3 * rollouts
+    keys = Counter((r["task_id"], r["rollout"]) for r in lines(out))
+    assert keys == Counter({(t.id, r): 1 for t in tasks for r in range(rollouts)})
+    assert all(r["passed"] for r in lines(out))

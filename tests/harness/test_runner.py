@@ -1,0 +1,146 @@
+"""The episode runner: reference and null baselines, malformed calls, limits, private state."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from composer.task import TaskSpec
+from harness.agents import AgentTurn, NullAgent, ReferenceAgent, ScriptedAgent, ToolCallRequest
+from harness.errors import AgentError, AgentUnavailableError
+from harness.runner import RolloutJob, RunnerConfig, run_episode
+from harness.tools import InProcessTransport
+from harness.trajectory import Trajectory
+
+
+def run(task: TaskSpec, agent: object, config: RunnerConfig = RunnerConfig(), transport: object = None) -> Trajectory:
+    transport = transport or InProcessTransport()
+    return asyncio.run(run_episode(RolloutJob(task, 0, 7), agent, transport, config))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("mode", ["direct", "discover"])
+def test_reference_passes_every_task_and_null_passes_none(tasks: list[TaskSpec], mode: str) -> None:
+    config = RunnerConfig(mode=mode)  # type: ignore[arg-type]
+    for task in tasks:
+        golden = run(task, ReferenceAgent(), config)
+        assert golden.passed and golden.rubric_score == 1.0, (task.instruction, golden.criteria, golden.collateral)
+        assert golden.stop_reason == "answer"
+        assert golden.n_service_calls == len(task.plan)
+        names = [c["function"]["name"] for m in golden.messages for c in m.get("tool_calls") or ()]
+        if mode == "discover":  # discovery first, as a careful agent would
+            assert names[:3] == ["list_services", "list_tools", "describe_tool"] and names[-1] == "call_tool"
+        else:
+            assert golden.n_tool_calls == len(task.plan)
+        baseline = run(task, NullAgent(), config)
+        assert not baseline.passed and baseline.n_tool_calls == 0
+
+
+def test_trajectory_holds_the_system_prompt_tools_and_openai_messages(tasks: list[TaskSpec]) -> None:
+    t = run(tasks[0], ReferenceAgent())
+    system, user = t.messages[0], t.messages[1]
+    assert system["role"] == "system" and "13 March 2025" in system["content"]
+    assert '{"success": true, "data": ...}' in system["content"]
+    assert user == {"role": "user", "content": tasks[0].instruction}
+    call = t.messages[2]["tool_calls"][0]
+    assert call["id"] == "call_0_0" and call["type"] == "function"
+    assert isinstance(call["function"]["arguments"], str)
+    assert t.messages[3]["role"] == "tool" and t.messages[3]["tool_call_id"] == "call_0_0"
+    assert json.loads(t.messages[3]["content"])["success"] is True
+    assert {tool["function"]["name"] for tool in t.tools} >= {"crm__search_contacts", "crm__add_note"}
+    assert t.task_info == {"services": ["crm"], "capabilities": ["sequential-dependency"], "plan_length": 2}
+
+
+def test_malformed_tool_calls_become_error_results_the_model_reads(tasks: list[TaskSpec]) -> None:
+    bad = AgentTurn(
+        tool_calls=(
+            ToolCallRequest("crm__get_deal", '{"deal_id": '),  # bad JSON
+            ToolCallRequest("crm__no_such_tool", "{}"),  # unknown tool
+            ToolCallRequest("crm__get_deal", '{"deal": "dl_0002"}'),  # wrong arguments
+            ToolCallRequest("crm__get_deal", "[1, 2]"),  # not an object
+            ToolCallRequest("unparsed_tool_call", "<garbage>", error="Your tool call is not valid JSON."),
+            ToolCallRequest("crm__get_deal", '"{\\"deal_id\\": \\"dl_0002\\"}"'),  # double-encoded: accepted
+        )
+    )
+    agent = ScriptedAgent([bad], final=AgentTurn(content="It is worth 21600 USD."))
+    t = run(tasks[1], agent)
+    results = [json.loads(m["content"]) for m in t.messages if m["role"] == "tool"]
+    assert [r["success"] for r in results] == [False, False, False, False, False, True]
+    assert [r["error"]["code"] for r in results[:5]] == [
+        "invalid_argument", "unknown_tool", "invalid_argument", "invalid_argument", "invalid_argument"
+    ]
+    assert "not valid JSON" in results[0]["error"]["message"]
+    # Only decodable calls to a real tool reach crm: the wrong-arguments one and the double-encoded one.
+    assert t.n_tool_calls == 6 and t.n_service_calls == 2
+    assert t.stop_reason == "answer" and t.passed
+
+
+def test_turn_limit_ends_the_episode_and_it_is_still_graded(tasks: list[TaskSpec]) -> None:
+    again = AgentTurn(tool_calls=(ToolCallRequest("crm__get_deal", '{"deal_id": "dl_0002"}'),))
+    loop = ScriptedAgent(lambda m, t, c: again)
+    t = run(tasks[1], loop, RunnerConfig(max_turns=3))
+    assert t.stop_reason == "max_turns" and t.n_turns == 3 and t.answer is None and not t.passed
+
+
+def test_episode_deadline_ends_a_slow_agent(tasks: list[TaskSpec]) -> None:
+    slow = ScriptedAgent([AgentTurn(content="late")], latency=5.0)
+    t = run(tasks[1], slow, RunnerConfig(episode_timeout=0.2))
+    assert t.stop_reason == "episode_timeout" and "0.2" in (t.error or "") and not t.passed
+
+
+def test_agent_error_ends_only_that_episode(tasks: list[TaskSpec]) -> None:
+    def refuse(*_: object) -> AgentTurn:
+        raise AgentError("context too long")
+
+    t = run(tasks[1], ScriptedAgent(refuse))
+    assert t.stop_reason == "agent_error" and t.error == "context too long" and not t.passed
+
+
+def test_unreachable_agent_stops_the_run(tasks: list[TaskSpec]) -> None:
+    def down(*_: object) -> AgentTurn:
+        raise AgentUnavailableError("endpoint down")
+
+    with pytest.raises(AgentUnavailableError):
+        run(tasks[1], ScriptedAgent(down))
+
+
+def test_reused_episodes_give_the_same_trajectories_as_fresh_ones(tasks: list[TaskSpec]) -> None:
+    pooled = InProcessTransport(reuse=True, max_idle=2)
+    fresh = InProcessTransport(reuse=False)
+    # Interleave tasks (setup / no setup) and repeat them, so pooled episodes switch tasks.
+    for task in [tasks[0], tasks[2], tasks[0], tasks[1], tasks[2], tasks[0]]:
+        a = run(task, ReferenceAgent(), transport=pooled)
+        b = run(task, ReferenceAgent(), transport=fresh)
+        assert a.without_timings() == b.without_timings()
+    pooled.close()
+
+
+def test_every_rollout_starts_from_the_initial_state(tasks: list[TaskSpec]) -> None:
+    transport = InProcessTransport()
+    first = run(tasks[0], ReferenceAgent(), transport=transport)
+    second = run(tasks[0], ReferenceAgent(), transport=transport)
+    assert first.without_timings() == second.without_timings()  # same note id: nothing leaked
+    assert second.passed and not second.collateral
+
+
+def test_partial_work_gets_partial_rubric_credit(tasks: list[TaskSpec]) -> None:
+    # Writes the note on the wrong company: the note criterion fails, and so does "nothing else".
+    wrong = ScriptedAgent(
+        [AgentTurn(tool_calls=(ToolCallRequest(
+            "crm__add_note",
+            json.dumps({"entity_type": "company", "entity_id": "co_0005", "body": "Renewal call booked"}),
+        ),))]
+    )
+    t = run(tasks[0], wrong)
+    assert t.criteria == {"note-on-company": False, "nothing-else": False} and t.rubric_score == 0.0
+    # Converts the lead but also touches another contact: one criterion of two.
+    sloppy = ScriptedAgent(
+        [AgentTurn(tool_calls=(
+            ToolCallRequest("crm__update_contact", '{"contact_id": "ct_9001", "lifecycle_stage": "customer"}'),
+            ToolCallRequest("crm__update_contact", '{"contact_id": "ct_0054", "lifecycle_stage": "customer"}'),
+        ))]
+    )
+    t = run(tasks[2], sloppy)
+    assert t.criteria == {"customer": True, "nothing-else": False} and t.rubric_score == 0.5
+    assert t.collateral == ["crm.contacts row ct_0054 was changed"]
