@@ -42,6 +42,20 @@ class SetupRecord(BaseModel):
     row: dict[str, Any]
 
 
+class Counterfactual(BaseModel):
+    """A plan that must fail the task's grading: following a distractor, or ignoring a house rule.
+
+    ``composer verify`` replays it (failed calls are skipped, as an agent would move on) and checks
+    that the task does not pass; it proves the checks tell the right plan from a near miss.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str
+    description: str = ""
+    plan: list[PlanStep]
+    answer: str | None = None
+
+
 class TaskSpec(BaseModel):
     """One task. ``id`` is the sha256 of the task's canonical JSON without the id."""
 
@@ -59,6 +73,7 @@ class TaskSpec(BaseModel):
     answer: Any | None = None
     capabilities: list[str] = Field(default_factory=list)
     stats: dict[str, Any] = Field(default_factory=dict)
+    counterfactuals: list[Counterfactual] = Field(default_factory=list)
 
     @classmethod
     def build(cls, **fields: Any) -> TaskSpec:
@@ -81,7 +96,9 @@ class TaskSpec(BaseModel):
 
 
 def content_id(task: TaskSpec) -> str:
-    body = task.model_dump(mode="json", exclude={"id"})
+    # An empty optional field leaves the hash as it was before the field existed.
+    exclude = {"id"} if task.counterfactuals else {"id", "counterfactuals"}
+    body = task.model_dump(mode="json", exclude=exclude)
     canonical = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 

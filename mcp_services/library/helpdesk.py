@@ -166,31 +166,54 @@ def _user_out(u: User) -> UserOut:
 
 
 def _ticket_out(ctx: ToolContext, t: Ticket) -> TicketOut:
-    requester = ctx.get(User, t.requester_id, "user")
-    count = ctx.db.scalar(select(func.count()).select_from(Comment).where(Comment.ticket_id == t.id)) or 0
-    return TicketOut(
-        id=t.id,
-        subject=t.subject,
-        description=t.description,
-        status=t.status,  # type: ignore[arg-type]
-        priority=t.priority,  # type: ignore[arg-type]
-        type=t.type,  # type: ignore[arg-type]
-        channel=t.channel,  # type: ignore[arg-type]
-        requester_id=requester.id,
-        requester_name=requester.name,
-        requester_email=requester.email,
-        organization_name=requester.organization_name,
-        assignee_email=t.assignee_email,
-        tags=list(t.tags),
-        merged_into=t.merged_into,
-        follow_up_of=t.follow_up_of,
-        satisfaction_score=t.satisfaction_score,  # type: ignore[arg-type]
-        satisfaction_comment=t.satisfaction_comment,
-        comment_count=int(count),
-        created_at=t.created_at,
-        updated_at=t.updated_at,
-        solved_at=t.solved_at,
+    return _ticket_outs(ctx, [t])[0]
+
+
+def _ticket_outs(ctx: ToolContext, tickets: list[Ticket]) -> list[TicketOut]:
+    """Tickets as results, with requesters and comment counts fetched in two queries per page."""
+    if not tickets:
+        return []
+    requesters = {
+        u.id: u for u in ctx.db.scalars(select(User).where(User.id.in_({t.requester_id for t in tickets})))
+    }
+    counts = dict(
+        ctx.db.execute(
+            select(Comment.ticket_id, func.count())
+            .where(Comment.ticket_id.in_([t.id for t in tickets]))
+            .group_by(Comment.ticket_id)
+        ).all()
     )
+    out = []
+    for t in tickets:
+        requester = requesters.get(t.requester_id)
+        if requester is None:
+            raise ToolError.not_found("user", t.requester_id)
+        out.append(
+            TicketOut(
+                id=t.id,
+                subject=t.subject,
+                description=t.description,
+                status=t.status,  # type: ignore[arg-type]
+                priority=t.priority,  # type: ignore[arg-type]
+                type=t.type,  # type: ignore[arg-type]
+                channel=t.channel,  # type: ignore[arg-type]
+                requester_id=requester.id,
+                requester_name=requester.name,
+                requester_email=requester.email,
+                organization_name=requester.organization_name,
+                assignee_email=t.assignee_email,
+                tags=list(t.tags),
+                merged_into=t.merged_into,
+                follow_up_of=t.follow_up_of,
+                satisfaction_score=t.satisfaction_score,  # type: ignore[arg-type]
+                satisfaction_comment=t.satisfaction_comment,
+                comment_count=int(counts.get(t.id, 0)),
+                created_at=t.created_at,
+                updated_at=t.updated_at,
+                solved_at=t.solved_at,
+            )
+        )
+    return out
 
 
 def _comment_out(c: Comment) -> CommentOut:
@@ -663,7 +686,7 @@ def search_tickets(
     if unassigned:
         stmt = stmt.where(Ticket.assignee_email.is_(None))
     rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[TicketOut](items=[_ticket_out(ctx, t) for t in rows], total=total, next_cursor=next_cursor)
+    return Page[TicketOut](items=_ticket_outs(ctx, rows), total=total, next_cursor=next_cursor)
 
 
 @service.tool("read")
@@ -691,7 +714,7 @@ def list_requested_tickets(
     if status:
         stmt = stmt.where(Ticket.status == status)
     rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[TicketOut](items=[_ticket_out(ctx, t) for t in rows], total=total, next_cursor=next_cursor)
+    return Page[TicketOut](items=_ticket_outs(ctx, rows), total=total, next_cursor=next_cursor)
 
 
 @service.tool("read")

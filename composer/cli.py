@@ -1,0 +1,193 @@
+"""``composer generate | stats | verify | graph``: a thin command line over the composer library.
+
+Bad input (unknown services, impossible constraints, a missing, empty or corrupt task file) prints
+one ``composer: error: ...`` line and exits with status 2; nothing is half written. ``verify``
+exits with 1 when some task fails verification.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from composer.errors import ComposerError
+from composer.task import TaskFileError
+
+PROG = "composer"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line on stderr and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{PROG}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def _services(text: str | None) -> tuple[str, ...] | None:
+    if text is None:
+        return None
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    if not names:
+        raise ComposerError("--services names no service; pass a comma-separated list such as crm,mailbox,helpdesk")
+    return names
+
+
+def _say(message: str) -> None:
+    print(f"{PROG}: {message}", file=sys.stderr, flush=True)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description="Compose verified multi-service tasks from the service library.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    gen = sub.add_parser("generate", help="generate verified tasks into a JSON Lines file")
+    gen.add_argument("--n", type=int, required=True, help="how many candidate tasks to generate")
+    gen.add_argument("--seed", type=int, default=0, help="random seed (same arguments, same bytes)")
+    gen.add_argument("--out", type=Path, default=Path("tasks.jsonl"), help="output file (default tasks.jsonl)")
+    gen.add_argument("--services", help="comma-separated services to compose (default: the whole library)")
+    gen.add_argument("--min-services", type=int, default=3, help="services each task must need (default 3)")
+    gen.add_argument("--max-calls", type=int, default=10, help="most reference calls per task (default 10)")
+    gen.add_argument("--distractor-services", type=int, default=5, help="extra services mounted per task (default 5)")
+    gen.add_argument("--worlds", type=int, default=1, help="world seeds to spread tasks over (default 1)")
+    gen.add_argument("--paraphrase-model", help="litellm model that rewrites instructions (optional, needs the llm extra)")
+    gen.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+    stats = sub.add_parser("stats", help="statistics of a task file")
+    stats.add_argument("tasks", type=Path)
+    stats.add_argument("--json", action="store_true", help="print JSON")
+
+    ver = sub.add_parser("verify", help="re-run the verification of every task in a file")
+    ver.add_argument("tasks", type=Path)
+    ver.add_argument("--exact", action="store_true", help="grade with Episode.diff() on episode_for(task) (slow)")
+    ver.add_argument("--json", action="store_true", help="print a JSON report")
+    ver.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+    graph = sub.add_parser("graph", help="write the dependency graph (JSON, GraphML, pictures)")
+    graph.add_argument("--out", type=Path, required=True, help="output directory")
+    graph.add_argument("--services", help="comma-separated services (default: the whole library)")
+    graph.add_argument("--no-picture", action="store_true", help="skip the PNG pictures")
+    return parser
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from composer.generate import GenerateConfig, generate, progress_every
+    from composer.task import write_tasks
+
+    config = GenerateConfig(
+        n=args.n,
+        seed=args.seed,
+        services=_services(args.services),
+        min_services=args.min_services,
+        max_calls=args.max_calls,
+        distractor_services=args.distractor_services,
+        worlds=args.worlds,
+        paraphrase_model=args.paraphrase_model,
+    )
+    if args.out.exists() and args.out.is_dir():
+        raise ComposerError(f"--out {args.out} is a directory; name a file such as {args.out / 'tasks.jsonl'}")
+    every = progress_every(config.n)
+    started = time.perf_counter()
+
+    def progress(done: int, total: int, kept: int) -> None:
+        if not args.quiet and (done % every == 0 or done == total):
+            rate = kept / max(1e-9, time.perf_counter() - started)
+            _say(f"{done}/{total} candidates, {kept} kept ({rate:.1f} tasks/s)")
+
+    tasks, report = generate(config, progress=progress)
+    if not tasks:
+        _say(f"no task passed verification ({report.summary()}); nothing written")
+        return 1
+    write_tasks(args.out, tasks)
+    _say(f"{report.summary()}; wrote {args.out}")
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from composer.stats import format_stats, task_stats
+    from composer.task import load_tasks
+
+    tasks = load_tasks(args.tasks)
+    stats = task_stats(tasks)
+    print(json.dumps(stats, indent=1, sort_keys=True) if args.json else format_stats(stats))
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from composer.catalog import load_catalog
+    from composer.runner import Runner
+    from composer.task import load_tasks
+    from composer.verify import verify_task, verify_task_exact
+
+    tasks = load_tasks(args.tasks)
+    names = sorted({s for t in tasks for s in t.mounted_services})
+    from mcp_services.registry import LIBRARY
+
+    catalog = load_catalog([n for n in LIBRARY if n in names] + [n for n in names if n not in LIBRARY])
+    runners: dict[int, Runner] = {}
+    failures: dict[str, list[str]] = {}
+    for n, task in enumerate(tasks, 1):
+        if args.exact:
+            problems = verify_task_exact(task)
+        else:
+            if task.world_seed not in runners:
+                runners[task.world_seed] = Runner(catalog, task.world_seed)
+            problems = verify_task(task, runners[task.world_seed])
+        if problems:
+            failures[task.id] = problems
+        if not args.quiet and not args.json and (n % 25 == 0 or n == len(tasks)):
+            _say(f"verified {n}/{len(tasks)}, {len(failures)} failing")
+    if args.json:
+        print(json.dumps({"tasks": len(tasks), "failed": len(failures), "failures": failures}, indent=1, sort_keys=True))
+    else:
+        for task_id, problems in failures.items():
+            for problem in problems:
+                print(f"{task_id}: {problem}")
+        print(f"{len(tasks) - len(failures)} of {len(tasks)} tasks pass verification")
+    return 1 if failures else 0
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    from composer.catalog import load_catalog
+    from composer.graph import build_graph, graph_summary, write_graph
+
+    catalog = load_catalog(_services(args.services))
+    started = time.perf_counter()
+    graph = build_graph(catalog)
+    seconds = time.perf_counter() - started
+    if args.out.exists() and not args.out.is_dir():
+        raise ComposerError(f"--out {args.out} is a file; name a directory")
+    written = write_graph(graph, args.out, picture=not args.no_picture)
+    summary = graph_summary(graph)
+    print(
+        f"{summary['tools']} tools, {summary['edges']} edges ({summary['cross_service_edges']} across services), "
+        f"{summary['anchor_tools']} anchor tools; built in {seconds:.2f}s"
+    )
+    for path in written:
+        print(path)
+    return 0
+
+
+COMMANDS = {"generate": cmd_generate, "stats": cmd_stats, "verify": cmd_verify, "graph": cmd_graph}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except (ComposerError, TaskFileError) as exc:
+        _say(f"error: {exc}")
+        return 2
+    except KeyboardInterrupt:
+        _say("interrupted; nothing was written")
+        return 130
+    except BrokenPipeError:
+        # The reader went away (``composer stats ... | head``): not an error of ours.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

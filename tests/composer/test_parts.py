@@ -1,0 +1,54 @@
+"""Small parts: plan expressions, house-rule numbers, matchers, the paraphrase guard."""
+
+from __future__ import annotations
+
+from composer.derive import _matcher
+from composer.paraphrase import accept, paraphrase
+from composer.plan import Composed, Cond, ListOf, Lit, MissingValue, Ref, evaluate
+from composer.policy import nice_number
+
+
+def test_expressions_evaluate_against_the_items_earlier_steps_picked() -> None:
+    items = [{"email": "a@x.example", "amount": 120.0}, {"id": "tk_1"}]
+    assert evaluate(Ref(0, "email"), items) == "a@x.example"
+    assert evaluate(ListOf((Ref(0, "email"), Lit("b@x.example"))), items) == ["a@x.example", "b@x.example"]
+    assert evaluate(Composed(("Ticket ", Ref(1, "id"), ".")), items) == "Ticket tk_1."
+    assert evaluate(Cond(Ref(0, "amount"), 100.0, "high", "normal"), items) == "high"
+    assert evaluate(Cond(Ref(0, "amount"), 150.0, "high", "normal"), items) == "normal"
+    try:
+        evaluate(Ref(1, "missing"), items)
+    except MissingValue:
+        pass
+    else:  # pragma: no cover
+        raise AssertionError("a missing field must not evaluate")
+
+
+def test_house_rule_limits_are_round_numbers() -> None:
+    assert nice_number(1234.5) == 1200.0
+    assert nice_number(87.0) == 87.0
+    assert nice_number(0.0) == 0.0
+
+
+def test_columns_match_the_arguments_that_produced_them() -> None:
+    items = [{"id": "re_7"}]
+    note = Composed(("Refunded ", Ref(0, "id"), "."))
+    assert _matcher(note, "Refunded re_7.", "Refunded re_7.", items) == {"$icontains": "re_7"}
+    assert _matcher(note, "Refunded re_7.", "", items) is None  # an empty column never matches text
+    assert _matcher(Lit(["a@x.example"]), ["a@x.example"], ["a@x.example", "b@x.example"], items) == {"$includes": ["a@x.example"]}
+    assert _matcher(Lit(12.5), 12.5, 12.5, items) == {"$approx": 12.5}
+    assert _matcher(Lit("closed"), "closed", "open", items) is None
+
+
+def test_a_paraphrase_that_loses_an_anchor_or_leaks_a_value_is_rejected() -> None:
+    keep, forbid = ["Ana Ruiz", "Tuesday 14 January 2025"], ["re_0007"]
+    good = "It's Tuesday 14 January 2025: please refund Ana Ruiz's duplicate charge."
+    assert accept(good, keep, forbid)
+    assert not accept("Please refund Ana's charge.", keep, forbid)
+    assert not accept(good + " Use re_0007.", keep, forbid)
+    assert paraphrase("x", keep, forbid, lambda system, text: good) == good
+    assert paraphrase("x", keep, forbid, lambda system, text: "lost it") is None
+
+    def broken(system: str, text: str) -> str:
+        raise RuntimeError("model down")
+
+    assert paraphrase("x", keep, forbid, broken) is None
