@@ -4,6 +4,8 @@
     harness eval    [--tasks FILE] [--agent SPEC] [--rollouts K] --out DIR      (collect, then evaluate)
     harness eval    --run DIR                                                   (evaluate a collected run)
     harness regrade --run DIR                                                   (replay and re-grade every trajectory)
+    harness serve | claude-config | grade | report ...                          (see harness.commands)
+    harness collect|eval ... --backend ray [--address auto|HOST:PORT|ray://HOST:PORT]
 
 Bad input gives one error line and exit code 2; a model that cannot be reached, exit code 1.
 """
@@ -17,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from harness.commands import add_backend_options, make_backend, register
 from harness.errors import AgentUnavailableError, HarnessInputError, ToolTransportError
 
 __all__ = ["main"]
@@ -62,6 +65,7 @@ def _run_options(parser: argparse.ArgumentParser, *, out_default: Path | None) -
                        help="JSON sent with each litellm request, e.g. "
                        '\'{"chat_template_kwargs": {"enable_thinking": false}}\'')
     model.add_argument("--device", default=None, help="hf: cpu or cuda (default: cuda if available)")
+    add_backend_options(parser)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -80,6 +84,7 @@ def _parser() -> argparse.ArgumentParser:
     regrade.add_argument("--run", type=Path, required=True, help="a run folder from `harness collect`")
     regrade.add_argument("--tasks", type=Path, default=None, help="task file (default: RUN/tasks.jsonl)")
     regrade.set_defaults(func=_regrade)
+    register(commands)  # serve, claude-config, grade, report
     return parser
 
 
@@ -136,7 +141,8 @@ def _collect_config(args: argparse.Namespace, out: Path) -> Any:
 def _collect(args: argparse.Namespace) -> int:
     from harness.collect import TRAJECTORIES_FILE, collect
 
-    report = collect(_collect_config(args, args.out))
+    config = _collect_config(args, args.out)
+    report = collect(config, backend=make_backend(args, config))
     passed = f"{report.n_passed_new} of {report.n_new} new rollouts passed" if report.n_new else "nothing left to run"
     print(
         f"harness: {report.n_total} trajectories ({report.n_tasks} tasks x {report.rollouts} rollouts) in "
@@ -163,7 +169,8 @@ def _eval(args: argparse.Namespace) -> int:
             raise HarnessInputError("--out DIR is required to run an evaluation (or give --run DIR)")
         from harness.collect import collect
 
-        collect(_collect_config(args, args.out))
+        config = _collect_config(args, args.out)
+        collect(config, backend=make_backend(args, config))
         run_dir = out = args.out
     if args.resamples < 1:
         raise HarnessInputError("--resamples must be at least 1")
