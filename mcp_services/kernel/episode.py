@@ -81,8 +81,12 @@ class Episode:
 
     # -- the control API ------------------------------------------------------------------------------
 
-    def apply_setup(self, records: Iterable[Mapping[str, Any]]) -> None:
-        """Insert task setup records ``{"service", "table", "row"}``; they become the initial state."""
+    def apply_setup(self, records: Iterable[Mapping[str, Any]], *, marker: str | None = None) -> None:
+        """Insert task setup records ``{"service", "table", "row"}``; they become the initial state.
+
+        ``marker`` (e.g. the task id) is recorded in every store, so a reopened file-backed
+        episode can tell that its setup was applied (``setup_marker``) and never applies it twice.
+        """
         by_target: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for record in records:
             service = record.get("service")
@@ -91,7 +95,15 @@ class Episode:
             by_target.setdefault((str(service), str(record.get("table"))), []).append(dict(record["row"]))
         for (service, table), rows in by_target.items():
             self.stores[service].insert_rows(table, rows)
+        if marker is not None:
+            for store in self.stores.values():
+                store.set_meta("setup", marker)
         self._mark_initial()
+
+    def setup_marker(self) -> str | None:
+        """The marker of the setup applied to this episode's stores, if any (and if they agree)."""
+        markers = {store.meta().get("setup") for store in self.stores.values()}
+        return markers.pop() if len(markers) == 1 else None
 
     def snapshot(self) -> EpisodeSnapshot:
         return {name: store.snapshot() for name, store in self.stores.items()}

@@ -226,6 +226,11 @@ class Store:
         except sqlite3.OperationalError:
             return {}
 
+    def set_meta(self, key: str, value: str) -> None:
+        """Record a kernel fact in the store itself (it travels with snapshots and files)."""
+        with self.transaction():
+            self._raw.execute('INSERT OR REPLACE INTO "_kernel_meta" (key, value) VALUES (?, ?)', (key, value))
+
     def count_rows(self) -> int:
         return sum(
             self._raw.execute(f"SELECT COUNT(*) FROM {_quote(t.name)}").fetchone()[0] for t in self._tables

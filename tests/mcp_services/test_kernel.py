@@ -256,3 +256,15 @@ def test_fast_diff_equals_the_diff_of_full_dumps_across_services() -> None:
     initial, now = episode.initial_dump(), episode.dump()
     slow = {name: diff_states(initial[name], now[name]).to_dict() for name in now}
     assert fast == slow and fast["mailbox"] and not fast["helpdesk"]
+
+
+def test_setup_marker_survives_reopening_a_file_backed_episode(tmp_path: Path) -> None:
+    paths = {"ledger": tmp_path / "ledger.sqlite"}
+    row = {"id": "acc_9000", "owner": "Zed Ko", "email": "zed@ko.example", "balance": 3.0}
+    first = Episode([ledger], 0, db_paths=paths)
+    assert first.setup_marker() is None
+    first.apply_setup([{"service": "ledger", "table": "accounts", "row": row}], marker="task-1")
+    first.close()
+    again = Episode([ledger], 0, db_paths=paths)
+    assert again.setup_marker() == "task-1"
+    again.close()
