@@ -238,6 +238,9 @@ def bench_episodes(n_episodes: int) -> None:
 
 
 def main() -> None:
+    import logging
+
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per HTTP request otherwise
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer iterations and 100 episodes instead of 1,000")
     parser.add_argument("--skip-mcp", action="store_true", help="skip the stdio/HTTP transport measurements")
