@@ -14,7 +14,7 @@ unrecorded here on purpose: reconciling them is a task.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date as date_cls
 from datetime import timedelta
@@ -22,7 +22,7 @@ from functools import lru_cache
 from typing import Literal, Protocol, TypedDict, TypeVar
 
 from pydantic import BaseModel, Field
-from sqlalchemy import JSON, ForeignKey, String, cast, func, or_, select
+from sqlalchemy import JSON, ForeignKey, String, case, cast, func, or_, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from mcp_services.kernel import Cursor, ErrorCode, Limit, Page, Service, ToolContext, ToolError, World, paginate
@@ -524,26 +524,58 @@ def _lines_out(lines: list[LineDict]) -> list[LineItemOut]:
     return [LineItemOut.model_validate(line) for line in lines]
 
 
+def _contacts_by_id(ctx: ToolContext, contact_ids: Iterable[str]) -> dict[str, Contact]:
+    """The contacts with these ids, in one query; a missing one is the not-found error ``ctx.get`` gives."""
+    wanted = list(dict.fromkeys(contact_ids))
+    if not wanted:
+        return {}
+    found = {c.id: c for c in ctx.db.scalars(select(Contact).where(Contact.id.in_(wanted)))}
+    for contact_id in wanted:
+        if contact_id not in found:
+            raise ToolError.not_found("contact", contact_id)
+    return found
+
+
 def _contact_out(ctx: ToolContext, c: Contact) -> ContactOut:
-    open_due = select(func.coalesce(func.sum(Invoice.amount_due), 0.0)).where(
-        Invoice.contact_id == c.id, Invoice.status == "AUTHORISED"
-    )
-    outstanding = float(ctx.db.scalar(open_due) or 0.0)
-    overdue = float(ctx.db.scalar(open_due.where(Invoice.due_date < _today(ctx))) or 0.0)
-    return ContactOut(
-        id=c.id,
-        name=c.name,
-        email=c.email,
-        contact_person=c.contact_person,
-        phone=c.phone,
-        address=c.address,
-        is_customer=c.is_customer,
-        is_supplier=c.is_supplier,
-        payment_terms_days=c.payment_terms_days,
-        currency=c.currency,
-        outstanding=round(outstanding, 2),
-        overdue=round(overdue, 2),
-    )
+    return _contact_outs(ctx, [c])[0]
+
+
+def _contact_outs(ctx: ToolContext, contacts: list[Contact]) -> list[ContactOut]:
+    """Contacts as results, with what each owes (open and overdue) summed in one query per page."""
+    if not contacts:
+        return []
+    balances = {
+        contact_id: (outstanding, overdue)
+        for contact_id, outstanding, overdue in ctx.db.execute(
+            select(
+                Invoice.contact_id,
+                func.sum(Invoice.amount_due),
+                func.sum(case((Invoice.due_date < _today(ctx), Invoice.amount_due))),
+            )
+            .where(Invoice.contact_id.in_([c.id for c in contacts]), Invoice.status == "AUTHORISED")
+            .group_by(Invoice.contact_id)
+        )
+    }
+    out = []
+    for c in contacts:
+        outstanding, overdue = balances.get(c.id, (None, None))
+        out.append(
+            ContactOut(
+                id=c.id,
+                name=c.name,
+                email=c.email,
+                contact_person=c.contact_person,
+                phone=c.phone,
+                address=c.address,
+                is_customer=c.is_customer,
+                is_supplier=c.is_supplier,
+                payment_terms_days=c.payment_terms_days,
+                currency=c.currency,
+                outstanding=round(float(outstanding or 0.0), 2),
+                overdue=round(float(overdue or 0.0), 2),
+            )
+        )
+    return out
 
 
 def _days_overdue(ctx: ToolContext, status: str, due_date: str, amount_due: float) -> int:
@@ -554,87 +586,128 @@ def _days_overdue(ctx: ToolContext, status: str, due_date: str, amount_due: floa
 
 
 def _invoice_out(ctx: ToolContext, inv: Invoice) -> InvoiceOut:
-    contact = ctx.get(Contact, inv.contact_id, "contact")
-    days = _days_overdue(ctx, inv.status, inv.due_date, inv.amount_due)
-    return InvoiceOut(
-        invoice_number=inv.number,
-        contact_id=inv.contact_id,
-        contact_name=contact.name,
-        contact_email=contact.email,
-        reference=inv.reference,
-        date=inv.date,
-        due_date=inv.due_date,
-        currency=inv.currency,
-        status=inv.status,  # type: ignore[arg-type]
-        line_items=_lines_out(inv.line_items),
-        total=inv.total,
-        amount_paid=inv.amount_paid,
-        amount_credited=inv.amount_credited,
-        amount_due=inv.amount_due,
-        overdue=days > 0,
-        days_overdue=days,
-        sent_to_contact=inv.sent_to_contact,
-        last_sent_at=inv.last_sent_at,
-        fully_paid_on=inv.fully_paid_on,
-        updated_at=inv.updated_at,
-    )
+    return _invoice_outs(ctx, [inv])[0]
+
+
+def _invoice_outs(ctx: ToolContext, invoices: list[Invoice]) -> list[InvoiceOut]:
+    """Invoices as results, with their contacts fetched in one query per page."""
+    contacts = _contacts_by_id(ctx, (inv.contact_id for inv in invoices))
+    out = []
+    for inv in invoices:
+        contact = contacts[inv.contact_id]
+        days = _days_overdue(ctx, inv.status, inv.due_date, inv.amount_due)
+        out.append(
+            InvoiceOut(
+                invoice_number=inv.number,
+                contact_id=inv.contact_id,
+                contact_name=contact.name,
+                contact_email=contact.email,
+                reference=inv.reference,
+                date=inv.date,
+                due_date=inv.due_date,
+                currency=inv.currency,
+                status=inv.status,  # type: ignore[arg-type]
+                line_items=_lines_out(inv.line_items),
+                total=inv.total,
+                amount_paid=inv.amount_paid,
+                amount_credited=inv.amount_credited,
+                amount_due=inv.amount_due,
+                overdue=days > 0,
+                days_overdue=days,
+                sent_to_contact=inv.sent_to_contact,
+                last_sent_at=inv.last_sent_at,
+                fully_paid_on=inv.fully_paid_on,
+                updated_at=inv.updated_at,
+            )
+        )
+    return out
 
 
 def _bill_out(ctx: ToolContext, bill: Bill) -> BillOut:
-    contact = ctx.get(Contact, bill.contact_id, "contact")
-    return BillOut(
-        bill_number=bill.number,
-        contact_id=bill.contact_id,
-        supplier_name=contact.name,
-        supplier_reference=bill.supplier_reference,
-        date=bill.date,
-        due_date=bill.due_date,
-        currency=bill.currency,
-        status=bill.status,  # type: ignore[arg-type]
-        line_items=_lines_out(bill.line_items),
-        total=bill.total,
-        amount_paid=bill.amount_paid,
-        amount_due=bill.amount_due,
-        overdue=_days_overdue(ctx, bill.status, bill.due_date, bill.amount_due) > 0,
-        fully_paid_on=bill.fully_paid_on,
-    )
+    return _bill_outs(ctx, [bill])[0]
+
+
+def _bill_outs(ctx: ToolContext, bills: list[Bill]) -> list[BillOut]:
+    """Bills as results, with their suppliers fetched in one query per page."""
+    contacts = _contacts_by_id(ctx, (bill.contact_id for bill in bills))
+    return [
+        BillOut(
+            bill_number=bill.number,
+            contact_id=bill.contact_id,
+            supplier_name=contacts[bill.contact_id].name,
+            supplier_reference=bill.supplier_reference,
+            date=bill.date,
+            due_date=bill.due_date,
+            currency=bill.currency,
+            status=bill.status,  # type: ignore[arg-type]
+            line_items=_lines_out(bill.line_items),
+            total=bill.total,
+            amount_paid=bill.amount_paid,
+            amount_due=bill.amount_due,
+            overdue=_days_overdue(ctx, bill.status, bill.due_date, bill.amount_due) > 0,
+            fully_paid_on=bill.fully_paid_on,
+        )
+        for bill in bills
+    ]
 
 
 def _payment_out(ctx: ToolContext, p: Payment) -> PaymentOut:
-    contact = ctx.get(Contact, p.contact_id, "contact")
-    return PaymentOut(
-        id=p.id,
-        invoice_number=p.invoice_number,
-        bill_number=p.bill_number,
-        contact_id=p.contact_id,
-        contact_name=contact.name,
-        amount=p.amount,
-        currency=p.currency,
-        date=p.date,
-        method=p.method,  # type: ignore[arg-type]
-        reference=p.reference,
-        created_at=p.created_at,
-    )
+    return _payment_outs(ctx, [p])[0]
+
+
+def _payment_outs(ctx: ToolContext, payments: list[Payment]) -> list[PaymentOut]:
+    """Payments as results, with their contacts fetched in one query per page."""
+    contacts = _contacts_by_id(ctx, (p.contact_id for p in payments))
+    return [
+        PaymentOut(
+            id=p.id,
+            invoice_number=p.invoice_number,
+            bill_number=p.bill_number,
+            contact_id=p.contact_id,
+            contact_name=contacts[p.contact_id].name,
+            amount=p.amount,
+            currency=p.currency,
+            date=p.date,
+            method=p.method,  # type: ignore[arg-type]
+            reference=p.reference,
+            created_at=p.created_at,
+        )
+        for p in payments
+    ]
 
 
 def _credit_note_out(ctx: ToolContext, cn: CreditNote) -> CreditNoteOut:
-    contact = ctx.get(Contact, cn.contact_id, "contact")
-    allocations = ctx.db.scalars(
-        select(CreditAllocation).where(CreditAllocation.credit_note_number == cn.number).order_by(CreditAllocation.id)
-    )
-    return CreditNoteOut(
-        credit_note_number=cn.number,
-        contact_id=cn.contact_id,
-        contact_name=contact.name,
-        date=cn.date,
-        reason=cn.reason,
-        currency=cn.currency,
-        status=cn.status,  # type: ignore[arg-type]
-        line_items=_lines_out(cn.line_items),
-        total=cn.total,
-        remaining_credit=cn.remaining_credit,
-        allocations=[AllocationOut(invoice_number=a.invoice_number, amount=a.amount, date=a.date) for a in allocations],
-    )
+    return _credit_note_outs(ctx, [cn])[0]
+
+
+def _credit_note_outs(ctx: ToolContext, credit_notes: list[CreditNote]) -> list[CreditNoteOut]:
+    """Credit notes as results, with contacts and allocations fetched in two queries per page."""
+    contacts = _contacts_by_id(ctx, (cn.contact_id for cn in credit_notes))
+    allocations: dict[str, list[AllocationOut]] = {cn.number: [] for cn in credit_notes}
+    for a in ctx.db.scalars(
+        select(CreditAllocation)
+        .where(CreditAllocation.credit_note_number.in_(allocations))
+        .order_by(CreditAllocation.id)
+    ):
+        allocations[a.credit_note_number].append(
+            AllocationOut(invoice_number=a.invoice_number, amount=a.amount, date=a.date)
+        )
+    return [
+        CreditNoteOut(
+            credit_note_number=cn.number,
+            contact_id=cn.contact_id,
+            contact_name=contacts[cn.contact_id].name,
+            date=cn.date,
+            reason=cn.reason,
+            currency=cn.currency,
+            status=cn.status,  # type: ignore[arg-type]
+            line_items=_lines_out(cn.line_items),
+            total=cn.total,
+            remaining_credit=cn.remaining_credit,
+            allocations=allocations[cn.number],
+        )
+        for cn in credit_notes
+    ]
 
 
 def _email_out(e: InvoiceEmail, amount_due: float) -> InvoiceEmailOut:
@@ -1003,7 +1076,7 @@ def list_contacts(
     if is_supplier is not None:
         stmt = stmt.where(Contact.is_supplier.is_(is_supplier))
     rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[ContactOut](items=[_contact_out(ctx, c) for c in rows], total=total, next_cursor=next_cursor)
+    return Page[ContactOut](items=_contact_outs(ctx, rows), total=total, next_cursor=next_cursor)
 
 
 @service.tool("read")
@@ -1191,7 +1264,7 @@ def list_invoices(
             or_(Invoice.number.ilike(like), Invoice.reference.ilike(like), cast(Invoice.line_items, String).ilike(like))
         )
     rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[InvoiceOut](items=[_invoice_out(ctx, i) for i in rows], total=total, next_cursor=next_cursor)
+    return Page[InvoiceOut](items=_invoice_outs(ctx, rows), total=total, next_cursor=next_cursor)
 
 
 @service.tool("read")
@@ -1497,7 +1570,7 @@ def list_payments(
     if date_to:
         stmt = stmt.where(Payment.date <= _check_date(date_to, "date_to"))
     rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[PaymentOut](items=[_payment_out(ctx, p) for p in rows], total=total, next_cursor=next_cursor)
+    return Page[PaymentOut](items=_payment_outs(ctx, rows), total=total, next_cursor=next_cursor)
 
 
 # -- credit notes ----------------------------------------------------------------------------------
@@ -1624,7 +1697,7 @@ def list_credit_notes(
     if with_remaining_credit:
         stmt = stmt.where(CreditNote.remaining_credit > 0)
     rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[CreditNoteOut](items=[_credit_note_out(ctx, c) for c in rows], total=total, next_cursor=next_cursor)
+    return Page[CreditNoteOut](items=_credit_note_outs(ctx, rows), total=total, next_cursor=next_cursor)
 
 
 # -- bills -----------------------------------------------------------------------------------------
@@ -1668,7 +1741,7 @@ def list_bills(
     if date_to:
         stmt = stmt.where(Bill.date <= _check_date(date_to, "date_to"))
     rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[BillOut](items=[_bill_out(ctx, b) for b in rows], total=total, next_cursor=next_cursor)
+    return Page[BillOut](items=_bill_outs(ctx, rows), total=total, next_cursor=next_cursor)
 
 
 @service.tool("write")

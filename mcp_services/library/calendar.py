@@ -21,7 +21,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
-from sqlalchemy import JSON, ForeignKey, String, exists, or_, select
+from sqlalchemy import JSON, ForeignKey, String, or_, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, paginate
@@ -349,21 +349,24 @@ def _attendee_count(ctx: ToolContext, event_id: str) -> int:
     return len(list(ctx.db.scalars(select(Attendee.email).where(Attendee.event_id == event_id))))
 
 
-def _busy(ctx: ToolContext, email: str, start: str, end: str) -> list[tuple[str, str]]:
-    """The intervals in [start, end) when ``email`` attends a live event they have not declined."""
+def _busy(ctx: ToolContext, emails: list[str], start: str, end: str) -> dict[str, list[tuple[str, str]]]:
+    """Per email: the intervals in [start, end) when they attend a live event they have not declined (one query)."""
+    busy: dict[str, list[tuple[str, str]]] = {email: [] for email in emails}
     rows = ctx.db.execute(
-        select(Event.start, Event.end)
+        select(Attendee.email, Event.start, Event.end)
         .join(Attendee, Attendee.event_id == Event.id)
         .where(
-            Attendee.email == email,
+            Attendee.email.in_(emails),
             Attendee.response_status != "declined",
             Event.status != "cancelled",
             Event.start < end,
             Event.end > start,
         )
-        .order_by(Event.start, Event.end)
+        .order_by(Attendee.email, Event.start, Event.end)
     ).all()
-    return [(max(s, start), min(e, end)) for s, e in rows]
+    for email, s, e in rows:
+        busy[email].append((max(s, start), min(e, end)))
+    return busy
 
 
 def _merge(intervals: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -696,22 +699,25 @@ def list_rooms(
     stmt = select(Room).order_by(Room.capacity, Room.id)
     if min_capacity is not None:
         stmt = stmt.where(Room.capacity >= min_capacity)
-    out = []
-    for room in ctx.db.scalars(stmt):
-        available = None
-        if window is not None:
-            available = not ctx.db.scalar(
-                select(
-                    exists().where(
-                        Event.room_id == room.id,
-                        Event.status != "cancelled",
-                        Event.start < window[1],
-                        Event.end > window[0],
-                    )
+    rooms = list(ctx.db.scalars(stmt))
+    booked: set[str] = set()
+    if window is not None and rooms:
+        # The rooms with a live event overlapping the window, in one query.
+        booked = set(
+            ctx.db.scalars(
+                select(Event.room_id).where(
+                    Event.room_id.in_([room.id for room in rooms]),
+                    Event.status != "cancelled",
+                    Event.start < window[1],
+                    Event.end > window[0],
                 )
             )
-            if only_available and not available:
-                continue
+        )
+    out = []
+    for room in rooms:
+        available = None if window is None else room.id not in booked
+        if only_available and not available:
+            continue
         out.append(_room_out(room, available))
     return out
 
@@ -1127,12 +1133,11 @@ def query_free_busy(
     if hi - lo > timedelta(days=31):
         raise ToolError.invalid_argument("The range can span at most 31 days; narrow time_min/time_max.")
     s, e = _iso(lo), _iso(hi)
+    busy = _busy(ctx, people, s, e)
     return FreeBusyOut(
         time_min=s,
         time_max=e,
-        calendars=[
-            BusyOut(email=p, busy=[_slot(a, b) for a, b in _merge(_busy(ctx, p, s, e))]) for p in people
-        ],
+        calendars=[BusyOut(email=p, busy=[_slot(a, b) for a, b in _merge(busy[p])]) for p in people],
     )
 
 
@@ -1170,7 +1175,7 @@ def find_free_slots(
     room = ctx.get(Room, room_id, "room", "Use list_rooms to find room ids.") if room_id else None
     if lo < hi:
         s, e = _iso(lo), _iso(hi)
-        busy = [interval for p in people for interval in _busy(ctx, p, s, e)]
+        busy = [interval for intervals in _busy(ctx, people, s, e).values() for interval in intervals]
         if room is not None:
             busy += [
                 (max(a, s), min(b, e))

@@ -258,25 +258,46 @@ def _user_out(u: User) -> UserOut:
 
 
 def _channel_out(ctx: ToolContext, c: Channel, model: type[ChannelOut] = ChannelOut, **extra: object) -> ChannelOut:
+    out = _channel_outs(ctx, [c])[0]
+    return out if model is ChannelOut else model(**out.model_dump(), **extra)
+
+
+def _channel_outs(ctx: ToolContext, channels: list[Channel]) -> list[ChannelOut]:
+    """Channels as results, with members, creators and DM participants fetched in three queries per page."""
+    if not channels:
+        return []
     me = _me(ctx)
-    members = _member_ids(ctx, c.id)
-    creator = ctx.db.get(User, c.creator_id)
-    others = [ctx.db.get(User, m) for m in members if m != me.id] if c.kind == "im" else []
-    return model(
-        id=c.id,
-        name=c.name,
-        kind=c.kind,  # type: ignore[arg-type]
-        topic=c.topic,
-        purpose=c.purpose,
-        creator_username=creator.username if creator else "",
-        created_at=c.created_at,
-        archived=c.archived,
-        archived_at=c.archived_at,
-        member_count=len(members),
-        is_member=me.id in members,
-        dm_with=[u.username for u in others if u is not None],
-        **extra,
-    )
+    members: dict[str, list[str]] = {c.id: [] for c in channels}
+    for channel_id, user_id in ctx.db.execute(
+        select(Membership.channel_id, Membership.user_id)
+        .where(Membership.channel_id.in_(members))
+        .order_by(Membership.channel_id, Membership.user_id)
+    ):
+        members[channel_id].append(user_id)
+    wanted = {c.creator_id for c in channels}
+    wanted.update(m for c in channels if c.kind == "im" for m in members[c.id] if m != me.id)
+    users = {u.id: u for u in ctx.db.scalars(select(User).where(User.id.in_(wanted)))}
+    out = []
+    for c in channels:
+        creator = users.get(c.creator_id)
+        others = [users.get(m) for m in members[c.id] if m != me.id] if c.kind == "im" else []
+        out.append(
+            ChannelOut(
+                id=c.id,
+                name=c.name,
+                kind=c.kind,  # type: ignore[arg-type]
+                topic=c.topic,
+                purpose=c.purpose,
+                creator_username=creator.username if creator else "",
+                created_at=c.created_at,
+                archived=c.archived,
+                archived_at=c.archived_at,
+                member_count=len(members[c.id]),
+                is_member=me.id in members[c.id],
+                dm_with=[u.username for u in others if u is not None],
+            )
+        )
+    return out
 
 
 def _permalink(ctx: ToolContext, m: Message) -> str:
@@ -831,7 +852,7 @@ def list_channels(
     if member_only:
         stmt = stmt.where(Channel.id.in_(mine))
     rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[ChannelOut](items=[_channel_out(ctx, c) for c in rows], total=total, next_cursor=next_cursor)
+    return Page[ChannelOut](items=_channel_outs(ctx, rows), total=total, next_cursor=next_cursor)
 
 
 @service.tool("read")
@@ -1131,12 +1152,8 @@ def get_thread_replies(
         .order_by(Message.posted_at, Message.id)
     )
     rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return ThreadOut(
-        parent=_message_out(ctx, parent),
-        replies=_messages_out(ctx, rows),
-        total=total,
-        next_cursor=next_cursor,
-    )
+    parent_out, *replies = _messages_out(ctx, [parent, *rows])
+    return ThreadOut(parent=parent_out, replies=replies, total=total, next_cursor=next_cursor)
 
 
 @service.tool("write")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import BaseModel
@@ -159,33 +160,43 @@ class NoteOut(BaseModel):
     created_at: DateTime
 
 
+def _companies_by_id(ctx: ToolContext, ids: Iterable[str | None]) -> dict[str, Company]:
+    """The companies with these ids (None skipped), in one query."""
+    wanted = {i for i in ids if i}
+    if not wanted:
+        return {}
+    return {c.id: c for c in ctx.db.scalars(select(Company).where(Company.id.in_(wanted)))}
+
+
 def _contact_out(ctx: ToolContext, c: Contact) -> ContactOut:
-    company = ctx.db.get(Company, c.company_id) if c.company_id else None
-    return ContactOut(
-        id=c.id,
-        name=f"{c.first_name} {c.last_name}",
-        first_name=c.first_name,
-        last_name=c.last_name,
-        email=c.email,
-        phone=c.phone,
-        company_id=c.company_id,
-        company_name=company.name if company else None,
-        job_title=c.job_title,
-        city=c.city,
-        lifecycle_stage=c.lifecycle_stage,  # type: ignore[arg-type]
-        owner_email=c.owner_email,
-        archived=c.archived,
-        created_at=c.created_at,
-    )
+    return _contact_outs(ctx, [c])[0]
 
 
-def _preload_companies(ctx: ToolContext, ids: set[str | None]) -> list[Company]:
-    """Load a page's companies in one query, so per-row lookups hit the session's identity map.
-
-    The identity map holds objects weakly: the caller keeps the returned list alive meanwhile.
-    """
-    wanted = [i for i in ids if i]
-    return list(ctx.db.scalars(select(Company).where(Company.id.in_(wanted)))) if wanted else []
+def _contact_outs(ctx: ToolContext, contacts: list[Contact]) -> list[ContactOut]:
+    """Contacts as results, with their companies fetched in one query per page."""
+    companies = _companies_by_id(ctx, (c.company_id for c in contacts))
+    out = []
+    for c in contacts:
+        company = companies.get(c.company_id) if c.company_id else None
+        out.append(
+            ContactOut(
+                id=c.id,
+                name=f"{c.first_name} {c.last_name}",
+                first_name=c.first_name,
+                last_name=c.last_name,
+                email=c.email,
+                phone=c.phone,
+                company_id=c.company_id,
+                company_name=company.name if company else None,
+                job_title=c.job_title,
+                city=c.city,
+                lifecycle_stage=c.lifecycle_stage,  # type: ignore[arg-type]
+                owner_email=c.owner_email,
+                archived=c.archived,
+                created_at=c.created_at,
+            )
+        )
+    return out
 
 
 def _company_out(c: Company) -> CompanyOut:
@@ -193,21 +204,34 @@ def _company_out(c: Company) -> CompanyOut:
 
 
 def _deal_out(ctx: ToolContext, d: Deal) -> DealOut:
-    company = ctx.get(Company, d.company_id, "company")
-    return DealOut(
-        id=d.id,
-        name=d.name,
-        company_id=d.company_id,
-        company_name=company.name,
-        contact_id=d.contact_id,
-        amount=d.amount,
-        currency=d.currency,
-        stage=d.stage,  # type: ignore[arg-type]
-        close_date=d.close_date,
-        owner_email=d.owner_email,
-        lost_reason=d.lost_reason,
-        updated_at=d.updated_at,
-    )
+    return _deal_outs(ctx, [d])[0]
+
+
+def _deal_outs(ctx: ToolContext, deals: list[Deal]) -> list[DealOut]:
+    """Deals as results, with their companies fetched in one query per page."""
+    companies = _companies_by_id(ctx, (d.company_id for d in deals))
+    out = []
+    for d in deals:
+        company = companies.get(d.company_id)
+        if company is None:
+            raise ToolError.not_found("company", d.company_id)
+        out.append(
+            DealOut(
+                id=d.id,
+                name=d.name,
+                company_id=d.company_id,
+                company_name=company.name,
+                contact_id=d.contact_id,
+                amount=d.amount,
+                currency=d.currency,
+                stage=d.stage,  # type: ignore[arg-type]
+                close_date=d.close_date,
+                owner_email=d.owner_email,
+                lost_reason=d.lost_reason,
+                updated_at=d.updated_at,
+            )
+        )
+    return out
 
 
 def _note_out(n: Note) -> NoteOut:
@@ -341,8 +365,7 @@ def search_contacts(
     if not include_archived:
         stmt = stmt.where(Contact.archived.is_(False))
     rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    companies = _preload_companies(ctx, {c.company_id for c in rows})  # noqa: F841 - keeps them cached
-    return Page[ContactOut](items=[_contact_out(ctx, c) for c in rows], total=total, next_cursor=next_cursor)
+    return Page[ContactOut](items=_contact_outs(ctx, rows), total=total, next_cursor=next_cursor)
 
 
 @service.tool("read")
@@ -546,8 +569,7 @@ def list_deals(
     if stage:
         stmt = stmt.where(Deal.stage == stage)
     rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    companies = _preload_companies(ctx, {d.company_id for d in rows})  # noqa: F841 - keeps them cached
-    return Page[DealOut](items=[_deal_out(ctx, d) for d in rows], total=total, next_cursor=next_cursor)
+    return Page[DealOut](items=_deal_outs(ctx, rows), total=total, next_cursor=next_cursor)
 
 
 @service.tool("read")

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel
-from sqlalchemy import JSON, ForeignKey, String, func, or_, select, type_coerce
+from sqlalchemy import JSON, ForeignKey, String, case, func, or_, select, type_coerce
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, paginate
@@ -1233,9 +1233,15 @@ def list_threads(
         stmt = stmt.where(Thread.id.in_(unread) if is_unread else Thread.id.not_in(unread))
     rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
     names = _label_names(ctx)
+    # Every message of the page's threads in one query, oldest first, grouped by thread here.
+    by_thread: dict[str, list[Message]] = {}
+    for m in ctx.db.scalars(
+        select(Message).where(Message.thread_id.in_([t.id for t in rows])).order_by(Message.sent_at, Message.id)
+    ):
+        by_thread.setdefault(m.thread_id, []).append(m)
     items = []
     for thread in rows:
-        messages = _thread_messages(ctx, thread.id)
+        messages = by_thread.get(thread.id, [])
         visible = messages if include_spam_trash else [
             m for m in messages if "TRASH" not in m.label_ids and "SPAM" not in m.label_ids
         ] or messages
@@ -1447,26 +1453,37 @@ def list_labels(ctx: ToolContext) -> list[LabelOut]:
     """List every label (system labels first, then the user's own) with how many messages carry it, and how many
     of those are unread.
     """
-    out = []
-    for label in ctx.db.scalars(select(Label).order_by(Label.type, Label.name)):
-        has = _json_has(Message.label_ids, label.id)
-        total = ctx.db.scalar(select(func.count()).select_from(Message).where(has)) or 0
-        unread = (
-            ctx.db.scalar(
-                select(func.count()).select_from(Message).where(has, _json_has(Message.label_ids, "UNREAD"))
-            )
-            or 0
+    # One query. Messages are first counted per distinct label list (a few dozen), then each label is matched
+    # against those lists with the same LIKE test as _json_has and the counts summed.
+    label_sets = (
+        select(
+            _as_text(Message.label_ids).label("label_ids"),
+            func.count().label("total"),
+            func.count(case((_json_has(Message.label_ids, "UNREAD"), 1))).label("unread"),
         )
-        out.append(
-            LabelOut(
-                id=label.id,
-                name=label.name,
-                type=label.type,  # type: ignore[arg-type]
-                messages_total=total,
-                messages_unread=unread,
-            )
+        .group_by(Message.label_ids)
+        .subquery()
+    )
+    # The label's id escaped for LIKE in SQL, as _like_escape does.
+    escaped_id = func.replace(
+        func.replace(func.replace(Label.id, "\\", "\\\\"), "%", "\\%"), "_", "\\_", type_=String
+    )
+    stmt = (
+        select(Label, func.coalesce(func.sum(label_sets.c.total), 0), func.coalesce(func.sum(label_sets.c.unread), 0))
+        .outerjoin(label_sets, label_sets.c.label_ids.like('%"' + escaped_id + '"%', escape="\\"))
+        .group_by(Label.id)
+        .order_by(Label.type, Label.name)
+    )
+    return [
+        LabelOut(
+            id=label.id,
+            name=label.name,
+            type=label.type,  # type: ignore[arg-type]
+            messages_total=total,
+            messages_unread=unread,
         )
-    return out
+        for label, total, unread in ctx.db.execute(stmt).all()
+    ]
 
 
 @service.tool("write")

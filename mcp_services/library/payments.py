@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import date as date_cls
 from datetime import datetime, timedelta
@@ -301,40 +302,79 @@ def _charges_out(ctx: ToolContext, rows: list[Charge]) -> list[ChargeOut]:
     ]
 
 
+def _charges_with_customers(ctx: ToolContext, charge_ids: Iterable[str]) -> dict[str, tuple[Charge, Customer]]:
+    """The charges with these ids and their customers, in one query; a missing one is a not-found error."""
+    wanted = list(dict.fromkeys(charge_ids))
+    if not wanted:
+        return {}
+    found = {
+        charge.id: (charge, customer)
+        for charge, customer in ctx.db.execute(
+            select(Charge, Customer)
+            .outerjoin(Customer, Customer.id == Charge.customer_id)
+            .where(Charge.id.in_(wanted))
+        )
+    }
+    for charge_id in wanted:
+        if charge_id not in found:
+            raise ToolError.not_found("charge", charge_id)
+        charge, customer = found[charge_id]
+        if customer is None:
+            raise ToolError.not_found("customer", charge.customer_id)
+    return found
+
+
 def _refund_out(ctx: ToolContext, r: Refund) -> RefundOut:
-    charge = ctx.get(Charge, r.charge_id, "charge")
-    customer = ctx.get(Customer, charge.customer_id, "customer")
-    return RefundOut(
-        id=r.id,
-        charge_id=r.charge_id,
-        amount=r.amount,
-        currency=r.currency,
-        reason=r.reason,  # type: ignore[arg-type]
-        status="succeeded",
-        customer_email=customer.email,
-        charge_description=charge.description,
-        invoice_number=charge.invoice_number,
-        created=r.created,
-    )
+    return _refund_outs(ctx, [r])[0]
+
+
+def _refund_outs(ctx: ToolContext, refunds: list[Refund]) -> list[RefundOut]:
+    """Refunds as results, with their charges and customers fetched in one query per page."""
+    charges = _charges_with_customers(ctx, (r.charge_id for r in refunds))
+    out = []
+    for r in refunds:
+        charge, customer = charges[r.charge_id]
+        out.append(
+            RefundOut(
+                id=r.id,
+                charge_id=r.charge_id,
+                amount=r.amount,
+                currency=r.currency,
+                reason=r.reason,  # type: ignore[arg-type]
+                status="succeeded",
+                customer_email=customer.email,
+                charge_description=charge.description,
+                invoice_number=charge.invoice_number,
+                created=r.created,
+            )
+        )
+    return out
 
 
 def _dispute_out(ctx: ToolContext, d: Dispute) -> DisputeOut:
-    charge = ctx.get(Charge, d.charge_id, "charge")
-    customer = ctx.get(Customer, charge.customer_id, "customer")
-    return DisputeOut(
-        id=d.id,
-        charge_id=d.charge_id,
-        amount=d.amount,
-        currency=d.currency,
-        reason=d.reason,  # type: ignore[arg-type]
-        status=d.status,  # type: ignore[arg-type]
-        evidence=d.evidence,
-        evidence_submitted_at=d.evidence_submitted_at,
-        evidence_due_by=d.evidence_due_by,
-        customer_email=customer.email,
-        created=d.created,
-        closed_at=d.closed_at,
-    )
+    return _dispute_outs(ctx, [d])[0]
+
+
+def _dispute_outs(ctx: ToolContext, disputes: list[Dispute]) -> list[DisputeOut]:
+    """Disputes as results, with their charges and customers fetched in one query per page."""
+    charges = _charges_with_customers(ctx, (d.charge_id for d in disputes))
+    return [
+        DisputeOut(
+            id=d.id,
+            charge_id=d.charge_id,
+            amount=d.amount,
+            currency=d.currency,
+            reason=d.reason,  # type: ignore[arg-type]
+            status=d.status,  # type: ignore[arg-type]
+            evidence=d.evidence,
+            evidence_submitted_at=d.evidence_submitted_at,
+            evidence_due_by=d.evidence_due_by,
+            customer_email=charges[d.charge_id][1].email,
+            created=d.created,
+            closed_at=d.closed_at,
+        )
+        for d in disputes
+    ]
 
 
 def _link_out(link: PaymentLink) -> PaymentLinkOut:
@@ -1022,7 +1062,7 @@ def list_refunds(
     if created_to:
         stmt = stmt.where(Refund.created <= _day_bounds(created_to, "created_to")[1])
     rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[RefundOut](items=[_refund_out(ctx, r) for r in rows], total=total, next_cursor=next_cursor)
+    return Page[RefundOut](items=_refund_outs(ctx, rows), total=total, next_cursor=next_cursor)
 
 
 @service.tool("read")
@@ -1069,7 +1109,7 @@ def list_disputes(
     if customer_email:
         stmt = stmt.where(Customer.email == customer_email.strip().lower())
     rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[DisputeOut](items=[_dispute_out(ctx, d) for d in rows], total=total, next_cursor=next_cursor)
+    return Page[DisputeOut](items=_dispute_outs(ctx, rows), total=total, next_cursor=next_cursor)
 
 
 @service.tool("write")

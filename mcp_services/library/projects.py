@@ -265,20 +265,28 @@ def _issue_out(ctx: ToolContext, i: Issue) -> IssueOut:
 
 
 def _links_of(ctx: ToolContext, issue_key: str) -> list[LinkOut]:
-    links = ctx.db.scalars(
-        select(IssueLink)
-        .where(or_(IssueLink.source_key == issue_key, IssueLink.target_key == issue_key))
-        .order_by(IssueLink.id)
+    links = list(
+        ctx.db.scalars(
+            select(IssueLink)
+            .where(or_(IssueLink.source_key == issue_key, IssueLink.target_key == issue_key))
+            .order_by(IssueLink.id)
+        )
     )
+    if not links:
+        return []
+    # The issues at the other ends, in one query.
+    other_keys = [link.target_key if link.source_key == issue_key else link.source_key for link in links]
+    others = {i.key: i for i in ctx.db.scalars(select(Issue).where(Issue.key.in_(set(other_keys))))}
     out = []
-    for link in links:
-        outward = link.source_key == issue_key
-        other = ctx.get(Issue, link.target_key if outward else link.source_key, "issue")
+    for link, other_key in zip(links, other_keys):
+        other = others.get(other_key)
+        if other is None:
+            raise ToolError.not_found("issue", other_key)
         out.append(
             LinkOut(
                 id=link.id,
                 link_type=link.link_type,  # type: ignore[arg-type]
-                relation=link.link_type if outward else INWARD[link.link_type],
+                relation=link.link_type if link.source_key == issue_key else INWARD[link.link_type],
                 issue_key=other.key,
                 summary=other.summary,
                 status=other.status,  # type: ignore[arg-type]
@@ -313,24 +321,41 @@ def _member_out(ctx: ToolContext, m: Member) -> MemberOut:
 
 
 def _project_out(ctx: ToolContext, p: Project) -> ProjectOut:
-    members = ctx.db.scalars(select(Member).where(Member.project_key == p.key).order_by(Member.name))
-    counts = dict.fromkeys(STATUSES, 0)
-    for status, n in ctx.db.execute(
-        select(Issue.status, func.count()).where(Issue.project_key == p.key).group_by(Issue.status)
+    return _project_outs(ctx, [p])[0]
+
+
+def _project_outs(ctx: ToolContext, projects: list[Project]) -> list[ProjectOut]:
+    """Projects as results, with members and issue counts per status fetched in two queries per page."""
+    if not projects:
+        return []
+    keys = [p.key for p in projects]
+    members: dict[str, list[Member]] = {key: [] for key in keys}
+    for m in ctx.db.scalars(
+        select(Member).where(Member.project_key.in_(keys)).order_by(Member.project_key, Member.name, Member.email)
     ):
-        counts[status] = int(n)
-    return ProjectOut(
-        key=p.key,
-        name=p.name,
-        description=p.description,
-        project_type=p.project_type,  # type: ignore[arg-type]
-        lead_name=_name(ctx, p.lead_email),
-        lead_email=p.lead_email,
-        archived=p.archived,
-        members=[_member_out(ctx, m) for m in members],
-        issue_counts=counts,
-        created_at=p.created_at,
-    )
+        members[m.project_key].append(m)
+    counts = {key: dict.fromkeys(STATUSES, 0) for key in keys}
+    for key, status, n in ctx.db.execute(
+        select(Issue.project_key, Issue.status, func.count())
+        .where(Issue.project_key.in_(keys))
+        .group_by(Issue.project_key, Issue.status)
+    ):
+        counts[key][status] = int(n)
+    return [
+        ProjectOut(
+            key=p.key,
+            name=p.name,
+            description=p.description,
+            project_type=p.project_type,  # type: ignore[arg-type]
+            lead_name=_name(ctx, p.lead_email),
+            lead_email=p.lead_email,
+            archived=p.archived,
+            members=[_member_out(ctx, m) for m in members[p.key]],
+            issue_counts=counts[p.key],
+            created_at=p.created_at,
+        )
+        for p in projects
+    ]
 
 
 def _comment_out(ctx: ToolContext, c: IssueComment) -> CommentOut:
@@ -1008,7 +1033,7 @@ def search_projects(
     if not include_archived:
         stmt = stmt.where(Project.archived.is_(False))
     rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[ProjectOut](items=[_project_out(ctx, p) for p in rows], total=total, next_cursor=next_cursor)
+    return Page[ProjectOut](items=_project_outs(ctx, rows), total=total, next_cursor=next_cursor)
 
 
 @service.tool("read")

@@ -285,18 +285,32 @@ def _opt_out_out(ctx: ToolContext, o: OptOut) -> OptOutOut:
 
 
 def _sender_out(ctx: ToolContext, n: SenderNumber) -> SenderNumberOut:
-    sent = ctx.db.scalar(
-        select(func.count()).select_from(Message).where(Message.from_number == n.phone_number)
+    return _sender_outs(ctx, [n])[0]
+
+
+def _sender_outs(ctx: ToolContext, numbers: list[SenderNumber]) -> list[SenderNumberOut]:
+    """Sender numbers as results, with how many messages each sent counted in one query."""
+    if not numbers:
+        return []
+    sent = dict(
+        ctx.db.execute(
+            select(Message.from_number, func.count())
+            .where(Message.from_number.in_({n.phone_number for n in numbers}))
+            .group_by(Message.from_number)
+        ).all()
     )
-    return SenderNumberOut(
-        sid=n.sid,
-        phone_number=n.phone_number,
-        friendly_name=n.friendly_name,
-        sms_enabled=n.sms_enabled,
-        is_default=n.is_default,
-        messages_sent=sent or 0,
-        created_at=n.created_at,
-    )
+    return [
+        SenderNumberOut(
+            sid=n.sid,
+            phone_number=n.phone_number,
+            friendly_name=n.friendly_name,
+            sms_enabled=n.sms_enabled,
+            is_default=n.is_default,
+            messages_sent=sent.get(n.phone_number, 0),
+            created_at=n.created_at,
+        )
+        for n in numbers
+    ]
 
 
 def _segments(body: str) -> int:
@@ -894,12 +908,17 @@ def list_conversations(
         stopped = select(OptOut.phone_number)
         stmt = stmt.where(contact.in_(stopped) if opted_out else contact.not_in(stopped))
     numbers_page, total, next_cursor = paginate(ctx, stmt, limit, cursor)
+    # Every message of the page's conversations in one query, oldest first, grouped by contact here.
+    mine = select(Message).where(_counterpart().in_(numbers_page))
+    if our_number:
+        mine = mine.where(or_(Message.from_number == our_number, Message.to == our_number))
+    by_number: dict[str, list[Message]] = {}
+    for m in ctx.db.scalars(mine.order_by(func.coalesce(Message.date_sent, Message.date_created), Message.sid)):
+        by_number.setdefault(_their_side(m), []).append(m)
+    stopped = set(ctx.db.scalars(select(OptOut.phone_number).where(OptOut.phone_number.in_(numbers_page))))
     items = []
     for number in numbers_page:
-        mine = select(Message).where(_counterpart() == number)
-        if our_number:
-            mine = mine.where(or_(Message.from_number == our_number, Message.to == our_number))
-        rows = list(ctx.db.scalars(mine.order_by(func.coalesce(Message.date_sent, Message.date_created), Message.sid)))
+        rows = by_number[number]
         last_msg = rows[-1]
         listing = _directory(ctx.world).get(number)
         items.append(
@@ -907,7 +926,7 @@ def list_conversations(
                 contact_number=number,
                 contact_name=listing.name if listing else None,
                 company_name=listing.company if listing else None,
-                opted_out=ctx.db.get(OptOut, number) is not None,
+                opted_out=number in stopped,
                 message_count=len(rows),
                 inbound_count=sum(m.direction == "inbound" for m in rows),
                 our_numbers=list(dict.fromkeys(_our_side(m) for m in rows)),
@@ -1075,7 +1094,7 @@ def list_sender_numbers(ctx: ToolContext, sms_enabled: bool | None = None) -> li
     stmt = select(SenderNumber).order_by(SenderNumber.sid)
     if sms_enabled is not None:
         stmt = stmt.where(SenderNumber.sms_enabled.is_(sms_enabled))
-    return [_sender_out(ctx, n) for n in ctx.db.scalars(stmt)]
+    return _sender_outs(ctx, list(ctx.db.scalars(stmt)))
 
 
 @service.tool("write")
