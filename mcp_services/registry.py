@@ -39,9 +39,30 @@ def service_names() -> list[str]:
     return list(LIBRARY)
 
 
+def catalog_names() -> list[str]:
+    """The hand-written library, then every generated service of the catalog (see ``generator.catalog``)."""
+    try:
+        from generator.catalog import generated_names
+    except ImportError:  # the generator is not installed: the hand-written library only
+        return list(LIBRARY)
+    return list(LIBRARY) + [name for name in generated_names() if name not in LIBRARY]
+
+
+def _generated_service(name: str) -> Service | None:
+    """A generated service by name, loaded on first use (None when the catalog has no such service)."""
+    try:
+        from generator.catalog import generated_service
+    except ImportError:
+        return None
+    return generated_service(name)
+
+
 def get_service(name: str) -> Service:
     if name not in LIBRARY:
-        raise UnknownServiceError(name)
+        generated = _generated_service(name)
+        if generated is None:
+            raise UnknownServiceError(name)
+        return generated
     module = importlib.import_module(f"mcp_services.library.{name}")
     service: Service = module.service
     return service

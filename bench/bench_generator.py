@@ -1,0 +1,114 @@
+"""Generator benchmarks (issue 5): prints figures, asserts nothing.
+
+    python bench/bench_generator.py [--quick] [--specs ../shared/specs/tool_specs.jsonl.gz] [--catalog DIR]
+
+1. import + gate throughput (tools per second, wall clock, with the default two gate workers), on a
+   slice of the shared specs file (or the test fixtures with --quick);
+2. time to load the whole catalog: reading its index, and compiling every service in it;
+3. memory of an episode that mounts 15 generated services (RSS growth), and the time to build it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from generator.catalog import PACKAGE_CATALOG, Catalog  # noqa: E402
+from generator.pipeline import ImportConfig, import_file  # noqa: E402
+from mcp_services.kernel import Episode  # noqa: E402
+
+DEFAULT_SPECS = REPO.parent / "shared" / "specs" / "tool_specs.jsonl.gz"
+SLICE = ("trello.com", "slack.com", "twilio.com:twilio_fax_v1", "hubapi.com:crm", "medium.com", "giphy.com",
+         "pims.io", "composio:googledrive", "1password.local:connect", "royalmail.com:click-and-drop")
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def bench_import(specs: Path, quick: bool) -> None:
+    source = REPO / "tests" / "fixtures" / "generator_specs_sample.jsonl" if quick or not specs.exists() else specs
+    only = frozenset() if source != specs else frozenset(SLICE)
+    with tempfile.TemporaryDirectory() as out:
+        started = time.perf_counter()
+        result = import_file(source, ImportConfig(out=Path(out), fmt="specs-jsonl", only=only))
+        seconds = time.perf_counter() - started
+    counts = result.report.counts()
+    tools = sum(counts.values())
+    gate_seconds = sum(s.seconds for s in result.report.services)
+    print(f"import + gate: {len(result.report.services)} services, {tools} tools in {seconds:.1f} s wall "
+          f"= {tools / seconds:.1f} tools/s ({counts.get('implemented', 0)} implemented, "
+          f"{counts.get('simulated', 0)} simulated, {counts.get('rejected', 0)} rejected); "
+          f"gate CPU-side {gate_seconds:.1f} s = {tools / max(gate_seconds, 1e-9):.1f} tools/s per worker")
+
+
+def bench_catalog(root: Path) -> list[str]:
+    catalog = Catalog(root)
+    started = time.perf_counter()
+    names = catalog.names()
+    index_seconds = time.perf_counter() - started
+    if not names:
+        print(f"catalog at {root} is empty: skipping the catalog and episode figures")
+        return []
+    tools = sum(len(catalog.index[n].tools) for n in names)
+    print(f"catalog index: {len(names)} services, {tools} tools, read in {index_seconds * 1000:.0f} ms")
+    started = time.perf_counter()
+    before = rss_mb()
+    for name in names:
+        catalog.service(name)
+    seconds = time.perf_counter() - started
+    print(f"compile the whole catalog: {seconds:.1f} s ({seconds / len(names) * 1000:.1f} ms per service), "
+          f"+{rss_mb() - before:.0f} MB RSS")
+    return names
+
+
+def bench_episode(root: Path, names: list[str]) -> None:
+    catalog = Catalog(root)
+    chosen = sorted(names, key=lambda n: len(catalog.index[n].tools))[len(names) // 2 :][:15]
+    services = [catalog.service(n) for n in chosen]
+    for service in services:  # seeded images are cached per service: build them outside the measurement
+        service.image(0)
+    gc.collect()
+    before = rss_mb()
+    started = time.perf_counter()
+    episode = Episode(services, world_seed=0)
+    seconds = time.perf_counter() - started
+    gc.collect()
+    grown = rss_mb() - before
+    tools = sum(len(s.tools) for s in services)
+    rows = sum(store.count_rows() for store in episode.stores.values())
+    print(f"episode of 15 generated services ({tools} tools, {rows} rows): built in {seconds * 1000:.1f} ms, "
+          f"+{grown:.1f} MB RSS")
+    many = [Episode(services, world_seed=0) for _ in range(20)]
+    gc.collect()
+    print(f"  20 more such episodes: +{rss_mb() - before - grown:.1f} MB RSS "
+          f"({(rss_mb() - before - grown) / 20:.2f} MB each)")
+    for ep in [episode, *many]:
+        ep.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="import the small test fixtures only")
+    parser.add_argument("--specs", type=Path, default=DEFAULT_SPECS)
+    parser.add_argument("--catalog", type=Path, default=PACKAGE_CATALOG)
+    args = parser.parse_args()
+    bench_import(args.specs, args.quick)
+    names = bench_catalog(args.catalog)
+    if len(names) >= 15:
+        bench_episode(args.catalog, names)
+
+
+if __name__ == "__main__":
+    main()

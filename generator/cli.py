@@ -1,0 +1,212 @@
+"""``generator``: import tool specifications into verified services, re-run the gate, show the catalog.
+
+    generator import FILE [--format auto|mcp|openapi|specs-jsonl|spec] [--only NAME,...] --out DIR
+    generator verify [NAME ... | --all] [--catalog DIR]
+    generator catalog [--json] [--catalog DIR]
+    generator show NAME [--catalog DIR]
+
+User errors are one line on stderr with exit status 2; progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from generator.importers import FORMATS, SourceError
+
+
+class CliError(Exception):
+    """A user error: printed as one line, exit status 2."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="generator", description="Tool specifications -> verified CompoWorld services.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    imp = sub.add_parser("import", help="import a spec file, gate every tool, write services and gate_report.json")
+    imp.add_argument("file", type=Path, metavar="FILE")
+    imp.add_argument("--format", choices=FORMATS, default="auto", help="source format (default: guess)")
+    imp.add_argument("--only", default="", metavar="NAME,...",
+                     help="only these services (source names like slack.com, or service names); @FILE reads names from a file")
+    imp.add_argument("--out", type=Path, required=True, metavar="DIR", help="catalog folder to write (merged if it exists)")
+    imp.add_argument("--workers", type=int, default=2, help="gate subprocesses at a time (default 2)")
+    imp.add_argument("--time-limit", type=float, default=30.0, metavar="S",
+                     help="gate seconds per service, plus 0.5 s per tool (default 30)")
+    imp.add_argument("--code-model", default=None, metavar="MODEL",
+                     help="litellm model for the coding loop on tools the compiler cannot express (default: off)")
+    imp.add_argument("--code-api-base", default=None, metavar="URL", help="OpenAI-compatible server for --code-model")
+    imp.add_argument("--code-rounds", type=int, default=3, help="coding-loop rounds per tool (default 3)")
+    imp.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+    ver = sub.add_parser("verify", help="re-run the gate on catalog services")
+    ver.add_argument("names", nargs="*", metavar="NAME")
+    ver.add_argument("--all", action="store_true", help="every service of the catalog")
+    ver.add_argument("--catalog", type=Path, default=None, metavar="DIR", help="catalog folder (default: the package's)")
+    ver.add_argument("--workers", type=int, default=2)
+    ver.add_argument("--json", action="store_true", help="print the gate report as JSON")
+
+    cat = sub.add_parser("catalog", help="counts of services and tools by status and by source")
+    cat.add_argument("--json", action="store_true")
+    cat.add_argument("--catalog", type=Path, default=None, metavar="DIR", help="one catalog folder (default: all configured)")
+
+    show = sub.add_parser("show", help="print one generated service's spec (JSON)")
+    show.add_argument("name", metavar="NAME")
+    show.add_argument("--catalog", type=Path, default=None, metavar="DIR")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = _parser().parse_args(argv)
+    try:
+        code = {"import": cmd_import, "verify": cmd_verify, "catalog": cmd_catalog, "show": cmd_show}[args.command](args)
+    except (CliError, SourceError) as exc:
+        print(f"generator: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except KeyboardInterrupt:
+        print("generator: interrupted", file=sys.stderr)
+        raise SystemExit(130) from None
+    except BrokenPipeError:  # output piped into head: not an error
+        sys.stderr.close()
+        raise SystemExit(0) from None
+    raise SystemExit(code)
+
+
+# -- commands ------------------------------------------------------------------------------------------
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from generator.gate import TimeLimit
+    from generator.pipeline import ImportConfig, import_file
+
+    if not args.file.exists():
+        raise CliError(f"no such file: {args.file}")
+    if args.workers < 1:
+        raise CliError("--workers must be at least 1")
+    if args.out.exists() and not args.out.is_dir():
+        raise CliError(f"--out {args.out} exists and is not a folder")
+    coder = None
+    if args.code_model:
+        from generator.codeloop import CodingLoop
+
+        coder = CodingLoop(args.code_model, api_base=args.code_api_base, rounds=args.code_rounds)
+    config = ImportConfig(
+        out=args.out,
+        fmt=args.format,
+        only=frozenset(_names(args.only)),
+        workers=args.workers,
+        limit=TimeLimit(base=args.time_limit),
+        coder=coder,
+    )
+    progress = None if args.quiet else (lambda message: print(message, file=sys.stderr, flush=True))
+    result = import_file(args.file, config, progress)
+    counts = result.report.counts()
+    if not result.report.services:
+        raise CliError(f"no services imported from {args.file}" + (f" matching --only {args.only}" if args.only else ""))
+    print(
+        f"{len(result.written)} services written to {args.out}: {counts.get('implemented', 0)} tools implemented, "
+        f"{counts.get('simulated', 0)} simulated, {counts.get('rejected', 0)} rejected "
+        f"(report: {args.out / 'gate_report.json'})"
+    )
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from generator.catalog import PACKAGE_CATALOG, Catalog
+    from generator.pipeline import verify
+
+    catalog = Catalog(args.catalog or PACKAGE_CATALOG)
+    if not catalog.names():
+        raise CliError(f"the catalog at {catalog.root} is empty")
+    if args.all == bool(args.names):
+        raise CliError("name services to verify, or pass --all")
+    names = catalog.names() if args.all else args.names
+    unknown = [n for n in names if n not in catalog]
+    if unknown:
+        raise CliError(f"not in the catalog: {', '.join(unknown)} (see `generator catalog`)")
+    report, changed = verify(catalog, names, workers=args.workers,
+                             progress=lambda message: print(message, file=sys.stderr, flush=True))
+    if args.json:
+        print(json.dumps(report.to_json(), indent=1))
+    counts = report.counts()
+    print(f"{len(names)} services re-gated: {counts.get('implemented', 0)} implemented, "
+          f"{counts.get('simulated', 0)} simulated, {counts.get('rejected', 0)} rejected; "
+          f"{len(changed)} tools changed status")
+    for line in changed[:50]:
+        print(f"  {line}")
+    return 1 if changed else 0
+
+
+def cmd_catalog(args: argparse.Namespace) -> int:
+    payload = catalog_counts(args.catalog)
+    if args.json:
+        print(json.dumps(payload, indent=1))
+        return 0
+    generated = payload["generated"]
+    print(f"generated: {generated['services']} services, {generated['tools']} tools "
+          f"({_status_line(generated['by_status'])})")
+    for source, counts in generated["by_source"].items():
+        print(f"  {source:12} {counts['services']:5} services {counts['tools']:6} tools ({_status_line(counts)})")
+    hand = payload["hand_written"]
+    print(f"hand-written: {hand['services']} services, {hand['tools']} tools (implemented)")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from generator.catalog import PACKAGE_CATALOG, Catalog, catalogs
+
+    pool = [Catalog(args.catalog)] if args.catalog else list(reversed(catalogs())) or [Catalog(PACKAGE_CATALOG)]
+    for catalog in pool:
+        if args.name in catalog:
+            print(catalog.spec(args.name).model_dump_json(indent=1, exclude_none=True, exclude_defaults=True))
+            return 0
+    raise CliError(f"no generated service {args.name!r} (see `generator catalog`)")
+
+
+# -- helpers -------------------------------------------------------------------------------------------
+
+
+def catalog_counts(root: Path | None) -> dict[str, Any]:
+    from collections import Counter
+
+    from generator.catalog import Catalog, catalogs
+    from mcp_services.registry import LIBRARY, get_service
+
+    pool = [Catalog(root)] if root is not None else list(catalogs())
+    if root is not None and not (root / "index.json").exists():
+        raise CliError(f"{root} is not a catalog folder (no index.json)")
+    merged: dict[str, Any] = {"services": 0, "tools": 0, "by_status": Counter(), "by_source": {}}
+    for catalog in pool:
+        counts = catalog.counts()
+        merged["services"] += counts["services"]
+        merged["tools"] += counts["tools"]
+        merged["by_status"].update(counts["by_status"])
+        for source, c in counts["by_source"].items():
+            slot = merged["by_source"].setdefault(source, Counter())
+            slot.update(c)
+    merged["by_status"] = dict(merged["by_status"])
+    merged["by_source"] = {k: dict(v) for k, v in sorted(merged["by_source"].items())}
+    tools = 0
+    for name in LIBRARY:
+        try:
+            tools += len(get_service(name).tools)
+        except Exception:  # noqa: BLE001 - a hand-written service still being written is not counted
+            continue
+    return {"generated": merged, "hand_written": {"services": len(LIBRARY), "tools": tools}}
+
+
+def _status_line(counts: dict[str, Any]) -> str:
+    return ", ".join(f"{counts.get(s, 0)} {s}" for s in ("implemented", "simulated") if s in counts or s == "implemented")
+
+
+def _names(option: str) -> list[str]:
+    if option.startswith("@"):
+        path = Path(option[1:])
+        if not path.exists():
+            raise CliError(f"--only {option}: no such file")
+        return [line.strip() for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
+    return [name.strip() for name in option.split(",") if name.strip()]

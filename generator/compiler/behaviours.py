@@ -1,0 +1,309 @@
+"""What each behaviour does to the state, given a tool's bindings and the call's arguments.
+
+Every executor runs inside the kernel's transaction for the call: raising ``ToolError`` rolls the
+whole call back. Rules enforced here are the ones a hand-written service would keep: parents and
+referenced rows must exist, a transition must start from an allowed state, a read changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import String, Text, cast, func, literal_column, or_, select
+
+from mcp_services.kernel.context import ToolContext
+from mcp_services.kernel.errors import ToolError
+
+from generator.compiler.runtime import Row, ServiceRuntime
+from generator.spec import Binding, ToolDef
+
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
+
+Executor = Callable[[ServiceRuntime, ToolDef, ToolContext, dict[str, Any]], Any]
+
+
+# -- finding rows ----------------------------------------------------------------------------------
+
+
+def _parents(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    """Check every parent the call names exists; returns {fk column: parent id} for this entity."""
+    by_entity: dict[str, list[tuple[str, Binding]]] = {}
+    for param, binding in tool.bindings.items():
+        if binding.role == "parent" and param in args and args[param] is not None and binding.entity:
+            by_entity.setdefault(binding.entity, []).append((param, binding))
+    links: dict[str, Any] = {}
+    for entity, bound in by_entity.items():
+        conditions = {(b.lookup or "id"): args[p] for p, b in bound}
+        shown = ", ".join(f"{p} {args[p]!r}" for p, _ in bound)
+        row = rt.require(ctx, entity, conditions, shown)
+        for _, binding in bound:
+            if binding.column:
+                links[binding.column] = row["id"]
+    return links
+
+
+def _target(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any]) -> Row:
+    """The one row a get/update/delete/transition acts on."""
+    behaviour = tool.behaviour
+    entity = behaviour.entity
+    assert entity is not None
+    definition = rt.entity(entity)
+    links = _parents(rt, tool, ctx, args)
+    if behaviour.via:
+        via = [(p, b) for p, b in tool.bindings.items() if b.role == "via" and p in args]
+        if not via:
+            raise ToolError.invalid_argument(f"{tool.name} needs the id of the row that holds the {rt.noun(entity)}.")
+        source = via[0][1].entity or ""
+        shown = ", ".join(f"{p} {args[p]!r}" for p, _ in via)
+        holder = rt.require(ctx, source, {(b.lookup or "id"): args[p] for p, b in via}, shown)
+        key = holder.get(behaviour.via)
+        if key is None:
+            raise ToolError("not_found", f"That {rt.noun(source)} has no {rt.noun(entity)}.")
+        return rt.require(ctx, entity, {"id": key})
+    conditions: dict[str, Any] = dict(links)
+    shown_parts: list[str] = []
+    for param, binding in tool.bindings.items():
+        if param not in args or args[param] is None:
+            continue
+        if binding.role == "key":
+            value = args[param]
+            if isinstance(value, list) and len(value) == 1:
+                value = value[0]  # an id passed as a one-item list (some specs type path ids as arrays)
+            conditions[binding.column or "id"] = value
+            shown_parts.append(f"{param} {args[param]!r}")
+        elif binding.role == "filter" and binding.op == "eq" and binding.column:
+            conditions[binding.column] = args[param]
+            shown_parts.append(f"{param} {args[param]!r}")
+    if behaviour.current or definition.singleton or (definition.per_parent and not shown_parts and not links):
+        row = _first(rt, ctx, entity, conditions)
+        if row is None:
+            raise ToolError("not_found", f"There is no {rt.noun(entity)} here yet.")
+        return row
+    if not conditions:
+        raise ToolError.invalid_argument(f"{tool.name} needs the id of the {rt.noun(entity)} to act on.")
+    return rt.require(ctx, entity, conditions, ", ".join(shown_parts) or None)
+
+
+def _first(rt: ServiceRuntime, ctx: ToolContext, entity: str, conditions: dict[str, Any]) -> Row | None:
+    if conditions:
+        return rt.find(ctx, entity, conditions)
+    table = rt.table(entity)
+    row = ctx.db.execute(select(table).order_by(literal_column("rowid")).limit(1)).mappings().first()
+    return dict(row) if row is not None else None
+
+
+def _values(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    """Column values the call writes (``field`` bindings); referenced rows must exist."""
+    entity = tool.behaviour.entity or ""
+    definition = rt.entity(entity)
+    values: dict[str, Any] = {}
+    for param, binding in tool.bindings.items():
+        if binding.role != "field" or param not in args or not binding.column:
+            continue
+        value = args[param]
+        field = definition.field(binding.column)
+        if field is not None and field.ref and value is not None and field.ref in rt.entities:
+            rt.require(ctx, field.ref, {"id": value}, f"{param} {value!r}")
+        values[binding.column] = value
+    return values
+
+
+# -- behaviours ------------------------------------------------------------------------------------
+
+
+def run_create(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any]) -> Row:
+    entity = tool.behaviour.entity or ""
+    definition = rt.entity(entity)
+    values = _values(rt, tool, ctx, args)
+    values.update(_parents(rt, tool, ctx, args))
+    for param, binding in tool.bindings.items():
+        if binding.role == "key" and args.get(param) is not None:
+            if not rt.comparable(entity, "id", args[param]):
+                raise ToolError.invalid_argument(f"'{param}' is not a valid {rt.noun(entity)} id.")
+            if rt.find(ctx, entity, {"id": args[param]}) is not None:
+                raise ToolError.conflict(f"A {rt.noun(entity)} with id {args[param]!r} already exists.")
+            values["id"] = args[param]
+    if definition.per_parent:
+        owner = definition.owner_field
+        if owner is not None and values.get(owner.name) is not None:
+            if rt.find(ctx, entity, {owner.name: values[owner.name]}) is not None:
+                raise ToolError.conflict(f"That {rt.noun(owner.ref or '')} already has a {rt.noun(entity)}; update it instead.")
+    if definition.singleton and rt.count(ctx, entity) > 0:
+        raise ToolError.conflict(f"There is already a {rt.noun(entity)}; update it instead.")
+    if definition.state and values.get(definition.state.field) is None:
+        values[definition.state.field] = definition.state.initial
+    for f in definition.fields:
+        if f.type == "boolean" and f.name not in values and f.name in _flag_fields(rt, entity):
+            values[f.name] = False
+    return rt.row_out(entity, rt.insert(ctx, entity, values))
+
+
+def run_send(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any]) -> Row:
+    return run_create(rt, tool, ctx, args)
+
+
+def run_get(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any]) -> Row:
+    entity = tool.behaviour.entity or ""
+    return rt.row_out(entity, _target(rt, tool, ctx, args))
+
+
+def run_update(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any]) -> Row:
+    entity = tool.behaviour.entity or ""
+    row = _target(rt, tool, ctx, args)
+    values = _values(rt, tool, ctx, args)
+    writable = [p for p, b in tool.bindings.items() if b.role == "field"]
+    if writable and not values:
+        shown = ", ".join(writable[:8]) + (", ..." if len(writable) > 8 else "")
+        raise ToolError.invalid_argument(f"Pass at least one field to change ({shown}).")
+    return rt.row_out(entity, rt.update(ctx, entity, row["id"], values))
+
+
+def run_delete(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any]) -> Row:
+    entity = tool.behaviour.entity or ""
+    row = _target(rt, tool, ctx, args)
+    rt.delete(ctx, entity, row["id"])
+    return {"id": row["id"], "deleted": True}
+
+
+def run_transition(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any]) -> Row:
+    entity = tool.behaviour.entity or ""
+    transition = tool.behaviour.transition
+    assert transition is not None
+    row = _target(rt, tool, ctx, args)
+    current = row.get(transition.field)
+    if isinstance(transition.to, bool) and current is None:
+        current = False
+    noun = rt.noun(entity)
+    shown_to = str(transition.to).lower() if isinstance(transition.to, bool) else transition.to
+    if current == transition.to:
+        raise ToolError.invalid_state(f"This {noun} already has {transition.field} {shown_to}; nothing to do.")
+    if transition.allowed_from is not None and current not in transition.allowed_from:
+        allowed = ", ".join(str(v).lower() if isinstance(v, bool) else str(v) for v in transition.allowed_from)
+        raise ToolError.invalid_state(
+            f"This {noun} has {transition.field} {current!r}; it can change to {shown_to} only from {allowed}."
+        )
+    values = _values(rt, tool, ctx, args)
+    values[transition.field] = transition.to
+    return rt.row_out(entity, rt.update(ctx, entity, row["id"], values))
+
+
+def run_list(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    entity = tool.behaviour.entity or ""
+    table = rt.table(entity)
+    links = _parents(rt, tool, ctx, args)
+    stmt = select(table)
+    for column, value in links.items():
+        stmt = stmt.where(table.c[column] == value)
+    limit, offset = DEFAULT_LIMIT, 0
+    for param, binding in tool.bindings.items():
+        if param not in args or args[param] is None:
+            continue
+        value = args[param]
+        role = binding.role
+        if role == "filter" and binding.column in table.c:
+            column = table.c[binding.column]
+            kind = rt.columns(entity).get(binding.column)
+            if kind in ("object", "array", "any"):
+                continue  # JSON columns are not filtered on
+            if binding.op == "in":
+                wanted = [rt.coerce(entity, binding.column, v) for v in (value if isinstance(value, list) else [value])]
+                stmt = stmt.where(column.in_(wanted))
+            elif binding.op == "gte":
+                stmt = stmt.where(column >= rt.coerce(entity, binding.column, value))
+            elif binding.op == "lte":
+                stmt = stmt.where(column <= rt.coerce(entity, binding.column, value))
+            elif binding.op == "contains":
+                stmt = stmt.where(cast(column, String).ilike(f"%{value}%"))
+            else:
+                stmt = stmt.where(column == rt.coerce(entity, binding.column, value))
+        elif role == "search" and isinstance(value, str) and value.strip():
+            stmt = stmt.where(_text_match(rt, entity, value.strip()))
+        elif role == "limit":
+            limit = max(1, min(MAX_LIMIT, _count(param, value)))
+        elif role in ("cursor", "offset"):
+            offset = _offset(param, value)
+        elif role == "page":
+            page = _count(param, value)
+            base = 0 if _zero_based(tool, param) else 1
+            offset = max(0, page - base) * _page_size(tool, args)
+    total = int(ctx.db.execute(select(func.count()).select_from(stmt.subquery())).scalar_one())
+    rows = ctx.db.execute(stmt.order_by(literal_column("rowid")).limit(limit).offset(offset)).mappings().all()
+    next_offset = offset + len(rows)
+    return {
+        "items": [rt.row_out(entity, dict(r)) for r in rows],
+        "total": total,
+        "next_cursor": str(next_offset) if next_offset < total else None,
+    }
+
+
+def run_search(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
+    return run_list(rt, tool, ctx, args)
+
+
+def _text_match(rt: ServiceRuntime, entity: str, text: str) -> Any:
+    table = rt.table(entity)
+    definition = rt.entity(entity)
+    columns = [table.c[f.name] for f in definition.fields if f.type == "string" and not f.ref and f.name in table.c]
+    if not columns:
+        columns = [cast(table.c.id, Text)]
+    like = f"%{text}%"
+    return or_(*[c.ilike(like) for c in columns])
+
+
+def _offset(param: str, value: Any) -> int:
+    if isinstance(value, bool):
+        raise ToolError.invalid_argument(f"'{param}' must be a cursor from a previous page.")
+    if isinstance(value, int):
+        return max(0, value)
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    if isinstance(value, str) and not value.strip():
+        return 0
+    raise ToolError.invalid_argument(
+        f"'{param}' value {value!r} is not a valid cursor; pass the next_cursor of a previous page, or omit it."
+    )
+
+
+def _count(param: str, value: Any) -> int:
+    if isinstance(value, bool):
+        raise ToolError.invalid_argument(f"'{param}' must be a whole number.")
+    if isinstance(value, (int, float)):
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    raise ToolError.invalid_argument(f"'{param}' must be a whole number, not {value!r}.")
+
+
+def _zero_based(tool: ToolDef, param: str) -> bool:
+    schema = tool.parameters.get("properties", {}).get(param, {})
+    return schema.get("minimum") == 0 or schema.get("default") == 0
+
+
+def _page_size(tool: ToolDef, args: dict[str, Any]) -> int:
+    for param, binding in tool.bindings.items():
+        if binding.role == "limit" and args.get(param) is not None:
+            return max(1, min(MAX_LIMIT, _count(param, args[param])))
+    return DEFAULT_LIMIT
+
+
+def _flag_fields(rt: ServiceRuntime, entity: str) -> set[str]:
+    """Boolean fields some transition of the service toggles (they start false)."""
+    return {
+        t.behaviour.transition.field
+        for t in rt.spec.tools
+        if t.behaviour.entity == entity and t.behaviour.transition is not None and isinstance(t.behaviour.transition.to, bool)
+    }
+
+
+EXECUTORS: dict[str, Executor] = {
+    "create": run_create,
+    "send": run_send,
+    "get": run_get,
+    "update": run_update,
+    "delete": run_delete,
+    "transition": run_transition,
+    "list": run_list,
+    "search": run_search,
+}

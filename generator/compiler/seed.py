@@ -1,0 +1,206 @@
+"""Seeding a compiled service from the World: rows whose people, emails and companies are the world's.
+
+Entities are seeded parents first, so every reference points at a real row; state fields cycle
+through their values (mostly the initial one) so every transition has a row it applies to; the first
+row of a person-like entity is the world's user (the "current" user of ``/me`` tools).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import insert, text, update
+
+from mcp_services.kernel.context import COUNTERS_TABLE, ToolContext
+
+from generator.compiler.runtime import ServiceRuntime
+from generator.spec import EntityDef, FieldDef
+from generator.values import ValueMaker
+
+MAX_PER_PARENT = 16
+OWNED_ROWS = 10
+
+
+def seed_service(rt: ServiceRuntime, ctx: ToolContext) -> None:
+    maker = ValueMaker(ctx.world, ctx.rng("seed"))
+    rng = maker.rng
+    natural = _natural_keys(rt)
+    flags = _flag_fields(rt)
+    ids: dict[str, list[Any]] = {}
+    deferred: list[tuple[str, Any, str, str]] = []  # entity, row id, column, referenced entity
+    counters: dict[str, int] = {}
+    for definition in _order(rt):
+        entity = definition.name
+        owner = definition.owner_field
+        parents = ids.get(owner.ref, []) if owner is not None and owner.ref else []
+        if definition.singleton:
+            count = 1
+        elif definition.per_parent:
+            count = min(len(parents), MAX_PER_PARENT)
+        elif owner is not None and parents:
+            count = max(definition.seed_rows, OWNED_ROWS) if definition.seed_rows else 0
+        else:
+            count = definition.seed_rows
+        states = _state_cycle(definition, count)
+        made: list[Any] = []
+        rows: list[dict[str, Any]] = []
+        used: dict[str, set[Any]] = {}  # natural-key column -> values taken: a key must find one row
+        number = 0
+        for index in range(count):
+            person = ctx.world.user if (definition.person and index == 0) else maker.person(_person_index(entity, index, rng))
+            key = None
+            while key is None or key in made:
+                number += 1
+                key = rt.key_for(definition, number)
+            row: dict[str, Any] = {"id": key}
+            for f in definition.fields:
+                if f.ref and f.ref in rt.entities:
+                    pool = ids.get(f.ref)
+                    if definition.per_parent and owner is not None and f.name == owner.name:
+                        row[f.name] = parents[index]
+                    elif pool:
+                        row[f.name] = pool[index % len(pool)] if f is owner else rng.choice(pool)
+                    elif f.ref != entity:
+                        deferred.append((entity, row["id"], f.name, f.ref))
+                    continue
+                if definition.state and f.name == definition.state.field:
+                    row[f.name] = states[index]
+                    continue
+                if f.name in flags.get(entity, ()):
+                    row[f.name] = index % 4 == 3
+                    continue
+                value = _field_value(maker, f, person, index, entity, f.name in natural.get(entity, ()))
+                if f.name in natural.get(entity, ()) and not (f.enum or f.pattern or f.format):
+                    value = _unique(value, used.setdefault(f.name, set()), index)
+                row[f.name] = value
+            if definition.timestamps:
+                created = -rng.randint(5, 400)
+                if "created_at" not in row:
+                    row["created_at"] = maker.moment(days=created)
+                if "updated_at" not in row:
+                    row["updated_at"] = maker.moment(days=created + rng.randint(0, 4))
+            made.append(key)
+            rows.append(row)
+        if rows:
+            columns = rt.table(entity).c.keys()
+            full = [{c: rt.coerce(entity, c, r.get(c)) for c in columns} for r in rows]
+            ctx.db.execute(insert(rt.table(entity)), full)
+        counters[f"k_{entity}"] = number
+        ids[entity] = made
+    for entity, key, column, ref in deferred:
+        pool = ids.get(ref)
+        if pool:
+            table = rt.table(entity)
+            ctx.db.execute(update(table).where(table.c.id == key).values({column: rng.choice(pool)}))
+    if counters:
+        ctx.db.execute(
+            text(f"INSERT INTO {COUNTERS_TABLE} (name, value) VALUES (:name, :value)"),
+            [{"name": name, "value": value} for name, value in counters.items()],
+        )
+
+
+def _field_value(maker: ValueMaker, f: FieldDef, person: Any, index: int, entity: str, natural_key: bool) -> Any:
+    schema = _schema(f)
+    value = maker.value(schema, f.name, semantic=f.semantic, person=person, index=index, entity=entity)
+    if natural_key and isinstance(value, str) and not f.enum and not f.pattern and not f.semantic:
+        value = f"{value.rsplit('-', 1)[0]}-{index + 1}"
+    return value
+
+
+def _unique(value: Any, used: set[Any], index: int) -> Any:
+    """``value``, changed just enough not to repeat one already used in this column."""
+    candidate = value
+    bump = 1
+    while candidate in used or isinstance(candidate, (list, dict)):
+        if isinstance(value, bool) or isinstance(candidate, (list, dict)):
+            return value  # cannot be made unique; lookups take the first match
+        if isinstance(value, (int, float)):
+            candidate = value + bump
+        elif isinstance(value, str) and "@" in value:
+            local, _, domain = value.partition("@")
+            candidate = f"{local}+{index + bump}@{domain}"
+        else:
+            candidate = f"{value}-{index + bump}"
+        bump += 1
+    used.add(candidate)
+    return candidate
+
+
+def _schema(f: FieldDef) -> dict[str, Any]:
+    if f.json_schema and f.type in ("object", "array"):
+        return f.json_schema
+    if f.type == "any":
+        return {"type": "string"}
+    schema: dict[str, Any] = {"type": f.type}
+    for key, value in (("enum", f.enum), ("format", f.format), ("pattern", f.pattern), ("minimum", f.minimum),
+                       ("maximum", f.maximum), ("minLength", f.min_length), ("maxLength", f.max_length)):
+        if value is not None:
+            schema[key] = value
+    if f.type == "integer":
+        for key in ("minimum", "maximum"):
+            if key in schema:
+                schema[key] = int(schema[key])
+    return schema
+
+
+def _state_cycle(definition: EntityDef, count: int) -> list[Any]:
+    if definition.state is None:
+        return [None] * count
+    others = [v for v in definition.state.values if v != definition.state.initial] or [definition.state.initial]
+    cycle: list[Any] = []
+    for index in range(count):
+        cycle.append(definition.state.initial if index % 2 == 0 else others[(index // 2) % len(others)])
+    return cycle
+
+
+def _person_index(entity: str, index: int, rng: Any) -> int:
+    return rng.randint(0, 10_000)
+
+
+def _order(rt: ServiceRuntime) -> list[EntityDef]:
+    """Entities with the ones they reference first (cycles broken arbitrarily but stably)."""
+    done: list[EntityDef] = []
+    seen: set[str] = set()
+    visiting: set[str] = set()
+
+    def visit(name: str) -> None:
+        if name in seen or name in visiting:
+            return
+        visiting.add(name)
+        definition = rt.entities[name]
+        owner = definition.owner_field
+        refs = [owner.ref] if owner is not None and owner.ref else []
+        refs += [f.ref for f in definition.fields if f.ref and f.ref != name and f is not owner]
+        for ref in refs:
+            if ref in rt.entities:
+                visit(ref)
+        visiting.discard(name)
+        seen.add(name)
+        done.append(definition)
+
+    for name in rt.entities:
+        visit(name)
+    return done
+
+
+def _natural_keys(rt: ServiceRuntime) -> dict[str, set[str]]:
+    keys: dict[str, set[str]] = {}
+    for tool in rt.spec.tools:
+        entity = tool.behaviour.entity
+        if entity is None:
+            continue
+        for binding in tool.bindings.values():
+            if binding.role == "key" and binding.column and binding.column != "id":
+                keys.setdefault(entity, set()).add(binding.column)
+            if binding.role == "parent" and binding.entity and binding.lookup and binding.lookup != "id":
+                keys.setdefault(binding.entity, set()).add(binding.lookup)
+    return keys
+
+
+def _flag_fields(rt: ServiceRuntime) -> dict[str, set[str]]:
+    flags: dict[str, set[str]] = {}
+    for tool in rt.spec.tools:
+        transition = tool.behaviour.transition
+        if tool.behaviour.entity and transition is not None and isinstance(transition.to, bool):
+            flags.setdefault(tool.behaviour.entity, set()).add(transition.field)
+    return flags

@@ -1,0 +1,60 @@
+"""``compile_service``: a ``ServiceSpec`` -> a kernel ``Service``, mounted and served like a hand-written one."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from mcp_services.kernel.context import ToolContext
+from mcp_services.kernel.service import Service
+
+from generator.compiler.runtime import ServiceRuntime
+from generator.compiler.seed import seed_service
+from generator.compiler.tables import build_tables, make_base
+from generator.compiler.tools import CompiledTool, CustomFunction, CustomTool, SimulatedTool
+from generator.spec import ServiceSpec
+from generator.worldmodel import AnswerCache, WorldModel
+
+
+class CompileError(ValueError):
+    """A spec the compiler cannot turn into a service (e.g. a custom tool without its function)."""
+
+
+def compile_service(
+    spec: ServiceSpec,
+    *,
+    custom: Mapping[str, CustomFunction] | None = None,
+    world_model: WorldModel | None = None,
+) -> Service:
+    """The service ``spec`` describes: typed tables, tools, and a seed from the world.
+
+    ``custom`` maps function names to the functions of custom tools; ``world_model`` answers
+    simulated tools (default: the configured one, see ``generator.worldmodel``).
+    """
+    base = make_base(spec)
+    has_simulated = any(t.behaviour.kind == "simulated" for t in spec.tools)
+    tables, simulated = build_tables(spec, base, has_simulated)
+    runtime = ServiceRuntime(spec, tables, simulated)
+    service = Service(spec.name, spec.description, base, title=spec.title or None)
+    service.runtime = runtime  # type: ignore[attr-defined] - for the gate and custom-tool authors
+    service.spec = spec  # type: ignore[attr-defined]
+    cache = AnswerCache()
+    for definition in spec.tools:
+        kind = definition.behaviour.kind
+        if kind == "simulated":
+            service.add_tool(SimulatedTool(runtime, definition, cache, world_model))
+        elif kind == "custom":
+            function = (custom or {}).get(definition.behaviour.function or "")
+            if function is None:
+                raise CompileError(
+                    f"tool {spec.name}.{definition.name} is custom but its function "
+                    f"{definition.behaviour.function!r} was not given"
+                )
+            service.add_tool(CustomTool(runtime, definition, function))
+        else:
+            service.add_tool(CompiledTool(runtime, definition))
+
+    def seed(ctx: ToolContext) -> None:
+        seed_service(runtime, ctx)
+
+    service.seeder(seed)
+    return service

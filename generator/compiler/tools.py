@@ -1,0 +1,145 @@
+"""Compiled tools: the kernel's ``ToolSpec`` implemented from a ``ToolDef``.
+
+- ``CompiledTool``: a behaviour (create/get/list/...) run by ``behaviours``;
+- ``CustomTool``: a function from the service's custom module (``def tool(ctx, args, api)``);
+- ``SimulatedTool``: answered by the world model, validated against its data schema; writes are
+  recorded in the ``simulated_calls`` table, which is also the model's memory of the episode.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import cached_property
+from typing import Any
+
+from sqlalchemy import insert, literal_column, select
+
+from mcp_services.kernel.context import ToolContext
+from mcp_services.kernel.errors import ToolError
+from mcp_services.kernel.tools import ToolSpec
+
+from generator.compiler.behaviours import EXECUTORS
+from generator.compiler.runtime import ServiceRuntime
+from generator.compiler.validation import make_validator, message, problems
+from generator.spec import ToolDef
+from generator.worldmodel import DEFAULT_RESULT, AnswerCache, SimRequest, WorldModel, get_world_model, simulate
+
+CustomFunction = Callable[[ToolContext, dict[str, Any], ServiceRuntime], Any]
+MAX_HISTORY = 20
+MAX_STATE_ROWS = 5
+
+
+class _DefTool(ToolSpec):
+    """Shared by every tool built from a ``ToolDef``: surface, schemas, argument validation."""
+
+    def __init__(self, runtime: ServiceRuntime, definition: ToolDef) -> None:
+        self.runtime = runtime
+        self.definition = definition
+        self.service = runtime.spec.name
+        self.name = definition.name
+        self.effect = definition.effect
+        self.description = definition.description
+        self.tags = ("generated", definition.behaviour.kind)
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        return self.definition.parameters
+
+    @cached_property
+    def _validator(self) -> Any:
+        return make_validator(self.definition.parameters)
+
+    def validate_arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        found = problems(self._validator, arguments)
+        if found:
+            raise ToolError.invalid_argument(message(self.name, found))
+        return dict(arguments)
+
+
+class CompiledTool(_DefTool):
+    @cached_property
+    def data_schema(self) -> dict[str, Any]:
+        if self.definition.result is not None:
+            return self.definition.result
+        kind = self.definition.behaviour.kind
+        entity = self.definition.behaviour.entity or ""
+        if kind in ("list", "search"):
+            return self.runtime.page_schema(entity)
+        if kind == "delete":
+            return self.runtime.deleted_schema(entity)
+        return self.runtime.row_schema(entity)
+
+    def invoke(self, ctx: Any, arguments: dict[str, Any]) -> Any:
+        return EXECUTORS[self.definition.behaviour.kind](self.runtime, self.definition, ctx, arguments)
+
+
+class CustomTool(_DefTool):
+    def __init__(self, runtime: ServiceRuntime, definition: ToolDef, function: CustomFunction) -> None:
+        super().__init__(runtime, definition)
+        self.function = function
+
+    @cached_property
+    def data_schema(self) -> dict[str, Any]:
+        return self.definition.result or {"type": "object"}
+
+    def invoke(self, ctx: Any, arguments: dict[str, Any]) -> Any:
+        return self.function(ctx, arguments, self.runtime)
+
+
+class SimulatedTool(_DefTool):
+    def __init__(self, runtime: ServiceRuntime, definition: ToolDef, cache: AnswerCache,
+                 world_model: WorldModel | None = None) -> None:
+        super().__init__(runtime, definition)
+        self.cache = cache
+        self.world_model = world_model
+        self.tags = ("generated", "simulated")
+
+    @cached_property
+    def data_schema(self) -> dict[str, Any]:
+        return self.definition.result or DEFAULT_RESULT
+
+    def invoke(self, ctx: Any, arguments: dict[str, Any]) -> Any:
+        request = SimRequest(
+            service=self.service,
+            tool=self.name,
+            description=self.description,
+            effect=self.effect,
+            input_schema=self.input_schema,
+            output_schema=self.data_schema,
+            arguments=arguments,
+            state=self._state(ctx, arguments),
+            history=self._history(ctx),
+            world_seed=ctx.world.seed,
+            now=ctx.now_iso,
+        )
+        answer = simulate(self.world_model or get_world_model(), request, self.cache)
+        if self.effect == "write":
+            ctx.db.execute(
+                insert(self.runtime_simulated_table()).values(
+                    id=ctx.new_id("sim"), tool=self.name, arguments=arguments, answer=answer, created_at=ctx.now_iso
+                )
+            )
+        return answer
+
+    def runtime_simulated_table(self) -> Any:
+        assert self.runtime.simulated is not None, "a service with simulated tools has a simulated_calls table"
+        return self.runtime.simulated
+
+    def _history(self, ctx: ToolContext) -> list[dict[str, Any]]:
+        table = self.runtime_simulated_table()
+        rows = ctx.db.execute(
+            select(table.c.tool, table.c.arguments, table.c.answer).order_by(literal_column("rowid").desc()).limit(MAX_HISTORY)
+        ).mappings().all()
+        return [dict(r) for r in reversed(rows)]
+
+    def _state(self, ctx: ToolContext, arguments: dict[str, Any]) -> list[dict[str, Any]]:
+        """Rows of the tool's entity that share a value with the arguments (else the first few)."""
+        entity = self.definition.behaviour.entity
+        if not entity or entity not in self.runtime.tables:
+            return []
+        table = self.runtime.tables[entity]
+        rows = [dict(r) for r in ctx.db.execute(select(table).order_by(literal_column("rowid")).limit(200)).mappings()]
+        wanted = {json.dumps(v, default=str) for v in arguments.values() if isinstance(v, (str, int, float)) and v != ""}
+        matching = [r for r in rows if wanted & {json.dumps(v, default=str) for v in r.values()}]
+        return (matching or rows)[:MAX_STATE_ROWS]

@@ -1,0 +1,256 @@
+"""Example calls for the gate's contract tests: valid arguments built from a tool's spec and the seeded state.
+
+Keys come from seeded rows (a transition picks a row in a state it may leave), parents from the
+row's own references, written values from the value generator (by semantic type, pattern, enum...).
+Every example is validated against the tool's input schema before it is used.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_services.kernel.world import World
+
+from generator.compiler.runtime import ServiceRuntime
+from generator.compiler.validation import make_validator, problems
+from generator.spec import ToolDef
+from generator.values import ValueMaker
+
+Rows = dict[str, list[dict[str, Any]]]  # entity -> rows
+
+MISSING = {"string": "zz_missing_0000", "integer": 987_654_321}
+
+
+@dataclass
+class Example:
+    arguments: dict[str, Any]
+    row: dict[str, Any] | None  # the row a keyed call acts on
+
+
+class NoExample(Exception):
+    """No valid example call could be built; the message says why."""
+
+
+def rows_by_entity(runtime: ServiceRuntime, dump: dict[str, dict[str, dict[str, Any]]]) -> Rows:
+    return {name: list(dump.get(e.table, {}).values()) for name, e in runtime.entities.items()}
+
+
+def valid_example(runtime: ServiceRuntime, tool: ToolDef, rows: Rows, world: World) -> Example:
+    maker = ValueMaker(world, random.Random(f"gate:{runtime.spec.name}:{tool.name}"))
+    validator = make_validator(tool.parameters)
+    last: list[str] = []
+    for attempt in range(4):
+        example = _build(runtime, tool, rows, maker, prefer_examples=attempt % 2 == 0, optional=attempt < 2)
+        last = problems(validator, example.arguments)
+        if not last:
+            return example
+    raise NoExample(f"no valid example call could be built ({'; '.join(last)[:200]})")
+
+
+def _target_row(runtime: ServiceRuntime, tool: ToolDef, rows: Rows) -> dict[str, Any] | None:
+    behaviour = tool.behaviour
+    entity = behaviour.entity
+    if entity is None or behaviour.kind not in ("get", "update", "delete", "transition"):
+        return None
+    if behaviour.via:
+        via = next((b.entity for b in tool.bindings.values() if b.role == "via"), None)
+        holders = [r for r in rows.get(via or "", []) if r.get(behaviour.via) is not None]
+        return holders[0] if holders else None
+    candidates = _first_per_key(tool, rows.get(entity, []))
+    transition = behaviour.transition
+    if transition is not None:
+        def allowed(row: dict[str, Any]) -> bool:
+            value = row.get(transition.field)
+            if isinstance(transition.to, bool) and value is None:
+                value = False
+            if value == transition.to:
+                return False
+            return transition.allowed_from is None or value in transition.allowed_from
+
+        candidates = [r for r in candidates if allowed(r)]
+    parent_columns = [b.column for b in tool.bindings.values() if b.role == "parent" and b.column]
+    with_parents = [r for r in candidates if all(r.get(c) is not None for c in parent_columns)]
+    candidates = with_parents or candidates
+    if behaviour.current and candidates:
+        return candidates[0]
+    return candidates[len(candidates) // 2] if candidates else None
+
+
+def _build(runtime: ServiceRuntime, tool: ToolDef, rows: Rows, maker: ValueMaker, *, prefer_examples: bool,
+           optional: bool) -> Example:
+    properties: dict[str, Any] = tool.parameters.get("properties", {})
+    required = set(tool.parameters.get("required", []))
+    behaviour = tool.behaviour
+    entity = behaviour.entity
+    row = _target_row(runtime, tool, rows)
+    if row is None and behaviour.kind in ("get", "update", "delete", "transition"):
+        if behaviour.via:
+            raise NoExample(f"no seeded row reaches a {entity} through {behaviour.via}")
+        raise NoExample(f"no seeded {entity} this call can act on")
+    parents = _parents(runtime, tool, rows, row)
+    args: dict[str, Any] = {}
+    for param, schema in properties.items():
+        binding = tool.bindings.get(param)
+        role = binding.role if binding else None
+        value: Any = _UNSET
+        if binding is not None and role == "key" and row is not None:
+            value = row.get(binding.column or "id")
+        elif binding is not None and role in ("parent", "via"):
+            source = parents.get(binding.entity or "") if role == "parent" else row
+            if source is not None:
+                value = source.get(binding.lookup or "id")
+        elif binding is not None and role == "filter" and row is not None and binding.op == "eq":
+            value = row.get(binding.column or "")
+        elif binding is not None and role == "field":
+            if param in required or (optional and _simple(schema)):
+                value = _field_value(runtime, entity or "", binding.column or param, schema, param, rows, maker, prefer_examples)
+        elif param in required:
+            if role == "filter" and entity and rows.get(entity):
+                value = rows[entity][0].get(binding.column or "") if binding else _UNSET
+            elif role == "search" and entity and rows.get(entity):
+                value = _search_word(runtime, entity, rows[entity][0])
+            elif role == "limit":
+                value = 10
+            elif role in ("page", "offset"):
+                value = 1 if role == "page" else 0
+            elif role == "cursor":
+                value = "0"
+            if value is _UNSET or value is None:
+                value = maker.value(schema, param, prefer_examples=prefer_examples)
+        if value is _UNSET or (value is None and param not in required):
+            continue
+        value = _fit(value, schema)
+        if role not in ("key", "parent", "via") and not _fits(schema, value):
+            if param not in required:
+                continue  # a stored value this parameter's schema does not allow: leave it out
+            value = maker.value(schema, param, prefer_examples=True)
+        args[param] = value
+    if behaviour.kind == "update" and not any(
+        b.role == "field" and p in args for p, b in tool.bindings.items()
+    ):  # an update must change something: pass the first writable field
+        for param, binding in tool.bindings.items():
+            if binding.role == "field" and param in properties:
+                args[param] = _fit(_field_value(runtime, entity or "", binding.column or param, properties[param], param,
+                                                rows, maker, prefer_examples), properties[param])
+                break
+    return Example(args, row)
+
+
+_UNSET: Any = object()
+
+
+def _first_per_key(tool: ToolDef, candidates: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows a natural-key lookup can reach: the first one (in insertion order) of each key value."""
+    columns = [b.column for b in tool.bindings.values() if b.role == "key" and b.column and b.column != "id"]
+    if not columns:
+        return candidates
+    seen: set[str] = set()
+    reachable = []
+    for row in candidates:
+        key = canonical([row.get(c) for c in columns])
+        if key not in seen:
+            seen.add(key)
+            reachable.append(row)
+    return reachable
+
+
+def _parents(runtime: ServiceRuntime, tool: ToolDef, rows: Rows, row: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """For each parent entity a call names, the row to name: the target row's own, else a row with children."""
+    out: dict[str, dict[str, Any]] = {}
+    entity = tool.behaviour.entity
+    for binding in tool.bindings.values():
+        if binding.role != "parent" or not binding.entity or binding.entity in out:
+            continue
+        pool = rows.get(binding.entity, [])
+        chosen = None
+        if binding.column and entity:
+            own = row if row is not None else next((r for r in rows.get(entity, []) if r.get(binding.column) is not None), None)
+            if own is not None and own.get(binding.column) is not None:
+                chosen = next((p for p in pool if p.get("id") == own.get(binding.column)), None)
+        if chosen is None and row is not None:
+            # an ancestor further up: reach it through the parent rows already chosen
+            for other in out.values():
+                for column, value in other.items():
+                    if column.endswith("_id") and value is not None:
+                        chosen = next((p for p in pool if p.get("id") == value), None) or chosen
+        if chosen is None and pool:
+            chosen = pool[0]
+        if chosen is not None:
+            out[binding.entity] = chosen
+    return out
+
+
+def _field_value(runtime: ServiceRuntime, entity: str, column: str, schema: dict[str, Any], param: str, rows: Rows,
+                 maker: ValueMaker, prefer_examples: bool) -> Any:
+    definition = runtime.entities.get(entity)
+    field = definition.field(column) if definition else None
+    if field is not None and field.ref and rows.get(field.ref):
+        return rows[field.ref][0]["id"]
+    if definition is not None and definition.state and column == definition.state.field:
+        values = [v for v in (schema.get("enum") or definition.state.values)]
+        if values:
+            return values[0]
+    return maker.value(schema, param, semantic=field.semantic if field else None, entity=entity,
+                       prefer_examples=prefer_examples)
+
+
+def _search_word(runtime: ServiceRuntime, entity: str, row: dict[str, Any]) -> str:
+    definition = runtime.entities[entity]
+    for f in definition.fields:
+        value = row.get(f.name)
+        if f.type == "string" and not f.ref and isinstance(value, str) and value.strip():
+            return value.split()[0][:20]
+    return str(row.get("id"))
+
+
+def _simple(schema: dict[str, Any]) -> bool:
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), None)
+    return kind in ("string", "integer", "number", "boolean") or bool(schema.get("enum"))
+
+
+def _fit(value: Any, schema: dict[str, Any]) -> Any:
+    """A stored value in the type the parameter declares (an integer id passed as a string, say)."""
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), None)
+    if kind == "string" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    if kind == "integer" and isinstance(value, str) and value.lstrip("-").isdigit():
+        return int(value)
+    if kind == "array" and not isinstance(value, list) and value is not None:
+        return [value]
+    return value
+
+
+def _fits(schema: dict[str, Any], value: Any) -> bool:
+    return make_validator(schema).is_valid(value)
+
+
+def missing_value(schema: dict[str, Any]) -> Any:
+    """An id no seeded row has, in the parameter's type."""
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), None)
+    return MISSING["integer"] if kind == "integer" else MISSING["string"]
+
+
+def wrong_type(schema: dict[str, Any]) -> Any:
+    """A value of the wrong JSON type for ``schema`` (None when every type is allowed)."""
+    kind = schema.get("type")
+    kinds = set(kind) if isinstance(kind, list) else {kind} if kind else set()
+    if not kinds or schema.get("anyOf") or schema.get("oneOf"):
+        return None
+    if "object" not in kinds:
+        return {"unexpected": "object"}
+    if "array" not in kinds:
+        return ["unexpected"]
+    return None
+
+
+def canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)

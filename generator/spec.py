@@ -1,0 +1,354 @@
+"""Our declarative service spec: entities with typed fields, and tools with a behaviour over them.
+
+A ``ServiceSpec`` is what every importer produces and what the compiler turns into a kernel
+``Service``. It is plain JSON (``docs/generator.md`` documents it), small enough to keep one per
+service in the catalog, and readable: a tool says *what* it does (``create`` a ``card``; ``transition``
+a ``charge``'s ``status`` to ``captured``) and how each parameter is used (``bindings``), never how.
+
+``load_spec`` validates a spec and turns every problem into one readable ``SpecError``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from mcp_services.kernel.tools import TOOL_NAME_PATTERN
+
+from generator.semantics import check_vocabulary
+
+SPEC_VERSION = 1
+
+FieldType = Literal["string", "integer", "number", "boolean", "object", "array", "any"]
+BehaviourKind = Literal[
+    "create", "get", "list", "search", "update", "delete", "transition", "send", "custom", "simulated"
+]
+Role = Literal["key", "parent", "via", "field", "filter", "search", "limit", "cursor", "page", "offset", "option"]
+FilterOp = Literal["eq", "gte", "lte", "in", "contains"]
+Scalar = str | int | float | bool
+
+#: Behaviours that change state; the others read.
+WRITE_KINDS = frozenset({"create", "update", "delete", "transition", "send"})
+READ_KINDS = frozenset({"get", "list", "search"})
+#: Behaviours that act on one existing row, found through ``key`` bindings (or ``current``).
+KEYED_KINDS = frozenset({"get", "update", "delete", "transition"})
+
+_IDENT = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
+_ENTITY = r"^[a-z][a-z0-9_]{0,47}$"
+#: Columns every entity table has; fields may not use these names.
+RESERVED_COLUMNS = frozenset({"id"})
+#: Columns added to entities with ``timestamps`` (unless a field of that name exists).
+TIMESTAMP_COLUMNS = ("created_at", "updated_at")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=False, populate_by_name=True)
+
+
+class FieldDef(_Model):
+    """One column of an entity (and one property of its rows in tool results)."""
+
+    name: Annotated[str, Field(pattern=_IDENT)]
+    type: FieldType
+    semantic: str | None = None
+    description: str = ""
+    enum: list[Scalar] | None = None
+    format: str | None = None
+    pattern: str | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+    json_schema: dict[str, Any] | None = Field(default=None, description="Schema of an object/array value")
+    ref: str | None = Field(default=None, description="The entity this field holds the id of (a relation)")
+    owner: bool = Field(default=False, description="With ref: the referenced row owns this one (deleted with it)")
+
+
+class KeyDef(_Model):
+    """How an entity's rows are identified: the ``id`` column's type and how new ids look."""
+
+    type: Literal["string", "integer"] = "string"
+    prefix: str = Field(default="", pattern=r"^[a-z0-9]{0,12}$")
+    width: int = Field(default=4, ge=1, le=64, description="Digits of the counter in prefix_0001 ids")
+    pattern: str | None = Field(default=None, description="New ids match this regex (as the source requires)")
+    format: Literal["uuid"] | None = None
+
+
+class StateDef(_Model):
+    """A state machine on a string field: its values, the initial one, and terminal ones."""
+
+    field: str
+    values: list[str] = Field(min_length=1)
+    initial: str
+    terminal: list[str] = Field(default_factory=list)
+
+
+class EntityDef(_Model):
+    """A kind of record the service stores (a table)."""
+
+    name: Annotated[str, Field(pattern=_ENTITY)]
+    table: Annotated[str, Field(pattern=_ENTITY)]
+    description: str = ""
+    key: KeyDef = Field(default_factory=KeyDef)
+    fields: list[FieldDef] = Field(default_factory=list)
+    state: StateDef | None = None
+    label: str | None = Field(default=None, description="The field that names a row (name, title...)")
+    singleton: bool = Field(default=False, description="Exactly one row (an account's settings)")
+    per_parent: bool = Field(default=False, description="One row per row of its owner (a user's profile)")
+    person: bool = Field(default=False, description="Rows are people of the world (users, contacts...)")
+    seed_rows: int = Field(default=8, ge=0, le=200)
+    timestamps: bool = True
+
+    def field(self, name: str) -> FieldDef | None:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        return None
+
+    def has_column(self, name: str) -> bool:
+        """``id``, a field, or a timestamp column the compiler adds."""
+        return name == "id" or self.field(name) is not None or (self.timestamps and name in TIMESTAMP_COLUMNS)
+
+    @property
+    def owner_field(self) -> FieldDef | None:
+        return next((f for f in self.fields if f.ref and f.owner), None)
+
+
+class Binding(_Model):
+    """What one parameter of a tool means.
+
+    - ``key``: identifies the row acted on, matched against ``column`` (default ``id``; or a natural key);
+    - ``parent``: identifies the owning row of ``entity`` (matched on ``lookup``, default ``id``);
+      its id is stored in / filtered on this entity's ``column``;
+    - ``via``: identifies a row of ``entity`` whose ``behaviour.via`` field leads to the result;
+    - ``field``: a value written to ``column``; ``filter``: rows whose ``column`` matches (``op``); both
+      default to the column named like the parameter;
+    - ``search``: free text matched against the entity's text columns;
+    - ``limit`` / ``cursor`` / ``page`` / ``offset``: paging; ``option``: accepted, does not change the result.
+    """
+
+    role: Role
+    column: str | None = None
+    entity: str | None = None
+    lookup: str | None = None
+    op: FilterOp = "eq"
+
+
+class Transition(_Model):
+    """Set ``field`` to ``to``; allowed only from the values in ``allowed_from`` (None: any other value)."""
+
+    field: str
+    to: Scalar
+    allowed_from: list[Scalar] | None = None
+
+
+class Behaviour(_Model):
+    kind: BehaviourKind
+    entity: str | None = None
+    transition: Transition | None = None
+    via: str | None = Field(default=None, description="get: follow this ref field of the 'via'-bound row")
+    current: bool = Field(default=False, description="Acts on the entity's current row (the signed-in user)")
+    function: str | None = Field(default=None, description="custom: the function in the service's custom module")
+
+
+class HttpDef(_Model):
+    method: str
+    path: str
+
+
+class ToolDef(_Model):
+    """One tool: its surface (name, effect, description, parameters, result) and its behaviour."""
+
+    name: str
+    effect: Literal["read", "write"]
+    description: str = Field(min_length=1)
+    parameters: dict[str, Any]
+    result: dict[str, Any] | None = Field(default=None, description="Schema of data; derived from the entity if null")
+    behaviour: Behaviour
+    bindings: dict[str, Binding] = Field(default_factory=dict)
+    source: str | None = Field(default=None, description="The tool's name in the imported specification")
+    http: HttpDef | None = None
+
+
+class ServiceSpec(_Model):
+    spec_version: Literal[1] = SPEC_VERSION
+    name: str
+    title: str = ""
+    description: str = Field(min_length=1)
+    source: str = ""
+    license: str | None = None
+    upstream_license: str | None = None
+    format: str = "spec"
+    version: str | None = None
+    categories: list[str] = Field(default_factory=list)
+    entities: list[EntityDef] = Field(default_factory=list)
+    tools: list[ToolDef] = Field(default_factory=list)
+
+    def entity(self, name: str) -> EntityDef:
+        for entity in self.entities:
+            if entity.name == name:
+                return entity
+        raise KeyError(name)
+
+    def tool(self, name: str) -> ToolDef:
+        for tool in self.tools:
+            if tool.name == name:
+                return tool
+        raise KeyError(name)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ServiceSpec:
+        for tool in self.tools:  # defaults: a key matches id; a field or filter the column named like it
+            for param, binding in tool.bindings.items():
+                if binding.column is None and binding.role in ("key", "field", "filter"):
+                    binding.column = "id" if binding.role == "key" else param
+        problems = spec_problems(self)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+
+class SpecError(ValueError):
+    """A spec that does not validate; the message lists every problem with where it is."""
+
+
+def load_spec(data: dict[str, Any] | str | bytes) -> ServiceSpec:
+    """Validate a spec (a dict or JSON text); raises ``SpecError`` with readable problems."""
+    try:
+        if isinstance(data, (str, bytes)):
+            return ServiceSpec.model_validate_json(data)
+        return ServiceSpec.model_validate(data)
+    except ValidationError as exc:
+        name = data.get("name") if isinstance(data, dict) else None
+        raise SpecError(describe_spec_error(exc, name)) from None
+
+
+def describe_spec_error(exc: ValidationError, name: Any = None) -> str:
+    lines = []
+    for err in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in err["loc"]) or "(spec)"
+        message = err["msg"].removeprefix("Value error, ")
+        lines.append(f"{where}: {message}" if where != "(spec)" else message)
+    head = f"spec {name!r} is invalid" if isinstance(name, str) else "spec is invalid"
+    return f"{head}: " + "; ".join(lines)
+
+
+def spec_problems(spec: ServiceSpec) -> list[str]:
+    """Cross-reference problems (names, entities, fields, bindings) of a structurally valid spec."""
+    problems: list[str] = []
+    if not re.match(r"^[a-z][a-z0-9_]{0,47}$", spec.name) or "__" in spec.name:
+        problems.append(f"name {spec.name!r} must be a lowercase identifier without '__' (at most 48 characters)")
+    entities: dict[str, EntityDef] = {}
+    tables: set[str] = set()
+    for entity in spec.entities:
+        where = f"entity {entity.name!r}"
+        if entity.name in entities:
+            problems.append(f"{where} is declared twice")
+        entities[entity.name] = entity
+        if entity.table in tables:
+            problems.append(f"{where}: table {entity.table!r} is used by another entity")
+        tables.add(entity.table)
+        seen: set[str] = set()
+        for f in entity.fields:
+            if f.name.lower() in seen:
+                problems.append(f"{where}: field {f.name!r} is declared twice (names are case-insensitive)")
+            seen.add(f.name.lower())
+            if f.name in RESERVED_COLUMNS:
+                problems.append(f"{where}: field {f.name!r} is reserved (every entity has an 'id' key)")
+            if f.semantic and not check_vocabulary(f.semantic):
+                problems.append(f"{where}: field {f.name!r} has unknown semantic type {f.semantic!r}")
+        if entity.state:
+            state_field = entity.field(entity.state.field)
+            if state_field is None:
+                problems.append(f"{where}: state field {entity.state.field!r} is not a field")
+            elif state_field.type != "string":
+                problems.append(f"{where}: state field {entity.state.field!r} must be a string")
+            if entity.state.initial not in entity.state.values:
+                problems.append(f"{where}: initial state {entity.state.initial!r} is not one of its values")
+        if entity.label and entity.field(entity.label) is None:
+            problems.append(f"{where}: label {entity.label!r} is not a field")
+        if entity.per_parent and entity.owner_field is None:
+            problems.append(f"{where}: per_parent needs an owner field (a ref with owner: true)")
+    for entity in spec.entities:
+        for f in entity.fields:
+            if f.ref is not None and f.ref not in entities:
+                problems.append(f"entity {entity.name!r}: field {f.name!r} refers to unknown entity {f.ref!r}")
+    names: set[str] = set()
+    for tool in spec.tools:
+        problems.extend(_tool_problems(tool, entities))
+        if tool.name in names:
+            problems.append(f"tool {tool.name!r} is declared twice")
+        names.add(tool.name)
+    return problems
+
+
+def _tool_problems(tool: ToolDef, entities: dict[str, EntityDef]) -> list[str]:
+    where = f"tool {tool.name!r}"
+    problems: list[str] = []
+    if not TOOL_NAME_PATTERN.match(tool.name):
+        problems.append(f"{where}: name must match {TOOL_NAME_PATTERN.pattern}")
+    params = tool.parameters
+    if params.get("type") != "object" or not isinstance(params.get("properties", {}), dict):
+        problems.append(f"{where}: parameters must be a JSON Schema with type 'object' and 'properties'")
+        return problems
+    properties = params.get("properties", {})
+    behaviour = tool.behaviour
+    kind = behaviour.kind
+    if kind in WRITE_KINDS and tool.effect != "write":
+        problems.append(f"{where}: a {kind} behaviour writes, so effect must be 'write'")
+    if kind in READ_KINDS and tool.effect != "read":
+        problems.append(f"{where}: a {kind} behaviour only reads, so effect must be 'read'")
+    entity = entities.get(behaviour.entity) if behaviour.entity else None
+    if kind not in ("custom", "simulated"):
+        if behaviour.entity is None:
+            problems.append(f"{where}: a {kind} behaviour needs an entity")
+            return problems
+    if behaviour.entity is not None and entity is None:
+        problems.append(f"{where}: behaviour entity {behaviour.entity!r} is not an entity ({', '.join(entities) or 'none'})")
+        return problems
+    if kind == "transition":
+        if behaviour.transition is None:
+            problems.append(f"{where}: a transition behaviour needs 'transition'")
+        elif entity is not None and entity.field(behaviour.transition.field) is None:
+            problems.append(f"{where}: transition field {behaviour.transition.field!r} is not a field of {entity.name!r}")
+    if kind == "custom" and not behaviour.function:
+        problems.append(f"{where}: a custom behaviour needs 'function'")
+    for param, binding in tool.bindings.items():
+        if param not in properties:
+            problems.append(f"{where}: binding for {param!r}, which is not a parameter")
+            continue
+        problems.extend(_binding_problems(where, param, binding, entity, entities, behaviour))
+    if kind in KEYED_KINDS and entity is not None and not behaviour.current and not entity.singleton:
+        roles = {b.role for b in tool.bindings.values()}
+        if "key" not in roles and not (behaviour.via and "via" in roles) and not (entity.per_parent and "parent" in roles):
+            problems.append(f"{where}: a {kind} behaviour needs a parameter bound as its key")
+    return problems
+
+
+def _binding_problems(
+    where: str,
+    param: str,
+    binding: Binding,
+    entity: EntityDef | None,
+    entities: dict[str, EntityDef],
+    behaviour: Behaviour,
+) -> list[str]:
+    problems: list[str] = []
+    role = binding.role
+    if role in ("key", "field", "filter") and entity is not None:
+        column = binding.column or ("id" if role == "key" else param)
+        if not entity.has_column(column):
+            problems.append(f"{where}: parameter {param!r} is bound to {column!r}, not a column of {entity.name!r}")
+    if role in ("parent", "via"):
+        target = entities.get(binding.entity or "")
+        if target is None:
+            problems.append(f"{where}: parameter {param!r} names unknown entity {binding.entity!r}")
+        elif binding.lookup and binding.lookup != "id" and target.field(binding.lookup) is None:
+            problems.append(f"{where}: parameter {param!r} looks up {binding.lookup!r}, not a column of {target.name!r}")
+        if role == "parent" and entity is not None and binding.column and entity.field(binding.column) is None:
+            problems.append(f"{where}: parameter {param!r} stores into {binding.column!r}, not a column of {entity.name!r}")
+        if role == "via" and target is not None and behaviour.via and target.field(behaviour.via) is None:
+            problems.append(f"{where}: via field {behaviour.via!r} is not a column of {target.name!r}")
+    return problems

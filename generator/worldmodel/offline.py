@@ -1,0 +1,75 @@
+"""The offline world model: schema-driven values from a seeded generator, with read-your-writes memory.
+
+Deterministic: the answer is a function of the world seed, the tool, the arguments, the state and
+the history. It remembers what earlier calls wrote: a property named like an argument takes the
+argument's value; otherwise, an earlier answer (or a stored row) that shares a value with this call's
+arguments lends its same-named properties. So ``get_fax(fax_id)`` after ``send_fax`` returns the fax
+that was sent, with the same status and recipient.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+from mcp_services.kernel.world import World
+
+from generator.values import ValueMaker
+from generator.worldmodel.base import SimRequest, answer_problem
+
+
+class OfflineWorldModel:
+    name = "offline"
+
+    def answer(self, request: SimRequest, feedback: str | None = None) -> Any:
+        rng = random.Random(json.dumps([request.world_seed, request.service, request.tool, request.arguments],
+                                       sort_keys=True, default=str))
+        maker = ValueMaker(World.from_seed(request.world_seed), rng)
+        memory = _memory(request)
+        return self._value(maker, request.output_schema, request, memory, depth=0, name="")
+
+    def _value(self, maker: ValueMaker, schema: dict[str, Any], request: SimRequest, memory: dict[str, Any],
+               depth: int, name: str) -> Any:
+        if schema.get("type") == "object" or "properties" in schema:
+            props = schema.get("properties") or {}
+            out: dict[str, Any] = {}
+            for key, sub in props.items():
+                remembered = _recall(key, sub, request.arguments, memory) if depth == 0 else None
+                if remembered is not None:
+                    out[key] = remembered
+                elif key == "status" and sub.get("enum") == ["ok"]:
+                    out[key] = "ok"
+                elif key == "message" and depth == 0 and sub.get("type") == "string":
+                    out[key] = f"{request.tool.replace('_', ' ').capitalize()} done (simulated)."
+                elif key == "result" and depth == 0 and not sub.get("properties"):
+                    out[key] = {k: v for k, v in request.arguments.items()}
+                elif key in schema.get("required", []) or depth < 2:
+                    out[key] = self._value(maker, sub, request, memory, depth + 1, key)
+            return out
+        return maker.value(schema, name, prefer_examples=False)
+
+
+def _memory(request: SimRequest) -> dict[str, Any]:
+    """Values from earlier answers and stored rows that share a value with this call's arguments."""
+    wanted = {json.dumps(v, sort_keys=True, default=str) for v in request.arguments.values() if v not in (None, "", [], {})}
+    memory: dict[str, Any] = {}
+    sources: list[dict[str, Any]] = []
+    for entry in reversed(request.history):  # newest first
+        answer = entry.get("answer")
+        if isinstance(answer, dict):
+            sources.append({**entry.get("arguments", {}), **answer})
+    sources.extend(request.state)
+    for source in sources:
+        values = {json.dumps(v, sort_keys=True, default=str) for v in source.values() if v not in (None, "", [], {})}
+        if wanted & values:
+            for key, value in source.items():
+                memory.setdefault(key, value)
+    return memory
+
+
+def _recall(key: str, schema: dict[str, Any], arguments: dict[str, Any], memory: dict[str, Any]) -> Any:
+    for source in (arguments, memory):
+        if key in source and source[key] is not None and answer_problem(schema, source[key]) is None:
+            return source[key]
+    return None
