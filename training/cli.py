@@ -1,6 +1,7 @@
 """``training``: the command line over the training library (thin: parse, build settings, call).
 
     training sft --data RUN_DIR --out DIR [--model tiny-qwen3|smollm2|PATH] [--config FILE] [--lora] ...
+    training rl --tasks FILE --out DIR [--model ...] [--reward cfrr|binary|rubric] [--group-size G] [--vllm MODE] ...
 
 Bad input (a missing run, a corrupt line, an unknown model, a bad config) prints one line and
 exits with code 2; only a bug shows a traceback.
@@ -49,10 +50,58 @@ def _add_sft_parser(subparsers: Any) -> None:
 
 
 # --- rl ------------------------------------------------------------------------------------------
-# Reserved for `training rl` (GRPOTrainer, one private episode per rollout, reward from
-# training.rewards.group_rewards). It is added once the harness exists: register it here with an
-# `_add_rl_parser(subparsers)` next to `_add_sft_parser`, and keep its library code in training/rl*.py.
+# `training rl`: GRPOTrainer, one private episode per rollout, reward from training.rewards.group_rewards.
+# Library code in training/rl*.py.
 # -------------------------------------------------------------------------------------------------
+def _add_rl_parser(subparsers: Any) -> None:
+    from training.rl_settings import REWARD_KINDS, VLLM_MODES
+
+    rl = subparsers.add_parser(
+        "rl",
+        help="GRPO on composed tasks: each rollout is a private episode, graded by the harness",
+        description="Train with GRPO on the tasks of FILE: every rollout runs one private episode through the task's "
+        "tools, is graded by the harness and rewarded by --reward over groups of the same task. "
+        "Flags override the values of --config.",
+    )
+    add = rl.add_argument
+    add("--tasks", required=True, metavar="FILE", help="tasks.jsonl from `composer generate`")
+    add("--out", required=True, metavar="DIR", help="where to save the model, training_summary.json, rollouts.jsonl")
+    add("--model", metavar="NAME|PATH", help="tiny-qwen3 (default), smollm2, or a local model folder (e.g. from sft)")
+    add("--chat-template", metavar="NAME", help="replace the tokenizer's template: qwen3, chatml-tools or a .jinja")
+    add("--config", metavar="FILE", help="JSON or YAML settings, e.g. training/configs/qwen3-8b-grpo.yaml")
+    add("--reward", choices=REWARD_KINDS, help="cfrr (default), binary or rubric")
+    add("--group-size", type=int, metavar="G", help="rollouts per task in a group (default 4)")
+    add("--batch-size", type=int, metavar="N", help="rollouts per device per micro-batch (default 4)")
+    add("--grad-accum", type=int, dest="gradient_accumulation_steps", metavar="N", help="gradient accumulation")
+    add("--max-steps", type=int, metavar="N", help="optimizer steps (default: one pass over the tasks)")
+    add("--lr", type=float, dest="learning_rate", metavar="LR", help="learning rate (default 1e-6)")
+    add("--seed", type=int, metavar="N", help="seed for model init, task order and sampling (default 0)")
+    add("--mode", choices=("direct", "discover"), help="tool surface: direct (default) or discover")
+    add("--max-turns", type=int, metavar="N", help="model turns per episode (default 8)")
+    add("--max-turn-tokens", type=int, metavar="N", help="tokens per model turn (default 512)")
+    add("--max-completion-length", type=int, metavar="N", help="tokens per episode after the prompt (default 4096)")
+    add("--vllm", choices=VLLM_MODES, help="generate with vLLM on a GPU (default: transformers)")
+    add("--lora", action="store_true", default=None, help="train a LoRA adapter instead of all weights")
+    rl.set_defaults(handler=_run_rl)
+
+
+def _run_rl(args: argparse.Namespace) -> int:
+    from training.config_files import load_config_file
+    from training.rl import run_rl
+    from training.rl_settings import RLSettings
+
+    values: dict[str, Any] = load_config_file(args.config) if args.config else {}
+    fields = set(RLSettings.field_names())
+    values.update({name: value for name, value in vars(args).items() if name in fields and value is not None})
+    summary = run_rl(RLSettings.from_mapping(values))
+    rollouts = summary["rollouts"]
+    last_reward = summary["rewards"][-1] if summary["rewards"] else None
+    print(
+        f"saved {summary['saved']} to {values['out']}: {summary['steps']} GRPO steps on {summary['n_tasks']} tasks, "
+        f"{rollouts['episodes']} episodes ({rollouts['tokens_per_second']} generated tokens/s), "
+        f"last mean {summary['reward']} reward {last_reward}"
+    )
+    return 0
 
 
 def _run_sft(args: argparse.Namespace) -> int:
@@ -76,6 +125,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=_PROG, description="Train tool-using agents on CompoWorld trajectories.")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_sft_parser(subparsers)
+    _add_rl_parser(subparsers)
     return parser
 
 

@@ -12,15 +12,12 @@ user-facing problem is a ``TrainingInputError``.
 from __future__ import annotations
 
 import json
-import random
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from training.errors import TrainingInputError
 from training.models import load_model, load_tokenizer
+from training.rng import global_rng_preserved
 from training.sft_data import SFTData, build_sft_data
 from training.sft_settings import SFTSettings
 
@@ -87,22 +84,6 @@ def check_chat_template(tokenizer: PreTrainedTokenizerBase) -> str | None:
             f"(missing from the rendered probe: {missing}); pass a model with a tool-calling template such as Qwen3's"
         )
     return template
-
-
-@contextmanager
-def _global_rng_preserved() -> Iterator[None]:
-    """Restore Python, NumPy and torch global RNG state after the Trainer's own set_seed()."""
-    import numpy
-    import torch
-
-    python_state = random.getstate()
-    numpy_state = numpy.random.get_state()
-    with torch.random.fork_rng():
-        try:
-            yield
-        finally:
-            random.setstate(python_state)
-            numpy.random.set_state(numpy_state)
 
 
 def _sft_config(settings: SFTSettings) -> Any:
@@ -218,7 +199,7 @@ def train_and_save(
         raise TrainingInputError(f"--out {settings.out} exists and is not a folder")
     started = time.monotonic()
     check_chat_template(tokenizer)
-    with _global_rng_preserved():
+    with global_rng_preserved():
         trainer = build_trainer(settings, data, model, tokenizer)
         result = trainer.train()
         eval_loss = trainer.evaluate().get("eval_loss") if data.validation is not None else None
@@ -255,6 +236,6 @@ def run_sft(settings: SFTSettings) -> dict[str, Any]:
     data = build_sft_data(settings.data, val_fraction=settings.val_fraction, seed=settings.seed)
     tokenizer = load_tokenizer(settings.model, chat_template=settings.chat_template)
     check_chat_template(tokenizer)
-    with _global_rng_preserved():
+    with global_rng_preserved():
         model = load_model(settings.model, tokenizer, seed=settings.seed)
     return train_and_save(settings, data, model, tokenizer)
