@@ -36,7 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     imp.add_argument("--out", type=Path, required=True, metavar="DIR", help="catalog folder to write (merged if it exists)")
     imp.add_argument("--workers", type=int, default=2, help="gate subprocesses at a time (default 2)")
     imp.add_argument("--time-limit", type=float, default=30.0, metavar="S",
-                     help="gate seconds per service, plus 0.5 s per tool (default 30)")
+                     help="gate CPU seconds per service, plus 0.5 s per tool (default 30)")
     imp.add_argument("--code-model", default=None, metavar="MODEL",
                      help="litellm model for the coding loop on tools the compiler cannot express (default: off)")
     imp.add_argument("--code-api-base", default=None, metavar="URL", help="OpenAI-compatible server for --code-model")

@@ -104,6 +104,8 @@ def _prepare(raw: RawService, service: str, result: PlanResult) -> list[Prepared
             continue
         seen_raw.add(tool.name)
         short = tool.name[len(prefix) :] if prefix and tool.name.startswith(prefix) else tool.name
+        if tool.method and tool.path and not _meaningful(short):
+            short = f"{tool.method.lower()}_{tool.path}"  # an opaque operation id ("54763641281d"): name it by its route
         name = tool_name(short)
         if name in seen:
             result.rejected[tool.name] = f"duplicate tool name {name!r} once normalised (also from {seen[name]!r})"
@@ -136,6 +138,11 @@ def _prepare(raw: RawService, service: str, result: PlanResult) -> list[Prepared
             )
         )
     return prepared
+
+
+def _meaningful(name: str) -> bool:
+    """Whether a name has a real word in it (operation ids are sometimes hex digests)."""
+    return any(len(w) >= 3 and w.isalpha() and not all(c in "abcdef" for c in w) for w in words(name))
 
 
 def _shared_prefix(names: list[str], service: str) -> str:

@@ -21,6 +21,7 @@ from generator.planner.lexicon import (
     LIMIT_PARAMS,
     OFFSET_PARAMS,
     OPTION_PARAMS,
+    OPTION_PREFIXES,
     PAGE_PARAMS,
     PERSON_ENTITIES,
     RANGE_PREFIXES,
@@ -296,7 +297,7 @@ class Assembler:
         for param in tool.properties:
             if param in taken or not _valid_column(param):
                 continue
-            if _paging_role(param, tool.properties[param], intent.kind) or squash(param) in OPTION_PARAMS:
+            if _paging_role(param, tool.properties[param], intent.kind) or _is_option(param):
                 continue
             if intent.kind in ("list", "search") and squash(param) in SEARCH_PARAMS:
                 continue
@@ -523,7 +524,7 @@ class Assembler:
                 out[param] = Binding(role=paging)  # type: ignore[arg-type]
             elif kind in ("list", "search") and s in SEARCH_PARAMS and _json_type(schema) == "string":
                 out[param] = Binding(role="search")
-            elif s in OPTION_PARAMS or not _valid_column(param):
+            elif _is_option(param) or not _valid_column(param):
                 out[param] = Binding(role="option")
             elif kind in ("create", "send", "update", "transition"):
                 if param.lower() == "id":
@@ -631,6 +632,11 @@ class Assembler:
 
 
 # -- helpers ---------------------------------------------------------------------------------------
+
+
+def _is_option(param: str) -> bool:
+    parts = words(param)
+    return squash(param) in OPTION_PARAMS or (len(parts) > 1 and parts[0] in OPTION_PREFIXES)
 
 
 def _categorical(schema: dict[str, Any]) -> bool:

@@ -16,6 +16,7 @@ from generator.naming import identifier, is_plural, is_version_segment, singular
 from generator.planner.lexicon import (
     CURRENT_WORDS,
     NAMESPACE_WORDS,
+    PERSON_ENTITIES,
     PREPOSITIONS,
     SEARCH_PARAMS,
     STOP_WORDS,
@@ -27,6 +28,8 @@ from generator.planner.lexicon import (
 #: Sub-resources that are a view of their parent row (``GET /jobs/{id}/status``).
 VIEW_WORDS = frozenset({"status", "state", "details", "detail", "info", "summary", "overview", "metadata",
                         "properties", "attributes", "full", "preview", "content", "contents", "raw"})
+#: Nouns made from generic path parameters: they name no resource.
+_GENERIC_NOUNS = frozenset({"item", "name", "parent", "resource", "path", "x"})
 #: Path parameters that choose a view, not a row (``/actions/{id}/board/{field}``).
 _PATH_OPTIONS = frozenset({"field", "fields", "format", "filter", "view", "display"})
 _EXTENSION = re.compile(r"\.(json|xml|csv|txt|html|yaml|atom|rss)$", re.I)
@@ -194,6 +197,12 @@ def _rest_intent(tool: PreparedTool) -> Intent:
     parents = [(s.noun, s.keys) for s in reversed(keyed_before) if s.keys]
     current_parent = next((s.noun for s in reversed(steps[:-1]) if s.current and s.noun), None)
 
+    if last.keys and last.noun in _GENERIC_NOUNS and len(steps) == 1:
+        # "GET /v1/{name}" (Google resource names): the path says nothing, the operation's name does
+        named = _name_intent(tool, words(tool.source or tool.name), frozenset(), None)
+        if named.kind != "simulated":
+            named.style = "rest"
+            return named
     if last.keys and last.noun:
         kind = {"GET": "get", "PUT": "update", "PATCH": "update", "POST": "update", "DELETE": "delete"}.get(method)
         if kind is None:
@@ -472,8 +481,9 @@ def _verb_index(tokens: list[str], tail_start: int | None) -> int | None:
 
 
 def _cut_at_preposition(tokens: list[str]) -> list[str]:
+    """``issues for repo`` -> ``issues``; ``by email`` -> nothing (the object is then before the verb)."""
     for index, token in enumerate(tokens):
-        if token in PREPOSITIONS and index > 0:
+        if token in PREPOSITIONS:
             return tokens[:index]
     return tokens
 
@@ -508,6 +518,8 @@ def _name_keys(tool: PreparedTool, entity: str) -> dict[str, str]:
           squash(entity) + "ids"}
     natural = {squash(entity) + "name", squash(last) + "name", squash(entity) + "slug", squash(last) + "slug",
                squash(entity), squash(last), squash(entity) + "code", squash(last) + "code"}
+    if last in PERSON_ENTITIES:
+        natural |= {"email", "emailaddress", "username", "login"}  # people are looked up by email or handle
     found: dict[str, str] = {}
     for param in tool.properties:
         schema = tool.properties[param]

@@ -179,7 +179,11 @@ OPTION_PARAMS = frozenset({"fields", "field", "expand", "include", "includes", "
                            "filter", "filters", "nocache", "cache", "refresh", "raw", "envelope", "metadata_fields",
                            "time_zone", "timezone", "tz", "units", "currency_format", "with_count", "count_only",
                            "total_count", "include_count", "show_deleted", "include_deleted", "deleted",
-                           "include_archived", "archived_only", "sort_field", "sortfield", "display", "entities"})
+                           "include_archived", "archived_only", "sort_field", "sortfield", "display", "entities",
+                           "inclusive", "highlight", "latest", "oldest", "pretty_print", "prettyprint"})
+#: First words of parameters that shape a read's output rather than select rows.
+OPTION_PREFIXES = frozenset({"include", "exclude", "sort", "order", "with", "show", "return", "expand", "hide",
+                             "fetch", "embed", "omit"})
 RANGE_SUFFIXES = {"after": "gte", "since": "gte", "from": "gte", "min": "gte", "gte": "gte", "gt": "gte",
                   "start": "gte", "begin": "gte", "before": "lte", "until": "lte", "to": "lte", "max": "lte",
                   "lte": "lte", "lt": "lte", "end": "lte"}

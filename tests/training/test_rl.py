@@ -281,3 +281,34 @@ def test_grpo_configs_load(tmp_path: Path) -> None:
     for path in configs:
         settings = RLSettings.from_mapping(load_config_file(path) | {"tasks": "t.jsonl", "out": str(tmp_path)})
         assert settings.group_size >= 2
+
+
+def test_vllm_turns_are_cut_at_the_stop_token_with_their_logprobs() -> None:
+    import math
+    from types import SimpleNamespace
+
+    from training.rl_generation import VLLMGenerator, default_generator
+
+    calls: list[list[list[int]]] = []
+
+    def generate(prompts: list[list[int]], images: Any, num_generations: int) -> tuple[Any, ...]:
+        assert images is None and num_generations == 1  # one turn per episode, never n copies of a prompt
+        calls.append(prompts)
+        completions = [[5, 6, 2, 9], [7, 8, 8]]  # the first stops at token 2, the second runs into its limit
+        logprobs = [[[-0.5], [None], [-0.1], [-0.2]], [[-1.0], [-1.5], [-2.0]]]
+        return prompts, completions, logprobs, None
+
+    args = SimpleNamespace(use_vllm=True, vllm_mode="colocate", vllm_tensor_parallel_size=1)
+    trainer = SimpleNamespace(
+        args=args, accelerator=SimpleNamespace(num_processes=1), vllm_generation=SimpleNamespace(generate=generate)
+    )
+    generator = default_generator(trainer, [2], seed=0)  # type: ignore[arg-type]
+    assert isinstance(generator, VLLMGenerator)
+    first, second = generator(
+        [GenerationRequest(("a", 0), 0, [1, 1], 16), GenerationRequest(("a", 1), 0, [1, 3], 2)]
+    )
+    assert calls == [[[1, 1], [1, 3]]]
+    assert first.ids == [5, 6, 2] and first.logprobs is not None and math.isnan(first.logprobs[1])
+    assert second.ids == [7, 8] and second.logprobs == [-1.0, -1.5]
+    generator.drain()  # one process: nothing to take part in
+    assert len(calls) == 1
