@@ -56,11 +56,21 @@ class Service:
             raise ValueError(f"service {self.name!r} already has a tool named {spec.name!r}")
         self.tools[spec.name] = spec
 
-    def tool(self, effect: Effect, *, name: str | None = None, tags: tuple[str, ...] = ()) -> Callable[[F], F]:
-        """Register a function as a tool: ``@service.tool("read")``."""
+    def tool(
+        self,
+        effect: Effect,
+        *,
+        name: str | None = None,
+        tags: tuple[str, ...] = (),
+        intent: str | None = None,
+        phrases: tuple[str, ...] = (),
+    ) -> Callable[[F], F]:
+        """Register a function as a tool: ``@service.tool("write", intent="refund", phrases=("refund {charge_id}",))``."""
 
         def register(fn: F) -> F:
-            self.add_tool(build_tool(self.name, fn, effect=effect, name=name, tags=tags))
+            self.add_tool(
+                build_tool(self.name, fn, effect=effect, name=name, tags=tags, intent=intent, phrases=phrases)
+            )
             return fn
 
         return register

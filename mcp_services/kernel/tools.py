@@ -14,14 +14,13 @@ import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
+from mcp_services.kernel.intents import Effect, intent_problems
 from mcp_services.kernel.results import envelope_schema
-
-Effect = Literal["read", "write"]
 
 #: MCP tool names (and OpenAI function names) allow these characters; we also keep them short.
 TOOL_NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
@@ -65,6 +64,9 @@ class ToolSpec(ABC):
     effect: Effect
     description: str
     tags: tuple[str, ...] = ()
+    #: What the tool is for (see ``mcp_services.kernel.intents``) and how a person asks for it.
+    intent: str | None = None
+    phrases: tuple[str, ...] = ()
 
     @property
     @abstractmethod
@@ -104,6 +106,8 @@ class FunctionTool(ToolSpec):
     arg_model: type[BaseModel]
     result_type: Any
     tags: tuple[str, ...] = field(default=())
+    intent: str | None = None
+    phrases: tuple[str, ...] = field(default=())
 
     @cached_property
     def result_adapter(self) -> TypeAdapter[Any]:
@@ -137,6 +141,8 @@ def build_tool(
     effect: Effect,
     name: str | None = None,
     tags: tuple[str, ...] = (),
+    intent: str | None = None,
+    phrases: tuple[str, ...] = (),
 ) -> FunctionTool:
     """Read a tool function's signature and docstring into a ``FunctionTool``."""
     tool_name = name or fn.__name__
@@ -167,6 +173,9 @@ def build_tool(
         __config__=ConfigDict(extra="forbid", strict=False),
         **fields,
     )
+    problems = intent_problems(intent, effect, phrases, fields)
+    if problems:
+        raise ValueError(f"tool {service}.{tool_name}: " + "; ".join(problems))
     return FunctionTool(
         service=service,
         name=tool_name,
@@ -176,6 +185,8 @@ def build_tool(
         arg_model=arg_model,
         result_type=hints["return"],
         tags=tags,
+        intent=intent,
+        phrases=tuple(phrases),
     )
 
 

@@ -13,10 +13,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from mcp_services.kernel import Episode, Store, World
+from mcp_services.kernel import Episode, Service, Store, ToolContext, World
 from mcp_services.kernel.errors import ErrorCode
 from mcp_services.kernel.semantic import semantic_type_of
 from mcp_services.kernel.tools import parse_docstring
+from tests.mcp_services.tiny_service import Base
 from tests.mcp_services.tiny_service import service as ledger
 
 
@@ -268,3 +269,21 @@ def test_setup_marker_survives_reopening_a_file_backed_episode(tmp_path: Path) -
     again = Episode([ledger], 0, db_paths=paths)
     assert again.setup_marker() == "task-1"
     again.close()
+
+
+def test_a_tool_declares_a_known_intent_and_phrases_that_name_its_parameters() -> None:
+    svc = Service("intents_probe", "Probe.", Base)
+
+    def refund(ctx: ToolContext, charge_id: str) -> str:
+        """Refund a charge."""
+        return charge_id
+
+    svc.tool("write", intent="refund", phrases=("refund {charge_id}",))(refund)
+    assert svc.tools["refund"].intent == "refund"
+    assert svc.tools["refund"].phrases == ("refund {charge_id}",)
+    with pytest.raises(ValueError, match="unknown intent 'refundify'"):
+        svc.tool("write", name="refund2", intent="refundify")(refund)
+    with pytest.raises(ValueError, match="is a write intent but the tool's effect is 'read'"):
+        svc.tool("read", name="refund3", intent="refund")(refund)
+    with pytest.raises(ValueError, match=r"names \{invoice_id\}, which is not a parameter"):
+        svc.tool("write", name="refund4", intent="refund", phrases=("refund {invoice_id}",))(refund)
