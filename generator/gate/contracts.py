@@ -176,7 +176,8 @@ def typed_dump(episode: Episode, service: str, runtime: ServiceRuntime) -> dict[
     from sqlalchemy import literal_column, select
 
     out: dict[str, dict[str, dict[str, Any]]] = {}
-    with episode.stores[service].transaction(read_only=True) as session:
+    with episode.stores[service].transaction(read_only=True) as tx:
+        session = tx.orm_session()
         for name, table in runtime.tables.items():
             rows = session.execute(select(table).order_by(literal_column("rowid"))).mappings().all()
             out[runtime.entity(name).table] = {str(r["id"]): dict(r) for r in rows}
@@ -326,8 +327,8 @@ class ToolChecks:
         if entity is None or key is None:
             return None
         store = self.episode.stores[self.service.name]
-        with store.transaction(read_only=True) as session:
-            return self.runtime.find(ToolContext(session, self.episode.world, self.service.name), entity, {"id": key})
+        with store.transaction(read_only=True) as tx:
+            return self.runtime.find(ToolContext(tx, self.episode.world, self.service.name), entity, {"id": key})
 
     def _key_param(self) -> str | None:
         behaviour = self.definition.behaviour

@@ -1,6 +1,7 @@
 """The service kernel: typed state, tools, the world, stores, episodes and diffs."""
 
 from mcp_services.kernel.context import ToolContext
+from mcp_services.kernel.entity import derived, field, joined
 from mcp_services.kernel.diff import RowChange, StateDiff, TableDiff, diff_states
 from mcp_services.kernel.episode import Episode, EpisodeSnapshot
 from mcp_services.kernel.errors import ErrorCode, ToolError
@@ -30,6 +31,9 @@ __all__ = [
     "FunctionTool",
     "ToolSpec",
     "World",
+    "derived",
     "diff_states",
+    "field",
+    "joined",
     "paginate",
 ]

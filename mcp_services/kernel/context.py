@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from sqlalchemy import Column, Integer, MetaData, String, Table, select, text
+from sqlalchemy import Column, Integer, MetaData, String, Table
 from sqlalchemy.orm import Session
 
+from mcp_services.kernel.entity import is_entity, runtime_of
 from mcp_services.kernel.errors import ToolError
+from mcp_services.kernel.records import RecordAccess
+from mcp_services.kernel.store import Transaction
 from mcp_services.kernel.world import World
 
 COUNTERS_TABLE = "_kernel_counters"
@@ -18,9 +20,12 @@ META_TABLE = "_kernel_meta"
 
 M = TypeVar("M")
 
+_NEXT_ID = f'UPDATE "{COUNTERS_TABLE}" SET value = value + 1 WHERE name = ? RETURNING value'
+_FIRST_ID = f'INSERT INTO "{COUNTERS_TABLE}" (name, value) VALUES (?, 1)'
+
 
 def add_kernel_tables(metadata: MetaData) -> None:
-    """The per-store bookkeeping tables (id counters); excluded from dumps and diffs."""
+    """The per-store bookkeeping tables (id counters, facts); excluded from dumps and diffs."""
     if COUNTERS_TABLE not in metadata.tables:
         Table(
             COUNTERS_TABLE,
@@ -32,13 +37,21 @@ def add_kernel_tables(metadata: MetaData) -> None:
         Table(META_TABLE, metadata, Column("key", String, primary_key=True), Column("value", String, nullable=False))
 
 
-@dataclass(slots=True)
-class ToolContext:
-    """One tool call's view: ``db`` is a session inside the call's transaction."""
+class ToolContext(RecordAccess):
+    """One tool call's view: its records (``get``, ``query``, ``insert``...), the world, the clock, ids."""
 
-    db: Session
-    world: World
-    service: str
+    __slots__ = ("conn", "tx", "world", "service")
+
+    def __init__(self, tx: Transaction, world: World, service: str) -> None:
+        self.tx = tx
+        self.conn = tx.conn
+        self.world = world
+        self.service = service
+
+    @property
+    def db(self) -> Session:
+        """An ORM session in this call's transaction, for code written against SQLAlchemy models."""
+        return self.tx.orm_session()
 
     @property
     def now(self) -> datetime:
@@ -57,27 +70,34 @@ class ToolContext:
 
     def new_id(self, prefix: str, width: int = 4) -> str:
         """The next id of a sequence, e.g. ``new_id("ch")`` -> ``"ch_0043"``; part of the state."""
-        updated = self.db.execute(
-            text(f"UPDATE {COUNTERS_TABLE} SET value = value + 1 WHERE name = :n RETURNING value"),
-            {"n": prefix},
-        ).scalar()
-        if updated is None:
-            updated = 1
-            self.db.execute(text(f"INSERT INTO {COUNTERS_TABLE} (name, value) VALUES (:n, 1)"), {"n": prefix})
-        return f"{prefix}_{updated:0{width}d}"
+        if self.tx.session is not None:
+            self.tx.session.flush()  # ORM code relies on pending rows reaching SQLite before the next statement
+        row = self.conn.execute(_NEXT_ID, (prefix,)).fetchone()
+        if row is None:
+            self.conn.execute(_FIRST_ID, (prefix,))
+            value = 1
+        else:
+            value = int(row[0])
+        return f"{prefix}_{value:0{width}d}"
 
-    def get(self, model: type[M], key: object, entity: str, hint: str = "") -> M:
-        """The row of ``model`` with primary key ``key``, or a not-found ``ToolError``."""
+    def get(self, model: type[M], key: object, entity: str | None = None, hint: str | None = None) -> M:
+        """The record of ``model`` with id ``key``, or a not-found ``ToolError`` that says where to look."""
+        if is_entity(model):
+            record = self.fetch(model, key)
+            if record is None:
+                runtime = runtime_of(model)
+                raise ToolError.not_found(entity or runtime.noun, key, runtime.not_found_hint() if hint is None else hint)
+            return record
         row = self.db.get(model, key)
         if row is None:
-            raise ToolError.not_found(entity, key, hint)
+            raise ToolError.not_found(entity or model.__name__.lower(), key, hint or "")
         return row
 
     def rng(self, purpose: str) -> random.Random:
         """A private random stream (seeding only: tools must stay deterministic from state)."""
         return self.world.rng(f"{self.service}:{purpose}")
 
-    def scalar_count(self, statement: object) -> int:
-        from sqlalchemy import func
+    def scalar_count(self, statement: Any) -> int:
+        from sqlalchemy import func, select
 
-        return int(self.db.execute(select(func.count()).select_from(statement.subquery())).scalar_one())  # type: ignore[attr-defined]
+        return int(self.db.execute(select(func.count()).select_from(statement.subquery())).scalar_one())

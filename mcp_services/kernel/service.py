@@ -6,15 +6,22 @@ import logging
 from collections.abc import Callable
 from difflib import get_close_matches
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, dataclass_transform
 
 from pydantic import ValidationError
 from sqlalchemy import MetaData
 from sqlalchemy.orm import DeclarativeBase
 
-from sqlalchemy import text
-
 from mcp_services.kernel.context import META_TABLE, ToolContext, add_kernel_tables
+from mcp_services.kernel.entity import (
+    Derived,
+    EntityRuntime,
+    as_record_class,
+    build_table,
+    definition_from_class,
+    field,
+)
+from mcp_services.kernel.schema import EntityDef, StateDef, entity_problems
 from mcp_services.kernel.errors import ErrorCode, ToolError
 from mcp_services.kernel.results import ToolResult
 from mcp_services.kernel.store import Store
@@ -24,29 +31,79 @@ from mcp_services.kernel.world import World
 log = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 SeedFunction = Callable[[ToolContext], None]
 
 
 class Service:
-    """A named service: ``base`` is the DeclarativeBase its tables are declared on."""
+    """A named service: its entities (tables), tools and seed. ``base``: ORM models declared the SQLAlchemy way."""
 
-    def __init__(self, name: str, description: str, base: type[DeclarativeBase], *, title: str | None = None) -> None:
+    def __init__(
+        self, name: str, description: str, base: type[DeclarativeBase] | None = None, *, title: str | None = None
+    ) -> None:
         if not name.isidentifier() or "__" in name or name != name.lower():
             raise ValueError(f"service name {name!r} must be a lowercase identifier without '__'")
         self.name = name
         self.title = title or name.replace("_", " ").title()
         self.description = description
         self.base = base
-        add_kernel_tables(base.metadata)
+        self.metadata: MetaData = base.metadata if base is not None else MetaData()
+        add_kernel_tables(self.metadata)
         self.tools: dict[str, ToolSpec] = {}
+        #: Entities by name (declared with ``@service.entity`` or from an ``EntityDef``).
+        self.entities: dict[str, EntityRuntime] = {}
         self._seed: SeedFunction | None = None
         self._images: dict[int, bytes] = {}
-
-    @property
-    def metadata(self) -> MetaData:
-        return self.base.metadata
+        self._checked = False
 
     # -- declaration ---------------------------------------------------------------------------------
+
+    @dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(field,))
+    def entity(
+        self,
+        *,
+        table: str,
+        prefix: str,
+        width: int = 4,
+        noun: str | None = None,
+        label: str | None = None,
+        search: tuple[str, ...] = (),
+        state: StateDef | None = None,
+    ) -> Callable[[type[T]], type[T]]:
+        """Declare an entity as a class: ``@service.entity(table="contacts", prefix="ct", label="name")``."""
+
+        def register(cls: type[T]) -> type[T]:
+            definition, extras = definition_from_class(
+                cls, self.name, table=table, prefix=prefix, width=width, noun=noun, label=label, search=search, state=state
+            )
+            record_cls = as_record_class(cls)
+            self.add_entity(record_cls, definition, extras)
+            return record_cls
+
+        return register
+
+    def add_entity(
+        self,
+        cls: type[Any],
+        definition: EntityDef,
+        extras: dict[str, Derived] | None = None,
+        constrained: set[str] | None = None,
+    ) -> EntityRuntime:
+        """Register an entity given as data with its record class (``entity_class``) and make its table."""
+        if definition.name in self.entities:
+            raise ValueError(f"service {self.name!r} already has an entity named {definition.name!r}")
+        known = {name: rt.definition for name, rt in self.entities.items()} | {definition.name: definition}
+        table = build_table(definition, known, self.metadata, constrained)
+        runtime = EntityRuntime(self.name, cls, definition, extras or {}, table)
+        runtime.siblings = self.entities
+        cls.__entity__ = runtime  # type: ignore[attr-defined]
+        self.entities[definition.name] = runtime
+        return runtime
+
+    def entity_problems(self) -> list[str]:
+        """Problems of the declared entities, checked together (refs may point forward)."""
+        known = {name: rt.definition for name, rt in self.entities.items()}
+        return [p for rt in self.entities.values() for p in entity_problems(rt.definition, known)]
 
     def add_tool(self, spec: ToolSpec) -> None:
         """Register a tool built elsewhere (e.g. compiled by the generator)."""
@@ -55,6 +112,9 @@ class Service:
         if spec.name in self.tools:
             raise ValueError(f"service {self.name!r} already has a tool named {spec.name!r}")
         self.tools[spec.name] = spec
+        runtime = self.entities.get(spec.entity) if spec.entity else None
+        if runtime is not None and runtime.list_tool is None and spec.effect == "read" and spec.intent == "find":
+            runtime.list_tool = spec.name
 
     def tool(
         self,
@@ -86,14 +146,19 @@ class Service:
         """The seeded state for ``world_seed`` as a snapshot image (computed once per process)."""
         image = self._images.get(world_seed)
         if image is None:
+            if not self._checked:
+                problems = self.entity_problems()
+                if problems:
+                    raise ValueError(f"service {self.name!r}: " + "; ".join(problems))
+                self._checked = True
             store = Store.in_memory(self.metadata)
             try:
-                with store.transaction() as session:
+                with store.transaction() as tx:
                     if self._seed is not None:
-                        self._seed(ToolContext(session, World.from_seed(world_seed), self.name))
-                    session.execute(
-                        text(f"INSERT INTO {META_TABLE} (key, value) VALUES ('service', :s), ('world_seed', :w)"),
-                        {"s": self.name, "w": str(world_seed)},
+                        self._seed(ToolContext(tx, World.from_seed(world_seed), self.name))
+                    tx.conn.execute(
+                        f"INSERT INTO {META_TABLE} (key, value) VALUES ('service', ?), ('world_seed', ?)",
+                        (self.name, str(world_seed)),
                     )
                 image = store.snapshot()
             finally:
@@ -140,8 +205,8 @@ class Service:
         except ToolError as exc:
             return ToolResult.fail(exc.code, exc.message)
         try:
-            with store.transaction(read_only=tool.effect == "read") as session:
-                data = tool.invoke(ToolContext(session, world, self.name), kwargs)
+            with store.transaction(read_only=tool.effect == "read") as tx:
+                data = tool.invoke(ToolContext(tx, world, self.name), kwargs)
         except ToolError as exc:
             return ToolResult.fail(exc.code, exc.message)
         except Exception:

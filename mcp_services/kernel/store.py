@@ -24,12 +24,32 @@ from sqlalchemy.pool import StaticPool
 
 from mcp_services.kernel.errors import ToolError
 
+
 #: Tables whose names start with this are the kernel's bookkeeping, never part of dumps or diffs.
 KERNEL_TABLE_PREFIX = "_kernel_"
 
 Row = dict[str, Any]
 TableDump = dict[str, Row]  # primary key (as text) -> row
 StateDump = dict[str, TableDump]  # table name -> rows
+
+
+class Transaction:
+    """One call's unit of work on a store's connection (``Store.transaction`` opens and ends it)."""
+
+    __slots__ = ("conn", "_engine", "session")
+
+    def __init__(self, conn: sqlite3.Connection, engine: Engine) -> None:
+        self.conn = conn
+        self._engine = engine
+        self.session: Session | None = None
+
+    def orm_session(self) -> Session:
+        """A SQLAlchemy session inside this same transaction, made on first use (ORM-based code)."""
+        if self.session is None:
+            self.session = Session(self._engine, expire_on_commit=False, autoflush=True)
+            self.session.begin()
+        return self.session
+
 
 
 class Store:
@@ -93,33 +113,41 @@ class Store:
     # -- transactions ----------------------------------------------------------------------------
 
     @contextmanager
-    def transaction(self, *, read_only: bool = False) -> Iterator[Session]:
-        """One unit of work: commits on success, rolls back on any exception (or always, if read-only)."""
-        session = Session(self.engine, expire_on_commit=False, autoflush=True)
+    def transaction(self, *, read_only: bool = False) -> Iterator[Transaction]:
+        """One unit of work: commits on success, rolls back on any exception (or always, if read-only).
+
+        The transaction is SQLite's own (``BEGIN`` ... ``COMMIT``) on the raw connection, so a call
+        costs what its statements cost; an ORM session, if a tool asks for one, joins it.
+        """
+        conn = self._raw
+        tx = Transaction(conn, self.engine)
+        before = conn.total_changes
+        conn.execute("BEGIN")
         try:
-            session.begin()
-            session.connection()  # check the connection out, then open the SQLite transaction
-            self._raw.execute("BEGIN")
-            yield session
+            yield tx
+            if tx.session is not None:
+                tx.session.flush()
             if read_only:
-                session.rollback()
+                conn.execute("ROLLBACK")
             else:
-                session.commit()
-                self.write_count += 1
-        except IntegrityError as exc:
-            session.rollback()
+                conn.execute("COMMIT")
+                if conn.total_changes != before:
+                    self.write_count += 1
+        except (IntegrityError, sqlite3.IntegrityError) as exc:
+            _rollback(conn)
             raise ToolError.conflict(_integrity_message(exc)) from exc
         except StatementError as exc:
-            session.rollback()
+            _rollback(conn)
             # A value SQLite or a column type refused: the caller's data, not a bug.
             if isinstance(exc.orig, (ValueError, TypeError, sqlite3.InterfaceError)):
                 raise ToolError.invalid_argument(f"A value could not be stored: {exc.orig}") from exc
             raise
         except BaseException:
-            session.rollback()
+            _rollback(conn)
             raise
         finally:
-            session.close()
+            if tx.session is not None:
+                tx.session.close()
 
     def insert_rows(self, table_name: str, rows: list[Row]) -> None:
         """Insert raw rows (task setup records), all or nothing, with a clear error on bad input."""
@@ -127,9 +155,9 @@ class Store:
         unknown = sorted({k for row in rows for k in row} - set(table.columns.keys()))
         if unknown:
             raise ValueError(f"table {table_name!r} has no column(s) {', '.join(unknown)}")
-        with self.transaction() as session:
+        with self.transaction() as tx:
             if rows:
-                session.execute(insert(table), rows)
+                tx.orm_session().execute(insert(table), rows)
 
     def table(self, name: str) -> Table:
         table = self.metadata.tables.get(name)
@@ -278,8 +306,13 @@ def _quote(identifier: str) -> str:
     return '"' + identifier.replace('"', '""') + '"'
 
 
-def _integrity_message(exc: IntegrityError) -> str:
-    detail = str(exc.orig)
+def _rollback(conn: sqlite3.Connection) -> None:
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+
+
+def _integrity_message(exc: Exception) -> str:
+    detail = str(exc.orig) if isinstance(exc, IntegrityError) else str(exc)
     if "UNIQUE" in detail:
         return f"That would duplicate an existing record ({detail}). Use the existing one or change the value."
     if "NOT NULL" in detail:

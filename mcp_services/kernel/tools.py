@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
 from mcp_services.kernel.intents import Effect, intent_problems
+from mcp_services.kernel.present import ResultCodec, result_codec
 from mcp_services.kernel.results import envelope_schema
 
 #: MCP tool names (and OpenAI function names) allow these characters; we also keep them short.
@@ -67,6 +68,8 @@ class ToolSpec(ABC):
     #: What the tool is for (see ``mcp_services.kernel.intents``) and how a person asks for it.
     intent: str | None = None
     phrases: tuple[str, ...] = ()
+    #: The kind of record the tool returns (an entity of its service), where it returns records.
+    entity: str | None = None
 
     @property
     @abstractmethod
@@ -110,8 +113,14 @@ class FunctionTool(ToolSpec):
     phrases: tuple[str, ...] = field(default=())
 
     @cached_property
-    def result_adapter(self) -> TypeAdapter[Any]:
-        return TypeAdapter(self.result_type)
+    def result(self) -> ResultCodec:
+        return result_codec(self.result_type)
+
+    @property
+    def entity(self) -> str | None:  # type: ignore[override]
+        """The kind of record the tool returns (an entity of its service), if it returns records."""
+        runtime = self.result.entity
+        return runtime.name if runtime is not None else None
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:
@@ -121,17 +130,18 @@ class FunctionTool(ToolSpec):
 
     @cached_property
     def data_schema(self) -> dict[str, Any]:
-        return self.result_adapter.json_schema()
+        return self.result.schema()
 
     def validate_arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
         model = self.arg_model.model_validate(arguments)
-        return {name: getattr(model, name) for name in type(model).model_fields}
+        return {name: getattr(model, name) for name in self._field_names}
+
+    @cached_property
+    def _field_names(self) -> tuple[str, ...]:
+        return tuple(self.arg_model.model_fields)
 
     def invoke(self, ctx: Any, arguments: dict[str, Any]) -> Any:
-        return self.dump_result(self.fn(ctx, **arguments))
-
-    def dump_result(self, value: Any) -> Any:
-        return self.result_adapter.dump_python(value, mode="json")
+        return self.result.present(ctx.conn, self.fn(ctx, **arguments))
 
 
 def build_tool(

@@ -17,7 +17,6 @@ from mcp_services.kernel import Episode, Service, Store, ToolContext, World
 from mcp_services.kernel.errors import ErrorCode
 from mcp_services.kernel.semantic import semantic_type_of
 from mcp_services.kernel.tools import parse_docstring
-from tests.mcp_services.tiny_service import Base
 from tests.mcp_services.tiny_service import service as ledger
 
 
@@ -141,8 +140,8 @@ def test_diff_reports_added_changed_and_deleted_rows_per_table(episode: Episode)
     assert set(changed) == {"acc_0001", "acc_0002"}
     assert changed["acc_0001"].fields == ["balance"] and changed["acc_0001"].after["balance"] == 95.0
     store = episode.stores["ledger"]
-    with store.transaction() as session:
-        session.execute(store.table("transfers").delete())
+    with store.transaction() as tx:
+        tx.conn.execute('DELETE FROM "transfers"')
     assert not episode.diff()["ledger"].table("transfers")  # added then deleted: no net change
     assert "_kernel_counters" not in diff.tables
 
@@ -216,13 +215,15 @@ def test_file_store_killed_mid_call_reopens_consistent(tmp_path: Path) -> None:
         f"""
         import os, signal
         from mcp_services.kernel import Episode
-        from tests.mcp_services.tiny_service import service, Transfer
+        from tests.mcp_services.tiny_service import service
         ep = Episode([service], 0, db_paths={{"ledger": {str(db)!r}}})
         ep.call("ledger", "transfer", {{"source_id": "acc_0001", "target_id": "acc_0002", "amount": 5}})
         store = ep.stores["ledger"]
-        with store.transaction() as session:
-            session.add(Transfer(id="tr_half", source_id="acc_0001", target_id="acc_0002", amount=1))
-            session.flush()
+        with store.transaction() as tx:
+            tx.conn.execute(
+                'INSERT INTO "transfers" (id, source_id, target_id, amount) VALUES (?, ?, ?, ?)',
+                ("tr_half", "acc_0001", "acc_0002", 1.0),
+            )
             os.kill(os.getpid(), signal.SIGKILL)
         """
     )
@@ -272,7 +273,7 @@ def test_setup_marker_survives_reopening_a_file_backed_episode(tmp_path: Path) -
 
 
 def test_a_tool_declares_a_known_intent_and_phrases_that_name_its_parameters() -> None:
-    svc = Service("intents_probe", "Probe.", Base)
+    svc = Service("intents_probe", "Probe.")
 
     def refund(ctx: ToolContext, charge_id: str) -> str:
         """Refund a charge."""
