@@ -227,6 +227,9 @@ def _assemble(
     )
     if walk.kind == "act" and not any(r.id.startswith("step-") for r in derived.rubric):
         raise Dropped("no-state-checks", "the writes left nothing a check can name")
+    if derived.unchecked_writes:
+        # Every requested change needs a check of its own, or leaving it out would still pass.
+        raise Dropped("unchecked-write", f"step {derived.unchecked_writes[0] + 1} changes nothing a check can name")
     instruction = verbaliser.instruction(answer=walk.answer, policy=policy, distractors=distractors)
     missing = [s for s in instruction.stated if s.lower() not in instruction.text.lower()]
     if missing and distractors:

@@ -46,6 +46,7 @@ class Derived:
     rubric: list[RubricItem] = field(default_factory=list)
     flows: list[InfoFlow] = field(default_factory=list)
     positive: list[str] = field(default_factory=list)  # ids of checks that fail on inaction by construction
+    unchecked_writes: list[int] = field(default_factory=list)  # write steps whose change no check can name
 
     def add(self, check: Any, positive: bool = True) -> str:
         existing = {c.id for c in self.checks}
@@ -228,6 +229,8 @@ def derive(
             out.rubric.append(
                 RubricItem(id=f"step-{j + 1}-{slug(spec.tool)}", description=describe.step(j), checks=ids)
             )
+        elif step.changes:
+            out.unchecked_writes.append(j)
     _add_flows(catalog, specs, run, diff, describe, out, stated_values)
     if answer is not None:
         expected = answer_value
