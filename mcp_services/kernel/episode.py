@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from mcp_services.kernel.bounds import abridge
 from mcp_services.kernel.diff import StateDiff, diff_states
 from mcp_services.kernel.errors import ErrorCode
 from mcp_services.kernel.results import ToolResult
@@ -70,11 +71,11 @@ class Episode:
 
     def call(self, service: str, tool: str, arguments: Mapping[str, Any] | None = None) -> ToolResult:
         """Call ``service``'s ``tool``; bad input gives an error result, never an exception."""
-        svc = self.services.get(service)
+        svc = self.services.get(service) if isinstance(service, str) else None
         if svc is None:
             mounted = ", ".join(self.services)
             return ToolResult.fail(
-                ErrorCode.UNKNOWN_SERVICE, f"No service {service!r} is available here. Available: {mounted}."
+                ErrorCode.UNKNOWN_SERVICE, f"No service {abridge(service)} is available here. Available: {mounted}."
             )
         args = dict(arguments) if isinstance(arguments, Mapping) else arguments
         return svc.call(self.stores[service], self.world, tool, args)  # type: ignore[arg-type]

@@ -13,6 +13,7 @@ class ErrorCode(StrEnum):
     INVALID_STATE = "invalid_state"  # a transition the entity's state does not allow
     CONFLICT = "conflict"  # would duplicate something that must be unique
     PERMISSION_DENIED = "permission_denied"  # a rule of the service forbids it
+    STORE_BUSY = "store_busy"  # another process holds the store's write lock; retry the call
     UNKNOWN_SERVICE = "unknown_service"
     UNKNOWN_TOOL = "unknown_tool"
     INTERNAL_ERROR = "internal_error"  # a bug in the service; state is unchanged
@@ -32,7 +33,8 @@ class ToolError(Exception):
 
     @classmethod
     def not_found(cls, entity: str, key: object, hint: str = "") -> ToolError:
-        text = f"No {entity} with id {key!r} exists."
+        shown = repr(key) if isinstance(key, (str, int)) and len(str(key)) <= 80 else f"{str(key)[:60]!r}... (cut)"
+        text = f"No {entity} with id {shown} exists."
         return cls(ErrorCode.NOT_FOUND, f"{text} {hint}".strip())
 
     @classmethod

@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_services.kernel.bounds import bound_message
 from mcp_services.kernel.errors import ErrorCode
 
 ERROR_SCHEMA: dict[str, Any] = {
@@ -33,7 +34,7 @@ class ToolResult:
 
     @classmethod
     def fail(cls, code: ErrorCode | str, message: str) -> ToolResult:
-        return cls(False, error_code=ErrorCode(code), error_message=message)
+        return cls(False, error_code=ErrorCode(code), error_message=bound_message(message))
 
     def envelope(self) -> dict[str, Any]:
         if self.success:

@@ -10,10 +10,11 @@ and ``EntityId("payments.charge")`` for identifiers of a service's own entities.
 
 from __future__ import annotations
 
+from datetime import date, datetime
 from functools import cache
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 SEMANTIC_KEY = "x-semantic-type"
 
@@ -64,33 +65,61 @@ def semantic_field(semantic_type: str, **field_kwargs: Any) -> Any:
     return Field(json_schema_extra=extra, **field_kwargs)
 
 
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
+def _real_date(value: str) -> str:
+    try:
+        date.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not a real calendar date (YYYY-MM-DD)") from None
+    return value
+
+
+def _real_datetime(value: str) -> str:
+    try:
+        datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"{value!r} is not a real date and time (YYYY-MM-DDTHH:MM:SSZ)") from None
+    return value
+
+
+NotBlank = AfterValidator(_not_blank)
+
 EmailAddress = Annotated[
     str, semantic_field("email_address", pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$", max_length=254)
 ]
 PhoneNumber = Annotated[str, semantic_field("phone_number", pattern=r"^\+[1-9][0-9]{6,14}$")]
-PersonName = Annotated[str, semantic_field("person_name", min_length=1, max_length=200)]
-CompanyName = Annotated[str, semantic_field("company_name", min_length=1, max_length=200)]
+PersonName = Annotated[str, semantic_field("person_name", min_length=1, max_length=200), NotBlank]
+CompanyName = Annotated[str, semantic_field("company_name", min_length=1, max_length=200), NotBlank]
 Money = Annotated[float, semantic_field("money", ge=0, le=1_000_000_000)]
 Currency = Annotated[str, semantic_field("currency", pattern=r"^[A-Z]{3}$")]
 DateTime = Annotated[
-    str, semantic_field("datetime", pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?Z$")
+    str,
+    semantic_field("datetime", pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?Z$"),
+    AfterValidator(_real_datetime),
 ]
-Date = Annotated[str, semantic_field("date", pattern=r"^\d{4}-\d{2}-\d{2}$")]
+Date = Annotated[str, semantic_field("date", pattern=r"^\d{4}-\d{2}-\d{2}$"), AfterValidator(_real_date)]
 URL = Annotated[str, semantic_field("url", pattern=r"^https?://\S+$", max_length=2000)]
-Address = Annotated[str, semantic_field("address", min_length=1, max_length=500)]
-ProductSKU = Annotated[str, semantic_field("product_sku", min_length=1, max_length=64)]
-ProductName = Annotated[str, semantic_field("product_name", min_length=1, max_length=200)]
-DomainName = Annotated[str, semantic_field("domain_name", min_length=1, max_length=253)]
+Address = Annotated[str, semantic_field("address", min_length=1, max_length=500), NotBlank]
+ProductSKU = Annotated[str, semantic_field("product_sku", min_length=1, max_length=64), NotBlank]
+ProductName = Annotated[str, semantic_field("product_name", min_length=1, max_length=200), NotBlank]
+DomainName = Annotated[str, semantic_field("domain_name", min_length=1, max_length=253), NotBlank]
 JobTitle = Annotated[str, semantic_field("job_title", max_length=200)]
-FileName = Annotated[str, semantic_field("file_name", min_length=1, max_length=255)]
-FileRef = Annotated[str, semantic_field("file_ref", min_length=1, max_length=1000)]
-City = Annotated[str, semantic_field("city", min_length=1, max_length=100)]
+FileName = Annotated[str, semantic_field("file_name", min_length=1, max_length=255), NotBlank]
+FileRef = Annotated[str, semantic_field("file_ref", min_length=1, max_length=1000), NotBlank]
+City = Annotated[str, semantic_field("city", min_length=1, max_length=100), NotBlank]
 CountryCode = Annotated[str, semantic_field("country_code", pattern=r"^[A-Z]{2}$")]
 Text = Annotated[str, semantic_field("text", max_length=20_000)]
-Subject = Annotated[str, semantic_field("subject", min_length=1, max_length=300)]
-Tag = Annotated[str, semantic_field("tag", min_length=1, max_length=60)]
-Username = Annotated[str, semantic_field("username", min_length=1, max_length=80)]
-ChannelName = Annotated[str, semantic_field("channel_name", min_length=1, max_length=80)]
+#: A short piece of plain text (a name, a reason, a label) where no semantic type applies.
+ShortText = Annotated[str, Field(max_length=500)]
+Subject = Annotated[str, semantic_field("subject", min_length=1, max_length=300), NotBlank]
+Tag = Annotated[str, semantic_field("tag", min_length=1, max_length=60), NotBlank]
+Username = Annotated[str, semantic_field("username", min_length=1, max_length=80), NotBlank]
+ChannelName = Annotated[str, semantic_field("channel_name", min_length=1, max_length=80), NotBlank]
 Percentage = Annotated[float, semantic_field("percentage", ge=0, le=100)]
 Quantity = Annotated[int, semantic_field("quantity", ge=0, le=1_000_000)]
 

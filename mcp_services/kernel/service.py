@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from sqlalchemy import MetaData
 from sqlalchemy.orm import DeclarativeBase
 
+from mcp_services.kernel.bounds import abridge, argument_problem
 from mcp_services.kernel.context import META_TABLE, ToolContext, add_kernel_tables
 from mcp_services.kernel.entity import (
     Derived,
@@ -188,7 +189,14 @@ class Service:
 
     def call(self, store: Store, world: World, tool_name: str, arguments: dict[str, Any] | None) -> ToolResult:
         """Run one tool call in one transaction. Never raises for bad input: returns an error result."""
-        tool = self.tools.get(tool_name)
+        try:
+            return self._call(store, world, tool_name, arguments)
+        except Exception:  # noqa: BLE001 - a crash in validation or a tool is a result, never an exception
+            log.exception("tool %s.%s failed", self.name, abridge(tool_name))
+            return ToolResult.fail(ErrorCode.INTERNAL_ERROR, _internal_message(self.name, tool_name))
+
+    def _call(self, store: Store, world: World, tool_name: str, arguments: dict[str, Any] | None) -> ToolResult:
+        tool = self.tools.get(tool_name) if isinstance(tool_name, str) else None
         if tool is None:
             return ToolResult.fail(ErrorCode.UNKNOWN_TOOL, self.unknown_tool_message(tool_name))
         if arguments is None:
@@ -198,6 +206,9 @@ class Service:
                 ErrorCode.INVALID_ARGUMENT,
                 f"Arguments for {self.name}.{tool_name} must be a JSON object, not {type(arguments).__name__}.",
             )
+        problem = argument_problem(arguments)
+        if problem is not None:
+            return ToolResult.fail(ErrorCode.INVALID_ARGUMENT, f"Invalid arguments for {tool.name}: {problem}.")
         try:
             kwargs = tool.validate_arguments(arguments)
         except ValidationError as exc:
@@ -209,19 +220,23 @@ class Service:
                 data = tool.invoke(ToolContext(tx, world, self.name), kwargs)
         except ToolError as exc:
             return ToolResult.fail(exc.code, exc.message)
-        except Exception:
+        except Exception:  # noqa: BLE001 - a bug in a tool: rolled back, reported without internals
             log.exception("tool %s.%s failed", self.name, tool_name)
-            return ToolResult.fail(
-                ErrorCode.INTERNAL_ERROR,
-                f"{self.name}.{tool_name} failed because of an internal error; nothing was changed. "
-                "Try different arguments or another tool.",
-            )
+            return ToolResult.fail(ErrorCode.INTERNAL_ERROR, _internal_message(self.name, tool_name))
         return ToolResult.ok(data)
 
-    def unknown_tool_message(self, tool_name: str) -> str:
-        close = get_close_matches(tool_name, list(self.tools), n=3)
+    def unknown_tool_message(self, tool_name: object) -> str:
+        name = tool_name if isinstance(tool_name, str) and len(tool_name) <= 100 else None
+        close = get_close_matches(name, list(self.tools), n=3) if name else []
         hint = f" Did you mean {', '.join(close)}?" if close else ""
-        return f"Service {self.name!r} has no tool {tool_name!r}.{hint} Its tools: {', '.join(sorted(self.tools))}."
+        return f"Service {self.name!r} has no tool {abridge(tool_name)}.{hint} Its tools: {', '.join(sorted(self.tools))}."
 
     def __repr__(self) -> str:
         return f"Service({self.name!r}, {len(self.tools)} tools)"
+
+
+def _internal_message(service: str, tool: object) -> str:
+    return (
+        f"{service}.{abridge(tool)} failed because of an internal error; nothing was changed. "
+        "Try different arguments or another tool."
+    )

@@ -22,8 +22,11 @@ from sqlalchemy.exc import IntegrityError, StatementError
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import StaticPool
 
-from mcp_services.kernel.errors import ToolError
+from mcp_services.kernel.errors import ErrorCode, ToolError
 
+
+#: How long a file store waits for another process's write lock before a call fails with store_busy.
+BUSY_TIMEOUT_MS = 10_000
 
 #: Tables whose names start with this are the kernel's bookkeeping, never part of dumps or diffs.
 KERNEL_TABLE_PREFIX = "_kernel_"
@@ -89,6 +92,7 @@ class Store:
         path.parent.mkdir(parents=True, exist_ok=True)
         is_new = not path.exists() or path.stat().st_size == 0
         connection = sqlite3.connect(str(path), check_same_thread=False)
+        connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=FULL")
         store = cls(metadata, connection, path)
@@ -122,7 +126,12 @@ class Store:
         conn = self._raw
         tx = Transaction(conn, self.engine)
         before = conn.total_changes
-        conn.execute("BEGIN")
+        try:
+            # A file store may be shared with other processes: take the write lock up front (waiting
+            # up to the busy timeout), so two writers queue instead of failing half-way.
+            conn.execute("BEGIN IMMEDIATE" if self.path is not None and not read_only else "BEGIN")
+        except sqlite3.OperationalError as exc:
+            raise _busy(exc) from exc
         try:
             yield tx
             if tx.session is not None:
@@ -136,6 +145,11 @@ class Store:
         except (IntegrityError, sqlite3.IntegrityError) as exc:
             _rollback(conn)
             raise ToolError.conflict(_integrity_message(exc)) from exc
+        except sqlite3.OperationalError as exc:
+            _rollback(conn)
+            if _is_busy(exc):
+                raise _busy(exc) from exc
+            raise
         except StatementError as exc:
             _rollback(conn)
             # A value SQLite or a column type refused: the caller's data, not a bug.
@@ -304,6 +318,21 @@ def _columns(table: Table) -> tuple[list[str], list[str]]:
 
 def _quote(identifier: str) -> str:
     return '"' + identifier.replace('"', '""') + '"'
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def _busy(exc: sqlite3.OperationalError) -> Exception:
+    if not _is_busy(exc):
+        return exc
+    return ToolError(
+        ErrorCode.STORE_BUSY,
+        "Another process is changing this service's state right now and held it past the wait limit; "
+        "nothing was changed: retry the call.",
+    )
 
 
 def _rollback(conn: sqlite3.Connection) -> None:

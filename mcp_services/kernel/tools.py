@@ -19,12 +19,16 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
+from mcp_services.kernel.bounds import abridge
 from mcp_services.kernel.intents import Effect, intent_problems
 from mcp_services.kernel.present import ResultCodec, result_codec
 from mcp_services.kernel.results import envelope_schema
 
 #: MCP tool names (and OpenAI function names) allow these characters; we also keep them short.
 TOOL_NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
+
+#: Problems listed in one validation error message (the rest are counted).
+MAX_PROBLEMS = 5
 
 _ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters):\s*$", re.MULTILINE)
 _ARG_LINE = re.compile(r"^\s{2,}(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
@@ -178,9 +182,10 @@ def build_tool(
         fields[param.name] = (hints[param.name], info)
     if "return" not in hints:
         raise ValueError(f"tool {service}.{tool_name} needs a return type annotation")
-    arg_model = create_model(  # type: ignore[call-overload]
+    # Strict: JSON input keeps its types (no bool for a number, no "yes" for a bool, no 5 for a string).
+    arg_model = create_model(  # type: ignore[call-overload]  # create_model's overloads do not cover **fields
         f"{_camel(service)}{_camel(tool_name)}Arguments",
-        __config__=ConfigDict(extra="forbid", strict=False),
+        __config__=ConfigDict(extra="forbid", strict=True),
         **fields,
     )
     problems = intent_problems(intent, effect, phrases, fields)
@@ -201,20 +206,21 @@ def build_tool(
 
 
 def describe_validation_error(tool: str, error: ValidationError) -> str:
-    """A one-paragraph, model-readable account of what is wrong with a call's arguments."""
+    """A short, model-readable account of what is wrong with a call's arguments (bounded in length)."""
     problems = []
-    for err in error.errors(include_url=False):
-        where = ".".join(str(p) for p in err["loc"]) or "(arguments)"
+    errors = error.errors(include_url=False, include_context=False)
+    for err in errors[:MAX_PROBLEMS]:
+        where = ".".join(str(p)[:60] for p in err["loc"]) or "(arguments)"
         kind = err["type"]
         if kind == "missing":
             problems.append(f"'{where}' is required but missing")
         elif kind == "extra_forbidden":
             problems.append(f"'{where}' is not a parameter of this tool")
         else:
-            shown = repr(err.get("input"))
-            if len(shown) > 60:
-                shown = shown[:57] + "..."
-            problems.append(f"'{where}': {err['msg']} (got {shown})")
+            message = err["msg"].removeprefix("Value error, ")
+            problems.append(f"'{where}': {message} (got {abridge(err.get('input'))})")
+    if len(errors) > MAX_PROBLEMS:
+        problems.append(f"and {len(errors) - MAX_PROBLEMS} more problem(s)")
     return f"Invalid arguments for {tool}: " + "; ".join(problems) + ". Check the tool's input schema and retry."
 
 
