@@ -82,6 +82,13 @@ class Episode:
 
     # -- the control API ------------------------------------------------------------------------------
 
+    def run_event(self, service: str, name: str, **arguments: Any) -> Any:
+        """Make a world event happen in ``service`` (an inbound email, a new ticket); returns what it created."""
+        svc = self.services.get(service)
+        if svc is None:
+            raise KeyError(f"service {service!r} is not mounted in this episode")
+        return svc.run_event(self.stores[service], self.world, name, arguments)
+
     def apply_setup(self, records: Iterable[Mapping[str, Any]], *, marker: str | None = None) -> None:
         """Insert task setup records ``{"service", "table", "row"}``; they become the initial state.
 
@@ -96,6 +103,8 @@ class Episode:
             by_target.setdefault((str(service), str(record.get("table"))), []).append(dict(record["row"]))
         for (service, table), rows in by_target.items():
             self.stores[service].insert_rows(table, rows)
+        for service, _ in by_target:
+            self.stores[service].advance_counters()
         if marker is not None:
             for store in self.stores.values():
                 store.set_meta("setup", marker)

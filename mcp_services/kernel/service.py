@@ -54,6 +54,8 @@ class Service:
         #: Entities by name (declared with ``@service.entity`` or from an ``EntityDef``).
         self.entities: dict[str, EntityRuntime] = {}
         self._seed: SeedFunction | None = None
+        #: World events (see ``event``): name -> function.
+        self.events: dict[str, Callable[..., Any]] = {}
         self._images: dict[int, bytes] = {}
         self._checked = False
 
@@ -140,6 +142,31 @@ class Service:
         """Register the function that fills a fresh store from the world."""
         self._seed = fn
         return fn
+
+    def event(self, name: str) -> Callable[[F], F]:
+        """Register a world event: something that happens to the service from outside (``@service.event("email_received")``).
+
+        An event function takes ``ctx`` and keyword arguments, writes what arrives (an inbound email
+        and its thread, a new ticket and its requester, a voicemail) and returns the new record's id.
+        Events are the composer's way to plant a task's trigger; like reset and snapshot they are
+        control operations, never tools an agent can call.
+        """
+
+        def register(fn: F) -> F:
+            if not name.isidentifier():
+                raise ValueError(f"event name {name!r} must be an identifier")
+            self.events[name] = fn
+            return fn
+
+        return register
+
+    def run_event(self, store: Store, world: World, name: str, arguments: dict[str, Any]) -> Any:
+        """Run a world event in one transaction; raises ``KeyError`` or the event's ``ToolError`` on bad input."""
+        fn = self.events.get(name)
+        if fn is None:
+            raise KeyError(f"service {self.name!r} has no event {name!r}; its events: {', '.join(sorted(self.events)) or 'none'}")
+        with store.transaction() as tx:
+            return fn(ToolContext(tx, world, self.name), **arguments)
 
     # -- stores ----------------------------------------------------------------------------------------
 

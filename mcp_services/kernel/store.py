@@ -8,6 +8,7 @@ call runs in one transaction (``Store.transaction``): it commits whole or change
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -27,6 +28,8 @@ from mcp_services.kernel.errors import ErrorCode, ToolError
 
 #: How long a file store waits for another process's write lock before a call fails with store_busy.
 BUSY_TIMEOUT_MS = 10_000
+
+_ID = re.compile(r"^([a-z][a-z0-9]*)_(\d{1,9})$")
 
 #: Tables whose names start with this are the kernel's bookkeeping, never part of dumps or diffs.
 KERNEL_TABLE_PREFIX = "_kernel_"
@@ -172,6 +175,28 @@ class Store:
         with self.transaction() as tx:
             if rows:
                 tx.orm_session().execute(insert(table), rows)
+
+    def advance_counters(self) -> None:
+        """Move each id counter past the ids already stored (``ch_0042`` -> the next ``ch`` is 43 or later).
+
+        Setup records carry ids made in another episode; without this a tool could mint one of them again.
+        """
+        highest: dict[str, int] = {}
+        for table in self._tables:
+            if "id" not in table.columns:
+                continue
+            for (key,) in self._raw.execute(f'SELECT id FROM {_quote(table.name)}'):
+                match = _ID.match(str(key))
+                if match:
+                    prefix, number = match.group(1), int(match.group(2))
+                    highest[prefix] = max(highest.get(prefix, 0), number)
+        with self.transaction():
+            for prefix, number in highest.items():
+                self._raw.execute(
+                    'INSERT INTO "_kernel_counters" (name, value) VALUES (?, ?) '
+                    "ON CONFLICT(name) DO UPDATE SET value = max(value, excluded.value)",
+                    (prefix, number),
+                )
 
     def table(self, name: str) -> Table:
         table = self.metadata.tables.get(name)

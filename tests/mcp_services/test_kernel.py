@@ -15,7 +15,7 @@ import pytest
 
 from mcp_services.kernel import Episode, Service, Store, ToolContext, World
 from mcp_services.kernel.errors import ErrorCode
-from mcp_services.kernel.semantic import semantic_type_of
+from mcp_services.kernel.semantic import EntityId, semantic_type_of
 from mcp_services.kernel.tools import parse_docstring
 from tests.mcp_services.tiny_service import service as ledger
 
@@ -288,3 +288,30 @@ def test_a_tool_declares_a_known_intent_and_phrases_that_name_its_parameters() -
         svc.tool("read", name="refund3", intent="refund")(refund)
     with pytest.raises(ValueError, match=r"names \{invoice_id\}, which is not a parameter"):
         svc.tool("write", name="refund4", intent="refund", phrases=("refund {invoice_id}",))(refund)
+
+
+def test_setup_records_move_id_counters_past_their_ids(episode: Episode) -> None:
+    episode.apply_setup(
+        [{"service": "ledger", "table": "transfers", "row": {"id": "tr_0100", "source_id": "acc_0001", "target_id": "acc_0002", "amount": 1.0}}]
+    )
+    episode.call("ledger", "transfer", {"source_id": "acc_0001", "target_id": "acc_0002", "amount": 5})
+    assert set(episode.diff()["ledger"].table("transfers").added) == {"tr_0101"}
+
+
+def test_a_world_event_writes_what_arrives_and_is_not_a_tool() -> None:
+    svc = Service("events_probe", "Probe.")
+
+    @svc.entity(table="notes", prefix="n")
+    class Note:
+        id: EntityId("events_probe.note")  # type: ignore[valid-type]  # EntityId is a type factory
+        text: str
+
+    @svc.event("note_arrived")
+    def note_arrived(ctx: ToolContext, text: str) -> str:
+        return ctx.insert(Note(id=ctx.new_id("n"), text=text)).id
+
+    episode = Episode([svc], 0)
+    assert episode.run_event("events_probe", "note_arrived", text="hello") == "n_0001"
+    assert "note_arrived" not in svc.tools
+    with pytest.raises(KeyError, match="has no event 'nope'"):
+        episode.run_event("events_probe", "nope")
