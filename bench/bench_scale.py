@@ -37,10 +37,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from composer.task import TaskSpec  # noqa: E402
 from harness.agents import AgentConfig, AgentTurn, Message, ReferenceAgent, ToolSchema, TurnContext  # noqa: E402
 from harness.collect import CollectConfig, collect  # noqa: E402
 from harness.evaluate import read_run  # noqa: E402
+from mcp_services.tasks.spec import TaskSpec  # noqa: E402
 from tests.harness.harness_fixtures import crm_tasks  # noqa: E402
 
 DISTRACTORS = ["mailbox", "calendar", "helpdesk", "payments"]

@@ -25,7 +25,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from composer.task import TaskSpec, load_tasks  # noqa: E402
 from harness.agents import (  # noqa: E402
     AgentConfig,
     AgentTurn,
@@ -42,6 +41,7 @@ from harness.runner import RolloutJob, RunnerConfig, run_episode  # noqa: E402
 from harness.tools import make_transport  # noqa: E402
 from harness.trajectory import Trajectory  # noqa: E402
 from harness.workers import ProcessBackend  # noqa: E402
+from mcp_services.tasks.spec import TaskSpec, load_tasks  # noqa: E402
 
 
 def bench_tasks(path: Path | None, kind: str) -> list[TaskSpec]:

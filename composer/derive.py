@@ -20,9 +20,9 @@ from typing import Any
 from sqlalchemy import Table
 
 from mcp_services.kernel.diff import StateDiff
+from mcp_services.tasks.checks import AnswerCheck, InfoFlow, NoCollateral, RowExists, RowUnchanged, RubricItem
 
 from composer.catalog import Catalog
-from composer.checks import AnswerCheck, InfoFlow, NoCollateral, RowExists, RowUnchanged, RubricItem
 from composer.distractors import Distractor
 from composer.plan import Composed, Cond, ListOf, Lit, Ref, StepSpec, evaluate, field_value, text_of
 from composer.policy import Policy

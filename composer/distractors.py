@@ -21,9 +21,9 @@ from sqlalchemy import Index, Table, UniqueConstraint
 from composer.catalog import Catalog, ToolInfo
 from composer.plan import evaluate, field_value
 from composer.runner import Runner, result_items
-from composer.task import SetupRecord
 from composer.walk import DESCRIPTOR_NAMES, DESCRIPTOR_TYPES, Walk
 from composer.words import role_of
+from mcp_services.tasks.spec import SetupRecord
 
 _STATE_NAMES = ("status", "state", "stage")
 

@@ -15,10 +15,10 @@ from typing import Any
 from mcp_services.kernel.diff import StateDiff
 from mcp_services.kernel.episode import Episode
 from mcp_services.kernel.results import ToolResult
+from mcp_services.tasks.spec import PlanStep, SetupRecord
 
 from composer.catalog import Catalog, ToolInfo
 from composer.plan import MissingValue, StepSpec, evaluate, field_value
-from composer.task import PlanStep, SetupRecord
 from composer.tracking import ChangeTracker
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from composer.checks import AnswerCheck, Grade
-from composer.episodes import episode_for
-from composer.task import TaskSpec
 from harness.episode_db import check_db
 from mcp_services.kernel.episode import Episode
+from mcp_services.tasks.checks import AnswerCheck, Grade
+from mcp_services.tasks.episodes import episode_for
+from mcp_services.tasks.spec import TaskSpec
 
 __all__ = ["asks_question", "grade_db", "grade_record", "render_grade"]
 

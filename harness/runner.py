@@ -16,7 +16,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from composer.task import TaskSpec
 from harness.agents.base import Agent, AgentTurn, Message, ToolCallRequest, ToolSchema, TurnContext
 from harness.errors import AgentError, ToolTransportError
 from harness.prompt import system_prompt, user_prompt
@@ -25,6 +24,7 @@ from harness.trajectory import Trajectory
 from mcp_services.kernel.errors import ErrorCode
 from mcp_services.kernel.results import ToolResult
 from mcp_services.serving.surface import MODES, Mode
+from mcp_services.tasks.spec import TaskSpec
 
 __all__ = ["RolloutJob", "RunnerConfig", "decode_arguments", "rollout_seed", "run_episode", "task_info"]
 

@@ -7,12 +7,12 @@ import json
 import os
 import sys
 
-from composer.task import TaskSpec
 from harness.agents import make_agent
 from harness.backends import LocalBackend
 from harness.runner import RolloutJob
 from harness.tools import make_transport
 from harness.workers import ProcessBackend, error_line
+from mcp_services.tasks.spec import TaskSpec
 
 
 async def _orphan_watch(parent: int) -> None:

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
     from trl import GRPOTrainer
 
-    from composer.task import TaskSpec
+    from mcp_services.tasks.spec import TaskSpec
 
 __all__ = ["ROLLOUTS_FILE", "GeneratorWrapper", "RLRun", "build_rl_trainer", "prepare_rl", "run_rl", "train_rl"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from composer.task import TaskSpec
 from mcp_services.serving.surface import Mode
+from mcp_services.tasks.spec import TaskSpec
 
 __all__ = ["Agent", "AgentTurn", "Message", "ToolCallRequest", "ToolSchema", "TurnContext"]
 

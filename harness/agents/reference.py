@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from composer.checks import AnswerCheck
-from composer.task import TaskSpec
 from harness.agents.base import AgentTurn, Message, ToolCallRequest, ToolSchema, TurnContext
+from mcp_services.tasks.checks import AnswerCheck
+from mcp_services.tasks.spec import TaskSpec
 
 __all__ = ["NullAgent", "ReferenceAgent", "reference_answer", "reference_calls"]
 

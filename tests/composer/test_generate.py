@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections import Counter
 
 from composer.catalog import Catalog
-from composer.checks import NEGATIVE_KINDS, RowUnchanged
 from composer.generate import GenerateConfig, GenerateReport, generate
 from composer.runner import Runner
-from composer.task import CAPABILITIES, TaskSpec
 from composer.verify import empty_diff, leaks, reference_answer, run_plan, verify_task, verify_task_exact
+from mcp_services.tasks.checks import NEGATIVE_KINDS, RowUnchanged
+from mcp_services.tasks.spec import CAPABILITIES, TaskSpec
 
 from .conftest import N, SEED, SERVICES
 

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from composer.task import TaskSpec
 from harness.agents import AgentConfig, ReferenceAgent
 from harness.collect import CollectConfig, collect
 from harness.errors import RunFileError
 from harness.trajectory import Trajectory
+from mcp_services.tasks.spec import TaskSpec
 
 LINE_KEYS = {
     "schema_version", "task_id", "rollout", "agent", "messages", "tools", "criteria", "rubric_score", "passed",

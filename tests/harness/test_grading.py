@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 
-from composer.task import TaskSpec
 from harness.agents import AgentTurn, NullAgent, ReferenceAgent, ScriptedAgent, ToolCallRequest
 from harness.grading import regrade
 from harness.runner import RolloutJob, RunnerConfig, run_episode
 from harness.tools import InProcessTransport
 from harness.trajectory import Trajectory
+from mcp_services.tasks.spec import TaskSpec
 
 
 def rollout(task: TaskSpec, agent: object, mode: str = "direct") -> Trajectory:

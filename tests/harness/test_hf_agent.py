@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from composer.task import TaskSpec
 from harness.agents.hf_agent import HFAgent
 from harness.runner import RolloutJob, RunnerConfig, run_episode
 from harness.tools import InProcessTransport
+from mcp_services.tasks.spec import TaskSpec
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from composer.task import TaskSpec
 from harness.agents import AgentConfig
 from harness.cli import main
 from harness.collect import CollectConfig, collect
 from harness.errors import AgentUnavailableError, HarnessInputError
 from harness.evaluate import read_run
 from harness.runfile import scan_run
+from mcp_services.tasks.spec import TaskSpec
 
 ray = pytest.importorskip("ray")
 

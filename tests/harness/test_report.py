@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from composer.task import TaskSpec, write_tasks
 from harness.agents import AgentConfig, AgentTurn, ReferenceAgent, ScriptedAgent
 from harness.collect import CollectConfig, collect
 from harness.errors import HarnessInputError
 from harness.evaluate import read_run, summarize, write_summary
+from mcp_services.tasks.spec import TaskSpec, write_tasks
 
 pytest.importorskip("matplotlib")
 

@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from composer.task import TaskSpec
 from harness.agents import AgentTurn, NullAgent, ReferenceAgent, ScriptedAgent, ToolCallRequest
 from harness.errors import AgentError, AgentUnavailableError
 from harness.runner import RolloutJob, RunnerConfig, run_episode
 from harness.tools import InProcessTransport
 from harness.trajectory import Trajectory
+from mcp_services.tasks.spec import TaskSpec
 
 
 def run(task: TaskSpec, agent: object, config: RunnerConfig = RunnerConfig(), transport: object = None) -> Trajectory:

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from composer.task import TaskSpec, write_tasks
 from harness.grading import regrade
 from harness.runner import RolloutJob, RunnerConfig, run_episode
 from harness.tools import InProcessTransport
 from harness.trajectory import Trajectory
+from mcp_services.tasks.spec import TaskSpec, write_tasks
 from tests.training.rl_tasks import company_note, deal_question, solving_turns
 from training.cli import main
 from training.errors import TrainingInputError

@@ -42,7 +42,7 @@ def _log(message: str) -> None:
 
 def _compose(out: Path) -> Path:
     from composer.generate import GenerateConfig, generate
-    from composer.task import write_tasks
+    from mcp_services.tasks.spec import write_tasks
 
     tasks, report = generate(
         GenerateConfig(n=_TASKS, seed=_SEED, services=("crm",), min_services=1, max_calls=2, distractor_services=0)

@@ -34,9 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from composer.task import TaskSpec
 from harness.agents.base import Agent
 from harness.trajectory import Trajectory
+from mcp_services.tasks.spec import TaskSpec
 from training.errors import TrainingInputError
 
 __all__ = ["ExperimentSettings", "main", "run_experiment"]

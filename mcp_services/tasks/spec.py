@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from composer.checks import Check, Grade, RubricItem, grade
 from mcp_services.kernel.diff import StateDiff
+from mcp_services.tasks.checks import Check, Grade, RubricItem, grade
 
 SCHEMA_VERSION = 1
 
