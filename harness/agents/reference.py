@@ -7,7 +7,6 @@ import json
 from typing import Any
 
 from harness.agents.base import AgentTurn, Message, ToolCallRequest, ToolSchema, TurnContext
-from mcp_services.tasks.checks import AnswerCheck
 from mcp_services.tasks.spec import TaskSpec
 
 __all__ = ["NullAgent", "ReferenceAgent", "reference_answer", "reference_calls"]
@@ -17,9 +16,7 @@ NULL_ANSWER = "I have not taken any action."
 
 def reference_answer(task: TaskSpec) -> str:
     """The final message of a reference rollout: the task's expected answer, if it asks a question."""
-    expected: Any = task.answer
-    if expected is None:
-        expected = next((c.expected for c in task.checks if isinstance(c, AnswerCheck)), None)
+    expected = task.expected_answer
     if expected is None:
         return "Done."
     text = "; ".join(str(item) for item in expected) if isinstance(expected, list) else str(expected)

@@ -1,6 +1,6 @@
 """The task contract that composer, harness and training share.
 
-A task (``spec``) is frozen data with a content-hash id and a JSON Lines file format; its checks
-(``checks``) say whether they hold for a run's state diff and final answer; ``episodes`` gives the
-private episode a task runs in. It sits below every consumer: it imports only the kernel.
+``spec``: a task as frozen data with a content-hash id, and its file format (``tasks.jsonl``);
+``checks``: the checks on a run's outcome, each saying whether it holds; ``grading``: the rubric
+and the grade; ``episodes``: the private episode a task runs in. It imports only the kernel.
 """

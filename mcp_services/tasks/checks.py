@@ -1,9 +1,9 @@
-"""Checks on an episode's outcome, and grading a task's rubric from them.
+"""Checks on an episode's outcome: frozen data in a task, each able to say whether it holds.
 
-A check is frozen data (part of a task); ``evaluate`` reads it against what an agent did: the
-episode's state diff (initial state -> final state, per service) and the agent's final answer.
-Grading is the same function for the composer (verifying a task), the harness (grading a rollout)
-and training (rewards), so a grade means one thing everywhere.
+A check reads what an agent did: the episode's state diff (initial state -> final state, per
+service) and the agent's final answer. ``Check`` is the union a task's ``checks`` field holds, told
+apart by ``kind``; every member answers ``holds(diff, answer)``, so grading never asks which kind a
+check is (``mcp_services.tasks.grading``).
 
 Value matchers in ``row_exists``: a plain JSON value must be equal; an object with one operator key
 matches loosely: ``{"$icontains": "re_0007"}`` (text contains, case-insensitive),
@@ -17,23 +17,52 @@ that uses one must also bind a positive check, which the composer guarantees.
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mcp_services.kernel.diff import StateDiff
+
+__all__ = [
+    "AnswerCheck",
+    "Check",
+    "CheckBase",
+    "Diff",
+    "InfoFlow",
+    "NoCollateral",
+    "RowExists",
+    "RowUnchanged",
+    "value_matches",
+]
+
+Diff = Mapping[str, StateDiff]
+"""A run's state diff, per mounted service."""
 
 ChangeKind = Literal["added", "changed", "added_or_changed"]
 
 
-class _CheckBase(BaseModel):
+class CheckBase(BaseModel, ABC):
+    """What every check has: an id the rubric names it by, and a way to say whether it holds."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
     id: str = Field(min_length=1)
     description: str = ""
 
+    #: Whether the check holds on an untouched world (a criterion needs a positive check beside it).
+    negative: ClassVar[bool] = False
 
-class RowExists(_CheckBase):
+    @abstractmethod
+    def holds(self, diff: Diff, answer: str | None) -> bool:
+        """Whether this check holds for a run with this state diff and final answer."""
+
+    def collateral(self, diff: Diff) -> list[str]:
+        """The changes this check finds that the task did not call for, for a person to read."""
+        return []
+
+
+class RowExists(CheckBase):
     """Some row of ``service.table`` that the run added (or changed) matches every value in ``match``."""
 
     kind: Literal["row_exists"] = "row_exists"
@@ -42,8 +71,14 @@ class RowExists(_CheckBase):
     change: ChangeKind = "added_or_changed"
     match: dict[str, Any]
 
+    def holds(self, diff: Diff, answer: str | None) -> bool:
+        return any(
+            all(column in row and value_matches(want, row[column]) for column, want in self.match.items())
+            for row in _candidate_rows(diff, self.service, self.table, self.change)
+        )
 
-class RowUnchanged(_CheckBase):
+
+class RowUnchanged(CheckBase):
     """The row with primary key ``key`` is neither changed nor deleted (a distractor stays untouched)."""
 
     kind: Literal["row_unchanged"] = "row_unchanged"
@@ -51,8 +86,17 @@ class RowUnchanged(_CheckBase):
     table: str
     key: str
 
+    negative: ClassVar[bool] = True
 
-class InfoFlow(_CheckBase):
+    def holds(self, diff: Diff, answer: str | None) -> bool:
+        state = diff.get(self.service)
+        if state is None:
+            return True
+        table = state.table(self.table)
+        return self.key not in table.changed and self.key not in table.deleted
+
+
+class InfoFlow(CheckBase):
     """A value the agent had to read in one service appears in a row it wrote in another."""
 
     kind: Literal["info_flow"] = "info_flow"
@@ -63,8 +107,17 @@ class InfoFlow(_CheckBase):
     table: str
     column: str
 
+    def holds(self, diff: Diff, answer: str | None) -> bool:
+        needle: Any = {"$icontains": str(self.value)} if isinstance(self.value, str) else self.value
+        for row in _candidate_rows(diff, self.service, self.table, "added_or_changed"):
+            actual = row.get(self.column)
+            cells = actual if isinstance(actual, list) else [actual]
+            if any(value_matches(needle, cell) for cell in cells):
+                return True
+        return False
 
-class NoCollateral(_CheckBase):
+
+class NoCollateral(CheckBase):
     """Nothing changed beyond what the task needs.
 
     ``changed_keys``: per service and table, the only rows that may be changed or deleted;
@@ -75,44 +128,65 @@ class NoCollateral(_CheckBase):
     changed_keys: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
     added_counts: dict[str, dict[str, int]] = Field(default_factory=dict)
 
+    negative: ClassVar[bool] = True
 
-class AnswerCheck(_CheckBase):
+    def holds(self, diff: Diff, answer: str | None) -> bool:
+        return not self.collateral(diff)
+
+    def collateral(self, diff: Diff) -> list[str]:
+        found: list[str] = []
+        for service, state in sorted(diff.items()):
+            for name, table in sorted(state.tables.items()):
+                allowed_keys = set(self.changed_keys.get(service, {}).get(name, ()))
+                for key in sorted(set(table.changed) | set(table.deleted)):
+                    if key not in allowed_keys:
+                        verb = "changed" if key in table.changed else "deleted"
+                        found.append(f"{service}.{name} row {key} was {verb}")
+                budget = self.added_counts.get(service, {}).get(name, 0)
+                if len(table.added) > budget:
+                    found.append(f"{service}.{name}: {len(table.added)} rows added, at most {budget} expected")
+        return found
+
+
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+
+
+class AnswerCheck(CheckBase):
     """The agent's final answer states the expected value."""
 
     kind: Literal["answer"] = "answer"
     expected: str | int | float | list[str]
     match: Literal["contains", "number", "all_of"] = "contains"
 
+    @model_validator(mode="after")
+    def _number_is_one_value(self) -> AnswerCheck:
+        if self.match == "number" and isinstance(self.expected, list):
+            raise ValueError("an answer matched as a number expects one number, not a list")
+        return self
+
+    def holds(self, diff: Diff, answer: str | None) -> bool:
+        if not answer:
+            return False
+        expected = self.expected
+        if self.match == "number" and not isinstance(expected, list):
+            target = float(expected)
+            numbers = [float(n.replace(",", "")) for n in _NUMBER.findall(answer)]
+            return any(abs(n - target) <= 0.005 for n in numbers)
+        text = _norm(answer)
+        if self.match == "all_of":
+            items = expected if isinstance(expected, list) else [str(expected)]
+            return all(_norm(str(item)) in text for item in items)
+        return _norm(str(expected)) in text
+
 
 Check = Annotated[RowExists | RowUnchanged | InfoFlow | NoCollateral | AnswerCheck, Field(discriminator="kind")]
-
-#: Kinds that can pass on an untouched world; a criterion needs a positive check beside them.
-NEGATIVE_KINDS = frozenset({"row_unchanged", "no_collateral"})
-
-
-class RubricItem(BaseModel):
-    """A named criterion: it passes when all of its checks pass."""
-
-    model_config = ConfigDict(extra="allow", frozen=True)
-    id: str = Field(min_length=1)
-    description: str
-    checks: list[str] = Field(min_length=1)
-
-
-class Grade(BaseModel):
-    """Per-check and per-criterion results, the rubric score (mean of criteria) and pass (all)."""
-
-    checks: dict[str, bool]
-    criteria: dict[str, bool]
-    rubric_score: float
-    passed: bool
-    collateral: list[str] = Field(default_factory=list)
 
 
 # -- matching ------------------------------------------------------------------------------------
 
 
 def value_matches(expected: Any, actual: Any) -> bool:
+    """Whether a cell's value ``actual`` matches ``expected`` (a JSON value or a one-key matcher)."""
     if isinstance(expected, dict) and len(expected) == 1 and next(iter(expected)).startswith("$"):
         op, target = next(iter(expected.items()))
         if op == "$icontains":
@@ -136,105 +210,14 @@ def _norm(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def _candidate_rows(diff: Mapping[str, StateDiff], service: str, table: str, change: ChangeKind) -> list[dict[str, Any]]:
+def _candidate_rows(diff: Diff, service: str, table: str, change: ChangeKind) -> list[dict[str, Any]]:
     state = diff.get(service)
     if state is None:
         return []
-    t = state.table(table)
+    found = state.table(table)
     rows: list[dict[str, Any]] = []
     if change in ("added", "added_or_changed"):
-        rows.extend(t.added.values())
+        rows.extend(found.added.values())
     if change in ("changed", "added_or_changed"):
-        rows.extend(c.after for c in t.changed.values())
+        rows.extend(c.after for c in found.changed.values())
     return rows
-
-
-_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
-
-
-def answer_matches(check: AnswerCheck, answer: str | None) -> bool:
-    if not answer:
-        return False
-    text = _norm(answer)
-    if check.match == "number":
-        target = float(check.expected)  # type: ignore[arg-type]
-        numbers = [float(n.replace(",", "")) for n in _NUMBER.findall(answer)]
-        return any(abs(n - target) <= 0.005 for n in numbers)
-    if check.match == "all_of":
-        items = check.expected if isinstance(check.expected, list) else [str(check.expected)]
-        return all(_norm(str(item)) in text for item in items)
-    return _norm(str(check.expected)) in text
-
-
-# -- evaluation ----------------------------------------------------------------------------------
-
-
-def evaluate(check: Any, diff: Mapping[str, StateDiff], answer: str | None) -> bool:
-    """Whether one check holds for a run with this state diff and final answer."""
-    if isinstance(check, RowExists):
-        return any(
-            all(col in row and value_matches(want, row[col]) for col, want in check.match.items())
-            for row in _candidate_rows(diff, check.service, check.table, check.change)
-        )
-    if isinstance(check, RowUnchanged):
-        state = diff.get(check.service)
-        if state is None:
-            return True
-        t = state.table(check.table)
-        return check.key not in t.changed and check.key not in t.deleted
-    if isinstance(check, InfoFlow):
-        needle = {"$icontains": str(check.value)} if isinstance(check.value, str) else check.value
-        for row in _candidate_rows(diff, check.service, check.table, "added_or_changed"):
-            actual = row.get(check.column)
-            if isinstance(actual, list):
-                if any(value_matches(needle, a) for a in actual):
-                    return True
-            elif value_matches(needle, actual):
-                return True
-        return False
-    if isinstance(check, NoCollateral):
-        return not collateral_changes(check, diff)
-    if isinstance(check, AnswerCheck):
-        return answer_matches(check, answer)
-    raise TypeError(f"unknown check {check!r}")
-
-
-def collateral_changes(check: NoCollateral, diff: Mapping[str, StateDiff]) -> list[str]:
-    """Human-readable descriptions of every change the task did not call for."""
-    found: list[str] = []
-    for service, state in sorted(diff.items()):
-        for table, t in sorted(state.tables.items()):
-            allowed_keys = set(check.changed_keys.get(service, {}).get(table, ()))
-            for key in sorted(set(t.changed) | set(t.deleted)):
-                if key not in allowed_keys:
-                    verb = "changed" if key in t.changed else "deleted"
-                    found.append(f"{service}.{table} row {key} was {verb}")
-            budget = check.added_counts.get(service, {}).get(table, 0)
-            if len(t.added) > budget:
-                found.append(f"{service}.{table}: {len(t.added)} rows added, at most {budget} expected")
-    return found
-
-
-def grade(
-    checks: list[Any], rubric: list[RubricItem], diff: Mapping[str, StateDiff], answer: str | None
-) -> Grade:
-    """Evaluate every check and roll them up into the rubric."""
-    results = {check.id: evaluate(check, diff, answer) for check in checks}
-    criteria = {}
-    for item in rubric:
-        missing = [c for c in item.checks if c not in results]
-        if missing:
-            raise ValueError(f"rubric criterion {item.id!r} names unknown checks: {', '.join(missing)}")
-        criteria[item.id] = all(results[c] for c in item.checks)
-    collateral: list[str] = []
-    for check in checks:
-        if isinstance(check, NoCollateral):
-            collateral.extend(collateral_changes(check, diff))
-    score = sum(criteria.values()) / len(criteria) if criteria else 0.0
-    return Grade(
-        checks=results,
-        criteria=criteria,
-        rubric_score=score,
-        passed=bool(criteria) and all(criteria.values()),
-        collateral=collateral,
-    )

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from mcp_services.tasks.checks import AnswerCheck, NoCollateral, RowExists, RubricItem
+from mcp_services.tasks.checks import AnswerCheck, NoCollateral, RowExists
+from mcp_services.tasks.grading import RubricItem
 from mcp_services.tasks.spec import PlanStep, SetupRecord, TaskSpec
 
 

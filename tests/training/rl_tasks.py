@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from mcp_services.tasks.checks import AnswerCheck, NoCollateral, RowExists, RubricItem
+from mcp_services.tasks.checks import AnswerCheck, NoCollateral, RowExists
+from mcp_services.tasks.grading import RubricItem
 from mcp_services.tasks.spec import PlanStep, TaskSpec
 
 
