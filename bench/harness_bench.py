@@ -78,7 +78,7 @@ def reference_rate(tasks: list[TaskSpec], rollouts: int, workers: int) -> tuple[
     if workers > 1:
         inner: Backend = ProcessBackend(agent_config, runner, "inprocess", 8, workers)
     else:
-        inner = LocalBackend(make_agent(agent_config), make_transport("inprocess"), runner, 8)
+        inner = LocalBackend(make_agent(agent_config, {t.id: t for t in tasks}), make_transport("inprocess"), runner, 8)
     timed = _Timed(inner)
     with tempfile.TemporaryDirectory() as tmp:
         config = CollectConfig(out=Path(tmp) / "run", rollouts=rollouts, progress=False)
@@ -93,9 +93,11 @@ def overhead(tasks: list[TaskSpec], transport: str, episodes: int) -> dict[str, 
     """Medians over episodes with an instant scripted model: per model turn (grading and set-up
     excluded), per tool call, and per episode for set-up (a server start, for MCP) and grading."""
 
+    plans = {task.id: task.plan for task in tasks}
+
     def replay(messages: list[Message], tools: list[ToolSchema], context: TurnContext) -> AgentTurn:
         done = sum(1 for m in messages if m["role"] == "tool")
-        plan = context.task.plan
+        plan = plans[context.task_id]
         if done >= len(plan):
             return AgentTurn(content="Done.")
         step = plan[done]

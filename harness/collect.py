@@ -231,7 +231,7 @@ async def collect_async(
             )
         backend = ProcessBackend(config.agent, config.runner, config.transport, config.concurrency, config.workers)
     if agent is None and backend is None:
-        agent = make_agent(config.agent)
+        agent = make_agent(config.agent, {task.id: task for task in tasks})
     transport = None
     if backend is None:
         assert agent is not None

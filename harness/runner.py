@@ -160,7 +160,7 @@ async def _converse(
         if remaining <= 0:
             transcript.stop, transcript.error = "episode_timeout", timed_out
             return transcript
-        context = TurnContext(task, job.rollout, job.seed, turn_index, config.mode)
+        context = TurnContext(task.id, job.rollout, job.seed, turn_index, config.mode)
         began = time.perf_counter()
         try:
             async with asyncio.timeout(remaining):  # no extra task per turn, unlike wait_for

@@ -36,7 +36,7 @@ async def _run(lines: list[str], parent: int) -> None:
         else:
             task_id, rollout, seed = message["job"]
             jobs.append(RolloutJob(tasks[task_id], rollout, seed))
-    agent = make_agent(agent_config)
+    agent = make_agent(agent_config, tasks)
     transport = make_transport(transport_name)
     out = sys.stdout.buffer
     watch = asyncio.create_task(_orphan_watch(parent))

@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.agents.models import load_model, load_tokenizer
 from harness.runner import RunnerConfig
 from harness.tools import InProcessTransport
 from training.errors import TrainingInputError
-from training.models import load_model, load_tokenizer
 from training.rl_agent import TurnLimits
 from training.rl_data import load_rl_tasks, prompt_dataset, prompt_messages
 from training.rl_generation import Generator, default_generator

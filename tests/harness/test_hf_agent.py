@@ -15,7 +15,7 @@ from mcp_services.tasks.spec import TaskSpec
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
-models = pytest.importorskip("training.models")
+models = pytest.importorskip("harness.agents.models")
 pytestmark = pytest.mark.train
 
 

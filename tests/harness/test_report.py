@@ -45,7 +45,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory, tasks: list[TaskSpec]) -> Ite
     task_set = [*tasks, _multi_service(tasks[0])]
     write_tasks(root / "tasks.jsonl", task_set)
     quitter = ScriptedAgent([AgentTurn(content=f"I give up {_HOSTILE}")], name="quitter")
-    for name, agent in (("reference", ReferenceAgent()), ("quitter", quitter)):
+    for name, agent in (("reference", ReferenceAgent(task_set)), ("quitter", quitter)):
         config = CollectConfig(
             out=root / name, agent=AgentConfig("reference"), tasks_file=root / "tasks.jsonl", rollouts=2, progress=False
         )

@@ -66,7 +66,7 @@ def _sft_tokens(run_dir: Path, steps: int, batch_size: int) -> float:
     """Mean tokens of a training conversation, times the conversations seen: SFT's token count."""
     from harness.agents.generation import template_messages
     from harness.evaluate import read_run
-    from training.models import load_tokenizer
+    from harness.agents.models import load_tokenizer
 
     tokenizer = load_tokenizer("smollm2")
     lengths = [
