@@ -17,22 +17,13 @@ from typing import Any
 
 import pytest
 
+from harness.agents.reference import NULL_ANSWER, reference_answer
 from mcp_services.tasks.episodes import episode_for
 from mcp_services.tasks.spec import PlanStep, TaskSpec, content_id, load_tasks
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 TASKS = FIXTURES / "task_contract_v1.jsonl"
 GRADES = json.loads((FIXTURES / "task_contract_v1_grades.json").read_text(encoding="utf-8"))
-NULL_ANSWER = "I have not taken any action."
-
-
-def _reference_answer(task: TaskSpec) -> str:
-    # The reference agent's final message as it was written at 3f10428.
-    expected = task.expected_answer
-    if expected is None:
-        return "Done."
-    text = "; ".join(str(item) for item in expected) if isinstance(expected, list) else str(expected)
-    return f"Done. Answer: {text}"
 
 
 def _replay(task: TaskSpec, plan: Sequence[PlanStep], answer: str | None) -> dict[str, Any]:
@@ -44,7 +35,7 @@ def _replay(task: TaskSpec, plan: Sequence[PlanStep], answer: str | None) -> dic
 
 def _runs(task: TaskSpec) -> dict[str, tuple[Sequence[PlanStep], str | None]]:
     runs: dict[str, tuple[Sequence[PlanStep], str | None]] = {
-        "reference": (task.plan, _reference_answer(task)),
+        "reference": (task.plan, reference_answer(task)),
         "null": ([], NULL_ANSWER),
     }
     for counterfactual in task.counterfactuals:
