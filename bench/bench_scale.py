@@ -21,6 +21,7 @@ environment), median and p95; plus CPU seconds per episode (driver and actors, w
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import os
@@ -31,16 +32,25 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from composer.task import TaskSpec  # noqa: E402
-from harness.agents import AgentConfig, AgentTurn, Message, ReferenceAgent, ToolSchema, TurnContext  # noqa: E402
+from harness.agents import (  # noqa: E402
+    AgentConfig,
+    AgentTurn,
+    Message,
+    ReferenceAgent,
+    TaskBook,
+    ToolSchema,
+    TurnContext,
+)
 from harness.collect import CollectConfig, collect  # noqa: E402
 from harness.evaluate import read_run  # noqa: E402
+from mcp_services.tasks.spec import TaskSpec  # noqa: E402
 from tests.harness.harness_fixtures import crm_tasks  # noqa: E402
 
 DISTRACTORS = ["mailbox", "calendar", "helpdesk", "payments"]
@@ -57,7 +67,8 @@ class LatencyModel(ReferenceAgent):
 
     name = "reference-latency"
 
-    def __init__(self, latency: float) -> None:
+    def __init__(self, latency: float, tasks: TaskBook | Iterable[TaskSpec]) -> None:
+        super().__init__(tasks)
         self.latency = latency
 
     async def respond(self, messages: list[Message], tools: list[ToolSchema], context: TurnContext) -> AgentTurn:
@@ -135,11 +146,11 @@ def scenario(name: str, episodes: int, concurrency: int, latency: float) -> dict
 
             options = RayOptions(num_cpus=2, actors=2)
             connect(options)  # the instance's start-up (~15 s here) is not part of the figures; actor start-up is
-            backend = RayBackend(lambda: LatencyModel(latency), config.runner, concurrency=concurrency, options=options)
-        agent = None if backend is not None else LatencyModel(latency)
+            backend = RayBackend(functools.partial(LatencyModel, latency), config.runner, concurrency=concurrency, options=options)
+        agent = None if backend is not None else LatencyModel(latency, tasks)
         # Warm the process (service images, imports) so that one-off costs do not count per episode.
         warm = CollectConfig(out=out / "warm-up", agent=config.agent, rollouts=1, concurrency=3, progress=False)
-        collect(warm, tasks=tasks, agent=LatencyModel(0.0), log=lambda m: None)
+        collect(warm, tasks=tasks, agent=LatencyModel(0.0, tasks), log=lambda m: None)
         cpu_before = time.process_time()
         with Sampler() as sampler:
             started = time.perf_counter()

@@ -25,7 +25,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from composer.task import TaskSpec, load_tasks  # noqa: E402
 from harness.agents import (  # noqa: E402
     AgentConfig,
     AgentTurn,
@@ -42,6 +41,7 @@ from harness.runner import RolloutJob, RunnerConfig, run_episode  # noqa: E402
 from harness.tools import make_transport  # noqa: E402
 from harness.trajectory import Trajectory  # noqa: E402
 from harness.workers import ProcessBackend  # noqa: E402
+from mcp_services.tasks.spec import TaskSpec, load_tasks  # noqa: E402
 
 
 def bench_tasks(path: Path | None, kind: str) -> list[TaskSpec]:
@@ -78,7 +78,7 @@ def reference_rate(tasks: list[TaskSpec], rollouts: int, workers: int) -> tuple[
     if workers > 1:
         inner: Backend = ProcessBackend(agent_config, runner, "inprocess", 8, workers)
     else:
-        inner = LocalBackend(make_agent(agent_config), make_transport("inprocess"), runner, 8)
+        inner = LocalBackend(make_agent(agent_config, {t.id: t for t in tasks}), make_transport("inprocess"), runner, 8)
     timed = _Timed(inner)
     with tempfile.TemporaryDirectory() as tmp:
         config = CollectConfig(out=Path(tmp) / "run", rollouts=rollouts, progress=False)
@@ -93,9 +93,11 @@ def overhead(tasks: list[TaskSpec], transport: str, episodes: int) -> dict[str, 
     """Medians over episodes with an instant scripted model: per model turn (grading and set-up
     excluded), per tool call, and per episode for set-up (a server start, for MCP) and grading."""
 
+    plans = {task.id: task.plan for task in tasks}
+
     def replay(messages: list[Message], tools: list[ToolSchema], context: TurnContext) -> AgentTurn:
         done = sum(1 for m in messages if m["role"] == "tool")
-        plan = context.task.plan
+        plan = plans[context.task_id]
         if done >= len(plan):
             return AgentTurn(content="Done.")
         step = plan[done]

@@ -21,10 +21,10 @@ from composer.plan import Lit, Ref, field_value, step_refs
 from composer.paraphrase import Complete, paraphrase
 from composer.policy import Policy, add_signature, add_threshold
 from composer.runner import Run, Runner
-from composer.task import SCHEMA_VERSION, Counterfactual, SetupRecord, TaskSpec
 from composer.verbalise import Verbaliser
 from composer.verify import judge
 from composer.walk import Walk, WalkConfig, WalkFailed, Walker, WalkIndex
+from mcp_services.tasks.spec import SCHEMA_VERSION, Counterfactual, SetupRecord, TaskSpec
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from composer.distractors import Distractor
 from composer.plan import Cond, Ref, StepSpec, field_value, refs_of, step_refs
 from composer.policy import Policy
 from composer.runner import Run
-from composer.task import CAPABILITIES
+from mcp_services.tasks.spec import CAPABILITIES
 
 
 def dependency_depth(specs: Sequence[StepSpec]) -> int:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from composer.errors import ComposerError
-from composer.task import TaskFileError
+from mcp_services.tasks.spec import TaskFileError
 
 PROG = "composer"
 
@@ -76,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_generate(args: argparse.Namespace) -> int:
     from composer.generate import GenerateConfig, generate, progress_every
-    from composer.task import write_tasks
+    from mcp_services.tasks.spec import write_tasks
 
     config = GenerateConfig(
         n=args.n,
@@ -109,7 +109,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     from composer.stats import format_stats, task_stats
-    from composer.task import load_tasks
+    from mcp_services.tasks.spec import load_tasks
 
     tasks = load_tasks(args.tasks)
     stats = task_stats(tasks)
@@ -120,8 +120,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
 def cmd_verify(args: argparse.Namespace) -> int:
     from composer.catalog import load_catalog
     from composer.runner import Runner
-    from composer.task import load_tasks
     from composer.verify import verify_task, verify_task_exact
+    from mcp_services.tasks.spec import load_tasks
 
     tasks = load_tasks(args.tasks)
     names = sorted({s for t in tasks for s in t.mounted_services})

@@ -20,11 +20,12 @@ from typing import Any
 from sqlalchemy import Table
 
 from mcp_services.kernel.diff import StateDiff
+from mcp_services.tasks.checks import AnswerCheck, InfoFlow, NoCollateral, RowExists, RowUnchanged
+from mcp_services.tasks.grading import RubricItem
 
 from composer.catalog import Catalog
-from composer.checks import AnswerCheck, InfoFlow, NoCollateral, RowExists, RowUnchanged, RubricItem
 from composer.distractors import Distractor
-from composer.plan import Composed, Cond, ListOf, Lit, Ref, StepSpec, evaluate, field_value, text_of
+from composer.plan import Composed, Cond, ListOf, Lit, Ref, StepSpec, field_value, resolve, text_of
 from composer.policy import Policy
 from composer.runner import Run
 from composer.walk import is_timestamp
@@ -82,7 +83,7 @@ def _matcher(expr: Any, arg: Any, value: Any, items: Sequence[Any]) -> Any | Non
         refs = [p for p in expr.parts if isinstance(p, Ref)]
         if isinstance(value, str) and isinstance(arg, str) and value.strip() and arg.strip() in value:
             if refs:
-                return {"$icontains": text_of(evaluate(refs[0], items))}
+                return {"$icontains": text_of(resolve(refs[0], items))}
             literal = max((p for p in expr.parts if isinstance(p, str)), key=len, default="")
             return {"$icontains": literal.strip()[:60]} if literal.strip() else None
         return None

@@ -19,11 +19,11 @@ from typing import Any
 from sqlalchemy import Index, Table, UniqueConstraint
 
 from composer.catalog import Catalog, ToolInfo
-from composer.plan import evaluate, field_value
+from composer.plan import field_value, resolve
 from composer.runner import Runner, result_items
-from composer.task import SetupRecord
 from composer.walk import DESCRIPTOR_NAMES, DESCRIPTOR_TYPES, Walk
 from composer.words import role_of
+from mcp_services.tasks.spec import SetupRecord
 
 _STATE_NAMES = ("status", "state", "stage")
 
@@ -210,7 +210,7 @@ def make_distractor(
     for column in _unique_columns(table) - {pk}:
         if base.get(column) is not None:
             base[column] = _vary_unique(base[column], rng)
-    arguments = {name: evaluate(expr, walk.items) for name, expr in spec.args}
+    arguments = {name: resolve(expr, walk.items) for name, expr in spec.args}
     keep = {_norm(v) for v in arguments.values() if not isinstance(v, (list, dict))}
     keep |= {_norm(v) for v in arguments.values() if isinstance(v, list) for v in v}
     for change in _mutations(tool, table, row, step == 0, runner, spec.service, rng, keep)[:4]:
@@ -237,7 +237,7 @@ def _visible_difference(catalog: Catalog, runner: Runner, walk: Walk, step: int,
     """Run the step's read again: both items must show, with a stateable field that differs."""
     spec = walk.specs[step]
     tool = catalog.tool(spec.service, spec.tool)
-    arguments = {name: evaluate(expr, walk.items) for name, expr in spec.args}
+    arguments = {name: resolve(expr, walk.items) for name, expr in spec.args}
     result = runner.call(spec.service, spec.tool, arguments)
     if not result.success:
         return None

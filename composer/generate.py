@@ -19,8 +19,8 @@ from composer.errors import ComposerError
 from composer.graph import build_graph, max_reachable_services
 from composer.paraphrase import litellm_complete
 from composer.runner import Runner
-from composer.task import TaskSpec
 from composer.walk import WalkIndex
+from mcp_services.tasks.spec import TaskSpec
 
 #: Shares of candidates asked to have each optional shape (kept sets land near these).
 MEMO = True  # memoise tool calls by state (see Runner)

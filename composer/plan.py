@@ -109,7 +109,8 @@ def text_of(value: Any) -> str:
     return str(value)
 
 
-def evaluate(expr: Expr, items: Sequence[Mapping[str, Any] | None]) -> Any:
+def resolve(expr: Expr, items: Sequence[Mapping[str, Any] | None]) -> Any:
+    """The concrete value of ``expr``, given the item each earlier step selected (``items[i]`` for step i)."""
     if isinstance(expr, Lit):
         return expr.value
     if isinstance(expr, Ref):
@@ -120,11 +121,11 @@ def evaluate(expr: Expr, items: Sequence[Mapping[str, Any] | None]) -> Any:
             raise MissingValue(f"step {expr.step} has no {expr.field}")
         return value
     if isinstance(expr, Composed):
-        return "".join(p if isinstance(p, str) else text_of(evaluate(p, items)) for p in expr.parts)
+        return "".join(p if isinstance(p, str) else text_of(resolve(p, items)) for p in expr.parts)
     if isinstance(expr, ListOf):
-        return [evaluate(item, items) for item in expr.items]
+        return [resolve(item, items) for item in expr.items]
     if isinstance(expr, Cond):
-        number = evaluate(expr.ref, items)
+        number = resolve(expr.ref, items)
         if not isinstance(number, (int, float)):
             raise MissingValue(f"step {expr.ref.step} {expr.ref.field} is not a number")
         return expr.above if float(number) > expr.threshold else expr.otherwise

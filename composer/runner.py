@@ -15,10 +15,10 @@ from typing import Any
 from mcp_services.kernel.diff import StateDiff
 from mcp_services.kernel.episode import Episode
 from mcp_services.kernel.results import ToolResult
+from mcp_services.tasks.spec import PlanStep, SetupRecord
 
 from composer.catalog import Catalog, ToolInfo
-from composer.plan import MissingValue, StepSpec, evaluate, field_value
-from composer.task import PlanStep, SetupRecord
+from composer.plan import MissingValue, StepSpec, field_value, resolve
 from composer.tracking import ChangeTracker
 
 
@@ -179,7 +179,7 @@ class Runner:
         items: list[dict[str, Any] | None] = []
         for index, spec in enumerate(specs):
             try:
-                arguments = {name: evaluate(expr, items) for name, expr in spec.args}
+                arguments = {name: resolve(expr, items) for name, expr in spec.args}
             except MissingValue as exc:
                 run.complete, run.failure = False, f"step {index + 1}: {exc}"
                 return run

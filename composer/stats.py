@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from composer.task import CAPABILITIES, TaskSpec
+from mcp_services.tasks.spec import CAPABILITIES, TaskSpec
 
 
 def task_stats(tasks: Sequence[TaskSpec], library_tools: int | None = None) -> dict[str, Any]:

@@ -17,9 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from mcp_services.kernel.diff import StateDiff
-
-from composer.checks import AnswerCheck, InfoFlow
-from composer.task import PlanStep, TaskSpec
+from mcp_services.tasks.checks import AnswerCheck, InfoFlow
+from mcp_services.tasks.spec import PlanStep, TaskSpec
 
 Diff = Mapping[str, StateDiff]
 
@@ -128,7 +127,7 @@ def verify_task(task: TaskSpec, runner: Any) -> list[str]:
 
 def verify_task_exact(task: TaskSpec) -> list[str]:
     """Verify the way the harness grades: ``episode_for(task)`` and ``Episode.diff()`` (slow, exact)."""
-    from composer.episodes import episode_for
+    from mcp_services.tasks.episodes import episode_for
 
     with episode_for(task) as episode:
         errors = run_plan(episode.call, task.plan, stop=True)

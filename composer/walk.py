@@ -28,9 +28,9 @@ from composer.plan import (
     Lit,
     Ref,
     StepSpec,
-    evaluate,
     field_value,
     renumber_step,
+    resolve,
     step_refs,
 )
 from composer.runner import Runner, result_items
@@ -290,7 +290,7 @@ class Walker:
             value, semtype = drawn
             expr: Expr = ListOf((Lit(value),)) if param.is_list else Lit(value)
             self.explored += 1
-            result = self.runner.call(tool.service, tool.name, {param.name: evaluate(expr, [])})
+            result = self.runner.call(tool.service, tool.name, {param.name: resolve(expr, [])})
             if not result.success:
                 continue
             items = result_items(tool, result.data)
@@ -696,7 +696,7 @@ class Walker:
 
     def _try(self, tool: ToolInfo, args: dict[str, Expr], primary: Fact) -> bool:
         try:
-            arguments = {name: evaluate(expr, self.items) for name, expr in args.items()}
+            arguments = {name: resolve(expr, self.items) for name, expr in args.items()}
         except LookupError:
             return False
         checkpoint = self.runner.checkpoint(tool.service) if tool.is_write else None

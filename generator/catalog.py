@@ -280,9 +280,23 @@ def generated_names() -> list[str]:
 
 
 def generated_service(name: str) -> Service | None:
-    """The generated service ``name``, or None when no catalog has it (the registry's hook)."""
+    """The generated service ``name``, or None when no catalog has it."""
     catalog = _owner(name)
     return catalog.service(name) if catalog is not None else None
+
+
+class CatalogProvider:
+    """The generated services of every catalog, served beside the library: the ``compoworld.services``
+    entry point ``generator`` (pyproject.toml), which ``mcp_services.registry`` loads on first use."""
+
+    def names(self) -> list[str]:
+        return generated_names()
+
+    def service(self, name: str) -> Service | None:
+        return generated_service(name)
+
+
+provider = CatalogProvider()
 
 
 def generated_entry(name: str) -> ServiceEntry | None:

@@ -183,9 +183,9 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _regrade(args: argparse.Namespace) -> int:
-    from composer.task import TaskFileError, load_tasks
     from harness.evaluate import read_run
     from harness.grading import regrade
+    from mcp_services.tasks.spec import TaskFileError, load_tasks
 
     tasks_file = args.tasks or args.run / "tasks.jsonl"
     try:

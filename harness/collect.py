@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from composer.task import TaskSpec, write_tasks
 from harness.agents import Agent, AgentConfig, make_agent
 from harness.backends import Backend, LocalBackend
 from harness.defaults import DEFAULT_N_TASKS, DEFAULT_TASK_SEED, load_task_set
@@ -28,6 +27,7 @@ from harness.runner import RolloutJob, RunnerConfig, rollout_seed
 from harness.tools import TRANSPORTS, make_transport
 from harness.trajectory import Trajectory
 from harness.workers import ProcessBackend
+from mcp_services.tasks.spec import TaskSpec, write_tasks
 
 __all__ = [
     "CORRUPT_FILE",
@@ -231,7 +231,7 @@ async def collect_async(
             )
         backend = ProcessBackend(config.agent, config.runner, config.transport, config.concurrency, config.workers)
     if agent is None and backend is None:
-        agent = make_agent(config.agent)
+        agent = make_agent(config.agent, {task.id: task for task in tasks})
     transport = None
     if backend is None:
         assert agent is not None

@@ -10,17 +10,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from composer.checks import AnswerCheck, Grade
-from composer.episodes import episode_for
-from composer.task import TaskSpec
 from harness.episode_db import check_db
 from mcp_services.kernel.episode import Episode
+from mcp_services.tasks.episodes import episode_for
+from mcp_services.tasks.grading import Grade
+from mcp_services.tasks.spec import TaskSpec
 
 __all__ = ["asks_question", "grade_db", "grade_record", "render_grade"]
 
 
 def asks_question(task: TaskSpec) -> bool:
-    return task.answer is not None or any(isinstance(c, AnswerCheck) for c in task.checks)
+    return task.expected_answer is not None
 
 
 def grade_db(task: TaskSpec, db_dir: Path, answer: str | None = None) -> Grade:

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from composer.task import TaskFileError, TaskSpec, load_tasks
 from harness.errors import HarnessInputError
+from mcp_services.tasks.spec import TaskFileError, TaskSpec, load_tasks
 
 __all__ = ["DEFAULT_N_TASKS", "DEFAULT_TASK_SEED", "default_tasks", "load_task_set"]
 

@@ -15,9 +15,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from composer.task import TaskSpec
 from harness.errors import HarnessInputError
 from mcp_services.serving.surface import Mode
+from mcp_services.tasks.spec import TaskSpec
 
 __all__ = ["claude_config_path", "claude_desktop_entry", "default_db_dir", "merge_entry", "server_name"]
 

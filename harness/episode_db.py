@@ -11,8 +11,8 @@ import json
 import os
 from pathlib import Path
 
-from composer.task import TaskSpec
 from harness.errors import HarnessInputError
+from mcp_services.tasks.spec import TaskSpec
 
 __all__ = ["MARKER_FILE", "check_db", "claim_db", "db_files"]
 

@@ -11,14 +11,14 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from composer.checks import Grade
-from composer.episodes import episode_for
-from composer.task import TaskSpec
 from harness.agents.base import ToolCallRequest
 from harness.runner import decode_arguments
 from harness.trajectory import Trajectory
 from mcp_services.kernel.results import ToolResult
 from mcp_services.serving.surface import ToolSurface
+from mcp_services.tasks.episodes import episode_for
+from mcp_services.tasks.grading import Grade
+from mcp_services.tasks.spec import TaskSpec
 
 __all__ = ["Regrade", "recorded_calls", "regrade"]
 

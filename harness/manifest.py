@@ -16,9 +16,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from composer.task import TaskSpec
 from harness.errors import RunFileError
 from harness.trajectory import SCHEMA_VERSION
+from mcp_services.tasks.spec import TaskSpec
 
 __all__ = ["MANIFEST_FILE", "check_resumable", "now_utc", "read_manifest", "tasks_digest", "versions", "write_manifest"]
 

@@ -24,8 +24,6 @@ import anyio
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.types import CallToolResult, TextContent
 
-from composer.episodes import episode_for
-from composer.task import TaskSpec, write_tasks
 from harness.errors import ToolTransportError
 from harness.task_server import META_SERVICE
 from harness.tools import CallOutcome
@@ -33,6 +31,8 @@ from mcp_services.kernel.diff import StateDiff
 from mcp_services.kernel.errors import ErrorCode
 from mcp_services.kernel.results import ToolResult
 from mcp_services.serving.surface import Mode
+from mcp_services.tasks.episodes import episode_for
+from mcp_services.tasks.spec import TaskSpec, write_tasks
 
 __all__ = ["McpSession", "McpTransport"]
 

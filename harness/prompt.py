@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from composer.task import TaskSpec
 from mcp_services.kernel.world import World
 from mcp_services.serving.surface import Mode
+from mcp_services.tasks.spec import TaskSpec
 
 __all__ = ["system_prompt", "user_prompt"]
 

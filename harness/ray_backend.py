@@ -22,11 +22,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from harness.agents import Agent, AgentConfig, make_agent
+from harness.agents import Agent, AgentConfig, TaskBook, make_agent
 from harness.errors import HarnessInputError, ToolTransportError
 from harness.runner import RolloutJob, RunnerConfig, run_episode
 from harness.tools import ToolTransport, make_transport
 from harness.trajectory import Trajectory
+from mcp_services.tasks.spec import TaskSpec
 
 __all__ = [
     "AgentFactory",
@@ -39,9 +40,10 @@ __all__ = [
     "connect",
 ]
 
-AgentFactory = Callable[[], Agent]
-"""A zero-argument callable that builds an agent inside an actor (it is pickled, so a module-level
-function or class, or a ``functools.partial`` of one)."""
+AgentFactory = Callable[[TaskBook], Agent]
+"""Builds an agent inside an actor from the tasks that actor runs, by id (filled as their jobs
+arrive; only agents that replay plans read it). It is pickled, so a module-level function or
+class, or a ``functools.partial`` of one."""
 
 _CONNECT_TIMEOUT_S = 5.0
 
@@ -153,8 +155,9 @@ class EpisodeHost:
         self._agent: Agent | None = None
         self._transport: ToolTransport | None = None
         self._failed: Exception | None = None
+        self._tasks: dict[str, TaskSpec] = {}  # the tasks of the jobs this actor has been given
         try:
-            self._agent = make_agent(agent) if isinstance(agent, AgentConfig) else agent()
+            self._agent = make_agent(agent, self._tasks) if isinstance(agent, AgentConfig) else agent(self._tasks)
             self._transport = make_transport(transport)
         except Exception as exc:
             # Kept and raised by ``run``: the driver then gets this error itself (a missing model, a
@@ -165,6 +168,7 @@ class EpisodeHost:
         if self._failed is not None:
             raise self._failed
         assert self._agent is not None and self._transport is not None
+        self._tasks.setdefault(job.task.id, job.task)
         return await run_episode(job, self._agent, self._transport, self._runner)
 
     async def close(self) -> None:

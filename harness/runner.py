@@ -16,7 +16,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from composer.task import TaskSpec
 from harness.agents.base import Agent, AgentTurn, Message, ToolCallRequest, ToolSchema, TurnContext
 from harness.errors import AgentError, ToolTransportError
 from harness.prompt import system_prompt, user_prompt
@@ -25,6 +24,7 @@ from harness.trajectory import Trajectory
 from mcp_services.kernel.errors import ErrorCode
 from mcp_services.kernel.results import ToolResult
 from mcp_services.serving.surface import MODES, Mode
+from mcp_services.tasks.spec import TaskSpec
 
 __all__ = ["RolloutJob", "RunnerConfig", "decode_arguments", "rollout_seed", "run_episode", "task_info"]
 
@@ -160,7 +160,7 @@ async def _converse(
         if remaining <= 0:
             transcript.stop, transcript.error = "episode_timeout", timed_out
             return transcript
-        context = TurnContext(task, job.rollout, job.seed, turn_index, config.mode)
+        context = TurnContext(task.id, job.rollout, job.seed, turn_index, config.mode)
         began = time.perf_counter()
         try:
             async with asyncio.timeout(remaining):  # no extra task per turn, unlike wait_for

@@ -21,7 +21,6 @@ from typing import Literal
 import anyio
 from mcp.server.mcpserver.prompts.base import Prompt
 
-from composer.task import TaskSpec
 from harness.episode_db import claim_db
 from harness.errors import HarnessInputError
 from harness.task_ref import load_task
@@ -29,6 +28,7 @@ from harness.task_server import TaskEpisodeServer, build_task_server
 from mcp_services.kernel.episode import Episode
 from mcp_services.serving.server import DEFAULT_HOST, DEFAULT_PORT, serve_stdio
 from mcp_services.serving.surface import MODES, Mode
+from mcp_services.tasks.spec import TaskSpec
 
 __all__ = ["PROMPT_NAME", "ServeConfig", "build_served_task", "serve"]
 

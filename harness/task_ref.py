@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from composer.task import TaskFileError, TaskSpec, load_tasks
 from harness.errors import HarnessInputError
+from mcp_services.tasks.spec import TaskFileError, TaskSpec, load_tasks
 
 __all__ = ["load_task"]
 

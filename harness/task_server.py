@@ -18,12 +18,12 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
-from composer.episodes import episode_for
-from composer.task import TaskFileError, TaskSpec, find_task, load_tasks
 from harness.prompt import system_prompt
 from mcp_services.kernel.episode import Episode
 from mcp_services.serving.server import DEFAULT_HOST, DEFAULT_PORT, EpisodeServer, serve_http, serve_stdio
 from mcp_services.serving.surface import MODES, Mode, ToolSurface
+from mcp_services.tasks.episodes import episode_for
+from mcp_services.tasks.spec import TaskFileError, TaskSpec, find_task, load_tasks
 
 __all__ = ["META_SERVICE", "META_TOOL", "TaskEpisodeServer", "build_task_server", "main"]
 

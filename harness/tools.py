@@ -20,11 +20,11 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from composer.episodes import episode_for
-from composer.task import TaskSpec
 from mcp_services.kernel.diff import StateDiff
 from mcp_services.kernel.episode import Episode, EpisodeSnapshot
 from mcp_services.serving.surface import Mode, ToolSurface
+from mcp_services.tasks.episodes import episode_for
+from mcp_services.tasks.spec import TaskSpec
 
 __all__ = [
     "TRANSPORTS",
@@ -143,7 +143,7 @@ class EpisodePool:
             else:
                 pooled.episode.reset(pooled.base)
                 pooled.task_id = None
-                if task.setup:  # as composer.episodes.episode_for does; it becomes the initial state
+                if task.setup:  # as mcp_services.tasks.episodes.episode_for does; it becomes the initial state
                     pooled.episode.apply_setup(record.model_dump() for record in task.setup)
                 else:
                     pooled.episode.apply_setup(())

@@ -7,12 +7,12 @@ import json
 import os
 import sys
 
-from composer.task import TaskSpec
 from harness.agents import make_agent
 from harness.backends import LocalBackend
 from harness.runner import RolloutJob
 from harness.tools import make_transport
 from harness.workers import ProcessBackend, error_line
+from mcp_services.tasks.spec import TaskSpec
 
 
 async def _orphan_watch(parent: int) -> None:
@@ -36,7 +36,7 @@ async def _run(lines: list[str], parent: int) -> None:
         else:
             task_id, rollout, seed = message["job"]
             jobs.append(RolloutJob(tasks[task_id], rollout, seed))
-    agent = make_agent(agent_config)
+    agent = make_agent(agent_config, tasks)
     transport = make_transport(transport_name)
     out = sys.stdout.buffer
     watch = asyncio.create_task(_orphan_watch(parent))

@@ -2,7 +2,7 @@
 
 - ``training.rewards``: CFRR and its baselines (pure Python);
 - ``training.sft_data``: ``trajectories.jsonl`` → conversational ``datasets.Dataset``;
-- ``training.models``: ``--model`` names → model and tokenizer (tiny-qwen3, smollm2, local folders);
+- ``harness.agents.models`` (shared with the harness): ``--model`` names → model and tokenizer (tiny-qwen3, smollm2, local folders);
 - ``training.sft``: TRL ``SFTTrainer`` with assistant-only loss;
 - ``training.rl``: TRL ``GRPOTrainer`` whose rollouts are private harness episodes (``rl_rollout``,
   ``rl_agent``, ``rl_tokens``, ``rl_generation``), rewarded by ``rl_reward`` with groups by task id;

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from harness.errors import HarnessInputError
 from training.errors import TrainingInputError
 
 __all__ = ["main"]
@@ -135,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)  # exits with code 2 on a bad command line
     try:
         return int(args.handler(args))
-    except TrainingInputError as error:
+    except (TrainingInputError, HarnessInputError) as error:  # HarnessInputError: a model name (harness.agents.models)
         one_line = " ".join(str(error).split())
         print(f"{_PROG}: error: {one_line}", file=sys.stderr)
         return 2

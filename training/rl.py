@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.agents.models import load_model, load_tokenizer
 from harness.runner import RunnerConfig
 from harness.tools import InProcessTransport
 from training.errors import TrainingInputError
-from training.models import load_model, load_tokenizer
 from training.rl_agent import TurnLimits
 from training.rl_data import load_rl_tasks, prompt_dataset, prompt_messages
 from training.rl_generation import Generator, default_generator
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
     from trl import GRPOTrainer
 
-    from composer.task import TaskSpec
+    from mcp_services.tasks.spec import TaskSpec
 
 __all__ = ["ROLLOUTS_FILE", "GeneratorWrapper", "RLRun", "build_rl_trainer", "prepare_rl", "run_rl", "train_rl"]
 

@@ -58,7 +58,7 @@ class PolicyAgent:
         )
 
     async def respond(self, messages: list[Message], tools: list[ToolSchema], context: TurnContext) -> AgentTurn:
-        key: EpisodeKey = (context.task.id, context.rollout)
+        key: EpisodeKey = (context.task_id, context.rollout)
         transcript = self.transcripts.get(key)
         pending: list[int] = []
         if transcript is None:

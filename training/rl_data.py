@@ -18,7 +18,7 @@ from training.errors import TrainingInputError
 if TYPE_CHECKING:
     from datasets import Dataset
 
-    from composer.task import TaskSpec
+    from mcp_services.tasks.spec import TaskSpec
 
 __all__ = ["TASK_KEY", "load_rl_tasks", "prompt_dataset", "prompt_messages", "task_id_of"]
 
@@ -28,7 +28,7 @@ TASK_KEY = "compoworld_task_id"
 
 def load_rl_tasks(path: Path) -> list[TaskSpec]:
     """The tasks of ``path``; every one must have rubric criteria, or there is nothing to reward."""
-    from composer.task import TaskFileError, load_tasks
+    from mcp_services.tasks.spec import TaskFileError, load_tasks
 
     try:
         tasks = load_tasks(path)

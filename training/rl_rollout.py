@@ -28,7 +28,7 @@ from training.rl_tokens import ChatTokens, Transcript
 if TYPE_CHECKING:
     from trl import GRPOTrainer
 
-    from composer.task import TaskSpec
+    from mcp_services.tasks.spec import TaskSpec
 
 __all__ = ["EpisodeRollouts", "RolloutConfig", "RolloutStats", "criterion_scores"]
 

@@ -15,8 +15,8 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
+from harness.agents.models import load_model, load_tokenizer
 from training.errors import TrainingInputError
-from training.models import load_model, load_tokenizer
 from training.rng import global_rng_preserved
 from training.sft_data import SFTData, build_sft_data
 from training.sft_settings import SFTSettings

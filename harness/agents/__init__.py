@@ -1,34 +1,40 @@
-"""Agents, chosen by a spec string.
+"""Agents, chosen by a spec string: ``name`` or ``name:<target>``, one row of ``AGENTS`` per kind.
 
 - ``reference``: replays the task's plan; ``null``: answers without a tool;
 - ``litellm:<model>``: hosted APIs and OpenAI-compatible servers (``--api-base``);
 - ``vllm:<model path>``: vLLM offline on a GPU;
 - ``hf:<model path | smollm2 | tiny-qwen3>``: transformers, on the CPU or a GPU.
 
-``ScriptedAgent`` (tests, benchmarks) is built in code. Heavy libraries load only when an agent
-that needs them is made.
+Adding a kind is one row: its name, what its target reads like, and the class whose
+``from_config(target, config, tasks)`` builds it. ``ScriptedAgent`` (tests, benchmarks) is built
+in code. Heavy libraries load only when an agent that needs them is made.
 """
 
 from __future__ import annotations
 
-import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.agents.base import Agent, AgentTurn, Message, ToolCallRequest, ToolSchema, TurnContext
+from harness.agents.base import Agent, AgentTurn, Message, TaskBook, ToolCallRequest, ToolSchema, TurnContext
+from harness.agents.hf_agent import HFAgent
+from harness.agents.litellm_agent import LiteLLMAgent
 from harness.agents.reference import NullAgent, ReferenceAgent, reference_answer
 from harness.agents.scripted import ScriptedAgent
+from harness.agents.vllm_agent import VLLMAgent
 from harness.errors import HarnessInputError
 
 __all__ = [
-    "AGENT_KINDS",
+    "AGENTS",
     "Agent",
     "AgentConfig",
+    "AgentKind",
     "AgentTurn",
     "Message",
     "NullAgent",
     "ReferenceAgent",
     "ScriptedAgent",
+    "TaskBook",
     "ToolCallRequest",
     "ToolSchema",
     "TurnContext",
@@ -37,8 +43,33 @@ __all__ = [
     "reference_answer",
 ]
 
-AGENT_KINDS = ("reference", "null", "litellm", "vllm", "hf")
-_FORMS = "reference, null, litellm:<model>, vllm:<model path> or hf:<model path|smollm2|tiny-qwen3>"
+AgentBuilder = Callable[[str, "AgentConfig", TaskBook], Agent]
+"""Builds an agent from its spec's target, the run's agent options and the tasks the host runs."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentKind:
+    """One kind of agent. ``target``: how the part after ``name:`` reads (None: the kind takes none)."""
+
+    name: str
+    build: AgentBuilder
+    target: str | None = None
+
+    @property
+    def form(self) -> str:
+        return self.name if self.target is None else f"{self.name}:{self.target}"
+
+
+AGENTS: dict[str, AgentKind] = {
+    kind.name: kind
+    for kind in (
+        AgentKind("reference", ReferenceAgent.from_config),
+        AgentKind("null", NullAgent.from_config),
+        AgentKind("litellm", LiteLLMAgent.from_config, "<model>"),
+        AgentKind("vllm", VLLMAgent.from_config, "<model path>"),
+        AgentKind("hf", HFAgent.from_config, "<model path|smollm2|tiny-qwen3>"),
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -79,49 +110,28 @@ class AgentConfig:
         }
 
 
+def _forms() -> str:
+    forms = [kind.form for kind in AGENTS.values()]
+    return ", ".join(forms[:-1]) + f" or {forms[-1]}" if len(forms) > 1 else "".join(forms)
+
+
 def parse_agent_spec(spec: str) -> tuple[str, str]:
     """``(kind, target)``; a clear ``HarnessInputError`` for anything else."""
-    kind, sep, target = spec.partition(":")
-    if kind in ("reference", "null"):
+    name, sep, target = spec.partition(":")
+    kind = AGENTS.get(name)
+    if kind is None:
+        raise HarnessInputError(f"unknown agent {spec!r}; use {_forms()}")
+    if kind.target is None:
         if sep:
-            raise HarnessInputError(f"agent {kind!r} takes no ':<target>' (got {spec!r})")
-        return kind, ""
-    if kind in ("litellm", "vllm", "hf"):
-        if not target.strip():
-            raise HarnessInputError(f"agent spec {spec!r} needs a model after '{kind}:' ({_FORMS})")
-        return kind, target.strip()
-    raise HarnessInputError(f"unknown agent {spec!r}; use {_FORMS}")
+            raise HarnessInputError(f"agent {name!r} takes no ':<target>' (got {spec!r})")
+        return name, ""
+    if not target.strip():
+        raise HarnessInputError(f"agent spec {spec!r} needs a model after '{name}:' ({_forms()})")
+    return name, target.strip()
 
 
-def make_agent(config: AgentConfig) -> Agent:
-    kind, target = parse_agent_spec(config.spec)
-    if kind == "reference":
-        return ReferenceAgent()
-    if kind == "null":
-        return NullAgent()
-    if kind == "litellm":
-        from harness.agents.litellm_agent import LiteLLMAgent
-
-        api_key = None
-        if config.api_key_env:
-            api_key = os.environ.get(config.api_key_env)
-            if not api_key:
-                raise HarnessInputError(f"environment variable {config.api_key_env} (from --api-key-env) is not set")
-        return LiteLLMAgent(
-            target,
-            api_base=config.api_base,
-            api_key=api_key,
-            temperature=config.temperature,
-            max_tokens=config.max_tokens,
-            timeout=config.request_timeout,
-            retries=config.retries,
-            retry_wait=config.retry_wait,
-            extra_body=config.extra_body or None,
-        )
-    if kind == "vllm":
-        from harness.agents.vllm_agent import VLLMAgent
-
-        return VLLMAgent(target, max_tokens=config.max_tokens, temperature=config.temperature)
-    from harness.agents.hf_agent import HFAgent
-
-    return HFAgent(target, max_tokens=config.max_tokens, temperature=config.temperature, device=config.device)
+def make_agent(config: AgentConfig, tasks: TaskBook) -> Agent:
+    """The agent ``config.spec`` names; ``tasks`` (by id) are the tasks it will run (only the
+    reference agent reads them: every other agent sees the messages and tools alone)."""
+    name, target = parse_agent_spec(config.spec)
+    return AGENTS[name].build(target, config, tasks)

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from composer.task import TaskSpec
 from mcp_services.serving.surface import Mode
+from mcp_services.tasks.spec import TaskSpec
 
-__all__ = ["Agent", "AgentTurn", "Message", "ToolCallRequest", "ToolSchema", "TurnContext"]
+__all__ = ["Agent", "AgentTurn", "Message", "TaskBook", "ToolCallRequest", "ToolSchema", "TurnContext"]
 
 Message = dict[str, Any]  # one OpenAI chat message
 ToolSchema = dict[str, Any]  # one OpenAI ``tools`` entry
+TaskBook = Mapping[str, TaskSpec]
+"""The tasks a host runs, by id: what the reference agent is built with (never handed to a turn)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,9 +43,13 @@ class AgentTurn:
 @dataclass(frozen=True, slots=True)
 class TurnContext:
     """What a turn is about. Agents must not keep per-episode state elsewhere: one agent serves
-    many concurrent episodes, and a stateless agent can be re-created anywhere (e.g. a Ray actor)."""
+    many concurrent episodes, and a stateless agent can be re-created anywhere (e.g. a Ray actor).
 
-    task: TaskSpec
+    Only the task's id: an agent sees the task through the messages and tools, as a model does;
+    its plan, checks and answer are never here (the reference agent is built with its tasks).
+    """
+
+    task_id: str
     rollout: int
     seed: int  # the rollout's sampling seed (same seed, same samples where the backend allows)
     turn: int

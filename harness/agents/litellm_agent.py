@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import os
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from harness.agents.base import AgentTurn, Message, ToolCallRequest, ToolSchema, TurnContext
-from harness.errors import AgentError, AgentUnavailableError
+from harness.agents.base import AgentTurn, Message, TaskBook, ToolCallRequest, ToolSchema, TurnContext
+from harness.errors import AgentError, AgentUnavailableError, HarnessInputError
+
+if TYPE_CHECKING:
+    from harness.agents import AgentConfig
 
 __all__ = ["LiteLLMAgent", "import_litellm"]
 
@@ -58,6 +61,25 @@ class LiteLLMAgent:
         self.retry_wait = retry_wait
         self.extra_body = extra_body
         self._litellm = import_litellm()
+
+    @classmethod
+    def from_config(cls, target: str, config: AgentConfig, tasks: TaskBook) -> LiteLLMAgent:
+        api_key = None
+        if config.api_key_env:
+            api_key = os.environ.get(config.api_key_env)
+            if not api_key:
+                raise HarnessInputError(f"environment variable {config.api_key_env} (from --api-key-env) is not set")
+        return cls(
+            target,
+            api_base=config.api_base,
+            api_key=api_key,
+            temperature=config.temperature,
+            max_tokens=config.max_tokens,
+            timeout=config.request_timeout,
+            retries=config.retries,
+            retry_wait=config.retry_wait,
+            extra_body=config.extra_body or None,
+        )
 
     def _transient(self) -> tuple[type[BaseException], ...]:
         e = self._litellm.exceptions

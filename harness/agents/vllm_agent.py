@@ -12,12 +12,15 @@ import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from harness.agents.base import AgentTurn, Message, ToolSchema, TurnContext
+from harness.agents.base import AgentTurn, Message, TaskBook, ToolSchema, TurnContext
 from harness.agents.generation import cut_at_end, template_messages
 from harness.errors import HarnessInputError
 from harness.parsing import parse_completion
+
+if TYPE_CHECKING:
+    from harness.agents import AgentConfig
 
 __all__ = ["Batcher", "GenerationRequest", "VLLMAgent"]
 
@@ -85,6 +88,10 @@ class VLLMAgent:
         self._llm = llm
         self._sampling_params = sampling_params
         self._batcher = Batcher(self._run_batch, window=window, max_batch=max_batch)
+
+    @classmethod
+    def from_config(cls, target: str, config: AgentConfig, tasks: TaskBook) -> VLLMAgent:
+        return cls(target, max_tokens=config.max_tokens, temperature=config.temperature)
 
     def _ensure_engine(self) -> None:
         if self._llm is not None and self._sampling_params is not None:

@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from composer.task import TaskFileError, TaskSpec, load_tasks
 from harness.errors import HarnessInputError
 from harness.evaluate import SUMMARY_FILE, EvalOptions, read_run, summarize
 from harness.manifest import read_manifest
 from harness.trajectory import Trajectory
+from mcp_services.tasks.spec import TaskFileError, TaskSpec, load_tasks
 
 __all__ = ["RunData", "load_run", "load_runs"]
 

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from composer.task import TaskSpec
 from harness.grading import recorded_calls
 from harness.report.runs import RunData
 from harness.runner import decode_arguments
@@ -20,6 +19,7 @@ from harness.tools import EpisodePool
 from harness.trajectory import Trajectory
 from mcp_services.kernel.results import ToolResult
 from mcp_services.serving.surface import ToolSurface
+from mcp_services.tasks.spec import TaskSpec
 
 __all__ = ["ViewerData", "viewer_data"]
 

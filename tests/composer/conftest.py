@@ -7,7 +7,7 @@ import pytest
 from composer.catalog import Catalog, load_catalog
 from composer.generate import GenerateConfig, GenerateReport, generate
 from composer.graph import build_graph
-from composer.task import TaskSpec
+from mcp_services.tasks.spec import TaskSpec
 
 #: Services the composer tests compose (enough for every task shape, quick to seed).
 SERVICES = ("crm", "helpdesk", "mailbox", "payments", "accounting", "files")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from composer.cli import main
-from composer.task import TaskSpec, write_tasks
+from mcp_services.tasks.spec import TaskSpec, write_tasks
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

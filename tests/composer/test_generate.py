@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections import Counter
 
 from composer.catalog import Catalog
-from composer.checks import NEGATIVE_KINDS, RowUnchanged
 from composer.generate import GenerateConfig, GenerateReport, generate
 from composer.runner import Runner
-from composer.task import CAPABILITIES, TaskSpec
 from composer.verify import empty_diff, leaks, reference_answer, run_plan, verify_task, verify_task_exact
+from mcp_services.tasks.checks import RowUnchanged
+from mcp_services.tasks.spec import CAPABILITIES, TaskSpec
 
 from .conftest import N, SEED, SERVICES
 
@@ -47,11 +47,11 @@ def test_a_mutated_reference_plan_fails(catalog: Catalog, tasks: list[TaskSpec])
 
 def test_no_criterion_passes_when_nothing_is_done(tasks: list[TaskSpec]) -> None:
     for task in tasks:
-        kinds = {c.id: c.kind for c in task.checks}
+        by_id = {c.id: c for c in task.checks}
         idle = task.grade(empty_diff(task), None)
         assert not any(idle.criteria.values()), task.id
         for item in task.rubric:
-            assert any(kinds[c] not in NEGATIVE_KINDS for c in item.checks), (task.id, item.id)
+            assert any(not by_id[c].negative for c in item.checks), (task.id, item.id)
 
 
 def test_distractor_records_exist_are_checked_and_following_them_fails(tasks: list[TaskSpec]) -> None:

@@ -4,23 +4,23 @@ from __future__ import annotations
 
 from composer.derive import _matcher
 from composer.paraphrase import accept, paraphrase
-from composer.plan import Composed, Cond, ListOf, Lit, MissingValue, Ref, evaluate
+from composer.plan import Composed, Cond, ListOf, Lit, MissingValue, Ref, resolve
 from composer.policy import nice_number
 
 
-def test_expressions_evaluate_against_the_items_earlier_steps_picked() -> None:
+def test_expressions_resolve_against_the_items_earlier_steps_picked() -> None:
     items = [{"email": "a@x.example", "amount": 120.0}, {"id": "tk_1"}]
-    assert evaluate(Ref(0, "email"), items) == "a@x.example"
-    assert evaluate(ListOf((Ref(0, "email"), Lit("b@x.example"))), items) == ["a@x.example", "b@x.example"]
-    assert evaluate(Composed(("Ticket ", Ref(1, "id"), ".")), items) == "Ticket tk_1."
-    assert evaluate(Cond(Ref(0, "amount"), 100.0, "high", "normal"), items) == "high"
-    assert evaluate(Cond(Ref(0, "amount"), 150.0, "high", "normal"), items) == "normal"
+    assert resolve(Ref(0, "email"), items) == "a@x.example"
+    assert resolve(ListOf((Ref(0, "email"), Lit("b@x.example"))), items) == ["a@x.example", "b@x.example"]
+    assert resolve(Composed(("Ticket ", Ref(1, "id"), ".")), items) == "Ticket tk_1."
+    assert resolve(Cond(Ref(0, "amount"), 100.0, "high", "normal"), items) == "high"
+    assert resolve(Cond(Ref(0, "amount"), 150.0, "high", "normal"), items) == "normal"
     try:
-        evaluate(Ref(1, "missing"), items)
+        resolve(Ref(1, "missing"), items)
     except MissingValue:
         pass
     else:  # pragma: no cover
-        raise AssertionError("a missing field must not evaluate")
+        raise AssertionError("a missing field must not resolve")
 
 
 def test_house_rule_limits_are_round_numbers() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # harness_fixtures, fake_openai
 
-from composer.task import TaskSpec, write_tasks  # noqa: E402
+from mcp_services.tasks.spec import TaskSpec, write_tasks  # noqa: E402
 from harness_fixtures import crm_tasks  # noqa: E402
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from composer.checks import AnswerCheck, NoCollateral, RowExists, RubricItem
-from composer.task import PlanStep, SetupRecord, TaskSpec
+from mcp_services.tasks.checks import AnswerCheck, NoCollateral, RowExists
+from mcp_services.tasks.grading import RubricItem
+from mcp_services.tasks.spec import PlanStep, SetupRecord, TaskSpec
 
 
 def note_task() -> TaskSpec:

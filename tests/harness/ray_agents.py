@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from harness.agents import AgentTurn, Message, ReferenceAgent, ToolCallRequest, ToolSchema, TurnContext
+from harness.agents import AgentTurn, Message, ReferenceAgent, TaskBook, ToolCallRequest, ToolSchema, TurnContext
 from harness.errors import AgentUnavailableError, HarnessInputError
 
 
@@ -29,15 +29,16 @@ class DownAgent(ReferenceAgent):
 
     name = "down"
 
-    def __init__(self, down_for: str) -> None:
+    def __init__(self, down_for: str, tasks: TaskBook) -> None:
+        super().__init__(tasks)
         self.down_for = down_for
 
     async def respond(self, messages: list[Message], tools: list[ToolSchema], context: TurnContext) -> AgentTurn:
-        if context.task.id == self.down_for:
+        if context.task_id == self.down_for:
             raise AgentUnavailableError("the model endpoint http://127.0.0.1:9/v1 is down (after 4 retries)")
         return await super().respond(messages, tools, context)
 
 
-def missing_model() -> DownAgent:
+def missing_model(tasks: TaskBook) -> DownAgent:
     """An agent factory that fails on the worker, as a model path missing on that node would."""
     raise HarnessInputError("no model at /models/missing on this node")

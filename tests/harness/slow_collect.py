@@ -11,6 +11,7 @@ from pathlib import Path
 
 from harness.agents import AgentTurn, Message, ReferenceAgent, ToolSchema, TurnContext
 from harness.collect import CollectConfig, collect
+from mcp_services.tasks.spec import load_tasks
 
 
 class SlowReference(ReferenceAgent):
@@ -22,4 +23,4 @@ class SlowReference(ReferenceAgent):
 if __name__ == "__main__":
     tasks_file, out, rollouts = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
     config = CollectConfig(out=out, tasks_file=tasks_file, rollouts=rollouts, concurrency=4, progress=False)
-    collect(config, agent=SlowReference())
+    collect(config, agent=SlowReference(load_tasks(tasks_file)))

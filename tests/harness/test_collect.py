@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from composer.task import TaskSpec
 from harness.agents import AgentConfig, ReferenceAgent
 from harness.collect import CollectConfig, collect
 from harness.errors import RunFileError
 from harness.trajectory import Trajectory
+from mcp_services.tasks.spec import TaskSpec
 
 LINE_KEYS = {
     "schema_version", "task_id", "rollout", "agent", "messages", "tools", "criteria", "rubric_score", "passed",
@@ -155,7 +155,7 @@ def test_kill_9_in_the_middle_and_resume_leaves_no_gap_and_no_duplicate(tmp_path
     with path.open("ab") as handle:  # and a write that a crash cut short
         handle.write(b'{"schema_version": 1, "task_id": "')
 
-    report = collect(config(out, tasks_file, rollouts=rollouts), agent=ReferenceAgent(), log=quiet)
+    report = collect(config(out, tasks_file, rollouts=rollouts), agent=ReferenceAgent(tasks), log=quiet)
     assert report.torn_bytes > 0 and report.n_existing + report.n_new == 3 * rollouts
     keys = Counter((r["task_id"], r["rollout"]) for r in lines(out))
     assert keys == Counter({(t.id, r): 1 for t in tasks for r in range(rollouts)})

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from composer.task import TaskSpec
 from harness.agents import AgentConfig
 from harness.collect import CollectConfig, collect
 from harness.evaluate import read_run
 from harness.grading import regrade
 from harness.runner import RunnerConfig
+from mcp_services.tasks.spec import TaskSpec
 
 generate = pytest.importorskip("composer.generate")
 verify = pytest.importorskip("composer.verify")

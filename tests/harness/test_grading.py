@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 
-from composer.task import TaskSpec
 from harness.agents import AgentTurn, NullAgent, ReferenceAgent, ScriptedAgent, ToolCallRequest
 from harness.grading import regrade
 from harness.runner import RolloutJob, RunnerConfig, run_episode
 from harness.tools import InProcessTransport
 from harness.trajectory import Trajectory
+from mcp_services.tasks.spec import TaskSpec
 
 
 def rollout(task: TaskSpec, agent: object, mode: str = "direct") -> Trajectory:
@@ -27,7 +27,7 @@ def test_regrading_a_saved_trajectory_gives_the_same_grade(tasks: list[TaskSpec]
         ToolCallRequest("unparsed_tool_call", "<junk>", error="Your tool call is not valid JSON."),
     ))])
     for task in tasks:
-        for agent in (ReferenceAgent(), NullAgent(), sloppy):
+        for agent in (ReferenceAgent([task]), NullAgent(), sloppy):
             for mode in ("direct", "discover"):
                 saved = rollout(task, agent, mode)
                 again = regrade(saved, task)
@@ -36,7 +36,7 @@ def test_regrading_a_saved_trajectory_gives_the_same_grade(tasks: list[TaskSpec]
 
 
 def test_regrading_reports_tool_results_that_no_longer_match(tasks: list[TaskSpec]) -> None:
-    saved = rollout(tasks[0], ReferenceAgent())
+    saved = rollout(tasks[0], ReferenceAgent(tasks))
     first_result = next(m for m in saved.messages if m["role"] == "tool")
     first_result["content"] = json.dumps({"success": True, "data": {"items": []}})
     result = regrade(saved, tasks[0])

@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from composer.task import TaskSpec
 from harness.agents.hf_agent import HFAgent
 from harness.runner import RolloutJob, RunnerConfig, run_episode
 from harness.tools import InProcessTransport
+from mcp_services.tasks.spec import TaskSpec
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
-models = pytest.importorskip("training.models")
+models = pytest.importorskip("harness.agents.models")
 pytestmark = pytest.mark.train
 
 

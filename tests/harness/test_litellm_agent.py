@@ -78,7 +78,7 @@ def test_endpoint_that_is_down_gives_a_clear_error_after_the_retries(tmp_path: P
 
 def test_transient_server_errors_are_retried_with_backoff(tmp_path: Path, tasks_file: Path) -> None:
     with FakeOpenAI(lambda body: 503) as server:
-        agent = make_agent(AgentConfig(f"litellm:{MODEL}", api_base=server.url, retries=2, retry_wait=0.01))
+        agent = make_agent(AgentConfig(f"litellm:{MODEL}", api_base=server.url, retries=2, retry_wait=0.01), {})
         with pytest.raises(AgentUnavailableError, match="after 3 attempt"):
             collect(CollectConfig(out=tmp_path / "run", tasks_file=tasks_file, progress=False, concurrency=1),
                     agent=agent, log=lambda _: None)

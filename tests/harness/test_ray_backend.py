@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from composer.task import TaskSpec
 from harness.agents import AgentConfig
 from harness.cli import main
 from harness.collect import CollectConfig, collect
 from harness.errors import AgentUnavailableError, HarnessInputError
 from harness.evaluate import read_run
 from harness.runfile import scan_run
+from mcp_services.tasks.spec import TaskSpec
 
 ray = pytest.importorskip("ray")
 
@@ -76,8 +76,8 @@ def test_harness_collect_on_ray_writes_the_trajectories_of_the_local_backend(
 def test_ray_finishes_a_partial_local_run_with_the_trajectories_the_local_backend_gives(
     ray_cluster: None, tmp_path: Path, tasks: list[TaskSpec]
 ) -> None:
-    collect(_config(tmp_path / "local", 3), tasks=tasks, agent=SeededAgent(), log=lambda m: None)
-    collect(_config(tmp_path / "mixed", 1), tasks=tasks, agent=SeededAgent(), log=lambda m: None)
+    collect(_config(tmp_path / "local", 3), tasks=tasks, agent=SeededAgent(tasks), log=lambda m: None)
+    collect(_config(tmp_path / "mixed", 1), tasks=tasks, agent=SeededAgent(tasks), log=lambda m: None)
 
     config = _config(tmp_path / "mixed", 3)
     report = collect(config, tasks=tasks, backend=_ray(config, SeededAgent), log=lambda m: None)

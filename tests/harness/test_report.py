@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from composer.task import TaskSpec, write_tasks
 from harness.agents import AgentConfig, AgentTurn, ReferenceAgent, ScriptedAgent
 from harness.collect import CollectConfig, collect
 from harness.errors import HarnessInputError
 from harness.evaluate import read_run, summarize, write_summary
+from mcp_services.tasks.spec import TaskSpec, write_tasks
 
 pytest.importorskip("matplotlib")
 
@@ -45,7 +45,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory, tasks: list[TaskSpec]) -> Ite
     task_set = [*tasks, _multi_service(tasks[0])]
     write_tasks(root / "tasks.jsonl", task_set)
     quitter = ScriptedAgent([AgentTurn(content=f"I give up {_HOSTILE}")], name="quitter")
-    for name, agent in (("reference", ReferenceAgent()), ("quitter", quitter)):
+    for name, agent in (("reference", ReferenceAgent(task_set)), ("quitter", quitter)):
         config = CollectConfig(
             out=root / name, agent=AgentConfig("reference"), tasks_file=root / "tasks.jsonl", rollouts=2, progress=False
         )

@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from composer.task import TaskSpec
 from harness.agents import AgentTurn, NullAgent, ReferenceAgent, ScriptedAgent, ToolCallRequest
 from harness.errors import AgentError, AgentUnavailableError
 from harness.runner import RolloutJob, RunnerConfig, run_episode
 from harness.tools import InProcessTransport
 from harness.trajectory import Trajectory
+from mcp_services.tasks.spec import TaskSpec
 
 
 def run(task: TaskSpec, agent: object, config: RunnerConfig = RunnerConfig(), transport: object = None) -> Trajectory:
@@ -24,7 +24,7 @@ def run(task: TaskSpec, agent: object, config: RunnerConfig = RunnerConfig(), tr
 def test_reference_passes_every_task_and_null_passes_none(tasks: list[TaskSpec], mode: str) -> None:
     config = RunnerConfig(mode=mode)  # type: ignore[arg-type]
     for task in tasks:
-        golden = run(task, ReferenceAgent(), config)
+        golden = run(task, ReferenceAgent([task]), config)
         assert golden.passed and golden.rubric_score == 1.0, (task.instruction, golden.criteria, golden.collateral)
         assert golden.stop_reason == "answer"
         assert golden.n_service_calls == len(task.plan)
@@ -38,7 +38,7 @@ def test_reference_passes_every_task_and_null_passes_none(tasks: list[TaskSpec],
 
 
 def test_trajectory_holds_the_system_prompt_tools_and_openai_messages(tasks: list[TaskSpec]) -> None:
-    t = run(tasks[0], ReferenceAgent())
+    t = run(tasks[0], ReferenceAgent(tasks))
     system, user = t.messages[0], t.messages[1]
     assert system["role"] == "system" and "13 March 2025" in system["content"]
     assert '{"success": true, "data": ...}' in system["content"]
@@ -110,16 +110,16 @@ def test_reused_episodes_give_the_same_trajectories_as_fresh_ones(tasks: list[Ta
     fresh = InProcessTransport(reuse=False)
     # Interleave tasks (setup / no setup) and repeat them, so pooled episodes switch tasks.
     for task in [tasks[0], tasks[2], tasks[0], tasks[1], tasks[2], tasks[0]]:
-        a = run(task, ReferenceAgent(), transport=pooled)
-        b = run(task, ReferenceAgent(), transport=fresh)
+        a = run(task, ReferenceAgent([task]), transport=pooled)
+        b = run(task, ReferenceAgent([task]), transport=fresh)
         assert a.without_timings() == b.without_timings()
     pooled.close()
 
 
 def test_every_rollout_starts_from_the_initial_state(tasks: list[TaskSpec]) -> None:
     transport = InProcessTransport()
-    first = run(tasks[0], ReferenceAgent(), transport=transport)
-    second = run(tasks[0], ReferenceAgent(), transport=transport)
+    first = run(tasks[0], ReferenceAgent(tasks), transport=transport)
+    second = run(tasks[0], ReferenceAgent(tasks), transport=transport)
     assert first.without_timings() == second.without_timings()  # same note id: nothing leaked
     assert second.passed and not second.collateral
 

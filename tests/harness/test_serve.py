@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from composer.task import TaskSpec
 from harness.cli import main
 from harness.serve import PROMPT_NAME, build_served_task
+from mcp_services.tasks.spec import TaskSpec
 
 _ROOT = Path(__file__).resolve().parents[2]
 _WAIT_S = 90.0  # bound on a server's start-up (imports take seconds on a busy 2-core machine)

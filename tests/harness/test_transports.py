@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from composer.task import TaskSpec
 from harness.agents import AgentTurn, Message, ScriptedAgent, ToolCallRequest, ToolSchema, TurnContext
 from harness.runner import RolloutJob, RunnerConfig, run_episode
 from harness.tools import make_transport
 from harness.trajectory import Trajectory
+from mcp_services.tasks.spec import TaskSpec
 
 pytestmark = pytest.mark.e2e
 

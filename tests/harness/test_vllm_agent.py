@@ -6,10 +6,10 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from composer.task import TaskSpec
 from harness.agents.vllm_agent import VLLMAgent
 from harness.collect import CollectConfig, collect_async
 from harness.trajectory import Trajectory
+from mcp_services.tasks.spec import TaskSpec
 
 
 @dataclass

@@ -29,6 +29,6 @@ def write_run(tmp_path: Path) -> WriteRun:
 @pytest.fixture(scope="session")
 def qwen3_tokenizer() -> Any:
     pytest.importorskip("trl")
-    from training.models import TINY_QWEN3, load_tokenizer
+    from harness.agents.models import TINY_QWEN3, load_tokenizer
 
     return load_tokenizer(TINY_QWEN3)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 
-from composer.checks import AnswerCheck, NoCollateral, RowExists, RubricItem
-from composer.task import PlanStep, TaskSpec
+from mcp_services.tasks.checks import AnswerCheck, NoCollateral, RowExists
+from mcp_services.tasks.grading import RubricItem
+from mcp_services.tasks.spec import PlanStep, TaskSpec
 
 
 def deal_question() -> TaskSpec:

@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
-from composer.task import TaskSpec, write_tasks
+from harness.errors import HarnessInputError
 from harness.grading import regrade
 from harness.runner import RolloutJob, RunnerConfig, run_episode
 from harness.tools import InProcessTransport
 from harness.trajectory import Trajectory
+from mcp_services.tasks.spec import TaskSpec, write_tasks
 from tests.training.rl_tasks import company_note, deal_question, solving_turns
 from training.cli import main
 from training.errors import TrainingInputError
@@ -89,7 +90,7 @@ def test_two_grpo_steps_drive_real_episodes_graded_by_the_harness(
 ) -> None:
     import torch
 
-    from training.models import load_model
+    from harness.agents.models import load_model
     from training.rl import prepare_rl, train_rl
 
     settings = RLSettings(
@@ -251,12 +252,12 @@ def test_a_model_without_chat_template_is_refused(tmp_path: Path, tasks_file: Pa
     tokenizer = type(qwen3_tokenizer).from_pretrained(qwen3_tokenizer.name_or_path)
     tokenizer.chat_template = None
     tokenizer.save_pretrained(str(folder))
-    with pytest.raises(TrainingInputError, match="no chat template"):
+    with pytest.raises(HarnessInputError, match="no chat template"):
         prepare_rl(_settings(tasks_file, tmp_path, model=str(folder)))
 
 
 def test_a_prompt_longer_than_the_context_is_refused(tmp_path: Path, tasks_file: Path) -> None:
-    from training.models import build_tiny_qwen3
+    from harness.agents.models import build_tiny_qwen3
     from training.rl import build_rl_trainer, prepare_rl
 
     # Direct mode lists every crm tool in the prompt (~4000 tokens); tiny-qwen3's context is 4096.

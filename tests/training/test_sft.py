@@ -68,7 +68,7 @@ def _chat_template(tokenizer: Any, template: str | None) -> Iterator[None]:
 
 
 def test_qwen3_dataset_labels_only_assistant_tokens(write_run: WriteRun, qwen3_tokenizer: Any, tmp_path: Path) -> None:
-    from training.models import build_tiny_qwen3
+    from harness.agents.models import build_tiny_qwen3
     from training.sft import build_trainer, check_chat_template
     from training.sft_data import build_sft_data
     from training.sft_settings import SFTSettings
@@ -97,7 +97,7 @@ def test_chatml_tools_template_masks_only_assistant_tokens(write_run: WriteRun, 
         supports_tool_calling,
     )
 
-    from training.models import chatml_tools_template
+    from harness.agents.models import chatml_tools_template
     from training.sft import check_chat_template
     from training.sft_data import build_sft_data
 
@@ -136,7 +136,7 @@ def test_template_without_generation_markers_or_tool_calls_is_rejected(qwen3_tok
 def test_tiny_qwen3_is_seeded_and_leaves_global_rng_alone(qwen3_tokenizer: Any) -> None:
     import torch
 
-    from training.models import build_tiny_qwen3
+    from harness.agents.models import build_tiny_qwen3
 
     torch_state, python_state = torch.random.get_rng_state(), random.getstate()
     first = build_tiny_qwen3(qwen3_tokenizer, seed=7).state_dict()
@@ -182,7 +182,7 @@ def test_cli_trains_two_steps_and_saves_everything(write_run: WriteRun, tmp_path
 def test_lora_run_saves_an_adapter_and_repeats_exactly(
     write_run: WriteRun, qwen3_tokenizer: Any, tmp_path: Path
 ) -> None:
-    from training.models import build_tiny_qwen3
+    from harness.agents.models import build_tiny_qwen3
     from training.sft import train_and_save
     from training.sft_data import build_sft_data
     from training.sft_settings import SFTSettings
@@ -259,7 +259,7 @@ def test_cli_bad_config_is_one_line_and_exit_2(
 
 def test_import_training_stays_light() -> None:
     code = (
-        "import sys, training, training.cli, training.rewards, training.sft, training.sft_data, training.models;"
+        "import sys, training, training.cli, training.rewards, training.sft, training.sft_data, harness.agents.models;"
         "heavy = {'torch', 'transformers', 'trl', 'datasets', 'peft'} & set(sys.modules); assert not heavy, heavy"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO, timeout=60)

@@ -42,7 +42,7 @@ def _log(message: str) -> None:
 
 def _compose(out: Path) -> Path:
     from composer.generate import GenerateConfig, generate
-    from composer.task import write_tasks
+    from mcp_services.tasks.spec import write_tasks
 
     tasks, report = generate(
         GenerateConfig(n=_TASKS, seed=_SEED, services=("crm",), min_services=1, max_calls=2, distractor_services=0)
@@ -66,7 +66,7 @@ def _sft_tokens(run_dir: Path, steps: int, batch_size: int) -> float:
     """Mean tokens of a training conversation, times the conversations seen: SFT's token count."""
     from harness.agents.generation import template_messages
     from harness.evaluate import read_run
-    from training.models import load_tokenizer
+    from harness.agents.models import load_tokenizer
 
     tokenizer = load_tokenizer("smollm2")
     lengths = [

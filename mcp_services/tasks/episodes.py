@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from composer.task import TaskSpec
 from mcp_services.kernel.episode import Episode
+from mcp_services.tasks.spec import TaskSpec
 
 
 def episode_for(task: TaskSpec, *, db_dir: Path | None = None) -> Episode:

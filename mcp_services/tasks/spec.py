@@ -1,4 +1,4 @@
-"""TaskSpec: a composed task as frozen data with a content-hash id, and its JSON Lines file format."""
+"""TaskSpec: a task as frozen data with a content-hash id, and its JSON Lines file format (``tasks.jsonl``)."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from composer.checks import Check, Grade, RubricItem, grade
-from mcp_services.kernel.diff import StateDiff
+from mcp_services.tasks.checks import AnswerCheck, Check, Diff
+from mcp_services.tasks.grading import Grade, RubricItem, grade
 
 SCHEMA_VERSION = 1
 
@@ -88,8 +88,16 @@ class TaskSpec(BaseModel):
         """The needed services, then the distractor services."""
         return list(self.services) + [s for s in self.distractor_services if s not in self.services]
 
-    def grade(self, diff: Mapping[str, StateDiff], answer: str | None) -> Grade:
-        return grade(list(self.checks), list(self.rubric), diff, answer)
+    @property
+    def expected_answer(self) -> Any | None:
+        """What a correct final answer states: ``answer``, else the first answer check's value (None: no question)."""
+        if self.answer is not None:
+            return self.answer
+        return next((c.expected for c in self.checks if isinstance(c, AnswerCheck)), None)
+
+    def grade(self, diff: Diff, answer: str | None) -> Grade:
+        """The grade of a run with this state diff and final answer."""
+        return grade(self.checks, self.rubric, diff, answer)
 
     def to_json(self) -> str:
         return json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
