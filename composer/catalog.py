@@ -69,6 +69,8 @@ class ToolInfo:
     fields: tuple[Field, ...]
     key_field: str | None
     entity: str | None  # "helpdesk.ticket": the kind of item the result holds
+    intent: str | None = None  # what the tool is for (mcp_services.kernel.intents)
+    phrases: tuple[str, ...] = ()  # how a person asks for it, with {param} placeholders
     _by_name: dict[str, Param] = field(default_factory=dict, repr=False, compare=False)
     # Derived once (the walk reads them millions of times).
     key: str = field(default="", init=False, compare=False)
@@ -232,6 +234,8 @@ def tool_info(tool: ToolSpec) -> ToolInfo:
         fields=fields,
         key_field=key_field,
         entity=entity,
+        intent=tool.intent,
+        phrases=tuple(tool.phrases),
     )
 
 

@@ -124,6 +124,12 @@ class Runner:
         # fingerprint names, so it is cleared exactly where rows went in.
         self.tracker.reset(sorted({service for service, _ in by_target}))
 
+    def planted(self, service: str) -> None:
+        """Rows were added to ``service`` outside a tool call (a scenario's setup): they are the new baseline."""
+        self._dirty.add(service)
+        self._fp[service] = hash((self._fp[service], "planted", self.episode.stores[service].snapshot()))
+        self.tracker.reset([service])
+
     def checkpoint(self, service: str) -> Checkpoint:
         return self.episode.stores[service].snapshot(), self._fp[service]
 

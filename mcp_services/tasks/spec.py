@@ -8,14 +8,16 @@ import os
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mcp_services.tasks.checks import AnswerCheck, Check, Diff
 from mcp_services.tasks.grading import Grade, RubricItem, grade
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: Task files of these versions load (version 1 has no ``scenario`` and no ``traps``).
+SUPPORTED_VERSIONS = (1, 2)
 
 CAPABILITIES = (
     "sequential-dependency",
@@ -56,6 +58,43 @@ class Counterfactual(BaseModel):
     answer: str | None = None
 
 
+class RecordRef(BaseModel):
+    """One record of one service's table, by primary key."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    service: str
+    table: str
+    key: str
+
+
+class Reference(RecordRef):
+    """A referring expression of the instruction, the record it names, and how it picks that record out."""
+
+    text: str
+    relation: str
+    where: dict[str, Any] = Field(default_factory=dict)
+    latest: str | None = None
+
+
+class ScenarioInfo(BaseModel):
+    """The workflow a task comes from: its archetype and family, the phrasing, what started it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    archetype: str
+    family: Literal["support", "sales", "finance", "operations", "hr", "marketing"]
+    phrasing: Literal["guided", "goal"]
+    trigger: RecordRef | None = None
+    policy_in_data: bool = False
+    references: list[Reference] = Field(default_factory=list)
+
+
+class TrapInfo(RecordRef):
+    """A record that looks like the target (or a rule a careless agent breaks); the checks keep it untouched."""
+
+    kind: str
+    description: str = ""
+
+
 class TaskSpec(BaseModel):
     """One task. ``id`` is the sha256 of the task's canonical JSON without the id."""
 
@@ -74,6 +113,8 @@ class TaskSpec(BaseModel):
     capabilities: list[str] = Field(default_factory=list)
     stats: dict[str, Any] = Field(default_factory=dict)
     counterfactuals: list[Counterfactual] = Field(default_factory=list)
+    scenario: ScenarioInfo | None = None
+    traps: list[TrapInfo] = Field(default_factory=list)
 
     @classmethod
     def build(cls, **fields: Any) -> TaskSpec:
@@ -100,12 +141,25 @@ class TaskSpec(BaseModel):
         return grade(self.checks, self.rubric, diff, answer)
 
     def to_json(self) -> str:
-        return json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        body = self.model_dump(mode="json", exclude=_unset_fields(self))
+        return json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _unset_fields(task: TaskSpec) -> set[str]:
+    """Fields added after version 1 that a task leaves empty: left out, so old files read back byte for byte."""
+    empty: set[str] = set()
+    if task.scenario is None:
+        empty.add("scenario")
+    if not task.traps:
+        empty.add("traps")
+    return empty
 
 
 def content_id(task: TaskSpec) -> str:
     # An empty optional field leaves the hash as it was before the field existed.
-    exclude = {"id"} if task.counterfactuals else {"id", "counterfactuals"}
+    exclude = {"id"} | _unset_fields(task)
+    if not task.counterfactuals:
+        exclude.add("counterfactuals")
     body = task.model_dump(mode="json", exclude=exclude)
     canonical = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
@@ -133,10 +187,10 @@ def load_tasks(path: str | os.PathLike[str]) -> list[TaskSpec]:
             if not isinstance(raw, dict):
                 raise TaskFileError(f"{path}:{number}: a task must be a JSON object")
             version = raw.get("schema_version")
-            if version != SCHEMA_VERSION:
+            if version not in SUPPORTED_VERSIONS:
                 raise TaskFileError(
                     f"{path}:{number}: task schema_version {version!r} is not supported (this version reads "
-                    f"{SCHEMA_VERSION}); regenerate the tasks with this version of `composer generate`"
+                    f"{', '.join(map(str, SUPPORTED_VERSIONS))}); regenerate the tasks with this version of `composer generate`"
                 )
             try:
                 task = TaskSpec.model_validate(raw)
