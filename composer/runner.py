@@ -118,6 +118,7 @@ class Runner:
             by_target.setdefault((record.service, record.table), []).append(dict(record.row))
         for (service, table), rows in by_target.items():
             self.episode.stores[service].insert_rows(table, rows)
+            self.episode.stores[service].advance_counters()  # as Episode.apply_setup does: the same ids follow
             self._dirty.add(service)
             self._fp[service] = hash((self._fp[service], "insert", table, json.dumps(rows, sort_keys=True, default=str)))
         # The inserted rows are part of the baseline, not changes; the log is part of the state the

@@ -83,18 +83,32 @@ def field(
 
 @dataclass(frozen=True, slots=True)
 class Derived:
-    """A value added to returned records, not stored: computed from the row, or joined through a ref."""
+    """A value added to returned records, not stored: computed per row, for a whole result at once, or joined."""
 
     annotation: Any
     compute: Callable[[Any], Any] | None = None
+    batch: Callable[[Any, Sequence[Any]], Sequence[Any]] | None = None
     via: str | None = None
     target_field: str | None = None
     description: str = ""
 
 
-def derived(annotation: Any, compute: Callable[[Any], Any], *, description: str = "") -> Any:
-    """A field of returned records computed from the stored row (``lambda row: ...``)."""
-    return Derived(annotation, compute=compute, description=description)
+def derived(
+    annotation: Any,
+    compute: Callable[[Any], Any] | None = None,
+    *,
+    batch: Callable[[Any, Sequence[Any]], Sequence[Any]] | None = None,
+    description: str = "",
+) -> Any:
+    """A field of returned records that is not stored.
+
+    ``compute(record)`` derives it from the row alone; ``batch(records_access, records)`` returns one
+    value per record for a whole result at once (one query for a page: a count of replies, the sum of
+    refunds), reading state through ``records_access`` (``query``, ``fetch_many``, ``sql``).
+    """
+    if (compute is None) == (batch is None):
+        raise ValueError("derived needs exactly one of compute= or batch=")
+    return Derived(annotation, compute=compute, batch=batch, description=description)
 
 
 def joined(annotation: Any, *, via: str, field: str, description: str = "") -> Any:  # noqa: A002 - reads as a field name

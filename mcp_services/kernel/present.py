@@ -19,6 +19,7 @@ from pydantic import TypeAdapter
 
 from mcp_services.kernel.entity import EntityRuntime, is_entity, quote, runtime_of
 from mcp_services.kernel.pagination import Page
+from mcp_services.kernel.records import RecordAccess
 
 Row = dict[str, Any]
 Shape = typing.Literal["record", "page", "list", "other"]
@@ -42,6 +43,13 @@ def present_records(conn: sqlite3.Connection, runtime: EntityRuntime, records: S
             for row, record in zip(rows, records, strict=True):
                 row[name] = compute(record)
             continue
+        if extra.batch is not None:
+            values = extra.batch(_Reader(conn), records) if records else []
+            if len(values) != len(records):
+                raise ValueError(f"{runtime.name}.{name}: the batch gave {len(values)} values for {len(records)} records")
+            for row, value in zip(rows, values, strict=True):
+                row[name] = value
+            continue
         via = extra.via or ""
         target = runtime.target_of(via)
         keys = sorted({row[via] for row in rows if row[via] is not None}, key=str)
@@ -55,6 +63,15 @@ def present_records(conn: sqlite3.Connection, runtime: EntityRuntime, records: S
         for row in rows:
             row[name] = found.get(row[via])
     return rows
+
+
+class _Reader(RecordAccess):
+    """Read access to a connection, for derived values computed over a whole result."""
+
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
 
 
 @dataclass(frozen=True, slots=True)

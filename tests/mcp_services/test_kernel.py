@@ -9,11 +9,12 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
 
-from mcp_services.kernel import Episode, Service, Store, ToolContext, World
+from mcp_services.kernel import Cursor, Episode, Limit, Page, Service, Store, ToolContext, World, derived
 from mcp_services.kernel.errors import ErrorCode
 from mcp_services.kernel.semantic import EntityId, semantic_type_of
 from mcp_services.kernel.tools import parse_docstring
@@ -315,3 +316,31 @@ def test_a_world_event_writes_what_arrives_and_is_not_a_tool() -> None:
     assert "note_arrived" not in svc.tools
     with pytest.raises(KeyError, match="has no event 'nope'"):
         episode.run_event("events_probe", "nope")
+
+
+def test_a_batch_derived_value_is_computed_once_per_result() -> None:
+    svc = Service("batch_probe", "Probe.")
+    calls: list[int] = []
+
+    def counts(db: Any, records: Any) -> list[int]:
+        calls.append(len(records))
+        total = db.sql('SELECT COUNT(*) FROM "items"')[0][0]
+        return [r.n + total for r in records]
+
+    @svc.entity(table="items", prefix="it")
+    class Item:
+        id: EntityId("batch_probe.item")  # type: ignore[valid-type]  # EntityId is a type factory
+        n: int
+        shown = derived(int, batch=counts)
+
+    @svc.seeder
+    def seed(ctx: ToolContext) -> None:
+        ctx.insert_many([Item(id=ctx.new_id("it"), n=i) for i in range(3)])
+
+    def list_items(ctx: ToolContext, limit: Limit = 20, cursor: Cursor = None) -> Page[Item]:
+        """List items."""
+        return ctx.query(Item).page(limit, cursor)
+
+    svc.tool("read", intent="find")(list_items)
+    page = Episode([svc], 0).call("batch_probe", "list_items", {}).data
+    assert [i["shown"] for i in page["items"]] == [3, 4, 5] and calls == [3]
