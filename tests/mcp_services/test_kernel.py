@@ -341,6 +341,7 @@ def test_a_batch_derived_value_is_computed_once_per_result() -> None:
         """List items."""
         return ctx.query(Item).page(limit, cursor)
 
+    list_items.__annotations__["return"] = Page[Item]  # a local class: resolve the annotation here
     svc.tool("read", intent="find")(list_items)
     page = Episode([svc], 0).call("batch_probe", "list_items", {}).data
     assert [i["shown"] for i in page["items"]] == [3, 4, 5] and calls == [3]
