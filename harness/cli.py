@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from harness.bounds import DEFAULT_MAX_RESULT_CHARS
 from harness.commands import add_backend_options, make_backend, register
 from harness.errors import AgentUnavailableError, HarnessInputError, ToolTransportError
 
@@ -50,6 +51,9 @@ def _run_options(parser: argparse.ArgumentParser, *, out_default: Path | None) -
     parser.add_argument("--seed", type=int, default=0, help="run seed: sampling seeds derive from it (default 0)")
     parser.add_argument("--call-timeout", type=float, default=120.0, help="seconds per model request or tool call")
     parser.add_argument("--episode-timeout", type=float, default=1800.0, help="seconds per episode")
+    parser.add_argument("--max-result-chars", type=int, default=DEFAULT_MAX_RESULT_CHARS,
+                        help="the most of one tool result the model reads; longer ones are cut, with a note saying so "
+                        f"(default {DEFAULT_MAX_RESULT_CHARS:,})")
     parser.add_argument("--default-tasks", type=int, default=50,
                         help="candidates composed for the default task set (default 50; the verified ones are kept)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -106,7 +110,7 @@ def _collect_config(args: argparse.Namespace, out: Path) -> Any:
     from harness.runner import RunnerConfig
 
     try:
-        runner = RunnerConfig(args.mode, args.max_turns, args.call_timeout, args.episode_timeout)
+        runner = RunnerConfig(args.mode, args.max_turns, args.call_timeout, args.episode_timeout, args.max_result_chars)
     except ValueError as exc:
         raise HarnessInputError(str(exc)) from None
     agent = AgentConfig(

@@ -18,6 +18,7 @@ from typing import Any
 
 from harness.agents import Agent, AgentConfig, make_agent
 from harness.backends import Backend, LocalBackend
+from harness.bounds import DEFAULT_MAX_RESULT_CHARS
 from harness.defaults import DEFAULT_N_TASKS, DEFAULT_TASK_SEED, load_task_set
 from harness.errors import HarnessInputError, RunFileError
 from harness.manifest import check_resumable, now_utc, read_manifest, tasks_digest, versions, write_manifest
@@ -79,7 +80,11 @@ class CollectConfig:
 
     def identity(self) -> dict[str, Any]:
         """The manifest's ``config``: everything that shapes the trajectories, plus the knobs."""
+        # The result bound is named only when it is not the default, so runs recorded before the
+        # bound existed (whose results were all below it) still resume.
+        bound = self.runner.max_result_chars
         return {
+            **({"max_result_chars": bound} if bound != DEFAULT_MAX_RESULT_CHARS else {}),
             "agent": self.agent.to_dict(),
             "mode": self.runner.mode,
             "max_turns": self.runner.max_turns,

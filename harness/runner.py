@@ -11,18 +11,20 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness.agents.base import Agent, AgentTurn, Message, ToolCallRequest, ToolSchema, TurnContext
+from harness.bounds import DEFAULT_MAX_RESULT_CHARS, MIN_MAX_RESULT_CHARS, bound_result
 from harness.errors import AgentError, ToolTransportError
+from harness.parsing import UnreadableJson, read_json
 from harness.prompt import system_prompt, user_prompt
 from harness.tools import CallOutcome, ToolSession, ToolTransport
 from harness.trajectory import Trajectory
 from mcp_services.kernel.errors import ErrorCode
 from mcp_services.kernel.results import ToolResult
+from mcp_services.serving.abridge import abridge
 from mcp_services.serving.surface import MODES, Mode
 from mcp_services.tasks.spec import TaskSpec
 
@@ -32,12 +34,14 @@ __all__ = ["RolloutJob", "RunnerConfig", "decode_arguments", "rollout_seed", "ru
 @dataclass(frozen=True, slots=True)
 class RunnerConfig:
     """How episodes run. ``call_timeout`` bounds each model request and each tool call over MCP;
-    ``episode_timeout`` bounds a whole rollout (it is then graded as it stands)."""
+    ``episode_timeout`` bounds a whole rollout (it is then graded as it stands); a tool result
+    longer than ``max_result_chars`` reaches the model cut, with a note saying so."""
 
     mode: Mode = "direct"
     max_turns: int = 32
     call_timeout: float = 120.0
     episode_timeout: float = 1800.0
+    max_result_chars: int = DEFAULT_MAX_RESULT_CHARS  # the most of one tool result the model reads
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -46,6 +50,8 @@ class RunnerConfig:
             raise ValueError(f"max turns must be at least 1, not {self.max_turns}")
         if self.call_timeout <= 0 or self.episode_timeout <= 0:
             raise ValueError("timeouts must be positive")
+        if self.max_result_chars < MIN_MAX_RESULT_CHARS:
+            raise ValueError(f"max result chars must be at least {MIN_MAX_RESULT_CHARS:,}, not {self.max_result_chars}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,28 +79,27 @@ def task_info(task: TaskSpec) -> dict[str, Any]:
 
 
 def decode_arguments(call: ToolCallRequest) -> dict[str, Any] | ToolResult:
-    """The call's arguments as an object, or the error result the model reads instead."""
+    """The call's arguments as an object, or the error result the model reads instead. Never raises."""
     if call.error is not None:
         return ToolResult.fail(ErrorCode.INVALID_ARGUMENT, call.error)
-    text = call.arguments.strip() or "{}"
+    text = call.arguments.strip() if isinstance(call.arguments, str) else ""
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
+        value = read_json(text or "{}")
+        if isinstance(value, str):
+            # Double-encoded arguments are a common model slip: accept them when they hold an object.
+            try:
+                value = read_json(value)
+            except UnreadableJson:
+                pass
+    except UnreadableJson as exc:
         return ToolResult.fail(
             ErrorCode.INVALID_ARGUMENT,
-            f"The arguments of {call.name} are not valid JSON ({exc.msg} at character {exc.pos}). "
-            "Pass one JSON object, e.g. {\"name\": \"value\"}.",
+            f"The arguments of {abridge(call.name)} are {exc}. Pass one JSON object, e.g. {{\"name\": \"value\"}}.",
         )
-    if isinstance(value, str):
-        # Double-encoded arguments are a common model slip: accept them when they hold an object.
-        try:
-            inner = json.loads(value)
-        except json.JSONDecodeError:
-            inner = value
-        value = inner
     if not isinstance(value, dict):
         return ToolResult.fail(
-            ErrorCode.INVALID_ARGUMENT, f"Arguments for {call.name} must be a JSON object, not {type(value).__name__}."
+            ErrorCode.INVALID_ARGUMENT,
+            f"Arguments for {abridge(call.name)} must be a JSON object, not {type(value).__name__}.",
         )
     return value
 
@@ -184,7 +189,8 @@ async def _converse(
             outcome = await _call(session, call, timeout)
             transcript.n_calls += 1
             transcript.n_service_calls += outcome.service is not None
-            messages.append({"role": "tool", "tool_call_id": f"call_{turn_index}_{i}", "content": outcome.text})
+            text = bound_result(outcome.text, config.max_result_chars)
+            messages.append({"role": "tool", "tool_call_id": f"call_{turn_index}_{i}", "content": text})
         clock.tools += time.perf_counter() - began
     return transcript
 

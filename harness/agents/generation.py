@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from harness.agents.base import Message
+from harness.parsing import UnreadableJson, read_json
 
 __all__ = ["END_MARKERS", "cut_at_end", "template_messages"]
 
@@ -27,7 +27,8 @@ def template_messages(messages: list[Message]) -> list[dict[str, Any]]:
 
     Templates render an object with ``tojson`` and a string as is; vLLM's own preprocessing would
     ``json.loads`` strings and fail on a malformed call, so only invalid JSON stays a string (and
-    renders exactly as the model wrote it).
+    renders exactly as the model wrote it); so does JSON ``read_json`` refuses (e.g. nested too deep
+    for the template's own ``tojson``).
     """
     out: list[dict[str, Any]] = []
     for message in messages:
@@ -38,8 +39,8 @@ def template_messages(messages: list[Message]) -> list[dict[str, Any]]:
         for call in message["tool_calls"]:
             arguments = call["function"]["arguments"]
             try:
-                parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
-            except json.JSONDecodeError:
+                parsed = read_json(arguments) if isinstance(arguments, str) else arguments
+            except UnreadableJson:
                 parsed = arguments
             calls.append({**call, "function": {"name": call["function"]["name"], "arguments": parsed}})
         out.append({**message, "tool_calls": calls})

@@ -8,12 +8,14 @@ context that got too long) ends that episode (``AgentError``).
 
 from __future__ import annotations
 
+import json
 import os
 import warnings
 from typing import TYPE_CHECKING, Any
 
 from harness.agents.base import AgentTurn, Message, TaskBook, ToolCallRequest, ToolSchema, TurnContext
 from harness.errors import AgentError, AgentUnavailableError, HarnessInputError
+from harness.parsing import valid_text
 
 if TYPE_CHECKING:
     from harness.agents import AgentConfig
@@ -155,15 +157,40 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _turn(response: Any) -> AgentTurn:
-    if not getattr(response, "choices", None):
-        raise AgentError("the model returned no choices")
-    message = response.choices[0].message
-    calls = tuple(
-        ToolCallRequest(
-            name=(call.function.name or "") if call.function else "",
-            arguments=(call.function.arguments or "{}") if call.function else "{}",
-        )
-        for call in (message.tool_calls or ())
+    """The turn a response holds. Whatever the provider sent, this returns a turn or raises
+    ``AgentError`` (this episode ends): a malformed response never stops the run."""
+    try:
+        message = response.choices[0].message
+        content, reasoning = message.content, getattr(message, "reasoning_content", None)
+        raw_calls = list(message.tool_calls or ())
+    except (AttributeError, IndexError, KeyError, TypeError):
+        raise AgentError("the model returned a response without a message (no choices)") from None
+    return AgentTurn(
+        content=_text(content),
+        tool_calls=tuple(_call(call) for call in raw_calls),
+        reasoning=_text(reasoning) or None,
     )
-    reasoning = getattr(message, "reasoning_content", None)
-    return AgentTurn(content=message.content or "", tool_calls=calls, reasoning=reasoning or None)
+
+
+def _text(value: Any) -> str:
+    """Model text that can be written as UTF-8 (a JSON response may carry lone surrogate escapes)."""
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else str(value)
+    return text if valid_text(text) else text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _call(call: Any) -> ToolCallRequest:
+    function = getattr(call, "function", None)
+    name = _text(getattr(function, "name", None))
+    arguments = getattr(function, "arguments", None)
+    if arguments is None:
+        return ToolCallRequest(name=name)
+    if isinstance(arguments, str):
+        return ToolCallRequest(name=name, arguments=_text(arguments))
+    try:  # some providers hand back an already-decoded object
+        return ToolCallRequest(name=name, arguments=_text(json.dumps(arguments, ensure_ascii=False)))
+    except (TypeError, ValueError, RecursionError):
+        return ToolCallRequest(
+            name=name, arguments="", error="Your tool call's arguments could not be read: pass one JSON object."
+        )

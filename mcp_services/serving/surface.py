@@ -11,12 +11,16 @@ lists and the same results by construction.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from mcp_services.kernel.episode import Episode
 from mcp_services.kernel.errors import ErrorCode
 from mcp_services.kernel.results import ToolResult, envelope_schema
+from mcp_services.serving.abridge import abridge
+
+log = logging.getLogger(__name__)
 
 Mode = Literal["direct", "discover"]
 MODES: tuple[Mode, ...] = ("direct", "discover")
@@ -129,14 +133,29 @@ class ToolSurface:
         return [t.openai_schema() for t in self._tools]
 
     def call(self, name: str, arguments: Any) -> SurfaceCall:
-        """Call a tool by the name the agent sees. Never raises: bad calls become error results."""
+        """Call a tool by the name the agent sees. Never raises: bad calls become error results, and
+        an exception that escapes a service (a bug) becomes an ``internal_error`` result."""
+        try:
+            return self._call(name, arguments)
+        except Exception as exc:  # noqa: BLE001 - one bad call must not end the episode or the server
+            # Services validate before their transaction and roll back inside it: nothing changed.
+            log.exception("tool call %s failed", abridge(name))
+            return SurfaceCall(
+                ToolResult.fail(
+                    ErrorCode.INTERNAL_ERROR,
+                    f"{abridge(name)} failed because of an internal error ({type(exc).__name__}); nothing was "
+                    "changed. Try different arguments or another tool.",
+                )
+            )
+
+    def _call(self, name: str, arguments: Any) -> SurfaceCall:
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
             return SurfaceCall(
                 ToolResult.fail(
                     ErrorCode.INVALID_ARGUMENT,
-                    f"Arguments for {name} must be a JSON object, not {type(arguments).__name__}.",
+                    f"Arguments for {abridge(name)} must be a JSON object, not {type(arguments).__name__}.",
                 )
             )
         if self.mode == "discover":
@@ -154,10 +173,12 @@ class ToolSurface:
         allowed = set(_META_TOOLS[name][1]["properties"])
         extra = sorted(set(arguments) - allowed)
         if extra:
+            shown = ", ".join(abridge(key, 40) for key in extra[:5])
+            more = f" and {len(extra) - 5:,} more" if len(extra) > 5 else ""
             return SurfaceCall(
                 ToolResult.fail(
                     ErrorCode.INVALID_ARGUMENT,
-                    f"{name} takes {', '.join(sorted(allowed)) or 'no arguments'}; unexpected: {', '.join(extra)}.",
+                    f"{name} takes {', '.join(sorted(allowed)) or 'no arguments'}; unexpected: {shown}{more}.",
                 )
             )
         for required in _META_TOOLS[name][1]["required"]:
@@ -179,7 +200,7 @@ class ToolSurface:
             return SurfaceCall(
                 ToolResult.fail(
                     ErrorCode.UNKNOWN_SERVICE,
-                    f"No service {arguments['service']!r} here. Available: {', '.join(self.episode.services)}.",
+                    f"No service {abridge(arguments['service'])} here. Available: {', '.join(self.episode.services)}.",
                 )
             )
         if name == "list_tools":
@@ -216,5 +237,5 @@ class ToolSurface:
         close = get_close_matches(name, list(self._by_name), n=3)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
         if self.mode == "discover":
-            return f"No tool {name!r} here.{hint} The tools are {', '.join(self._by_name)}."
-        return f"No tool {name!r} here.{hint} Tool names have the form service__tool."
+            return f"No tool {abridge(name)} here.{hint} The tools are {', '.join(self._by_name)}."
+        return f"No tool {abridge(name)} here.{hint} Tool names have the form service__tool."

@@ -1,10 +1,13 @@
-"""The shared Qwen / Hermes completion parser."""
+"""Reading what a model wrote: the JSON reader and the shared Qwen / Hermes completion parser."""
 
 from __future__ import annotations
 
 import json
 
-from harness.parsing import UNPARSED_TOOL_NAME, parse_completion
+import pytest
+
+from harness.agents.generation import template_messages
+from harness.parsing import UNPARSED_TOOL_NAME, UnreadableJson, parse_completion, read_json
 
 
 def test_plain_text_is_a_final_answer() -> None:
@@ -58,3 +61,53 @@ def test_unterminated_block_at_the_end_still_counts() -> None:
 def test_string_arguments_are_kept_as_written() -> None:
     (call,) = parse_completion('<tool_call>{"name": "a", "arguments": "{\\"x\\": 1}"}</tool_call>').tool_calls
     assert call.arguments == '{"x": 1}'
+
+
+# -- hostile model output: every case is an error the model reads, never an exception ---------------
+
+DEEP = "[" * 100_000 + "]" * 100_000
+HOSTILE_JSON = {
+    "100,000 levels deep": (DEEP, "nested deeper than 32 levels"),
+    "33 levels deep": ("[" * 33 + "]" * 33, "nested deeper than 32 levels"),
+    "invalid": ('{"deal_id": ', "not valid JSON"),
+    "a 5,000-digit integer": ("1" * 5000, "not readable JSON"),
+    "NaN": ('{"amount": NaN}', "NaN is not a JSON number"),
+    "Infinity": ("[-Infinity]", "-Infinity is not a JSON number"),
+    "a lone surrogate": ('{"name": "\\ud800"}', "unpaired surrogate"),
+}
+
+
+@pytest.mark.parametrize("text, reason", HOSTILE_JSON.values(), ids=HOSTILE_JSON)
+def test_hostile_json_is_refused_with_a_short_reason(text: str, reason: str) -> None:
+    with pytest.raises(UnreadableJson) as caught:
+        read_json(text)
+    assert reason in str(caught.value) and len(str(caught.value)) < 200
+
+
+def test_deep_but_allowed_and_huge_json_is_read() -> None:
+    assert read_json("[" * 32 + "]" * 32) is not None
+    assert read_json(json.dumps({"body": "x" * 5_000_000})) == {"body": "x" * 5_000_000}
+
+
+@pytest.mark.parametrize("text, reason", HOSTILE_JSON.values(), ids=HOSTILE_JSON)
+def test_a_hostile_tool_call_block_becomes_a_call_with_an_error(text: str, reason: str) -> None:
+    block = f'<tool_call>{{"name": "crm__get_deal", "arguments": {text}}}</tool_call>'
+    (call,) = parse_completion(block).tool_calls
+    assert call.error is not None and reason in call.error and "<tool_call>" in call.error
+    assert call.name in ("crm__get_deal", UNPARSED_TOOL_NAME)
+
+
+def test_a_completion_with_a_lone_surrogate_becomes_writable_text() -> None:
+    turn = parse_completion("Done \ud83d.")
+    assert turn.content == "Done ?." and turn.content.encode("utf-8")
+
+
+def test_chat_templates_get_unreadable_arguments_as_the_text_the_model_wrote() -> None:
+    messages = [
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "call_0_0", "type": "function", "function": {"name": "a", "arguments": DEEP}},
+            {"id": "call_0_1", "type": "function", "function": {"name": "b", "arguments": '{"x": 1}'}},
+        ]}
+    ]
+    deep, fine = template_messages(messages)[0]["tool_calls"]
+    assert deep["function"]["arguments"] == DEEP and fine["function"]["arguments"] == {"x": 1}

@@ -4,14 +4,30 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+from pathlib import Path
 
 import pytest
 
-from harness.agents import AgentTurn, NullAgent, ReferenceAgent, ScriptedAgent, ToolCallRequest
+from harness.agents import (
+    AgentTurn,
+    Message,
+    NullAgent,
+    ReferenceAgent,
+    ScriptedAgent,
+    ToolCallRequest,
+    ToolSchema,
+    TurnContext,
+)
+from harness.collect import CollectConfig, collect
 from harness.errors import AgentError, AgentUnavailableError
+from harness.grading import regrade
+from harness.parsing import parse_completion
 from harness.runner import RolloutJob, RunnerConfig, run_episode
 from harness.tools import InProcessTransport
 from harness.trajectory import Trajectory
+from mcp_services.kernel.episode import Episode
+from mcp_services.serving.surface import ToolSurface
 from mcp_services.tasks.spec import TaskSpec
 
 
@@ -144,3 +160,94 @@ def test_partial_work_gets_partial_rubric_credit(tasks: list[TaskSpec]) -> None:
     t = run(tasks[2], sloppy)
     assert t.criteria == {"customer": True, "nothing-else": False} and t.rubric_score == 0.5
     assert t.collateral == ["crm.contacts row ct_0054 was changed"]
+
+
+# -- nothing a model sends stops a run; what it reads back is bounded --------------------------------
+
+HOSTILE_ARGUMENTS = [
+    "[" * 100_000 + "]" * 100_000,  # RecursionError in json, pydantic and repr
+    '{"deal_id": ' * 5_000 + '"dl_0002"' + "}" * 5_000,
+    "1" * 5_000,  # longer than Python converts to an int
+    '{"deal_id": NaN}',
+    '{"deal_id": "\\udc00"}',  # a lone surrogate: cannot be written to the trajectory file
+    '"[1, 2]"',  # double-encoded, but not an object
+    "null",
+]
+
+
+def hostile_turn() -> AgentTurn:
+    calls = [ToolCallRequest("crm__get_deal", arguments) for arguments in HOSTILE_ARGUMENTS]
+    calls.append(ToolCallRequest("crm__" + "x" * 1_000_000, "{}"))  # a megabyte tool name
+    calls.append(ToolCallRequest("crm__add_note", json.dumps({"entity_type": "deal", "entity_id": "dl_0002",
+                                                               "body": "y" * 2_000_000})))
+    return AgentTurn(tool_calls=tuple(calls))
+
+
+@pytest.mark.parametrize("mode", ["direct", "discover"])
+def test_hostile_arguments_become_error_results_and_the_episode_goes_on(tasks: list[TaskSpec], mode: str) -> None:
+    turn = hostile_turn()
+    if mode == "discover":  # the same arguments, inside call_tool
+        turn = AgentTurn(tool_calls=tuple(
+            ToolCallRequest("call_tool", '{"service": "crm", "tool": "get_deal", "arguments": ' + c.arguments + "}")
+            for c in turn.tool_calls
+        ))
+    answer = AgentTurn(tool_calls=(ToolCallRequest(
+        "crm__get_deal" if mode == "direct" else "call_tool",
+        '{"deal_id": "dl_0002"}' if mode == "direct" else
+        '{"service": "crm", "tool": "get_deal", "arguments": {"deal_id": "dl_0002"}}'),))
+    agent = ScriptedAgent([turn, answer], final=AgentTurn(content="It is worth 21600 USD."))
+    t = run(tasks[1], agent, RunnerConfig(mode=mode))  # type: ignore[arg-type]
+    results = [json.loads(m["content"]) for m in t.messages if m["role"] == "tool"]
+    assert len(results) == len(turn.tool_calls) + 1
+    assert [r["success"] for r in results[:len(HOSTILE_ARGUMENTS)]] == [False] * len(HOSTILE_ARGUMENTS)
+    assert results[-1]["success"] is True and t.stop_reason == "answer" and t.passed
+    assert all(len(m["content"]) <= RunnerConfig().max_result_chars for m in t.messages if m["role"] == "tool")
+    assert Trajectory.from_line(t.to_line().encode()).messages == t.messages  # it can be written and read back
+
+
+def test_a_tool_result_over_the_bound_reaches_the_model_cut_with_a_note(tasks: list[TaskSpec]) -> None:
+    listing = AgentTurn(tool_calls=(ToolCallRequest("crm__list_deals", "{}"),
+                                    ToolCallRequest("crm__get_deal", '{"deal_id": "dl_0002"}')))
+    agent = ScriptedAgent([listing], final=AgentTurn(content="It is worth 21600 USD."))
+    t = run(tasks[1], agent, RunnerConfig(max_result_chars=1_000))
+    cut, whole = (m["content"] for m in t.messages if m["role"] == "tool")
+    assert 950 < len(cut) <= 1_000 and cut.startswith('{"data": {"items": [')
+    assert re.search(r"this result is [\d,]+ characters long; only the first [\d,]+ are shown\. Ask for less", cut)
+    assert json.loads(whole)["success"] is True  # a short result is untouched
+    assert regrade(t, tasks[1]).mismatches == []  # re-grading knows the model saw it cut
+
+
+def test_the_result_bound_has_a_floor(tasks: list[TaskSpec]) -> None:
+    with pytest.raises(ValueError, match="at least 1,000"):
+        RunnerConfig(max_result_chars=10)
+
+
+@pytest.mark.parametrize("mode", ["direct", "discover"])
+def test_an_exception_out_of_a_service_is_an_internal_error_result(tasks: list[TaskSpec], mode: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*_: object) -> object:
+        raise RecursionError("maximum recursion depth exceeded while getting the repr of an object")
+
+    monkeypatch.setattr(Episode, "call", broken)
+    surface = ToolSurface(Episode.create(["crm"], 0), mode)  # type: ignore[arg-type]
+    name, arguments = ("crm__get_deal", {"deal_id": "dl_0002"}) if mode == "direct" else (
+        "call_tool", {"service": "crm", "tool": "get_deal", "arguments": {"deal_id": "dl_0002"}})
+    result = surface.call(name, arguments).result
+    assert result.error_code == "internal_error" and "RecursionError" in (result.error_message or "")
+    assert "nothing was changed" in (result.error_message or "")
+
+
+def test_a_collection_with_hostile_completions_finishes_and_a_resume_has_nothing_left(tmp_path: Path,
+                                                                                     tasks: list[TaskSpec]) -> None:
+    poison = [f'<tool_call>{{"name": "crm__get_deal", "arguments": {a}}}</tool_call>' for a in HOSTILE_ARGUMENTS]
+
+    def model(messages: list[Message], tools: list[ToolSchema], context: TurnContext) -> AgentTurn:
+        # What a local model's text goes through (hf, vllm, the RL policy): the shared parser.
+        if context.turn < len(poison):
+            return parse_completion(poison[(context.turn + context.rollout) % len(poison)])
+        return parse_completion("I could not do it.")
+
+    config = CollectConfig(out=tmp_path / "run", rollouts=3, progress=False)
+    first = collect(config, agent=ScriptedAgent(model), tasks=tasks, log=lambda _: None)
+    again = collect(config, agent=ScriptedAgent(model), tasks=tasks, log=lambda _: None)
+    assert first.n_new == 3 * len(tasks) and again.n_new == 0 and again.n_existing == 3 * len(tasks)
