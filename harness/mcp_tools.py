@@ -4,6 +4,11 @@ The episode lives in ``python -m harness.task_server`` with its state in SQLite 
 temporary folder; the harness reaches it with the official mcp client over stdio or streamable
 HTTP. After the rollout the server stops, and the files are reopened here and diffed against a
 fresh copy of the task's initial state: the same grade as in process.
+
+A server ends with the harness process, however that ends (``harness.lifeline``). Each episode
+folder is named after the harness process that made it (``compoworld-episode-<pid>-...``): a
+transport removes, when it starts and when it closes, the folders of harness processes that no
+longer run (killed before they could remove their own).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.types import CallToolResult, TextContent
 
 from harness.errors import ToolTransportError
+from harness.lifeline import PARENT_PID_FLAG
 from harness.task_server import META_SERVICE
 from harness.tools import CallOutcome
 from mcp_services.kernel.diff import StateDiff
@@ -34,10 +40,11 @@ from mcp_services.serving.surface import Mode
 from mcp_services.tasks.episodes import episode_for
 from mcp_services.tasks.spec import TaskSpec, write_tasks
 
-__all__ = ["McpSession", "McpTransport"]
+__all__ = ["EPISODE_FOLDER_PREFIX", "McpSession", "McpTransport", "sweep_episode_folders"]
 
 _REQUEST_TIMEOUT = -32001
 _REPO_ROOT = Path(__file__).resolve().parent.parent
+EPISODE_FOLDER_PREFIX = "compoworld-episode-"
 
 
 def _server_env() -> dict[str, str]:
@@ -45,6 +52,30 @@ def _server_env() -> dict[str, str]:
     # The child must import this very checkout, whatever the caller's working folder.
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_REPO_ROOT), env.get("PYTHONPATH", "")) if p)
     return env
+
+
+def sweep_episode_folders(root: Path | None = None) -> int:
+    """Remove the episode folders (under ``root``, default the temp folder) whose harness process
+    is gone; the number removed. Folders of live processes, this one's included, stay."""
+    if os.name != "posix":  # no cheap, safe liveness check by pid elsewhere
+        return 0
+    removed = 0
+    for folder in (root or Path(tempfile.gettempdir())).glob(f"{EPISODE_FOLDER_PREFIX}*"):
+        owner = folder.name[len(EPISODE_FOLDER_PREFIX) :].partition("-")[0]
+        if owner.isdigit() and not _alive(int(owner)) and folder.is_dir():
+            shutil.rmtree(folder, ignore_errors=True)
+            removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
 
 
 def _free_port() -> int:
@@ -123,16 +154,18 @@ class McpTransport:
         self.name = kind
         self.python = python
         self.startup_timeout = startup_timeout
+        sweep_episode_folders()  # what a killed run left behind
 
     @asynccontextmanager
     async def open(self, task: TaskSpec, mode: Mode) -> AsyncIterator[McpSession]:
-        folder = Path(tempfile.mkdtemp(prefix="compoworld-episode-"))
+        folder = Path(tempfile.mkdtemp(prefix=f"{EPISODE_FOLDER_PREFIX}{os.getpid()}-"))
         try:
             tasks_file = folder / "task.jsonl"
             write_tasks(tasks_file, [task])
             db_dir = folder / "db"
             args = ["-m", "harness.task_server", "--tasks", str(tasks_file), "--task", task.id]
             args += ["--db", str(db_dir), "--mode", mode, "--transport", self.kind]
+            args += [PARENT_PID_FLAG, str(os.getpid())]  # the server ends when this process does
             async with AsyncExitStack() as stack:
                 if self.kind == "stdio":
                     target: Any = StdioServerParameters(command=self.python, args=args, env=_server_env())
@@ -156,7 +189,9 @@ class McpTransport:
             shutil.rmtree(folder, ignore_errors=True)
 
     def close(self) -> None:
-        return None  # every server lives and dies with its rollout
+        # Every server lives and dies with its rollout, and removes its folder; this catches what
+        # another process of the run (e.g. a killed worker) left.
+        sweep_episode_folders()
 
     async def _start_http(self, stack: AsyncExitStack, args: list[str], port: int, log: Path) -> None:
         with log.open("wb") as sink:  # a file, not a pipe: a pipe nobody reads would block the server

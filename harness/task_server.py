@@ -1,12 +1,13 @@
 """One task's episode (services, distractor services, setup) served as one MCP server.
 
     python -m harness.task_server --tasks FILE --task ID --db DIR [--transport stdio|http]
-                                  [--mode direct|discover] [--host H] [--port P]
+                                  [--mode direct|discover] [--host H] [--port P] [--parent-pid PID]
 
 The state lives in SQLite files under ``--db`` (reopened if they exist), so whoever started the
 server can reopen them afterwards and grade exactly as in process. Each result also names, in its
 ``_meta``, the service tool the call reached, so a client can count service calls like the
-in-process path does. ``McpTransport`` uses this entry point; ``harness serve`` (later) builds on it.
+in-process path does. ``McpTransport`` uses this entry point, with ``--parent-pid`` so that the
+server ends when the harness does, however it ends; ``harness serve`` builds on it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
+from harness.lifeline import PARENT_PID_FLAG, die_with_parent
 from harness.prompt import system_prompt
 from mcp_services.kernel.episode import Episode
 from mcp_services.serving.server import DEFAULT_HOST, DEFAULT_PORT, EpisodeServer, serve_http, serve_stdio
@@ -64,11 +66,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--mode", choices=MODES, default="direct")
     parser.add_argument("--host", default=DEFAULT_HOST)
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
+    parser.add_argument(PARENT_PID_FLAG, type=int, default=None, help="exit when this process ends")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.parent_pid is not None:
+        die_with_parent(args.parent_pid)
     try:
         task = find_task(load_tasks(args.tasks), args.task)
         server, episode = build_task_server(task, args.mode, args.db)

@@ -2,29 +2,21 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
-import os
 import sys
 
 from harness.agents import make_agent
 from harness.backends import LocalBackend
+from harness.lifeline import PARENT_PID_FLAG, die_with_parent
 from harness.runner import RolloutJob
 from harness.tools import make_transport
 from harness.workers import ProcessBackend, error_line
 from mcp_services.tasks.spec import TaskSpec
 
 
-async def _orphan_watch(parent: int) -> None:
-    # A parent killed with -9 cannot stop its workers; they stop themselves instead of running
-    # episodes nobody will record (the restarted run collects those rollouts again).
-    while True:
-        await asyncio.sleep(1.0)
-        if os.getppid() != parent:
-            os._exit(1)
-
-
-async def _run(lines: list[str], parent: int) -> None:
+async def _run(lines: list[str]) -> None:
     agent_config, runner, transport_name, concurrency = ProcessBackend.parse_header(json.loads(lines[0]))
     tasks: dict[str, TaskSpec] = {}
     jobs: list[RolloutJob] = []
@@ -39,22 +31,24 @@ async def _run(lines: list[str], parent: int) -> None:
     agent = make_agent(agent_config, tasks)
     transport = make_transport(transport_name)
     out = sys.stdout.buffer
-    watch = asyncio.create_task(_orphan_watch(parent))
     try:
         async for trajectory in LocalBackend(agent, transport, runner, concurrency).run(jobs):
             out.write(trajectory.to_line().encode() + b"\n")
             out.flush()
     finally:
-        watch.cancel()
         transport.close()
         await agent.aclose()
 
 
-def main() -> int:
-    parent = os.getppid()
+def main(argv: list[str] | None = None) -> int:
+    args = argparse.ArgumentParser(prog="python -m harness.worker")
+    args.add_argument(PARENT_PID_FLAG, type=int, required=True, help="exit when this process ends")
+    # A parent killed with -9 cannot stop its workers: they stop themselves instead of running
+    # episodes nobody will record (the restarted run collects those rollouts again).
+    die_with_parent(args.parse_args(argv).parent_pid)
     lines = [line for line in sys.stdin.read().splitlines() if line.strip()]
     try:
-        asyncio.run(_run(lines, parent))
+        asyncio.run(_run(lines))
     except Exception as exc:  # noqa: BLE001 - reported to the parent, which raises it
         try:
             sys.stdout.buffer.write(error_line(exc).encode() + b"\n")

@@ -20,6 +20,7 @@ from typing import Any
 
 from harness.agents import AgentConfig
 from harness.errors import AgentUnavailableError, HarnessInputError, ToolTransportError
+from harness.lifeline import PARENT_PID_FLAG
 from harness.runner import RolloutJob, RunnerConfig
 from harness.trajectory import Trajectory
 
@@ -88,8 +89,8 @@ class ProcessBackend:
 
         async def pump(share: list[RolloutJob]) -> None:
             process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "harness.worker", stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE, env=env, limit=_LINE_LIMIT,
+                sys.executable, "-m", "harness.worker", PARENT_PID_FLAG, str(os.getpid()),
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env, limit=_LINE_LIMIT,
             )
             processes.append(process)
             assert process.stdin is not None and process.stdout is not None
