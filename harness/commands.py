@@ -2,6 +2,7 @@
 ``report``, and the ``--backend ray`` options of ``collect`` and ``eval``.
 
     harness serve         --tasks FILE --task ID [--transport stdio|http] [--mode direct|discover] [--db DIR]
+                          [--host H [--allow-remote NAME]] [--port P]
     harness claude-config --tasks FILE --task ID [--db DIR] [--mode M] [--write [--config-file PATH]]
     harness grade         --tasks FILE --task ID --db DIR [--answer TEXT] [--json]
     harness report        RUN_DIR [RUN_DIR2] --out report.html [--max-trajectories N]
@@ -73,7 +74,11 @@ def _serve(args: argparse.Namespace) -> int:
     from harness.serve import ServeConfig, serve
 
     where = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
-    return serve(ServeConfig(args.tasks, args.task, transport=args.transport, mode=args.mode, db_dir=args.db, **where))
+    config = ServeConfig(
+        args.tasks, args.task, transport=args.transport, mode=args.mode, db_dir=args.db,
+        allow_remote=tuple(args.allow_remote), **where,
+    )
+    return serve(config)
 
 
 def _claude_config(args: argparse.Namespace) -> int:
@@ -141,6 +146,14 @@ def register(commands: Any) -> None:
     serve.add_argument("--host", default=None, help="http: address to listen on (default 127.0.0.1)")
     serve.add_argument(
         "--port", type=int, default=None, help="http: port (default 8765; 0 picks a free one, printed on stderr)"
+    )
+    serve.add_argument(
+        "--allow-remote",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="http: allow a non-loopback --host (e.g. 0.0.0.0); NAME is a host name or address clients use "
+        "(repeat, or separate with commas); requests naming other hosts are refused. No authentication",
     )
     serve.set_defaults(func=_serve)
 

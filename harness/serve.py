@@ -6,7 +6,9 @@ of that, the task's instruction reaches the client twice: in the server's ``inst
 an MCP prompt named ``task``, which clients such as Claude Desktop offer to the person. With
 ``--db DIR`` the state lives in SQLite files, so work survives a restart and ``harness grade``
 can grade it. Over HTTP, ``--port 0`` takes any free port; the URL is printed on stderr (stdout
-belongs to the protocol over stdio).
+belongs to the protocol over stdio). Only loopback unless ``--allow-remote`` names the host names
+clients use (``mcp_services.serving.http``). Over stdio the server ends when its client closes
+the pipe, as with any stdio MCP server.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from harness.errors import HarnessInputError
 from harness.task_ref import load_task
 from harness.task_server import TaskEpisodeServer, build_task_server
 from mcp_services.kernel.episode import Episode
+from mcp_services.serving.http import RemoteHostError, allowed_names, http_app, is_loopback, remote_warning
 from mcp_services.serving.server import DEFAULT_HOST, DEFAULT_PORT, serve_stdio
 from mcp_services.serving.surface import MODES, Mode
 from mcp_services.tasks.spec import TaskSpec
@@ -52,6 +55,7 @@ class ServeConfig:
     db_dir: Path | None = None
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT  # 0: any free port
+    allow_remote: tuple[str, ...] = ()  # host names clients use; needed for a non-loopback host
 
     def __post_init__(self) -> None:
         if self.transport not in ("stdio", "http"):
@@ -60,6 +64,17 @@ class ServeConfig:
             raise HarnessInputError(f"--mode must be one of {', '.join(MODES)}, not {self.mode!r}")
         if not 0 <= self.port <= 65535:
             raise HarnessInputError(f"--port must be in 0..65535, not {self.port}")
+        if self.transport == "http":
+            self.remote_names()
+        elif self.allow_remote:
+            raise HarnessInputError("--allow-remote is for --transport http")
+
+    def remote_names(self) -> tuple[str, ...]:
+        """The host names remote clients may use (see ``mcp_services.serving.http``)."""
+        try:
+            return allowed_names(self.host, self.allow_remote)
+        except RemoteHostError as exc:
+            raise HarnessInputError(str(exc)) from None
 
 
 def build_served_task(task: TaskSpec, mode: Mode, db_dir: Path | None) -> tuple[TaskEpisodeServer, Episode]:
@@ -96,11 +111,10 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-async def _serve_http(server: TaskEpisodeServer, sock: socket.socket, host: str) -> None:
+async def _serve_http(server: TaskEpisodeServer, sock: socket.socket, names: tuple[str, ...]) -> None:
     import uvicorn
 
-    app = server.streamable_http_app(host=host)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    config = uvicorn.Config(http_app(server, names), log_level="warning", lifespan="on")
     await uvicorn.Server(config).serve(sockets=[sock])
 
 
@@ -127,13 +141,15 @@ def serve(config: ServeConfig, log: Log = _stderr) -> int:
         reach = f"at http://{bound_host if ':' not in bound_host else f'[{bound_host}]'}:{bound_port}/mcp"
     try:
         log(f"harness: serving task {task.id} ({services}{distractors}) in {config.mode} mode {reach}; {where}")
+        if sock is not None and not is_loopback(config.host):
+            log(f"harness: {remote_warning(config.host, sock.getsockname()[1], config.remote_names())}")
         if config.db_dir is not None:
             grade = f"harness grade --tasks {config.tasks_file} --task {task.id} --db {config.db_dir}"
             log(f"harness: grade it with: {grade}")
         if sock is None:
             serve_stdio(server)
         else:
-            anyio.run(_serve_http, server, sock, config.host)
+            anyio.run(_serve_http, server, sock, config.remote_names())
     finally:
         episode.close()
         if sock is not None:

@@ -22,6 +22,7 @@ from mcp.types import CallToolResult, TextContent
 from harness.lifeline import PARENT_PID_FLAG, die_with_parent
 from harness.prompt import system_prompt
 from mcp_services.kernel.episode import Episode
+from mcp_services.serving.http import allowed_names
 from mcp_services.serving.server import DEFAULT_HOST, DEFAULT_PORT, EpisodeServer, serve_http, serve_stdio
 from mcp_services.serving.surface import MODES, Mode, ToolSurface
 from mcp_services.tasks.episodes import episode_for
@@ -75,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.parent_pid is not None:
         die_with_parent(args.parent_pid)
     try:
+        if args.transport == "http":
+            allowed_names(args.host)  # loopback only: it serves the harness on this machine
         task = find_task(load_tasks(args.tasks), args.task)
         server, episode = build_task_server(task, args.mode, args.db)
     except (TaskFileError, KeyError, ValueError) as exc:

@@ -29,8 +29,16 @@ def _parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="serve one or more services as one MCP server")
     _add_episode_args(serve)
     serve.add_argument("--transport", choices=("stdio", "http"), default="stdio")
-    serve.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
+    serve.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1: this machine only)")
     serve.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
+    serve.add_argument(
+        "--allow-remote",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="allow a non-loopback --host (e.g. 0.0.0.0); NAME is a host name or address clients use to reach "
+        "this server (repeat, or separate with commas); requests naming other hosts are refused. No authentication",
+    )
 
     config = sub.add_parser("claude-config", help="print the Claude Desktop mcpServers entry for these services")
     _add_episode_args(config)
@@ -116,8 +124,12 @@ def claude_config(names: Sequence[str], db: Path | None, seed: int, mode: str) -
 
 def _serve(args: argparse.Namespace) -> None:
     from mcp_services.kernel.episode import Episode
+    from mcp_services.serving.http import allowed_names, is_loopback, remote_warning
     from mcp_services.serving.server import build_server, serve_http, serve_stdio
 
+    remote: tuple[str, ...] = ()
+    if args.transport == "http":
+        remote = allowed_names(args.host, args.allow_remote)  # refuse before anything is opened
     services = get_services(args.names)
     paths = db_paths_for(args.names, args.db)
     try:
@@ -131,8 +143,10 @@ def _serve(args: argparse.Namespace) -> None:
         if args.transport == "stdio":
             serve_stdio(server)
         else:
+            if not is_loopback(args.host):
+                print(remote_warning(args.host, args.port, remote), file=sys.stderr, flush=True)
             print(f"serving on http://{args.host}:{args.port}/mcp", file=sys.stderr, flush=True)
-            serve_http(server, args.host, args.port)
+            serve_http(server, args.host, args.port, args.allow_remote)
     finally:
         episode.close()
 

@@ -3,18 +3,25 @@
 The server keeps the SDK's transports, sessions and protocol handling, and replaces its tool layer
 with the ``ToolSurface``: tool lists carry our own input/output schemas, and every result carries
 the envelope as ``structuredContent`` (plus the same JSON as text), with ``isError`` on failure.
+On both transports a message that is not JSON-RPC gets JSON-RPC's error answer
+(``mcp_services.serving.jsonrpc``); over HTTP the host rules of ``mcp_services.serving.http`` hold.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from typing import Any
 
+import anyio
 from mcp.server.mcpserver import MCPServer
+from mcp.server.stdio import stdio_server
 from mcp.types import CallToolResult, TextContent, Tool, ToolAnnotations
 
 from mcp_services.kernel.episode import Episode
+from mcp_services.serving.http import allowed_names, http_app
+from mcp_services.serving.jsonrpc import AnsweringReadStream
 from mcp_services.serving.surface import Mode, ToolSurface
 
 log = logging.getLogger(__name__)
@@ -56,6 +63,15 @@ class EpisodeServer(MCPServer):
     def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
         return self._schemas.get(name)
 
+    async def run_stdio_async(self) -> None:
+        """The SDK's stdio serving, plus answers to lines that are not JSON-RPC messages."""
+        async with stdio_server() as (read_stream, write_stream):
+            # mcp==2.3.0 is pinned: its MCPServer.run_stdio_async does exactly this, minus the wrapper.
+            lowlevel = self._lowlevel_server
+            await lowlevel.run(
+                AnsweringReadStream(read_stream, write_stream), write_stream, lowlevel.create_initialization_options()
+            )
+
 
 def _annotations(effect: str | None) -> ToolAnnotations | None:
     if effect == "read":
@@ -85,6 +101,12 @@ def serve_stdio(server: MCPServer) -> None:
     server.run("stdio")
 
 
-def serve_http(server: MCPServer, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
-    """Serve over streamable HTTP at ``http://HOST:PORT/mcp``."""
-    server.run("streamable-http", host=host, port=port)
+def serve_http(
+    server: MCPServer, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, allow_remote: Sequence[str] = ()
+) -> None:
+    """Serve over streamable HTTP at ``http://HOST:PORT/mcp``; a non-loopback ``host`` needs
+    ``allow_remote`` (raises ``RemoteHostError`` otherwise, before listening)."""
+    import uvicorn
+
+    app = http_app(server, allowed_names(host, allow_remote))
+    anyio.run(uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).serve)

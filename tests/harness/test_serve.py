@@ -240,3 +240,38 @@ def test_claude_config_prints_an_entry_that_serves_the_task_and_can_write_it_in_
     written = json.loads(config_file.read_text(encoding="utf-8"))
     assert written["theme"] == "dark" and set(written["mcpServers"]) == {"other", name}
     assert "wrote" in capsys.readouterr().err
+
+
+def test_a_non_loopback_host_is_refused_without_allow_remote(
+    tasks_file: Path, tasks: list[TaskSpec], capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["serve", "--tasks", str(tasks_file), "--task", tasks[0].id, "--transport", "http", "--host", "0.0.0.0"]
+    assert main(args) == 2
+    _one_error_line(capsys, "add --allow-remote NAME")
+
+
+def test_serving_beyond_loopback_with_allow_remote_warns_and_keeps_the_host_check(
+    tasks_file: Path, tasks: list[TaskSpec], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import socket
+
+    import harness.serve as serve_module
+
+    served: list[tuple[str, ...]] = []
+    real_listen = serve_module._listen
+
+    def listen(host: str, port: int) -> socket.socket:  # tests never listen beyond loopback
+        return real_listen("127.0.0.1", 0)
+
+    async def serve_http(server: object, sock: socket.socket, names: tuple[str, ...]) -> None:
+        served.append(names)
+
+    monkeypatch.setattr(serve_module, "_listen", listen)
+    monkeypatch.setattr(serve_module, "_serve_http", serve_http)
+    args = ["serve", "--tasks", str(tasks_file), "--task", tasks[0].id, "--transport", "http", "--host", "0.0.0.0",
+            "--allow-remote", "box.lan,10.0.0.5"]
+    assert main(args) == 0
+    assert served == [("box.lan", "10.0.0.5")]  # the names DNS-rebinding protection admits
+    err = capsys.readouterr().err
+    assert "warning: serving on 0.0.0.0:" in err and "without authentication" in err
+    assert "Requests must name one of these hosts: box.lan, 10.0.0.5" in err

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import queue
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
+import httpx
 import jsonschema
 import pytest
 from mcp import Client, StdioServerParameters
@@ -15,8 +18,11 @@ from mcp import Client, StdioServerParameters
 from mcp_services.cli import main as cli_main
 from mcp_services.kernel import Episode
 from mcp_services.registry import LIBRARY, get_service
+from mcp_services.serving import server as server_module
+from mcp_services.serving.http import allowed_names, http_app
 from mcp_services.serving.server import build_server
 from mcp_services.serving.surface import ToolSurface
+from tests.mcp_services.conftest import free_port, wait_for_port
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC = json.loads((REPO / "tests" / "fixtures" / "mcp-schema-2025-11-25.json").read_text())
@@ -241,3 +247,154 @@ def test_cli_bad_input_is_one_clear_line(argv: list[str], message: str, capsys: 
     assert cli_main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+# -- messages that are not JSON-RPC get JSON-RPC's error answers, on both transports -----------------
+
+UNREADABLE = {
+    "not JSON": ("{not json", -32700, None),
+    "100,000 levels deep": ('{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"arguments": '
+                            + "[" * 100_000 + "]" * 100_000 + "}}", -32700, None),
+    "a 5,000-digit id": ('{"jsonrpc": "2.0", "id": ' + "1" * 5000 + ', "method": "ping"}', -32700, None),
+    "a number": ("42", -32600, None),
+    "a batch": ("[]", -32600, None),
+    "no jsonrpc field": ('{"id": 7, "method": "ping"}', -32600, 7),
+    "a method that is not a string": ('{"jsonrpc": "2.0", "id": "r-8", "method": 5}', -32600, "r-8"),
+}
+
+
+def check_answer(reply: dict[str, Any], code: int, request_id: object) -> None:
+    spec_validator("JSONRPCErrorResponse").validate(reply)  # without an id when none could be read
+    assert reply["error"]["code"] == code and reply.get("id") == request_id
+    assert len(reply["error"]["message"]) < 300  # short, whatever was sent
+
+
+class LineClient:
+    """A stdio server's wire, one line at a time, every read bounded."""
+
+    def __init__(self, *args: str) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "mcp_services", "serve", *args], cwd=REPO,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        threading.Thread(target=lambda: [self.lines.put(line) for line in self.proc.stdout or ()], daemon=True).start()
+
+    def exchange(self, text: str, timeout: float = 60) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(text.encode() + b"\n")
+        self.proc.stdin.flush()
+        return json.loads(self.lines.get(timeout=timeout))  # queue.Empty (a failure) if no answer comes
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+@pytest.mark.e2e
+def test_stdio_answers_unreadable_lines_with_json_rpc_errors_and_keeps_serving() -> None:
+    client = LineClient("crm")
+    try:
+        init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        assert "result" in client.exchange(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                                                       "params": init}))
+        for text, code, request_id in UNREADABLE.values():
+            check_answer(client.exchange(text), code, request_id)
+        assert client.exchange('{"jsonrpc": "2.0", "id": 99, "method": "ping"}') == {"jsonrpc": "2.0", "id": 99,
+                                                                                     "result": {}}
+    finally:
+        client.close()
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("protocol", ["2025-11-25", "2026-07-28"])
+def test_http_answers_unreadable_bodies_with_json_rpc_errors(http_server: Any, protocol: str) -> None:
+    url = http_server("crm")
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream",
+               "mcp-protocol-version": protocol}
+    with httpx.Client(timeout=30) as http:
+        for text, code, request_id in UNREADABLE.values():
+            response = http.post(url, content=text, headers=headers)
+            assert response.status_code == 400
+            check_answer(response.json(), code, request_id)
+        foreign = http.post(url, content="{not json", headers={**headers, "host": "evil.example"})
+        assert foreign.status_code == 421  # the host check still comes first
+
+
+# -- who may connect over HTTP -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.20", "box.lan"])
+def test_a_non_loopback_host_is_refused_without_allow_remote(host: str, capsys: Any) -> None:
+    assert cli_main(["serve", "crm", "--transport", "http", "--host", host]) == 2
+    err = capsys.readouterr().err
+    assert "--allow-remote NAME" in err and "no authentication" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "localhost", "::1"])
+def test_loopback_hosts_need_no_flag(host: str) -> None:
+    assert allowed_names(host) == ()
+
+
+def test_allow_remote_names_the_hosts_clients_use() -> None:
+    assert allowed_names("0.0.0.0", ["box.lan", "10.0.0.5,Box.Example"]) == ("box.lan", "10.0.0.5", "box.example")
+    assert allowed_names("192.168.1.20", ["box.lan"]) == ("box.lan", "192.168.1.20")
+    with pytest.raises(ValueError, match="host names or addresses"):
+        allowed_names("0.0.0.0", ["http://box.lan/"])
+    with pytest.raises(ValueError, match="host names or addresses"):
+        allowed_names("0.0.0.0", ["*"])
+
+
+async def test_with_allow_remote_only_the_named_hosts_get_through() -> None:
+    server = build_server(Episode.create(["crm"], 0))
+    app = http_app(server, allowed_names("0.0.0.0", ["box.lan"]))
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+
+    async def post(**extra: str) -> httpx.Response:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://box.lan:8765") as http:
+            return await http.post("/mcp", content="{not json", headers={**headers, **extra})
+
+    async with server.session_manager.run():
+        named = await post()
+        loopback = await post(host="127.0.0.1:8765")
+        other = await post(host="evil.example:8765")
+        rebinding = await post(origin="http://evil.example")
+        browser = await post(origin="https://box.lan:8443")
+    assert named.status_code == loopback.status_code == browser.status_code == 400  # through: a parse error
+    assert named.json()["error"]["code"] == -32700
+    assert other.status_code == 421 and rebinding.status_code == 403
+
+
+@pytest.mark.e2e
+def test_a_server_with_allow_remote_admits_requests_that_name_that_host() -> None:
+    port = free_port()  # tests listen on loopback only: the name is admitted all the same
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcp_services", "serve", "crm", "--transport", "http", "--host", "127.0.0.1",
+         "--port", str(port), "--allow-remote", "box.lan"],
+        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    try:
+        wait_for_port(port, proc)
+        url = f"http://127.0.0.1:{port}/mcp"
+        named = httpx.post(url, content="{", timeout=30, headers={**headers, "host": f"box.lan:{port}"})
+        other = httpx.post(url, content="{", timeout=30, headers={**headers, "host": f"evil.example:{port}"})
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert named.status_code == 400 and named.json()["error"]["code"] == -32700
+    assert other.status_code == 421
+    assert proc.stderr is not None and "warning" not in proc.stderr.read().decode()  # loopback: nothing to warn of
+
+
+def test_serving_beyond_loopback_warns_on_stderr(monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    served: list[tuple[str, list[str]]] = []
+    monkeypatch.setattr(server_module, "serve_http", lambda server, host, port, allow: served.append((host, allow)))
+    assert cli_main(["serve", "crm", "--transport", "http", "--host", "0.0.0.0", "--allow-remote", "box.lan"]) == 0
+    assert served == [("0.0.0.0", ["box.lan"])]
+    err = capsys.readouterr().err
+    assert "warning: serving on 0.0.0.0:8765, beyond loopback and without authentication" in err
+    assert "Requests must name one of these hosts: box.lan" in err
