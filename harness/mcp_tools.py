@@ -25,7 +25,6 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-import anyio
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.types import CallToolResult, TextContent
 
@@ -36,6 +35,7 @@ from harness.tools import CallOutcome
 from mcp_services.kernel.diff import StateDiff
 from mcp_services.kernel.errors import ErrorCode
 from mcp_services.kernel.results import ToolResult
+from mcp_services.serving.abridge import abridge
 from mcp_services.serving.surface import Mode
 from mcp_services.tasks.episodes import episode_for
 from mcp_services.tasks.spec import TaskSpec, write_tasks
@@ -113,12 +113,14 @@ class McpSession:
         except MCPError as exc:
             if exc.code == _REQUEST_TIMEOUT:
                 failed = ToolResult.fail(
-                    ErrorCode.INTERNAL_ERROR, f"{name} did not answer within {timeout:g} s; try again or another tool."
+                    ErrorCode.INTERNAL_ERROR,
+                    f"{abridge(name)} did not answer within {timeout:g} s; try again or another tool.",
                 )
                 return CallOutcome(failed.to_json(), False)
-            raise ToolTransportError(f"the task server rejected a call to {name}: {exc}") from exc
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError, RuntimeError) as exc:
-            raise ToolTransportError(f"the task server stopped answering: {exc}") from exc
+            raise ToolTransportError(f"the task server rejected a call to {abridge(name)}: {str(exc)[:500]}") from exc
+        except Exception as exc:  # noqa: BLE001 - closed streams, HTTP errors, task groups: the server is gone
+            detail = f"{type(exc).__name__}: {str(exc)[:500]}"
+            raise ToolTransportError(f"the task server stopped answering: {detail}") from exc
         return _outcome(result)
 
     async def final_diff(self) -> dict[str, StateDiff]:

@@ -121,16 +121,13 @@ def _text(content: Any, where: str) -> str:
 
 
 def _canonical_arguments(arguments: Any) -> str:
-    if isinstance(arguments, str):
-        try:
-            parsed = json.loads(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError:
-            raise _SkipTrajectory("tool-call arguments that are not valid JSON") from None
-    else:
-        parsed = arguments
-    if not isinstance(parsed, dict):
-        raise _SkipTrajectory("tool-call arguments that are not a JSON object")
-    return json.dumps(parsed, ensure_ascii=False)
+    try:  # what a model wrote: RecursionError (deep nesting) and ValueError (huge ints) included
+        parsed = (json.loads(arguments) if arguments.strip() else {}) if isinstance(arguments, str) else arguments
+        if not isinstance(parsed, dict):
+            raise _SkipTrajectory("tool-call arguments that are not a JSON object")
+        return json.dumps(parsed, ensure_ascii=False)
+    except (ValueError, RecursionError):
+        raise _SkipTrajectory("tool-call arguments that are not valid JSON") from None
 
 
 def _tool_calls(raw: Any, where: str) -> list[dict[str, Any]]:

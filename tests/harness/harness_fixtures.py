@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+
+from harness.agents import AgentTurn, ToolCallRequest
 from mcp_services.tasks.checks import AnswerCheck, NoCollateral, RowExists
 from mcp_services.tasks.grading import RubricItem
 from mcp_services.tasks.spec import PlanStep, SetupRecord, TaskSpec
@@ -95,3 +98,26 @@ def setup_task() -> TaskSpec:
 
 def crm_tasks() -> list[TaskSpec]:
     return [note_task(), question_task(), setup_task()]
+
+
+#: Tool-call arguments a model may write that once escaped the harness as exceptions (or broke the
+#: trajectory file): each must come back to the model as an error result.
+HOSTILE_ARGUMENTS = [
+    "[" * 100_000 + "]" * 100_000,  # RecursionError in json, pydantic and repr
+    '{"deal_id": ' * 5_000 + '"dl_0002"' + "}" * 5_000,
+    "1" * 5_000,  # longer than Python converts to an int
+    '{"deal_id": NaN}',
+    '{"deal_id": "\\udc00"}',  # a lone surrogate: cannot be written to the trajectory file
+    '"[1, 2]"',  # double-encoded, but not an object
+    "null",
+]
+
+
+def hostile_turn() -> AgentTurn:
+    """One turn of hostile calls on the question task's crm: the arguments above, a megabyte tool
+    name, and a two-megabyte note."""
+    calls = [ToolCallRequest("crm__get_deal", arguments) for arguments in HOSTILE_ARGUMENTS]
+    calls.append(ToolCallRequest("crm__" + "x" * 1_000_000, "{}"))
+    note = {"entity_type": "deal", "entity_id": "dl_0002", "body": "y" * 2_000_000}
+    calls.append(ToolCallRequest("crm__add_note", json.dumps(note)))
+    return AgentTurn(tool_calls=tuple(calls))

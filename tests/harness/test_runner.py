@@ -20,6 +20,7 @@ from harness.agents import (
     TurnContext,
 )
 from harness.collect import CollectConfig, collect
+from harness_fixtures import HOSTILE_ARGUMENTS, hostile_turn
 from harness.errors import AgentError, AgentUnavailableError
 from harness.grading import regrade
 from harness.parsing import parse_completion
@@ -163,25 +164,6 @@ def test_partial_work_gets_partial_rubric_credit(tasks: list[TaskSpec]) -> None:
 
 
 # -- nothing a model sends stops a run; what it reads back is bounded --------------------------------
-
-HOSTILE_ARGUMENTS = [
-    "[" * 100_000 + "]" * 100_000,  # RecursionError in json, pydantic and repr
-    '{"deal_id": ' * 5_000 + '"dl_0002"' + "}" * 5_000,
-    "1" * 5_000,  # longer than Python converts to an int
-    '{"deal_id": NaN}',
-    '{"deal_id": "\\udc00"}',  # a lone surrogate: cannot be written to the trajectory file
-    '"[1, 2]"',  # double-encoded, but not an object
-    "null",
-]
-
-
-def hostile_turn() -> AgentTurn:
-    calls = [ToolCallRequest("crm__get_deal", arguments) for arguments in HOSTILE_ARGUMENTS]
-    calls.append(ToolCallRequest("crm__" + "x" * 1_000_000, "{}"))  # a megabyte tool name
-    calls.append(ToolCallRequest("crm__add_note", json.dumps({"entity_type": "deal", "entity_id": "dl_0002",
-                                                               "body": "y" * 2_000_000})))
-    return AgentTurn(tool_calls=tuple(calls))
-
 
 @pytest.mark.parametrize("mode", ["direct", "discover"])
 def test_hostile_arguments_become_error_results_and_the_episode_goes_on(tasks: list[TaskSpec], mode: str) -> None:

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from harness.agents import AgentTurn, Message, ScriptedAgent, ToolCallRequest, ToolSchema, TurnContext
+from harness_fixtures import hostile_turn
 from harness.runner import RolloutJob, RunnerConfig, run_episode
 from harness.tools import make_transport
 from harness.trajectory import Trajectory
@@ -67,3 +68,11 @@ def test_mcp_transport_gives_the_same_trajectory_as_in_process(tasks: list[TaskS
     assert local.passed and local.n_service_calls == (3 if mode == "direct" else 2)
     results = [json.loads(m["content"]) for m in local.messages if m["role"] == "tool"]
     assert [r["success"] for r in results].count(False) == (3 if mode == "direct" else 1)
+
+
+def test_hostile_calls_get_the_same_error_results_over_mcp_as_in_process(tasks: list[TaskSpec]) -> None:
+    turns = [hostile_turn(), AgentTurn(tool_calls=(call("crm__get_deal", {"deal_id": "dl_0002"}),))]
+    local = rollout(tasks[1], "inprocess", "direct", turns)
+    remote = rollout(tasks[1], "stdio", "direct", turns)
+    assert remote.without_timings() == local.without_timings()
+    assert remote.stop_reason == "answer" and remote.n_tool_calls == len(turns[0].tool_calls) + 1

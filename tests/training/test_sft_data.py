@@ -92,9 +92,10 @@ def test_split_tasks_never_empties_train() -> None:
     )
 
 
-def test_malformed_tool_call_arguments_are_skipped(write_run: WriteRun) -> None:
+@pytest.mark.parametrize("arguments", ['{"query": "Ana', "[" * 100_000 + "]" * 100_000, "1" * 5_000])
+def test_malformed_tool_call_arguments_are_skipped(write_run: WriteRun, arguments: str) -> None:
     bad = make_trajectory("b")
-    bad["messages"][2]["tool_calls"][0]["function"]["arguments"] = '{"query": "Ana'
+    bad["messages"][2]["tool_calls"][0]["function"]["arguments"] = arguments
     data = build_sft_data(write_run([make_trajectory("a"), bad]), val_fraction=0.0)
     assert data.stats["n_skipped_malformed"] == 1 and len(data.train) == 1
 
