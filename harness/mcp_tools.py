@@ -32,10 +32,10 @@ from harness.errors import ToolTransportError
 from harness.lifeline import PARENT_PID_FLAG
 from harness.task_server import META_SERVICE
 from harness.tools import CallOutcome
+from mcp_services.kernel.bounds import abridge
 from mcp_services.kernel.diff import StateDiff
 from mcp_services.kernel.errors import ErrorCode
 from mcp_services.kernel.results import ToolResult
-from mcp_services.serving.abridge import abridge
 from mcp_services.serving.surface import Mode
 from mcp_services.tasks.episodes import episode_for
 from mcp_services.tasks.spec import TaskSpec, write_tasks

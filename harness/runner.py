@@ -22,9 +22,9 @@ from harness.parsing import UnreadableJson, read_json
 from harness.prompt import system_prompt, user_prompt
 from harness.tools import CallOutcome, ToolSession, ToolTransport
 from harness.trajectory import Trajectory
+from mcp_services.kernel.bounds import abridge
 from mcp_services.kernel.errors import ErrorCode
 from mcp_services.kernel.results import ToolResult
-from mcp_services.serving.abridge import abridge
 from mcp_services.serving.surface import MODES, Mode
 from mcp_services.tasks.spec import TaskSpec
 

@@ -15,10 +15,10 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from mcp_services.kernel.bounds import abridge
 from mcp_services.kernel.episode import Episode
 from mcp_services.kernel.errors import ErrorCode
 from mcp_services.kernel.results import ToolResult, envelope_schema
-from mcp_services.serving.abridge import abridge
 
 log = logging.getLogger(__name__)
 
@@ -173,7 +173,7 @@ class ToolSurface:
         allowed = set(_META_TOOLS[name][1]["properties"])
         extra = sorted(set(arguments) - allowed)
         if extra:
-            shown = ", ".join(abridge(key, 40) for key in extra[:5])
+            shown = ", ".join(abridge(key) for key in extra[:5])
             more = f" and {len(extra) - 5:,} more" if len(extra) > 5 else ""
             return SurfaceCall(
                 ToolResult.fail(
