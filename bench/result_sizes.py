@@ -19,19 +19,19 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from composer.task import load_tasks  # noqa: E402
 from harness.agents import ReferenceAgent  # noqa: E402
 from harness.bounds import DEFAULT_MAX_RESULT_CHARS  # noqa: E402
 from harness.defaults import default_tasks  # noqa: E402
 from harness.runner import RolloutJob, RunnerConfig, run_episode  # noqa: E402
 from harness.tools import InProcessTransport  # noqa: E402
+from mcp_services.tasks.spec import load_tasks  # noqa: E402
 
 UNBOUNDED = 1 << 40
 
 
 async def sizes(tasks_file: Path | None, mode: str) -> list[tuple[int, str]]:
     tasks = load_tasks(tasks_file) if tasks_file else default_tasks()
-    transport, agent = InProcessTransport(), ReferenceAgent()
+    transport, agent = InProcessTransport(), ReferenceAgent(tasks)
     config = RunnerConfig(mode=mode, max_result_chars=UNBOUNDED)  # type: ignore[arg-type]
     found: list[tuple[int, str]] = []
     for task in tasks:

@@ -13,8 +13,8 @@ import re
 __all__ = ["DEFAULT_MAX_RESULT_CHARS", "MIN_MAX_RESULT_CHARS", "bound_result", "shows"]
 
 #: About 16K tokens: more than twice the largest result a reference rollout of the default task set
-#: gets (28,047 characters, a calendar listing; ``bench/result_sizes.py`` prints them), so a solvable
-#: task stays solvable, while a runaway result (a megabyte echoed back, every row) is cut.
+#: has had (28,047 characters, a calendar listing; ``bench/result_sizes.py`` prints today's), so a
+#: solvable task stays solvable, while a runaway result (a megabyte echoed back, every row) is cut.
 DEFAULT_MAX_RESULT_CHARS = 64_000
 MIN_MAX_RESULT_CHARS = 1_000  # room for the note and a useful start of the result
 

@@ -28,7 +28,7 @@ UNPARSED_TOOL_NAME = "unparsed_tool_call"  # the recorded name of a call whose n
 #: far below this the kernel, pydantic and ``repr`` are all safe from the recursion limit.
 MAX_JSON_DEPTH = 32
 
-_BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.S)
+_BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
 _NAME = re.compile(r'"name"\s*:\s*"([^"\\]{1,200})"')
 _CALL_FORMAT = '<tool_call>{"name": "<tool name>", "arguments": {<arguments as a JSON object>}}</tool_call>'
 

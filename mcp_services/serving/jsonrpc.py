@@ -18,8 +18,9 @@ Neither echoes the message: the answers are short, whatever was sent.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Self
 
+import anyio
 import pydantic_core
 from mcp.server.transport_security import (
     DEFAULT_MAX_REQUEST_BODY_SIZE,
@@ -96,12 +97,10 @@ class AnsweringReadStream:
             answer = rejection(item) if isinstance(item, ValidationError) else parse_error("unreadable message")
             await self._write.send(SessionMessage(answer))
 
-    def __aiter__(self) -> AnsweringReadStream:
+    def __aiter__(self) -> Self:
         return self
 
     async def __anext__(self) -> SessionMessage:
-        import anyio
-
         try:
             return await self.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
@@ -110,7 +109,7 @@ class AnsweringReadStream:
     async def aclose(self) -> None:
         await self._inner.aclose()
 
-    async def __aenter__(self) -> AnsweringReadStream:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:

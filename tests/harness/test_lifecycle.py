@@ -90,7 +90,9 @@ def test_kill_9_of_collect_leaves_no_task_server_and_the_restart_removes_its_fol
         stderr = run.stderr.read().decode() if run.stderr else ""
         if run.stderr:
             run.stderr.close()
-    workers_left = lambda: processes(lambda argv: "harness.worker" in argv and str(run.pid) in argv)  # noqa: E731
+    def workers_left() -> list[int]:
+        return processes(lambda argv: "harness.worker" in argv and str(run.pid) in argv)
+
     assert wait_until(lambda: not servers() and not workers_left(), timeout=15), (
         f"still alive 15 s after kill -9: task servers {servers()}, workers {workers_left()}; {stderr[-500:]}"
     )

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from harness_fixtures import HOSTILE_ARGUMENTS, hostile_turn
 
 from harness.agents import (
     AgentTurn,
@@ -20,7 +21,6 @@ from harness.agents import (
     TurnContext,
 )
 from harness.collect import CollectConfig, collect
-from harness_fixtures import HOSTILE_ARGUMENTS, hostile_turn
 from harness.errors import AgentError, AgentUnavailableError
 from harness.grading import regrade
 from harness.parsing import parse_completion

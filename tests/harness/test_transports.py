@@ -6,9 +6,9 @@ import asyncio
 import json
 
 import pytest
+from harness_fixtures import hostile_turn
 
 from harness.agents import AgentTurn, Message, ScriptedAgent, ToolCallRequest, ToolSchema, TurnContext
-from harness_fixtures import hostile_turn
 from harness.runner import RolloutJob, RunnerConfig, run_episode
 from harness.tools import make_transport
 from harness.trajectory import Trajectory
