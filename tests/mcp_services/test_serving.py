@@ -269,12 +269,11 @@ def check_answer(reply: dict[str, Any], code: int, request_id: object) -> None:
     assert len(reply["error"]["message"]) < 300  # short, whatever was sent
 
 
-class LineClient:
+class LineClient(RawStdioClient):
     """A stdio server's wire, one line at a time, every read bounded."""
 
     def __init__(self, *args: str) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "mcp_services", "serve", *args], cwd=REPO,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        super().__init__(*args)
         self.lines: queue.Queue[bytes] = queue.Queue()
         threading.Thread(target=lambda: [self.lines.put(line) for line in self.proc.stdout or ()], daemon=True).start()
 
@@ -283,14 +282,6 @@ class LineClient:
         self.proc.stdin.write(text.encode() + b"\n")
         self.proc.stdin.flush()
         return json.loads(self.lines.get(timeout=timeout))  # queue.Empty (a failure) if no answer comes
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
 
 
 @pytest.mark.e2e
