@@ -29,7 +29,7 @@ from mcp_services.kernel.errors import ErrorCode, ToolError
 #: How long a file store waits for another process's write lock before a call fails with store_busy.
 BUSY_TIMEOUT_MS = 10_000
 
-_ID = re.compile(r"^([a-z][a-z0-9]*)_(\d{1,9})$")
+_ID = re.compile(r"^([A-Za-z][A-Za-z0-9]*)_(\d{1,9})$")
 
 #: Tables whose names start with this are the kernel's bookkeeping, never part of dumps or diffs.
 KERNEL_TABLE_PREFIX = "_kernel_"
