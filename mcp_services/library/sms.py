@@ -6,23 +6,28 @@ sent). Delivery is simulated at once and deterministically: a mobile number gets
 landline gets ``undelivered`` with Twilio error 30006. A number that replied STOP is opted out and
 cannot be messaged (error 21610, ``permission_denied``) until it texts START itself.
 
-Correspondents are the world's people, so the number a customer texts from is their CRM phone, and
-``lookup_phone_number`` gives the name behind a number (Twilio Lookup's caller name): people, their
-companies' main lines (landlines) and our own numbers.
+Who can receive a text is data, not a hidden rule: the phone directory (Twilio Lookup's data, the
+``phone_directory`` table) holds every known number's line type (people's mobiles, companies' main
+lines, which are landlines) and owner; every message names its contact's ``contact_line_type``, and
+``lookup_phone_number`` says ``can_receive_sms``. Correspondents are the world's people, so the
+number a customer texts from is their CRM phone.
 """
 
 from __future__ import annotations
 
 import math
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
-from pydantic import BaseModel
-from sqlalchemy import String, case, func, or_, select
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from pydantic import BaseModel, WithJsonSchema
 
-from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, paginate
+from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field
+from mcp_services.kernel.entity import runtime_of
+from mcp_services.kernel.pagination import decode_cursor
+from mcp_services.kernel.present import present_records
+from mcp_services.kernel.schema import StateDef
 from mcp_services.kernel.semantic import (
     CompanyName,
     CountryCode,
@@ -38,101 +43,201 @@ from mcp_services.kernel.world import Person, World
 
 MessageSid = EntityId("sms.message")
 NumberSid = EntityId("sms.sender_number")
+OptOutId = EntityId("sms.opt_out")
+PhoneId = EntityId("sms.phone")
 
 Direction = Literal["inbound", "outbound-api", "outbound-reply"]
 Status = Literal["scheduled", "canceled", "queued", "sent", "delivered", "undelivered", "failed", "received"]
 LineType = Literal["mobile", "landline", "voip", "unknown"]
+CallerType = Literal["CONSUMER", "BUSINESS"]
 
 MAX_BODY = 1600  # Twilio's limit for one message body
 MIN_SCHEDULE = timedelta(minutes=15)  # Twilio: SendAt must be 15 minutes to 35 days ahead
 MAX_SCHEDULE = timedelta(days=35)
-STOP_KEYWORDS = ("STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT")
 #: Statuses after which a message's body may be redacted (Twilio only redacts "post-flight" messages).
 FINAL_STATUSES = ("sent", "delivered", "undelivered", "failed", "received", "canceled")
+#: Twilio's sid prefixes (KeyDef prefixes are lowercase only, so the entities declare none).
+MESSAGE_PREFIX, NUMBER_PREFIX = "SM", "PN"
 
 ERROR_TEXT = {
     30003: "Unreachable destination handset: the phone is off or out of coverage.",
     30006: "Landline or unreachable carrier: the destination number cannot receive SMS.",
 }
-
-
-class Base(DeclarativeBase):
-    pass
-
-
-class SenderNumber(Base):
-    __tablename__ = "sender_numbers"
-    sid: Mapped[str] = mapped_column(primary_key=True)
-    phone_number: Mapped[str] = mapped_column(String(16), unique=True)
-    friendly_name: Mapped[str]
-    sms_enabled: Mapped[bool]
-    is_default: Mapped[bool] = mapped_column(default=False)
-    created_at: Mapped[str]
-
-
-class Message(Base):
-    __tablename__ = "messages"
-    sid: Mapped[str] = mapped_column(primary_key=True)
-    direction: Mapped[str]
-    from_number: Mapped[str] = mapped_column(index=True)
-    to: Mapped[str] = mapped_column(index=True)
-    body: Mapped[str]
-    status: Mapped[str] = mapped_column(index=True)
-    error_code: Mapped[int | None]
-    num_segments: Mapped[int]
-    date_created: Mapped[str]
-    date_sent: Mapped[str | None] = mapped_column(index=True)
-    send_at: Mapped[str | None]
-    date_updated: Mapped[str]
-    redacted: Mapped[bool] = mapped_column(default=False)
-
-
-class OptOut(Base):
-    __tablename__ = "opt_outs"
-    phone_number: Mapped[str] = mapped_column(primary_key=True)
-    source: Mapped[str]  # keyword (the person texted STOP) | manual (we recorded their request)
-    keyword: Mapped[str | None]
-    message_sid: Mapped[str | None]  # the inbound STOP message, for keyword opt-outs
-    note: Mapped[str | None]
-    opted_out_at: Mapped[str]
-
+#: The other party of a message, in SQL: the sender of an inbound one, the recipient of an outbound one.
+_CONTACT_SQL = "CASE WHEN direction = 'inbound' THEN from_number ELSE \"to\" END"
 
 service = Service(
     "sms",
     "Text messaging from our business phone numbers: send and schedule SMS, read conversations and delivery "
     "status, opt-outs, and look up who a phone number belongs to.",
-    Base,
     title="SMS",
 )
 
 
-# -- results -------------------------------------------------------------------------------------
+# -- entities ------------------------------------------------------------------------------------
 
 
-class MessageOut(BaseModel):
-    sid: MessageSid
+@service.entity(table="phone_directory", prefix="ph", label="caller_name", search=("caller_name", "company_name"))
+class Phone:
+    """What Twilio Lookup knows about a phone number: who it belongs to and what kind of line it is."""
+
+    id: PhoneId
+    phone_number: PhoneNumber = field(unique=True)
+    line_type: LineType
+    caller_name: PersonName | None = field(None, role="self")
+    caller_type: CallerType | None = None
+    company_name: CompanyName | None = field(None, role="company")
+
+    can_receive_sms = derived(bool, lambda p: p.line_type != "landline")
+
+
+@service.entity(table="sender_numbers", prefix="", label="friendly_name")
+class SenderNumber:
+    """One of our own phone numbers."""
+
+    id: NumberSid
+    phone_number: PhoneNumber = field(unique=True)
+    friendly_name: str
+    sms_enabled: bool
+    is_default: bool = False
+    created_at: DateTime
+
+    sid = derived(NumberSid, lambda n: n.id)
+    messages_sent = derived(Quantity, lambda n: _shown().sent[n.phone_number])
+
+
+@service.entity(
+    table="messages",
+    prefix="",
+    search=("body",),
+    state=StateDef(
+        field="status",
+        values=list(get_args(Status)),
+        initial="queued",
+        terminal=["canceled", "delivered", "undelivered", "failed", "received"],
+        transitions={"scheduled": ["canceled", "queued"], "queued": ["sent"], "sent": ["delivered", "undelivered"]},
+    ),
+)
+class Message:
+    """One text message, sent or received by one of our numbers."""
+
+    id: MessageSid
     direction: Direction
-    from_number: PhoneNumber
-    to: PhoneNumber
-    contact_number: PhoneNumber
-    contact_name: PersonName | None
+    from_number: PhoneNumber = field(index=True, role="sender")
+    to: PhoneNumber = field(index=True, role="recipient")
     body: Text
-    status: Status
-    error_code: int | None
-    error_message: str | None
+    status: Status = field(index=True)
+    error_code: int | None = None
     num_segments: Quantity
-    date_created: DateTime
-    date_sent: DateTime | None
-    send_at: DateTime | None
+    date_created: DateTime = field(index=True)
+    date_sent: DateTime | None = field(None, index=True)
+    send_at: DateTime | None = field(None, mention="the scheduled send time")
     date_updated: DateTime
-    redacted: bool
+    redacted: bool = False
+
+    sid = derived(MessageSid, lambda m: m.id)
+    contact_number = derived(PhoneNumber, lambda m: _their_side(m))
+    contact_name = derived(PersonName | None, lambda m: _caller_name(_their_side(m)))
+    contact_line_type = derived(LineType, lambda m: _line_type(_their_side(m), _shown().phones[_their_side(m)]))
+    error_message = derived(str | None, lambda m: ERROR_TEXT.get(m.error_code) if m.error_code else None)
+
+
+@service.entity(table="opt_outs", prefix="oo")
+class OptOut:
+    """A number that must not be texted: it replied STOP (keyword) or asked us another way (manual)."""
+
+    id: OptOutId
+    phone_number: PhoneNumber = field(unique=True, role="self")
+    source: Literal["keyword", "manual"]
+    keyword: str | None = None
+    message_sid: MessageSid | None = None  # the inbound STOP message, for keyword opt-outs
+    note: Text | None = None
+    opted_out_at: DateTime
+
+    contact_name = derived(PersonName | None, lambda o: _caller_name(o.phone_number))
+
+
+# -- what returned records show about their numbers ----------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Shown:
+    """The directory entries and sent counts of the numbers on the records one call returns."""
+
+    phones: dict[str, Phone | None]
+    sent: dict[str, int]
+
+
+_SHOWN: ContextVar[_Shown] = ContextVar("sms_shown")
+R = TypeVar("R")
+
+
+def _shown() -> _Shown:
+    return _SHOWN.get()
+
+
+def _show(ctx: ToolContext, value: R) -> R:
+    """Read, in one query each, what the records in ``value`` show about their numbers; returns ``value``.
+
+    Every tool that returns messages, opt-outs or sender numbers passes them through here: their
+    derived values (contact names, line types, sent counts) read what this puts in place.
+    """
+    records: list[Any] = value.items if isinstance(value, Page) else value if isinstance(value, list) else [value]
+    numbers = {_their_side(r) for r in records if isinstance(r, Message)}
+    numbers |= {r.phone_number for r in records if isinstance(r, OptOut)}
+    phones: dict[str, Phone | None] = dict.fromkeys(numbers)
+    if numbers:
+        phones.update({p.phone_number: p for p in ctx.query(Phone).where_in("phone_number", numbers).all()})
+    ours = sorted({r.phone_number for r in records if isinstance(r, SenderNumber)})
+    sent: dict[str, int] = dict.fromkeys(ours, 0)
+    if ours:
+        marks = ", ".join("?" for _ in ours)
+        counts = f"SELECT from_number, COUNT(*) FROM messages WHERE from_number IN ({marks}) GROUP BY from_number"
+        sent.update(ctx.sql(counts, *ours))
+    _SHOWN.set(_Shown(phones, sent))
+    return value
+
+
+def _caller_name(number: str) -> str | None:
+    phone = _shown().phones[number]
+    return phone.caller_name if phone else None
+
+
+def _line_type(number: str, phone: Phone | None) -> LineType:
+    """The directory's line type; a number it does not know is a mobile if it is North American."""
+    if phone is not None:
+        return phone.line_type
+    return "mobile" if number.startswith("+1") else "unknown"
+
+
+def _their_side(m: Message) -> str:
+    return m.from_number if m.direction == "inbound" else m.to
+
+
+def _our_side(m: Message) -> str:
+    return m.to if m.direction == "inbound" else m.from_number
+
+
+def _records(ctx: ToolContext, cls: type[Any], records: list[Any]) -> list[dict[str, Any]]:
+    """Records as a tool returns them, for results that hold records inside a summary."""
+    return present_records(ctx.conn, runtime_of(cls), _show(ctx, records))
+
+
+def _record_schema(cls: type[Any]) -> Any:
+    """The JSON schema of an entity's records, for a summary's field that holds them."""
+    return WithJsonSchema(runtime_of(cls).schema)
+
+
+# -- results that are not records ----------------------------------------------------------------
 
 
 class ConversationSummaryOut(BaseModel):
     contact_number: PhoneNumber
     contact_name: PersonName | None
     company_name: CompanyName | None
+    line_type: LineType
     opted_out: bool
+    can_receive_sms: bool
     message_count: int
     inbound_count: int
     our_numbers: list[PhoneNumber]
@@ -145,34 +250,16 @@ class ConversationOut(BaseModel):
     contact_number: PhoneNumber
     contact_name: PersonName | None
     company_name: CompanyName | None
+    line_type: LineType
     opted_out: bool
-    messages: list[MessageOut]
+    can_receive_sms: bool
+    messages: list[Annotated[dict[str, Any], _record_schema(Message)]]
     total: int
     next_cursor: str | None
 
 
-class SenderNumberOut(BaseModel):
-    sid: NumberSid
-    phone_number: PhoneNumber
-    friendly_name: str
-    sms_enabled: bool
-    is_default: bool
-    messages_sent: int
-    created_at: DateTime
-
-
-class OptOutOut(BaseModel):
-    phone_number: PhoneNumber
-    contact_name: PersonName | None
-    source: Literal["keyword", "manual"]
-    keyword: str | None
-    message_sid: MessageSid | None
-    note: Text | None
-    opted_out_at: DateTime
-
-
 class OptOutAddedOut(BaseModel):
-    opt_out: OptOutOut
+    opt_out: Annotated[dict[str, Any], _record_schema(OptOut)]
     canceled_message_sids: list[MessageSid]
 
 
@@ -187,7 +274,7 @@ class PhoneLookupOut(BaseModel):
     country_code: CountryCode | None
     line_type: LineType
     caller_name: PersonName | None
-    caller_type: Literal["CONSUMER", "BUSINESS"] | None
+    caller_type: CallerType | None
     company_name: CompanyName | None
     is_ours: bool
     opted_out: bool
@@ -199,118 +286,7 @@ class DeletedOut(BaseModel):
     deleted: bool
 
 
-# -- the phone directory (Twilio Lookup's caller-name data) -------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Listing:
-    name: str  # caller name: a person's full name or a business name
-    company: str | None
-    line_type: str
-    caller_type: str  # CONSUMER | BUSINESS
-
-
-_DIRECTORIES: dict[int, dict[str, _Listing]] = {}
-
-
-def _directory(world: World) -> dict[str, _Listing]:
-    """Who is behind each world phone number: people on mobiles, organisations on landlines (cached per seed)."""
-    found = _DIRECTORIES.get(world.seed)
-    if found is None:
-        found = {}
-        for org in world.organisations:
-            found[org.phone] = _Listing(org.name, org.name, "landline", "BUSINESS")
-        for person in world.people:
-            company = world.organisation(person.organisation_id).name
-            found[person.phone] = _Listing(person.name, company, "mobile", "CONSUMER")
-        if len(_DIRECTORIES) >= 32:
-            _DIRECTORIES.pop(next(iter(_DIRECTORIES)))
-        _DIRECTORIES[world.seed] = found
-    return found
-
-
-def _name_of(ctx: ToolContext, number: str) -> str | None:
-    listing = _directory(ctx.world).get(number)
-    return listing.name if listing else None
-
-
-# -- helpers -------------------------------------------------------------------------------------
-
-
-def _counterpart() -> Any:
-    """The other party of a message: the sender of an inbound one, the recipient of an outbound one."""
-    return case((Message.direction == "inbound", Message.from_number), else_=Message.to)
-
-
-def _our_side(m: Message) -> str:
-    return m.to if m.direction == "inbound" else m.from_number
-
-
-def _their_side(m: Message) -> str:
-    return m.from_number if m.direction == "inbound" else m.to
-
-
-def _message_out(ctx: ToolContext, m: Message) -> MessageOut:
-    contact = _their_side(m)
-    return MessageOut(
-        sid=m.sid,
-        direction=m.direction,  # type: ignore[arg-type]
-        from_number=m.from_number,
-        to=m.to,
-        contact_number=contact,
-        contact_name=_name_of(ctx, contact),
-        body=m.body,
-        status=m.status,  # type: ignore[arg-type]
-        error_code=m.error_code,
-        error_message=ERROR_TEXT.get(m.error_code) if m.error_code else None,
-        num_segments=m.num_segments,
-        date_created=m.date_created,
-        date_sent=m.date_sent,
-        send_at=m.send_at,
-        date_updated=m.date_updated,
-        redacted=m.redacted,
-    )
-
-
-def _opt_out_out(ctx: ToolContext, o: OptOut) -> OptOutOut:
-    return OptOutOut(
-        phone_number=o.phone_number,
-        contact_name=_name_of(ctx, o.phone_number),
-        source=o.source,  # type: ignore[arg-type]
-        keyword=o.keyword,
-        message_sid=o.message_sid,
-        note=o.note,
-        opted_out_at=o.opted_out_at,
-    )
-
-
-def _sender_out(ctx: ToolContext, n: SenderNumber) -> SenderNumberOut:
-    return _sender_outs(ctx, [n])[0]
-
-
-def _sender_outs(ctx: ToolContext, numbers: list[SenderNumber]) -> list[SenderNumberOut]:
-    """Sender numbers as results, with how many messages each sent counted in one query."""
-    if not numbers:
-        return []
-    sent = dict(
-        ctx.db.execute(
-            select(Message.from_number, func.count())
-            .where(Message.from_number.in_({n.phone_number for n in numbers}))
-            .group_by(Message.from_number)
-        ).all()
-    )
-    return [
-        SenderNumberOut(
-            sid=n.sid,
-            phone_number=n.phone_number,
-            friendly_name=n.friendly_name,
-            sms_enabled=n.sms_enabled,
-            is_default=n.is_default,
-            messages_sent=sent.get(n.phone_number, 0),
-            created_at=n.created_at,
-        )
-        for n in numbers
-    ]
+# -- rules ---------------------------------------------------------------------------------------
 
 
 def _segments(body: str) -> int:
@@ -320,30 +296,29 @@ def _segments(body: str) -> int:
 
 def _parse_time(value: str, what: str) -> datetime:
     try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError as exc:
         raise ToolError.invalid_argument(
             f"{what} {value!r} is not an ISO 8601 UTC time like 2025-03-14T09:00:00Z."
         ) from exc
-    return parsed
 
 
 def _get_message(ctx: ToolContext, sid: str) -> Message:
-    return ctx.get(Message, sid, "message", "Use list_messages or get_conversation to find message sids.")
+    return ctx.get(Message, sid, hint="Use list_messages or get_conversation to find message sids.")
 
 
 def _sender(ctx: ToolContext, from_number: str | None) -> SenderNumber:
     """The sender number to use: the one named (it must be ours and SMS-capable), else the default."""
     if from_number is None:
-        number = ctx.db.scalar(select(SenderNumber).where(SenderNumber.is_default.is_(True)))
+        number = ctx.find(SenderNumber, is_default=True)
         if number is None:
             raise ToolError.invalid_state(
                 "No default sender number is set; pass from_number (see list_sender_numbers)."
             )
     else:
-        number = ctx.db.scalar(select(SenderNumber).where(SenderNumber.phone_number == from_number))
+        number = ctx.find(SenderNumber, phone_number=from_number)
         if number is None:
-            ours = ", ".join(ctx.db.scalars(select(SenderNumber.phone_number).where(SenderNumber.sms_enabled)))
+            ours = ", ".join(n.phone_number for n in ctx.query(SenderNumber).where(sms_enabled=True).all())
             raise ToolError.permission_denied(
                 f"{from_number} is not one of our numbers, so we cannot send from it. Our SMS numbers: {ours}."
             )
@@ -356,9 +331,9 @@ def _sender(ctx: ToolContext, from_number: str | None) -> SenderNumber:
 
 
 def _check_recipient(ctx: ToolContext, to: str) -> None:
-    if ctx.db.scalar(select(SenderNumber.sid).where(SenderNumber.phone_number == to)):
+    if ctx.exists(SenderNumber, phone_number=to):
         raise ToolError.invalid_argument(f"{to} is one of our own numbers; send to the customer's number instead.")
-    opt_out = ctx.db.get(OptOut, to)
+    opt_out = ctx.find(OptOut, phone_number=to)
     if opt_out is not None:
         how = "texted " + (opt_out.keyword or "STOP") if opt_out.source == "keyword" else "asked not to be texted"
         raise ToolError.permission_denied(
@@ -376,45 +351,31 @@ def _check_body(body: str) -> str:
     return body
 
 
-def _outcome(ctx: ToolContext, to: str) -> tuple[str, int | None]:
+def _delivery(line_type: LineType) -> tuple[Status, int | None]:
     """Simulated delivery: landlines cannot receive SMS (30006); everything else is delivered."""
-    listing = _directory(ctx.world).get(to)
-    if listing is not None and listing.line_type == "landline":
-        return "undelivered", 30006
-    return "delivered", None
+    return ("undelivered", 30006) if line_type == "landline" else ("delivered", None)
 
 
-def _create_message(
-    ctx: ToolContext, sender: SenderNumber, to: str, body: str, direction: str, send_at: str | None = None
+def _send(
+    ctx: ToolContext, sender: SenderNumber, to: str, body: str, direction: Direction, send_at: str | None = None
 ) -> Message:
     if send_at is not None:
-        status, error, sent = "scheduled", None, None
+        (status, error), sent = ("scheduled", None), None
     else:
-        (status, error), sent = _outcome(ctx, to), ctx.now_iso
+        (status, error), sent = _delivery(_line_type(to, ctx.find(Phone, phone_number=to))), ctx.now_iso
     message = Message(
-        sid=ctx.new_id("SM"),
-        direction=direction,
-        from_number=sender.phone_number,
-        to=to,
-        body=body,
-        status=status,
-        error_code=error,
-        num_segments=_segments(body),
-        date_created=ctx.now_iso,
-        date_sent=sent,
-        send_at=send_at,
-        date_updated=ctx.now_iso,
-        redacted=False,
+        id=ctx.new_id(MESSAGE_PREFIX), direction=direction, from_number=sender.phone_number, to=to, body=body,
+        status=status, error_code=error, num_segments=_segments(body), date_created=ctx.now_iso, date_sent=sent,
+        send_at=send_at, date_updated=ctx.now_iso,
     )
-    ctx.db.add(message)
-    ctx.db.flush()
-    return message
+    return _show(ctx, ctx.insert(message))
 
 
-# -- seed ----------------------------------------------------------------------------------------
+# -- seed: conversation scripts ------------------------------------------------------------------
 
-# Conversation scripts: (who, sender line, text). who: "out" (we text them) or "in" (they text us).
-_SCRIPTS: dict[str, tuple[tuple[str, str, str], ...]] = {
+#: (who, our line, text). who: "out" (we text them) or "in" (they text us). Texts name {facts}.
+Script = tuple[tuple[str, str, str], ...]
+_SCRIPTS: dict[str, Script] = {
     "shipping": (
         ("out", "sales", "{home}: your order {order} ({qty} x {product}) has shipped. Tracking: {tracking}. "
          "Reply STOP to opt out."),
@@ -450,52 +411,52 @@ _SCRIPTS: dict[str, tuple[tuple[str, str, str], ...]] = {
          "call you within the hour."),
         ("in", "support", "Thanks, talk soon."),
     ),
-    "code": (
-        ("out", "support", "Your {home} verification code is {code}. It expires in 10 minutes."),
-    ),
+    "code": (("out", "support", "Your {home} verification code is {code}. It expires in 10 minutes."),),
     "delivery": (
         ("out", "sales", "{home}: the delivery for order {order} is planned for {date} between 09:00 and 12:00. "
          "Reply 1 to confirm or call us to change it."),
         ("in", "sales", "1"),
     ),
 }
-_STOP_SCRIPT = (
+_STOP_SCRIPT: Script = (
     ("out", "sales", "{home}: 20% off {product} until {date} with code SAVE20. Reply STOP to opt out."),
     ("in", "sales", "STOP"),
     ("out", "sales", "You have successfully been unsubscribed. You will not receive any more messages from this "
      "number. Reply START to resubscribe."),
 )
-_SCHEDULED = (
-    ("appointments", "Reminder: your {service} with {agent} is tomorrow at {time}, {place}. Reply C to confirm."),
-    ("billing", "{home} Billing: invoice {inv} for {amount} is due in 3 days. Thank you!"),
-    ("sales", "{home}: your {product} subscription renews on {date}. Reply with any questions."),
+#: One text each from us to a company's main line (a landline, so it bounces), to colleagues, from strangers.
+_TO_LANDLINE: Script = (("out", "billing", "{home} Billing: please call us back about invoice {inv} ({amount})."),)
+_ALERTS = (
+    "On-call alert: ticket {ticket} ({company}) escalated to P1. Please check the support queue.",
+    "Reminder: ops sync moved to {date} at {time}.",
 )
+_ALERTED_ROLES = ("support lead", "support agent", "engineering lead")
 _STRANGERS = (
     "Hi, is this {home}? I'd like a quote for {qty} x {product}.",
     "Who is this? I got a missed call from this number.",
     "Wrong number, sorry!",
     "Do you deliver to {city}?",
 )
-_ALERTS = (
-    "On-call alert: ticket {ticket} ({company}) escalated to P1. Please check the support queue.",
-    "Reminder: ops sync moved to {date} at {time}.",
+#: (our line, text) of reminders scheduled for the coming days; the first two were canceled.
+_SCHEDULED = (
+    ("appointments", "Reminder: your {service} with {agent} is tomorrow at {time}, {place}. Reply C to confirm."),
+    ("billing", "{home} Billing: invoice {inv} for {amount} is due in 3 days. Thank you!"),
+    ("sales", "{home}: your {product} subscription renews on {date}. Reply with any questions."),
 )
+#: Our numbers: key -> (friendly name, can send SMS). The main office line is the world's home phone.
+_LINES = {
+    "main": ("Main office line", False),
+    "support": ("Support line", True),
+    "sales": ("Sales", True),
+    "billing": ("Billing", True),
+    "appointments": ("Appointments", True),
+}
+_DEFAULT_LINE = "support"
 _SERVICES = ("onboarding workshop", "training session", "account review", "product demo", "data migration call")
 
 
-@dataclass
-class _SeedMessage:
-    direction: str
-    ours: str  # our number
-    theirs: str  # their number
-    body: str
-    at: datetime
-    status: str
-    error: int | None = None
-    send_at: datetime | None = None
-
-
 def _facts(rng: Any, world: World, person: Person | None, category: str | None = None) -> dict[str, str]:
+    """The concrete values one seeded exchange talks about."""
     product = rng.choice([p for p in world.products if category in (None, p.category)] or list(world.products))
     qty = rng.randint(1, 4) if product.unit_price >= 500 else rng.randint(2, 30)
     future = world.now_dt + timedelta(days=rng.randint(1, 12))
@@ -526,24 +487,40 @@ def _facts(rng: Any, world: World, person: Person | None, category: str | None =
     }
 
 
-def _delivery(rng: Any, directory: dict[str, _Listing], to: str) -> tuple[str, int | None]:
-    if directory.get(to, _Listing("", None, "mobile", "CONSUMER")).line_type == "landline":
-        return "undelivered", 30006
-    roll = rng.random()
-    if roll < 0.04:
-        return "undelivered", 30003
-    if roll < 0.09:
-        return "sent", None  # no delivery receipt from the carrier yet
-    return "delivered", None
+@dataclass(slots=True)
+class _Text:
+    """A seeded message before it gets its sid (sids follow creation time)."""
+
+    direction: Direction
+    ours: str
+    theirs: str
+    body: str
+    at: datetime
+    status: Status
+    error: int | None = None
+    send_at: datetime | None = None
+
+
+def _directory(ctx: ToolContext) -> dict[str, Phone]:
+    """Lookup's data: companies' main lines are landlines, people's phones are mobiles (a person wins a clash)."""
+    world = ctx.world
+    listings: dict[str, tuple[LineType, str, CallerType, str]] = {}
+    for org in world.organisations:
+        listings[org.phone] = ("landline", org.name, "BUSINESS", org.name)
+    for person in world.people:
+        listings[person.phone] = ("mobile", person.name, "CONSUMER", world.organisation(person.organisation_id).name)
+    return {
+        number: Phone(id=ctx.new_id("ph"), phone_number=number, line_type=line, caller_name=name, caller_type=kind,
+                      company_name=company)
+        for number, (line, name, kind, company) in sorted(listings.items())
+    }
 
 
 @service.seeder
 def seed(ctx: ToolContext) -> None:
-    world = ctx.world
-    rng = ctx.rng("seed")
-    now = world.now_dt
-    directory = _directory(world)
-
+    world, rng, now = ctx.world, ctx.rng("seed"), ctx.now
+    directory = _directory(ctx)
+    ctx.insert_many(list(directory.values()))
     taken = set(directory)
 
     def fresh_number() -> str:
@@ -553,44 +530,33 @@ def seed(ctx: ToolContext) -> None:
                 taken.add(number)
                 return number
 
-    lines = {
-        "main": ("Main office line", world.home.phone, False),
-        "support": ("Support line", fresh_number(), True),
-        "sales": ("Sales", fresh_number(), True),
-        "billing": ("Billing", fresh_number(), True),
-        "appointments": ("Appointments", fresh_number(), True),
-    }
-    ours: dict[str, str] = {}
-    for key, (friendly, number, sms) in lines.items():
-        ctx.db.add(
-            SenderNumber(
-                sid=ctx.new_id("PN"),
-                phone_number=number,
-                friendly_name=friendly,
-                sms_enabled=sms,
-                is_default=key == "support",
-                created_at=ctx.days_from_now(-rng.randint(200, 800)),
-            )
-        )
-        ours[key] = number
+    ours = {key: world.home.phone if key == "main" else fresh_number() for key in _LINES}
+    ctx.insert_many([
+        SenderNumber(id=ctx.new_id(NUMBER_PREFIX), phone_number=ours[key], friendly_name=name, sms_enabled=sms,
+                     is_default=key == _DEFAULT_LINE, created_at=ctx.days_from_now(-rng.randint(200, 800)))
+        for key, (name, sms) in _LINES.items()
+    ])
 
-    messages: list[_SeedMessage] = []
+    texts: list[_Text] = []
 
-    def play(script: tuple[tuple[str, str, str], ...], theirs: str, facts: dict[str, str], start: datetime,
-             n_steps: int) -> list[_SeedMessage]:
+    def delivery(to: str) -> tuple[Status, int | None]:
+        if to in directory and directory[to].line_type == "landline":
+            return "undelivered", 30006
+        roll = rng.random()
+        return ("undelivered", 30003) if roll < 0.04 else ("sent", None) if roll < 0.09 else ("delivered", None)
+
+    def play(script: Script, theirs: str, facts: dict[str, str], start: datetime, steps: int) -> list[_Text]:
         at, played = start, []
-        for i, (who, line, text) in enumerate(script[:n_steps]):
-            if i:
-                at = at + timedelta(minutes=rng.randint(2, 300))
+        for i, (who, line, text) in enumerate(script[:steps]):
+            at += timedelta(minutes=rng.randint(2, 300)) if i else timedelta(0)
             if at >= now - timedelta(minutes=5):
                 break
+            body = text.format(**facts)
             if who == "out":
-                status, error = _delivery(rng, directory, theirs)
-                msg = _SeedMessage("outbound-api", ours[line], theirs, text.format(**facts), at, status, error)
+                played.append(_Text("outbound-api", ours[line], theirs, body, at, *delivery(theirs)))
             else:
-                msg = _SeedMessage("inbound", ours[line], theirs, text.format(**facts), at, "received")
-            played.append(msg)
-        messages.extend(played)
+                played.append(_Text("inbound", ours[line], theirs, body, at, "received"))
+        texts.extend(played)
         return played
 
     def start_time(max_days: float = 60.0, min_days: float = 0.1) -> datetime:
@@ -599,46 +565,31 @@ def seed(ctx: ToolContext) -> None:
     customers = list(world.customers)
     rng.shuffle(customers)
     regulars, stoppers, manual = customers[:44], customers[44:48], customers[48:50]
-    names = list(_SCRIPTS)
     for person in regulars:
         for _ in range(rng.choice((1, 2, 2, 3, 3))):
-            script = _SCRIPTS[rng.choice(names)]
+            script = _SCRIPTS[rng.choice(list(_SCRIPTS))]
             play(script, person.phone, _facts(rng, world, person), start_time(), rng.randint(1, len(script)))
-
-    opt_outs: list[tuple[str, _SeedMessage | None, str]] = []
+    opt_outs: list[tuple[str, _Text | None]] = []
     for person in stoppers:
         first = _SCRIPTS[rng.choice(("shipping", "invoice", "delivery"))]
-        play(first, person.phone, _facts(rng, world, person), start_time(60.0) - timedelta(days=30), len(first))
+        play(first, person.phone, _facts(rng, world, person), start_time() - timedelta(days=30), len(first))
         # Started a day or more ago, so the STOP reply always lands before the frozen clock.
         played = play(_STOP_SCRIPT, person.phone, _facts(rng, world, person), start_time(25.0, 1.0), 3)
-        stop = next((m for m in played if m.body == "STOP"), None)
-        if stop is not None:
-            opt_outs.append((person.phone, stop, "keyword"))
+        opt_outs += [(person.phone, m) for m in played if m.body == "STOP"]
     for person in manual:
         # Texted once, before they asked (by email, 3-40 days ago) not to be texted again.
         play(_SCRIPTS["shipping"], person.phone, _facts(rng, world, person), start_time(60.0, 41.0), 1)
-        opt_outs.append((person.phone, None, "manual"))
-
-    # Texts to companies' main lines bounce: they are landlines (lookup_phone_number shows it).
+        opt_outs.append((person.phone, None))
     for org in rng.sample(list(world.organisations[1:]), 4):
-        facts = _facts(rng, world, None)
-        text = "{home} Billing: please call us back about invoice {inv} ({amount}).".format(**facts)
-        messages.append(
-            _SeedMessage("outbound-api", ours["billing"], org.phone, text, start_time(), "undelivered", 30006)
-        )
+        play(_TO_LANDLINE, org.phone, _facts(rng, world, None), start_time(), 1)
     for template in _STRANGERS:
-        stranger = fresh_number()
-        facts = _facts(rng, world, None)
-        messages.append(_SeedMessage("inbound", ours["support"], stranger, template.format(**facts), start_time(20.0),
-                                     "received"))
-    for colleague in world.team[1:]:
-        if colleague.job_title in ("support lead", "support agent", "engineering lead"):
-            for template in _ALERTS:
-                facts = _facts(rng, world, rng.choice(world.customers))
-                messages.append(_SeedMessage("outbound-api", ours["support"], colleague.phone,
-                                             template.format(**facts), start_time(30.0), "delivered"))
-    # Scheduled reminders (some already canceled), never to opted-out people.
-    for i, person in enumerate(rng.sample(regulars, 10)):
+        texts.append(_Text("inbound", ours["support"], fresh_number(), template.format(**_facts(rng, world, None)),
+                           start_time(20.0), "received"))
+    for colleague in (p for p in world.team[1:] if p.job_title in _ALERTED_ROLES):
+        for template in _ALERTS:
+            body = template.format(**_facts(rng, world, rng.choice(world.customers)))
+            texts.append(_Text("outbound-api", ours["support"], colleague.phone, body, start_time(30.0), "delivered"))
+    for i, person in enumerate(rng.sample(regulars, 10)):  # never to people who opted out
         line, template = rng.choice(_SCHEDULED)
         created = start_time(5.0)
         day = now + timedelta(days=rng.randint(1, 10))
@@ -646,67 +597,53 @@ def seed(ctx: ToolContext) -> None:
         facts = _facts(rng, world, person, "subscriptions" if line == "sales" else None)
         due = send_at + timedelta(days=3)
         facts["date"] = f"{due:%a} {due.day} {due:%b}"  # the text speaks of 3 days after it is sent
-        status = "canceled" if i < 2 else "scheduled"
-        messages.append(
-            _SeedMessage("outbound-api", ours[line], person.phone, template.format(**facts), created, status,
-                         send_at=send_at)
-        )
+        texts.append(_Text("outbound-api", ours[line], person.phone, template.format(**facts), created,
+                           "canceled" if i < 2 else "scheduled", send_at=send_at))
 
-    # Sids follow creation time, as they would in a real account.
-    messages.sort(key=lambda m: m.at)
-    sid_of: dict[int, str] = {}
-    for msg in messages:
-        sid = ctx.new_id("SM")
-        sid_of[id(msg)] = sid
-        at = ctx.iso(msg.at)
-        sent = None if msg.send_at is not None else at
-        ctx.db.add(
-            Message(
-                sid=sid,
-                direction=msg.direction,
-                from_number=msg.theirs if msg.direction == "inbound" else msg.ours,
-                to=msg.ours if msg.direction == "inbound" else msg.theirs,
-                body=msg.body,
-                status=msg.status,
-                error_code=msg.error,
-                num_segments=_segments(msg.body),
-                date_created=at,
-                date_sent=sent,
-                send_at=ctx.iso(msg.send_at) if msg.send_at else None,
-                date_updated=at,
-                redacted=False,
-            )
-        )
-    for number, stop, source in opt_outs:
-        when = ctx.iso(stop.at) if stop else ctx.days_from_now(-rng.uniform(3, 40))
-        ctx.db.add(
-            OptOut(
-                phone_number=number,
-                source=source,
-                keyword="STOP" if stop else None,
-                message_sid=sid_of[id(stop)] if stop else None,
-                note=None if stop else "Asked by email not to receive text messages.",
-                opted_out_at=when,
-            )
-        )
+    texts.sort(key=lambda t: t.at)  # sids follow creation time, as in a real account
+    sids: dict[int, str] = {}
+    rows = []
+    for t in texts:
+        at = ctx.iso(t.at)
+        inbound = t.direction == "inbound"
+        sids[id(t)] = ctx.new_id(MESSAGE_PREFIX)
+        rows.append(Message(
+            id=sids[id(t)], direction=t.direction, from_number=t.theirs if inbound else t.ours,
+            to=t.ours if inbound else t.theirs, body=t.body, status=t.status, error_code=t.error,
+            num_segments=_segments(t.body), date_created=at, date_sent=None if t.send_at else at,
+            send_at=ctx.iso(t.send_at) if t.send_at else None, date_updated=at,
+        ))
+    ctx.insert_many(rows)
+    ctx.insert_many([
+        OptOut(id=ctx.new_id("oo"), phone_number=number, source="keyword" if stop else "manual",
+               keyword="STOP" if stop else None, message_sid=sids[id(stop)] if stop else None,
+               note=None if stop else "Asked by email not to receive text messages.",
+               opted_out_at=ctx.iso(stop.at) if stop else ctx.days_from_now(-rng.uniform(3, 40)))
+        for number, stop in opt_outs
+    ])
 
 
 # -- messages ------------------------------------------------------------------------------------
 
 
-@service.tool("write")
+@service.tool(
+    "write",
+    intent="notify",
+    phrases=("text {to} saying {body}", "send an SMS to {to}: {body}", "send {to} a text message: {body}"),
+)
 def send_message(
     ctx: ToolContext,
     to: PhoneNumber,
     body: Text,
     from_number: PhoneNumber | None = None,
     send_at: DateTime | None = None,
-) -> MessageOut:
+) -> Message:
     """Send an SMS to a phone number from one of our numbers, now or scheduled for later.
 
     Without send_at the message goes out at once and its delivery status is final in the result
-    (delivered, or undelivered when the number is a landline). With send_at it is scheduled and can be
-    canceled with cancel_message until then. A number that opted out (texted STOP) cannot be messaged.
+    (delivered, or undelivered when the number is a landline: lookup_phone_number tells beforehand).
+    With send_at it is scheduled and can be canceled with cancel_message until then. A number that
+    opted out (texted STOP) cannot be messaged.
 
     Args:
         to: The recipient's phone number in E.164 form, e.g. +14155550123.
@@ -726,12 +663,15 @@ def send_message(
                 "Omit send_at to send immediately."
             )
         when = ctx.iso(moment)
-    message = _create_message(ctx, sender, to, text, "outbound-api", when)
-    return _message_out(ctx, message)
+    return _send(ctx, sender, to, text, "outbound-api", when)
 
 
-@service.tool("write")
-def reply_to_message(ctx: ToolContext, message_sid: MessageSid, body: Text) -> MessageOut:
+@service.tool(
+    "write",
+    intent="reply",
+    phrases=("reply to {message_sid} by text: {body}", "text back in answer to {message_sid}: {body}"),
+)
+def reply_to_message(ctx: ToolContext, message_sid: MessageSid, body: Text) -> Message:
     """Reply to a text someone sent us: the reply goes back to them from the number they wrote to.
 
     Args:
@@ -745,11 +685,10 @@ def reply_to_message(ctx: ToolContext, message_sid: MessageSid, body: Text) -> M
         )
     sender = _sender(ctx, original.to)
     _check_recipient(ctx, original.from_number)
-    message = _create_message(ctx, sender, original.from_number, _check_body(body), "outbound-reply")
-    return _message_out(ctx, message)
+    return _send(ctx, sender, original.from_number, _check_body(body), "outbound-reply")
 
 
-@service.tool("read")
+@service.tool("read", intent="find", phrases=("check the texts we sent to {to}", "look through our text messages"))
 def list_messages(
     ctx: ToolContext,
     to: PhoneNumber | None = None,
@@ -762,7 +701,7 @@ def list_messages(
     query: str | None = None,
     limit: Limit = 20,
     cursor: Cursor = None,
-) -> Page[MessageOut]:
+) -> Page[Message]:
     """List messages, newest first, filtered like Twilio's message log. Every filter you pass must match.
 
     Scheduled and canceled messages have no date_sent, so the date filters leave them out; find them with
@@ -781,42 +720,33 @@ def list_messages(
         limit: Maximum number of messages to return (1-100).
         cursor: next_cursor from a previous page.
     """
-    stmt = select(Message).order_by(func.coalesce(Message.date_sent, Message.date_created).desc(), Message.sid.desc())
-    if to:
-        stmt = stmt.where(Message.to == to)
-    if from_number:
-        stmt = stmt.where(Message.from_number == from_number)
-    if status:
-        stmt = stmt.where(Message.status == status)
+    q = ctx.query(Message).filter(to=to, from_number=from_number, status=status).contains("body", query)
     if direction == "inbound":
-        stmt = stmt.where(Message.direction == "inbound")
+        q.where(direction="inbound")
     elif direction == "outbound":
-        stmt = stmt.where(Message.direction != "inbound")
+        q.where_sql("direction != 'inbound'")
     if date_sent:
-        stmt = stmt.where(Message.date_sent.like(f"{date_sent}%"))
-    if date_sent_after:
-        stmt = stmt.where(Message.date_sent >= date_sent_after)
-    if date_sent_before:
-        stmt = stmt.where(Message.date_sent <= f"{date_sent_before}T23:59:59Z")
-    if query and query.strip():
-        needle = query.strip().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        stmt = stmt.where(Message.body.ilike(f"%{needle}%", escape="\\"))
-    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[MessageOut](items=[_message_out(ctx, m) for m in rows], total=total, next_cursor=next_cursor)
+        q.where_sql("substr(date_sent, 1, 10) = ?", date_sent)
+    q.compare("date_sent", ">=", date_sent_after)
+    q.compare("date_sent", "<=", f"{date_sent_before}T23:59:59Z" if date_sent_before else None)
+    # date_created is when a message was sent, or scheduled: the log's order for every status.
+    return _show(ctx, q.order_by("-date_created", "-id").page(limit, cursor))
 
 
-@service.tool("read")
-def get_message(ctx: ToolContext, message_sid: MessageSid) -> MessageOut:
+@service.tool(
+    "read", intent="get", phrases=("check the delivery status of {message_sid}", "open the text {message_sid}")
+)
+def get_message(ctx: ToolContext, message_sid: MessageSid) -> Message:
     """Get one message with its delivery status (and the error when it was not delivered).
 
     Args:
         message_sid: The message's sid, e.g. SM_0042.
     """
-    return _message_out(ctx, _get_message(ctx, message_sid))
+    return _show(ctx, _get_message(ctx, message_sid))
 
 
-@service.tool("write")
-def cancel_message(ctx: ToolContext, message_sid: MessageSid) -> MessageOut:
+@service.tool("write", intent="cancel", phrases=("cancel the scheduled text {message_sid}", "don't send {message_sid}"))
+def cancel_message(ctx: ToolContext, message_sid: MessageSid) -> Message:
     """Cancel a scheduled message before it is sent. Messages already sent cannot be canceled.
 
     Args:
@@ -830,13 +760,11 @@ def cancel_message(ctx: ToolContext, message_sid: MessageSid) -> MessageOut:
             f"Message {message_sid} is not scheduled (status {message.status}); only scheduled messages can be "
             "canceled."
         )
-    message.status = "canceled"
-    message.date_updated = ctx.now_iso
-    return _message_out(ctx, message)
+    return _show(ctx, ctx.update(message, status="canceled", date_updated=ctx.now_iso))
 
 
-@service.tool("write")
-def redact_message(ctx: ToolContext, message_sid: MessageSid) -> MessageOut:
+@service.tool("write", intent="delete", phrases=("erase the text of {message_sid} from our records",))
+def redact_message(ctx: ToolContext, message_sid: MessageSid) -> Message:
     """Erase the text of a message from our records (e.g. it held personal data); the log entry stays.
 
     Only messages that are no longer in flight can be redacted: cancel a scheduled message instead.
@@ -851,13 +779,10 @@ def redact_message(ctx: ToolContext, message_sid: MessageSid) -> MessageOut:
         raise ToolError.invalid_state(
             f"Message {message_sid} is still {message.status}; cancel_message it instead of redacting it."
         )
-    message.body = ""
-    message.redacted = True
-    message.date_updated = ctx.now_iso
-    return _message_out(ctx, message)
+    return _show(ctx, ctx.update(message, body="", redacted=True, date_updated=ctx.now_iso))
 
 
-@service.tool("write")
+@service.tool("write", intent="delete", phrases=("delete {message_sid} from our SMS log",))
 def delete_message(ctx: ToolContext, message_sid: MessageSid) -> DeletedOut:
     """Delete a message from our log for good. A scheduled message must be canceled first.
 
@@ -867,14 +792,26 @@ def delete_message(ctx: ToolContext, message_sid: MessageSid) -> DeletedOut:
     message = _get_message(ctx, message_sid)
     if message.status == "scheduled":
         raise ToolError.invalid_state(f"Message {message_sid} is scheduled; cancel_message it before deleting it.")
-    ctx.db.delete(message)
+    ctx.delete(message)
     return DeletedOut(sid=message_sid, deleted=True)
 
 
 # -- conversations -------------------------------------------------------------------------------
 
 
-@service.tool("read")
+def _contact_facts(ctx: ToolContext, numbers: list[str]) -> tuple[dict[str, Phone | None], set[str]]:
+    """The directory entries of these numbers and which of them opted out (two queries)."""
+    phones: dict[str, Phone | None] = dict.fromkeys(numbers)
+    phones.update({p.phone_number: p for p in ctx.query(Phone).where_in("phone_number", numbers).all()})
+    stopped = {o.phone_number for o in ctx.query(OptOut).where_in("phone_number", numbers).all()}
+    return phones, stopped
+
+
+@service.tool(
+    "read",
+    intent="find",
+    phrases=("look up our text conversations with {name}", "check who we have been texting with"),
+)
 def list_conversations(
     ctx: ToolContext,
     name: PersonName | None = None,
@@ -886,59 +823,64 @@ def list_conversations(
     """List the people and numbers we have texted with, most recent conversation first.
 
     Args:
-        name: Only conversations with someone whose name (or company) contains this text, e.g. a person's name.
+        name: Only conversations with someone whose name (or company) contains these words, e.g. a person's name.
         our_number: Only messages to or from this one of our numbers.
         opted_out: true: only numbers that opted out; false: only those we may still text.
         limit: Maximum number of conversations to return (1-100).
         cursor: next_cursor from a previous page.
     """
-    contact = _counterpart()
-    last = func.max(func.coalesce(Message.date_sent, Message.date_created))
-    stmt = select(contact).group_by(contact).order_by(last.desc(), contact)
+    offset = decode_cursor(cursor)
+    where, params = ["1"], []
     if our_number:
-        stmt = stmt.where(or_(Message.from_number == our_number, Message.to == our_number))
+        where.append('(from_number = ? OR "to" = ?)')
+        params += [our_number, our_number]
     if name and name.strip():
-        needle = name.strip().lower()
-        numbers = [
-            n for n, listing in _directory(ctx.world).items()
-            if needle in listing.name.lower() or needle in (listing.company or "").lower()
-        ]
-        stmt = stmt.where(contact.in_(numbers))
+        numbers = [p.phone_number for p in ctx.query(Phone).search(name).all()]
+        where.append(f"{_CONTACT_SQL} IN ({', '.join('?' for _ in numbers) or 'NULL'})")
+        params += numbers
     if opted_out is not None:
-        stopped = select(OptOut.phone_number)
-        stmt = stmt.where(contact.in_(stopped) if opted_out else contact.not_in(stopped))
-    numbers_page, total, next_cursor = paginate(ctx, stmt, limit, cursor)
+        where.append(f"{_CONTACT_SQL} {'' if opted_out else 'NOT '}IN (SELECT phone_number FROM opt_outs)")
+    grouped = (
+        f"SELECT {_CONTACT_SQL} AS contact, MAX(date_created) AS last FROM messages "
+        f"WHERE {' AND '.join(where)} GROUP BY contact"
+    )
+    total = ctx.sql(f"SELECT COUNT(*) FROM ({grouped})", *params)[0][0]
+    numbers = [n for n, _ in ctx.sql(f"{grouped} ORDER BY last DESC, contact LIMIT ? OFFSET ?", *params, limit, offset)]
     # Every message of the page's conversations in one query, oldest first, grouped by contact here.
-    mine = select(Message).where(_counterpart().in_(numbers_page))
+    q = ctx.query(Message).where_sql(f"{_CONTACT_SQL} IN ({', '.join('?' for _ in numbers) or 'NULL'})", *numbers)
     if our_number:
-        mine = mine.where(or_(Message.from_number == our_number, Message.to == our_number))
-    by_number: dict[str, list[Message]] = {}
-    for m in ctx.db.scalars(mine.order_by(func.coalesce(Message.date_sent, Message.date_created), Message.sid)):
-        by_number.setdefault(_their_side(m), []).append(m)
-    stopped = set(ctx.db.scalars(select(OptOut.phone_number).where(OptOut.phone_number.in_(numbers_page))))
+        q.where_sql('from_number = ? OR "to" = ?', our_number, our_number)
+    by_number: dict[str, list[Message]] = {n: [] for n in numbers}
+    for m in q.order_by("date_created", "id").all():
+        by_number[_their_side(m)].append(m)
+    phones, stopped = _contact_facts(ctx, numbers)
     items = []
-    for number in numbers_page:
-        rows = by_number[number]
-        last_msg = rows[-1]
-        listing = _directory(ctx.world).get(number)
-        items.append(
-            ConversationSummaryOut(
-                contact_number=number,
-                contact_name=listing.name if listing else None,
-                company_name=listing.company if listing else None,
-                opted_out=number in stopped,
-                message_count=len(rows),
-                inbound_count=sum(m.direction == "inbound" for m in rows),
-                our_numbers=list(dict.fromkeys(_our_side(m) for m in rows)),
-                last_message_at=last_msg.date_sent or last_msg.date_created,
-                last_direction=last_msg.direction,  # type: ignore[arg-type]
-                last_body=last_msg.body,
-            )
-        )
-    return Page[ConversationSummaryOut](items=items, total=total, next_cursor=next_cursor)
+    for number, rows in by_number.items():
+        phone, last = phones[number], rows[-1]
+        line_type = _line_type(number, phone)
+        items.append(ConversationSummaryOut(
+            contact_number=number,
+            contact_name=phone.caller_name if phone else None,
+            company_name=phone.company_name if phone else None,
+            line_type=line_type,
+            opted_out=number in stopped,
+            can_receive_sms=line_type != "landline" and number not in stopped,
+            message_count=len(rows),
+            inbound_count=sum(m.direction == "inbound" for m in rows),
+            our_numbers=list(dict.fromkeys(_our_side(m) for m in rows)),
+            last_message_at=last.date_sent or last.date_created,
+            last_direction=last.direction,
+            last_body=last.body,
+        ))
+    end = offset + len(items)
+    return Page(items=items, total=total, next_cursor=str(end) if end < total else None)
 
 
-@service.tool("read")
+@service.tool(
+    "read",
+    intent="get",
+    phrases=("read our text conversation with {phone_number}", "pull up the texts with {phone_number}"),
+)
 def get_conversation(
     ctx: ToolContext, phone_number: PhoneNumber, limit: Limit = 20, cursor: Cursor = None
 ) -> ConversationOut:
@@ -949,32 +891,35 @@ def get_conversation(
         limit: Maximum number of messages to return (1-100).
         cursor: next_cursor from a previous page.
     """
-    stmt = (
-        select(Message)
-        .where(_counterpart() == phone_number)
-        .order_by(func.coalesce(Message.date_sent, Message.date_created).desc(), Message.sid.desc())
-    )
-    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    if total == 0:
+    q = ctx.query(Message).where_sql(f"{_CONTACT_SQL} = ?", phone_number)
+    page = q.order_by("-date_created", "-id").page(limit, cursor)
+    if page.total == 0:
         raise ToolError.not_found(
             "conversation", phone_number, "We have no messages with that number; send_message starts a conversation."
         )
-    listing = _directory(ctx.world).get(phone_number)
+    phones, stopped = _contact_facts(ctx, [phone_number])
+    phone, line_type = phones[phone_number], _line_type(phone_number, phones[phone_number])
     return ConversationOut(
         contact_number=phone_number,
-        contact_name=listing.name if listing else None,
-        company_name=listing.company if listing else None,
-        opted_out=ctx.db.get(OptOut, phone_number) is not None,
-        messages=[_message_out(ctx, m) for m in rows],
-        total=total,
-        next_cursor=next_cursor,
+        contact_name=phone.caller_name if phone else None,
+        company_name=phone.company_name if phone else None,
+        line_type=line_type,
+        opted_out=phone_number in stopped,
+        can_receive_sms=line_type != "landline" and phone_number not in stopped,
+        messages=_records(ctx, Message, page.items),
+        total=page.total,
+        next_cursor=page.next_cursor,
     )
 
 
 # -- lookup --------------------------------------------------------------------------------------
 
 
-@service.tool("read")
+@service.tool(
+    "read",
+    intent="check",
+    phrases=("check whose number {phone_number} is", "check whether {phone_number} can receive texts"),
+)
 def lookup_phone_number(ctx: ToolContext, phone_number: PhoneNumber) -> PhoneLookupOut:
     """Look up a phone number: who it belongs to (caller name and company, when known), its line type, and
     whether we can text it (landlines cannot receive SMS; opted-out numbers may not be texted).
@@ -982,25 +927,25 @@ def lookup_phone_number(ctx: ToolContext, phone_number: PhoneNumber) -> PhoneLoo
     Args:
         phone_number: The number to look up, in E.164 form, e.g. +14155550123.
     """
-    ours = ctx.db.scalar(select(SenderNumber).where(SenderNumber.phone_number == phone_number))
-    opted_out = ctx.db.get(OptOut, phone_number) is not None
-    home = ctx.world.home.name
+    ours = ctx.find(SenderNumber, phone_number=phone_number)
     if ours is not None:
-        line_type = "voip" if ours.sms_enabled else "landline"
+        home = ctx.world.home.name
         return PhoneLookupOut(
-            phone_number=phone_number, valid=True, country_code="US", line_type=line_type, caller_name=home,
-            caller_type="BUSINESS", company_name=home, is_ours=True, opted_out=False, can_receive_sms=False,
+            phone_number=phone_number, valid=True, country_code="US",
+            line_type="voip" if ours.sms_enabled else "landline", caller_name=home, caller_type="BUSINESS",
+            company_name=home, is_ours=True, opted_out=False, can_receive_sms=False,
         )
-    listing = _directory(ctx.world).get(phone_number)
-    line_type = listing.line_type if listing else ("mobile" if phone_number.startswith("+1") else "unknown")
+    phone = ctx.find(Phone, phone_number=phone_number)
+    opted_out = ctx.exists(OptOut, phone_number=phone_number)
+    line_type = _line_type(phone_number, phone)
     return PhoneLookupOut(
         phone_number=phone_number,
         valid=True,
         country_code="US" if phone_number.startswith("+1") else None,
-        line_type=line_type,  # type: ignore[arg-type]
-        caller_name=listing.name if listing else None,
-        caller_type=listing.caller_type if listing else None,  # type: ignore[arg-type]
-        company_name=listing.company if listing else None,
+        line_type=line_type,
+        caller_name=phone.caller_name if phone else None,
+        caller_type=phone.caller_type if phone else None,
+        company_name=phone.company_name if phone else None,
         is_ours=False,
         opted_out=opted_out,
         can_receive_sms=line_type != "landline" and not opted_out,
@@ -1010,10 +955,14 @@ def lookup_phone_number(ctx: ToolContext, phone_number: PhoneNumber) -> PhoneLoo
 # -- opt-outs ------------------------------------------------------------------------------------
 
 
-@service.tool("read")
+@service.tool(
+    "read",
+    intent="find",
+    phrases=("check whether {phone_number} opted out of our texts", "see who asked us to stop texting them"),
+)
 def list_opt_outs(
     ctx: ToolContext, phone_number: PhoneNumber | None = None, limit: Limit = 20, cursor: Cursor = None
-) -> Page[OptOutOut]:
+) -> Page[OptOut]:
     """List the numbers that opted out of our texts, most recent first.
 
     Args:
@@ -1021,14 +970,15 @@ def list_opt_outs(
         limit: Maximum number of opt-outs to return (1-100).
         cursor: next_cursor from a previous page.
     """
-    stmt = select(OptOut).order_by(OptOut.opted_out_at.desc(), OptOut.phone_number)
-    if phone_number:
-        stmt = stmt.where(OptOut.phone_number == phone_number)
-    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[OptOutOut](items=[_opt_out_out(ctx, o) for o in rows], total=total, next_cursor=next_cursor)
+    q = ctx.query(OptOut).filter(phone_number=phone_number).order_by("-opted_out_at", "phone_number")
+    return _show(ctx, q.page(limit, cursor))
 
 
-@service.tool("write")
+@service.tool(
+    "write",
+    intent="opt_out",
+    phrases=("stop texting {phone_number}", "put {phone_number} on the SMS opt-out list"),
+)
 def add_opt_out(ctx: ToolContext, phone_number: PhoneNumber, note: Text | None = None) -> OptOutAddedOut:
     """Record that a person asked not to be texted (e.g. by email or on the phone). From now on no message
     can be sent to the number, and its scheduled messages are canceled.
@@ -1037,31 +987,25 @@ def add_opt_out(ctx: ToolContext, phone_number: PhoneNumber, note: Text | None =
         phone_number: The number to stop texting, in E.164 form.
         note: Why, e.g. "Asked by email on 12 March".
     """
-    if ctx.db.scalar(select(SenderNumber.sid).where(SenderNumber.phone_number == phone_number)):
+    if ctx.exists(SenderNumber, phone_number=phone_number):
         raise ToolError.invalid_argument(f"{phone_number} is one of our own numbers; it cannot opt out.")
-    if ctx.db.get(OptOut, phone_number) is not None:
+    if ctx.exists(OptOut, phone_number=phone_number):
         raise ToolError.conflict(f"{phone_number} has already opted out; list_opt_outs shows since when.")
-    opt_out = OptOut(
-        phone_number=phone_number,
-        source="manual",
-        keyword=None,
-        message_sid=None,
-        note=note.strip() if note and note.strip() else None,
-        opted_out_at=ctx.now_iso,
-    )
-    ctx.db.add(opt_out)
-    canceled = []
-    for message in ctx.db.scalars(
-        select(Message).where(Message.to == phone_number, Message.status == "scheduled").order_by(Message.sid)
-    ):
-        message.status = "canceled"
-        message.date_updated = ctx.now_iso
-        canceled.append(message.sid)
-    ctx.db.flush()
-    return OptOutAddedOut(opt_out=_opt_out_out(ctx, opt_out), canceled_message_sids=canceled)
+    opt_out = ctx.insert(OptOut(
+        id=ctx.new_id("oo"), phone_number=phone_number, source="manual",
+        note=note.strip() if note and note.strip() else None, opted_out_at=ctx.now_iso,
+    ))
+    scheduled = ctx.query(Message).where(to=phone_number, status="scheduled").order_by("id").all()
+    for message in scheduled:
+        ctx.update(message, status="canceled", date_updated=ctx.now_iso)
+    return OptOutAddedOut(opt_out=_records(ctx, OptOut, [opt_out])[0], canceled_message_sids=[m.id for m in scheduled])
 
 
-@service.tool("write")
+@service.tool(
+    "write",
+    intent="delete",
+    phrases=("take {phone_number} off the SMS opt-out list", "let us text {phone_number} again"),
+)
 def remove_opt_out(ctx: ToolContext, phone_number: PhoneNumber) -> OptOutRemovedOut:
     """Take a number off the opt-out list after the person asked to receive texts again.
 
@@ -1071,36 +1015,39 @@ def remove_opt_out(ctx: ToolContext, phone_number: PhoneNumber) -> OptOutRemoved
     Args:
         phone_number: The opted-out number.
     """
-    opt_out = ctx.get(OptOut, phone_number, "opt-out", "That number has not opted out; list_opt_outs lists them.")
+    opt_out = ctx.find(OptOut, phone_number=phone_number)
+    if opt_out is None:
+        raise ToolError.not_found("opt-out", phone_number, "That number has not opted out; list_opt_outs lists them.")
     if opt_out.source == "keyword":
         raise ToolError.permission_denied(
             f"{phone_number} opted out by texting {opt_out.keyword or 'STOP'}; only the person can opt back in, by "
             "texting START to our number."
         )
-    ctx.db.delete(opt_out)
+    ctx.delete(opt_out)
     return OptOutRemovedOut(phone_number=phone_number, removed=True)
 
 
 # -- our numbers ---------------------------------------------------------------------------------
 
 
-@service.tool("read")
-def list_sender_numbers(ctx: ToolContext, sms_enabled: bool | None = None) -> list[SenderNumberOut]:
+@service.tool("read", intent="find", phrases=("check which of our numbers can send texts",))
+def list_sender_numbers(ctx: ToolContext, sms_enabled: bool | None = None) -> list[SenderNumber]:
     """List our own phone numbers: which can send SMS, which one is the default sender, and how much each sent.
 
     Args:
         sms_enabled: true: only numbers that can send SMS; false: only voice-only numbers.
     """
-    stmt = select(SenderNumber).order_by(SenderNumber.sid)
-    if sms_enabled is not None:
-        stmt = stmt.where(SenderNumber.sms_enabled.is_(sms_enabled))
-    return _sender_outs(ctx, list(ctx.db.scalars(stmt)))
+    return _show(ctx, ctx.query(SenderNumber).filter(sms_enabled=sms_enabled).order_by("id").all())
 
 
-@service.tool("write")
+@service.tool(
+    "write",
+    intent="update",
+    phrases=("rename our number {number_sid} to {friendly_name}", "make {number_sid} our default texting number"),
+)
 def update_sender_number(
     ctx: ToolContext, number_sid: NumberSid, friendly_name: str | None = None, make_default: bool = False
-) -> SenderNumberOut:
+) -> SenderNumber:
     """Rename one of our numbers, or make it the default sender for send_message.
 
     Args:
@@ -1108,13 +1055,13 @@ def update_sender_number(
         friendly_name: A new display name, e.g. Support line.
         make_default: Make this number the default sender (it must be able to send SMS).
     """
-    number = ctx.get(SenderNumber, number_sid, "sender number", "Use list_sender_numbers to find number sids.")
+    number = ctx.get(SenderNumber, number_sid, hint="Use list_sender_numbers to find number sids.")
     if friendly_name is None and not make_default:
         raise ToolError.invalid_argument("Pass friendly_name or make_default=true.")
     if friendly_name is not None:
         if not friendly_name.strip():
             raise ToolError.invalid_argument("friendly_name must not be empty.")
-        number.friendly_name = friendly_name.strip()
+        number = ctx.update(number, friendly_name=friendly_name.strip())
     if make_default:
         if not number.sms_enabled:
             raise ToolError.invalid_state(
@@ -1122,8 +1069,7 @@ def update_sender_number(
             )
         if number.is_default and friendly_name is None:
             raise ToolError.invalid_state(f"{number.phone_number} is already the default sender.")
-        for other in ctx.db.scalars(select(SenderNumber).where(SenderNumber.is_default.is_(True))):
-            other.is_default = False
-        number.is_default = True
-    ctx.db.flush()
-    return _sender_out(ctx, number)
+        for other in ctx.query(SenderNumber).where(is_default=True).all():
+            ctx.update(other, is_default=False)
+        number = ctx.update(number, is_default=True)
+    return _show(ctx, number)

@@ -99,6 +99,22 @@ def test_lookup_names_people_and_flags_landlines_and_our_numbers(ep: Episode) ->
     refused(ep, "lookup_phone_number", "invalid_argument", phone_number="555-1234")
 
 
+def test_whether_a_number_can_receive_texts_is_data_a_caller_can_read(ep: Episode) -> None:
+    directory = {p["phone_number"]: p for p in ep.dump()["sms"]["phone_directory"].values()}
+    assert all(directory[org.phone]["line_type"] == "landline" for org in ep.world.organisations)
+    assert all(directory[person.phone]["line_type"] == "mobile" for person in ep.world.customers)
+    bounced = all_messages(ep, status="undelivered")
+    to_landlines = [m for m in bounced if m["error_code"] == 30006]
+    assert to_landlines and all(m["contact_line_type"] == "landline" for m in to_landlines)
+    conversations = call(ep, "list_conversations", limit=100)["items"]
+    landline = next(c for c in conversations if c["contact_number"] == to_landlines[0]["to"])
+    assert landline["line_type"] == "landline" and not landline["can_receive_sms"]
+    stopped = call(ep, "get_conversation", phone_number=opt_out(ep, "keyword")["phone_number"])
+    assert stopped["line_type"] == "mobile" and stopped["opted_out"] and not stopped["can_receive_sms"]
+    mobile = a_textable_customer(ep)
+    assert call(ep, "send_message", to=mobile, body="Hi")["contact_line_type"] == "mobile"
+
+
 # -- sending -------------------------------------------------------------------------------------
 
 
@@ -156,6 +172,14 @@ def test_number_that_replied_stop_cannot_be_texted(ep: Episode) -> None:
     assert "opted out" in (result.error_message or "")
     stop_msg = call(ep, "get_message", message_sid=stopped["message_sid"])
     refused(ep, "reply_to_message", "permission_denied", message_sid=stop_msg["sid"], body="Are you sure?")
+
+
+def test_deleting_the_stop_message_keeps_the_opt_out(ep: Episode) -> None:
+    stopped = opt_out(ep, "keyword")
+    assert call(ep, "delete_message", message_sid=stopped["message_sid"])["deleted"]
+    kept = call(ep, "list_opt_outs", phone_number=stopped["phone_number"])["items"]
+    assert len(kept) == 1 and kept[0]["message_sid"] is None and kept[0]["source"] == "keyword"
+    refused(ep, "send_message", "permission_denied", to=stopped["phone_number"], body="Sale today!")
 
 
 def test_stop_opt_out_cannot_be_removed_by_us_but_a_manual_one_can(ep: Episode) -> None:
