@@ -12,15 +12,17 @@ problems, with the order/invoice ids and amounts written in the text.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from contextvars import ContextVar
+from dataclasses import dataclass, field as dc_field
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel
-from sqlalchemy import JSON, ForeignKey, String, case, func, or_, select, type_coerce
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from pydantic import BaseModel, WithJsonSchema
 
-from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, paginate
+from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field
+from mcp_services.kernel.entity import json_text, runtime_of
+from mcp_services.kernel.present import present_records
+from mcp_services.kernel.records import Query, like_pattern
 from mcp_services.kernel.semantic import (
     Date,
     DateTime,
@@ -43,90 +45,136 @@ LabelId = EntityId("mailbox.label")
 SYSTEM_LABELS = ("INBOX", "SENT", "UNREAD", "STARRED", "IMPORTANT", "SPAM", "TRASH", "DRAFT")
 RESERVED_LABELS = ("TRASH", "SENT", "DRAFT")
 USER_LABELS = ("Customers", "Finance", "Orders", "Support", "Meetings", "Follow up")
+#: Gmail's user label ids look like Label_0001 (KeyDef prefixes are lowercase only, so Label declares none).
+USER_LABEL_PREFIX = "Label"
 MAX_RECIPIENTS = 50
-
-
-class Base(DeclarativeBase):
-    pass
-
-
-class Label(Base):
-    __tablename__ = "labels"
-    id: Mapped[str] = mapped_column(primary_key=True)
-    name: Mapped[str] = mapped_column(String(60), unique=True)
-    type: Mapped[str]  # system | user
-    created_at: Mapped[str | None]
-
-
-class Thread(Base):
-    __tablename__ = "threads"
-    id: Mapped[str] = mapped_column(primary_key=True)
-    subject: Mapped[str]
-    updated_at: Mapped[str] = mapped_column(index=True)  # time of the thread's latest message
-
-
-class Message(Base):
-    __tablename__ = "messages"
-    id: Mapped[str] = mapped_column(primary_key=True)
-    thread_id: Mapped[str] = mapped_column(ForeignKey("threads.id"), index=True)
-    from_email: Mapped[str] = mapped_column(index=True)
-    from_name: Mapped[str | None]
-    to: Mapped[list[str]] = mapped_column(JSON)
-    cc: Mapped[list[str]] = mapped_column(JSON)
-    bcc: Mapped[list[str]] = mapped_column(JSON)
-    subject: Mapped[str]
-    body: Mapped[str]
-    attachments: Mapped[list[str]] = mapped_column(JSON)
-    label_ids: Mapped[list[str]] = mapped_column(JSON)
-    in_reply_to: Mapped[str | None]
-    sent_at: Mapped[str] = mapped_column(index=True)
-
-
-class Draft(Base):
-    __tablename__ = "drafts"
-    id: Mapped[str] = mapped_column(primary_key=True)
-    thread_id: Mapped[str | None] = mapped_column(ForeignKey("threads.id"))
-    in_reply_to: Mapped[str | None] = mapped_column(ForeignKey("messages.id"))
-    to: Mapped[list[str]] = mapped_column(JSON)
-    cc: Mapped[list[str]] = mapped_column(JSON)
-    bcc: Mapped[list[str]] = mapped_column(JSON)
-    subject: Mapped[str]
-    body: Mapped[str]
-    attachments: Mapped[list[str]] = mapped_column(JSON)
-    created_at: Mapped[str]
-    updated_at: Mapped[str]
-
 
 service = Service(
     "mailbox",
     "Email for the user we act for: search, read and send messages, reply and forward, threads, labels, "
     "drafts and trash.",
-    Base,
     title="Mailbox",
 )
 
 
-# -- results -------------------------------------------------------------------------------------
+# -- entities ------------------------------------------------------------------------------------
 
 
-class MessageOut(BaseModel):
+@service.entity(table="labels", prefix="", label="name")
+class Label:
+    """A label messages are filed under: one of Gmail's system labels or one of the user's own."""
+
+    id: LabelId
+    name: Tag = field(unique=True)
+    type: Literal["system", "user"]
+    created_at: DateTime | None = None
+
+    messages_total = derived(int, lambda label: _shown().counts.get(label.id, (0, 0))[0])
+    messages_unread = derived(int, lambda label: _shown().counts.get(label.id, (0, 0))[1])
+
+
+@service.entity(table="threads", prefix="th", label="subject")
+class Thread:
+    """A conversation: the messages that reply to (or forward) one another."""
+
+    id: ThreadId
+    subject: Subject
+    updated_at: DateTime = field(index=True)  # time of the thread's latest message
+
+
+@service.entity(table="messages", prefix="msg", label="subject")
+class Message:
+    """An email the user sent or received."""
+
     id: MessageId
-    thread_id: ThreadId
-    from_email: EmailAddress
-    from_name: PersonName | None
-    to: list[EmailAddress]
-    cc: list[EmailAddress]
-    bcc: list[EmailAddress]
+    thread_id: ThreadId = field(index=True)
+    from_email: EmailAddress = field(index=True, role="sender")
+    from_name: PersonName | None = field(None, role="sender")
+    to: list[EmailAddress] = field(role="recipient")
+    cc: list[EmailAddress] = field(role="recipient")
+    bcc: list[EmailAddress] = field(role="recipient")
     subject: Subject
     body: Text
-    attachments: list[FileName]
+    attachments: list[FileName] = field(mention="the attached file")
     label_ids: list[LabelId]
-    label_names: list[Tag]
-    is_unread: bool
-    is_starred: bool
-    in_trash: bool
-    in_reply_to: MessageId | None
-    sent_at: DateTime
+    in_reply_to: MessageId | None = None
+    sent_at: DateTime = field(index=True)
+
+    label_names = derived(list[Tag], lambda m: [_shown().label_names.get(i, i) for i in m.label_ids])
+    is_unread = derived(bool, lambda m: "UNREAD" in m.label_ids)
+    is_starred = derived(bool, lambda m: "STARRED" in m.label_ids)
+    in_trash = derived(bool, lambda m: "TRASH" in m.label_ids)
+
+
+@service.entity(table="drafts", prefix="dr", label="subject")
+class Draft:
+    """An unsent email; it may still lack a recipient, a subject or a body."""
+
+    id: DraftId
+    thread_id: ThreadId | None = None
+    in_reply_to: MessageId | None = None
+    to: list[EmailAddress] = field(role="recipient")
+    cc: list[EmailAddress] = field(role="recipient")
+    bcc: list[EmailAddress] = field(role="recipient")
+    subject: Subject | None = None
+    body: Text
+    attachments: list[FileName]
+    created_at: DateTime
+    updated_at: DateTime
+
+
+# -- what returned records show about labels -----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Shown:
+    """Label names (and, for labels, message counts) for the records one call returns."""
+
+    label_names: dict[str, str]
+    counts: dict[str, tuple[int, int]]
+
+
+_SHOWN: ContextVar[_Shown] = ContextVar("mailbox_shown")
+R = TypeVar("R")
+#: Messages per label and how many of them are unread, in one pass over every message's labels.
+_LABEL_COUNTS = (
+    "SELECT label.value, COUNT(*), SUM(m.label_ids LIKE '%\"UNREAD\"%') "
+    "FROM messages AS m, json_each(m.label_ids) AS label GROUP BY label.value"
+)
+
+
+def _shown() -> _Shown:
+    return _SHOWN.get()
+
+
+def _show(ctx: ToolContext, value: R) -> R:
+    """Read what the messages or labels in ``value`` show (label names, message counts); returns ``value``.
+
+    Every tool that returns messages or labels passes them through here: their derived values read
+    what this puts in place (one query for the names, one for the counts when labels are returned).
+    """
+    records: list[Any] = value.items if isinstance(value, Page) else value if isinstance(value, list) else [value]
+    names = _label_names(ctx)
+    counts: dict[str, tuple[int, int]] = {}
+    if any(isinstance(r, Label) for r in records):
+        counts = {label_id: (total, unread) for label_id, total, unread in ctx.sql(_LABEL_COUNTS)}
+    _SHOWN.set(_Shown(names, counts))
+    return value
+
+
+def _label_names(ctx: ToolContext) -> dict[str, str]:
+    return dict(ctx.sql("SELECT id, name FROM labels"))
+
+
+def _records(ctx: ToolContext, cls: type[Any], records: list[Any]) -> list[dict[str, Any]]:
+    """Records as a tool returns them, for results that hold records inside a summary."""
+    return present_records(ctx.conn, runtime_of(cls), _show(ctx, records))
+
+
+MessageRecord = Annotated[dict[str, Any], WithJsonSchema(runtime_of(Message).schema)]
+
+
+# -- results that are not records ----------------------------------------------------------------
 
 
 class ThreadSummaryOut(BaseModel):
@@ -145,29 +193,7 @@ class ThreadOut(BaseModel):
     id: ThreadId
     subject: Subject
     participants: list[EmailAddress]
-    messages: list[MessageOut]
-
-
-class DraftOut(BaseModel):
-    id: DraftId
-    thread_id: ThreadId | None
-    in_reply_to: MessageId | None
-    to: list[EmailAddress]
-    cc: list[EmailAddress]
-    bcc: list[EmailAddress]
-    subject: Subject | None
-    body: Text
-    attachments: list[FileName]
-    created_at: DateTime
-    updated_at: DateTime
-
-
-class LabelOut(BaseModel):
-    id: LabelId
-    name: Tag
-    type: Literal["system", "user"]
-    messages_total: int
-    messages_unread: int
+    messages: list[MessageRecord]
 
 
 class DeletedOut(BaseModel):
@@ -175,77 +201,32 @@ class DeletedOut(BaseModel):
     deleted: bool
 
 
-# -- helpers -------------------------------------------------------------------------------------
+# -- rules ---------------------------------------------------------------------------------------
 
 
-def _like_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+def _list_holds(value: str, *columns: str) -> tuple[str, list[str]]:
+    """SQL that holds when one of the JSON list ``columns`` contains ``value``, and its parameters.
+
+    Lists are stored as JSON text ('["INBOX","UNREAD"]'), so an item is found by its JSON encoding with
+    the kernel's escaped LIKE pattern.
+    """
+    test = " OR ".join(f'"{c}" LIKE ? ESCAPE \'\\\'' for c in columns)
+    return test, [like_pattern(json_text(value))] * len(columns)
 
 
-def _as_text(column: Any) -> Any:
-    """A JSON column seen as its stored text, so LIKE patterns are not JSON-encoded as bind values."""
-    return type_coerce(column, String)
+def _having(q: Query[Any], value: str, *columns: str, present: bool = True) -> Query[Any]:
+    """Rows whose JSON list ``columns`` hold ``value`` (with present=False: rows where none does)."""
+    test, params = _list_holds(value, *columns)
+    return q.where_sql(test if present else f"NOT ({test})", *params)
 
 
-def _json_has(column: Any, value: str) -> Any:
-    """A JSON list column contains ``value`` (lists are stored as JSON text, e.g. '["INBOX", "UNREAD"]')."""
-    return _as_text(column).like(f'%"{_like_escape(value)}"%', escape="\\")
-
-
-def _label_names(ctx: ToolContext) -> dict[str, str]:
-    return {label.id: label.name for label in ctx.db.scalars(select(Label))}
-
-
-def _message_out(m: Message, names: dict[str, str]) -> MessageOut:
-    return MessageOut(
-        id=m.id,
-        thread_id=m.thread_id,
-        from_email=m.from_email,
-        from_name=m.from_name,
-        to=m.to,
-        cc=m.cc,
-        bcc=m.bcc,
-        subject=m.subject,
-        body=m.body,
-        attachments=m.attachments,
-        label_ids=m.label_ids,
-        label_names=[names.get(i, i) for i in m.label_ids],
-        is_unread="UNREAD" in m.label_ids,
-        is_starred="STARRED" in m.label_ids,
-        in_trash="TRASH" in m.label_ids,
-        in_reply_to=m.in_reply_to,
-        sent_at=m.sent_at,
-    )
-
-
-def _draft_out(d: Draft) -> DraftOut:
-    return DraftOut(
-        id=d.id,
-        thread_id=d.thread_id,
-        in_reply_to=d.in_reply_to,
-        to=d.to,
-        cc=d.cc,
-        bcc=d.bcc,
-        subject=d.subject or None,
-        body=d.body,
-        attachments=d.attachments,
-        created_at=d.created_at,
-        updated_at=d.updated_at,
-    )
-
-
-def _thread_messages(ctx: ToolContext, thread_id: str) -> list[Message]:
-    return list(
-        ctx.db.scalars(select(Message).where(Message.thread_id == thread_id).order_by(Message.sent_at, Message.id))
-    )
+def _visible(q: Query[Any]) -> Query[Any]:
+    """Leave out spam and trash."""
+    return _having(_having(q, "SPAM", "label_ids", present=False), "TRASH", "label_ids", present=False)
 
 
 def _participants(messages: list[Message]) -> list[str]:
-    seen: dict[str, None] = {}
-    for m in messages:
-        for email in (m.from_email, *m.to, *m.cc):
-            seen.setdefault(email, None)
-    return list(seen)
+    return list(dict.fromkeys(email for m in messages for email in (m.from_email, *m.to, *m.cc)))
 
 
 def _snippet(body: str) -> str:
@@ -255,14 +236,10 @@ def _snippet(body: str) -> str:
 
 def _emails(values: list[str] | None, what: str) -> list[str]:
     """Normalise a recipient list: lower case, no blanks, no duplicates, order kept."""
-    out: dict[str, None] = {}
-    for value in values or []:
-        email = value.strip().lower()
-        if email:
-            out.setdefault(email, None)
+    out = list(dict.fromkeys(e for e in (v.strip().lower() for v in values or []) if e))
     if len(out) > MAX_RECIPIENTS:
         raise ToolError.invalid_argument(f"{what} has {len(out)} addresses; at most {MAX_RECIPIENTS} are allowed.")
-    return list(out)
+    return out
 
 
 def _files(values: list[str] | None) -> list[str]:
@@ -272,22 +249,21 @@ def _files(values: list[str] | None) -> list[str]:
 def _resolve_label(ctx: ToolContext, ref: str) -> Label:
     """A label by id (INBOX, Label_0003) or by name (Finance), case-insensitive."""
     ref = ref.strip()
-    label = ctx.db.get(Label, ref) or ctx.db.get(Label, ref.upper())
+    label = ctx.fetch(Label, ref) or ctx.fetch(Label, ref.upper())
     if label is None:
-        label = ctx.db.scalar(select(Label).where(func.lower(Label.name) == ref.lower()))
+        label = ctx.query(Label).where_sql("lower(name) = lower(?)", ref).first()
     if label is None:
-        known = ", ".join(ctx.db.scalars(select(Label.name).order_by(Label.type, Label.name)))
+        known = ", ".join(label.name for label in ctx.query(Label).order_by("type", "name").all())
         raise ToolError.not_found("label", ref, f"Known labels: {known}. Use create_label to add a new one.")
     return label
 
 
 def _get_message(ctx: ToolContext, message_id: str) -> Message:
-    return ctx.get(Message, message_id, "message", "Use search_messages to find message ids.")
+    return ctx.get(Message, message_id, hint="Use search_messages to find message ids.")
 
 
-def _touch_thread(ctx: ToolContext, thread_id: str) -> None:
-    thread = ctx.get(Thread, thread_id, "thread")
-    thread.updated_at = ctx.now_iso
+def _get_draft(ctx: ToolContext, draft_id: str) -> Draft:
+    return ctx.get(Draft, draft_id, hint="Use list_drafts to find draft ids.")
 
 
 def _new_message(
@@ -304,57 +280,43 @@ def _new_message(
 ) -> Message:
     """Send a message from the user: it gets the SENT label (and INBOX + UNREAD if sent to oneself)."""
     if thread_id is None:
-        thread = Thread(id=ctx.new_id("th"), subject=subject, updated_at=ctx.now_iso)
-        ctx.db.add(thread)
-        ctx.db.flush()
-        thread_id = thread.id
+        thread_id = ctx.insert(Thread(id=ctx.new_id("th"), subject=subject, updated_at=ctx.now_iso)).id
     else:
-        _touch_thread(ctx, thread_id)
+        ctx.update(ctx.get(Thread, thread_id), updated_at=ctx.now_iso)
     user = ctx.world.user
-    labels = ["SENT"]
-    if user.email in (*to, *cc, *bcc):
-        labels += ["INBOX", "UNREAD"]
+    labels = ["SENT", "INBOX", "UNREAD"] if user.email in (*to, *cc, *bcc) else ["SENT"]
     message = Message(
-        id=ctx.new_id("msg"),
-        thread_id=thread_id,
-        from_email=user.email,
-        from_name=user.name,
-        to=to,
-        cc=cc,
-        bcc=bcc,
-        subject=subject,
-        body=body,
-        attachments=attachments,
-        label_ids=labels,
-        in_reply_to=in_reply_to,
+        id=ctx.new_id("msg"), thread_id=thread_id, from_email=user.email, from_name=user.name, to=to, cc=cc,
+        bcc=bcc, subject=subject, body=body, attachments=attachments, label_ids=labels, in_reply_to=in_reply_to,
         sent_at=ctx.now_iso,
     )
-    ctx.db.add(message)
-    ctx.db.flush()
-    return message
+    return _show(ctx, ctx.insert(message))
 
 
-def _check_sendable(to: list[str], subject: str, body: str, fix: str) -> None:
+def _check_sendable(to: list[str], subject: str, body: str) -> None:
     if not to:
-        raise ToolError.invalid_argument(f"The message needs at least one recipient in 'to'. {fix}".strip())
+        raise ToolError.invalid_argument("The message needs at least one recipient in 'to'.")
     if not subject.strip():
-        raise ToolError.invalid_argument(f"The message needs a subject. {fix}".strip())
+        raise ToolError.invalid_argument("The message needs a subject.")
     if not body.strip():
-        raise ToolError.invalid_argument(f"The message body is empty. {fix}".strip())
+        raise ToolError.invalid_argument("The message body is empty.")
+
+
+def _sender_line(m: Message) -> str:
+    return f"{m.from_name} <{m.from_email}>" if m.from_name else m.from_email
 
 
 def _quote(original: Message) -> str:
     """The quoted original under a reply, as mail clients write it."""
-    sender = f"{original.from_name} <{original.from_email}>" if original.from_name else original.from_email
     quoted = "\n".join(f"> {line}" if line else ">" for line in original.body.splitlines())
-    return f"On {original.sent_at}, {sender} wrote:\n{quoted}"
+    return f"On {original.sent_at}, {_sender_line(original)} wrote:\n{quoted}"
 
 
 def _prefixed(prefix: str, subject: str) -> str:
     return subject if subject.lower().startswith(prefix.lower()) else f"{prefix}{subject}"
 
 
-# -- seed ----------------------------------------------------------------------------------------
+# -- seed: conversation templates ----------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -611,7 +573,6 @@ _SPAM = (
      "Your mailbox has exceeded its quota. Verify your password here to keep receiving email."),
 )
 
-
 @dataclass
 class _SeedMessage:
     sender: tuple[str, str]  # (email, name)
@@ -620,13 +581,15 @@ class _SeedMessage:
     body: str
     at: datetime
     labels: list[str]
-    attachments: list[str] = field(default_factory=list)
+    attachments: list[str] = dc_field(default_factory=list)
 
 
 @dataclass
 class _SeedThread:
     subject: str
     messages: list[_SeedMessage]
+    labels: tuple[str, ...]
+
 
 
 def _money(amount: float, currency: str) -> str:
@@ -695,195 +658,131 @@ def _build_thread(
         # The colleague threads talk about a customer: name one so the text links to the world.
         customer = rng.choice(world.customers)
         facts.update(
-            first=customer.first_name,
-            name=customer.name,
-            company=world.organisation(customer.organisation_id).name,
+            first=customer.first_name, name=customer.name, company=world.organisation(customer.organisation_id).name
         )
     n_steps = rng.randint(template.min_steps, len(template.steps))
-    cc_emails = [p.email for p in cc]
-    at = start
-    messages: list[_SeedMessage] = []
+    at, messages = start, []
     for i, (who, body, files) in enumerate(template.steps[:n_steps]):
         if i:
             at = at + timedelta(minutes=rng.randint(20, 2400))
         if at >= world.now_dt - timedelta(minutes=10):
             break
-        if who == "me":
-            sender, to, labels = (me.email, me.name), [other.email], ["SENT"]
-        else:
-            sender, to, labels = (other.email, other.name), [me.email], ["INBOX"]
-        messages.append(
-            _SeedMessage(
-                sender=sender,
-                to=to,
-                cc=list(cc_emails),
-                body=_render(body, facts),
-                at=at,
-                labels=labels,
-                attachments=[_render(f, facts) for f in files],
-            )
-        )
-    if not messages:
-        return None
-    return _SeedThread(subject=_render(template.subject, facts), messages=messages)
+        sender, to, labels = (me, other, "SENT") if who == "me" else (other, me, "INBOX")
+        messages.append(_SeedMessage(
+            (sender.email, sender.name), [to.email], [p.email for p in cc], _render(body, facts), at, [labels],
+            [_render(f, facts) for f in files],
+        ))
+    return _SeedThread(_render(template.subject, facts), messages, template.labels) if messages else None
 
 
 @service.seeder
 def seed(ctx: ToolContext) -> None:
-    world = ctx.world
-    rng = ctx.rng("seed")
-    now = world.now_dt
-    me = world.user
-    colleagues = list(world.team[1:])
-    customers = list(world.customers)
-
-    for name in SYSTEM_LABELS:
-        ctx.db.add(Label(id=name, name=name, type="system", created_at=None))
-    user_label_ids: dict[str, str] = {}
-    for name in USER_LABELS:
-        label = Label(id=ctx.new_id("Label"), name=name, type="user", created_at=ctx.days_from_now(-400))
-        ctx.db.add(label)
-        user_label_ids[name] = label.id
-
-    threads: list[tuple[_SeedThread, tuple[str, ...]]] = []
+    world, rng, now, me = ctx.world, ctx.rng("seed"), ctx.now, ctx.world.user
+    colleagues, customers = list(world.team[1:]), list(world.customers)
+    labels = [Label(id=name, name=name, type="system") for name in SYSTEM_LABELS] + [
+        Label(id=ctx.new_id(USER_LABEL_PREFIX), name=name, type="user", created_at=ctx.days_from_now(-400))
+        for name in USER_LABELS
+    ]
+    ctx.insert_many(labels)
+    label_ids = {label.name: label.id for label in labels}
 
     def start_time() -> datetime:
         return (now - timedelta(days=rng.uniform(0.1, 90.0))).replace(second=0, microsecond=0)
 
+    threads: list[_SeedThread | None] = []
     for _ in range(110):
-        template = rng.choice(_CUSTOMER_TEMPLATES)
-        other = rng.choice(customers)
+        template, other = rng.choice(_CUSTOMER_TEMPLATES), rng.choice(customers)
         # Sometimes a second person from the same company is in copy (so reply-all matters).
         same_org = [p for p in customers if p.organisation_id == other.organisation_id and p.id != other.id]
         cc = [rng.choice(same_org)] if same_org and rng.random() < 0.3 else []
-        built = _build_thread(rng, world, template, other, cc, start_time())
-        if built:
-            threads.append((built, template.labels))
+        threads.append(_build_thread(rng, world, template, other, cc, start_time()))
     for _ in range(30):
         template = rng.choice(_COLLEAGUE_TEMPLATES)
         other = world.team_member(template.role) if template.role else rng.choice(colleagues)
-        others = [p for p in colleagues if p.id != other.id]
-        cc = rng.sample(others, rng.randint(0, 2))
-        built = _build_thread(rng, world, template, other, cc, start_time())
-        if built:
-            threads.append((built, template.labels))
+        cc = rng.sample([p for p in colleagues if p.id != other.id], rng.randint(0, 2))
+        threads.append(_build_thread(rng, world, template, other, cc, start_time()))
     for sender_name, sender_email, subject, body in _SPAM:
-        msg = _SeedMessage((sender_email, sender_name), [me.email], [], body, start_time(), ["SPAM", "UNREAD"])
-        threads.append((_SeedThread(subject, [msg]), ()))
+        spam = _SeedMessage((sender_email, sender_name), [me.email], [], body, start_time(), ["SPAM", "UNREAD"])
+        threads.append(_SeedThread(subject, [spam], ()))
 
     # Ids follow time, as in a real mailbox: older threads and messages have smaller ids.
-    threads.sort(key=lambda item: item[0].messages[0].at)
-    trashed = set(rng.sample(range(len(threads) - len(_SPAM)), 4))
-    all_messages: list[tuple[str, _SeedMessage]] = []
-    subjects: dict[str, str] = {}
-    for index, (thread, labels) in enumerate(threads):
-        thread_id = ctx.new_id("th")
-        subjects[thread_id] = thread.subject
-        ctx.db.add(Thread(id=thread_id, subject=thread.subject, updated_at=ctx.iso(thread.messages[-1].at)))
+    built = sorted((t for t in threads if t is not None), key=lambda t: t.messages[0].at)
+    trashed = set(rng.sample(range(len(built) - len(_SPAM)), 4))
+    in_thread: list[tuple[str, _SeedMessage]] = []
+    thread_rows = []
+    for index, thread in enumerate(built):
+        last_at = ctx.iso(thread.messages[-1].at)
+        thread_rows.append(Thread(id=ctx.new_id("th"), subject=thread.subject, updated_at=last_at))
         starred = rng.random() < 0.08
         for i, msg in enumerate(thread.messages):
-            inbound = "INBOX" in msg.labels
-            if inbound:
+            if "INBOX" in msg.labels:
                 recent = msg.at > now - timedelta(days=10)
                 if rng.random() < (0.6 if recent else 0.05):
                     msg.labels.append("UNREAD")
                 if starred and i == len(thread.messages) - 1:
                     msg.labels.append("STARRED")
-            for label in labels:
-                msg.labels.append(label if label in SYSTEM_LABELS else user_label_ids[label])
+            msg.labels += [label_ids[name] for name in thread.labels]
             if index in trashed:
                 msg.labels.append("TRASH")
-            all_messages.append((thread_id, msg))
-    ctx.db.flush()
-
-    all_messages.sort(key=lambda item: item[1].at)
+            in_thread.append((thread_rows[-1].id, msg))
+    ctx.insert_many(thread_rows)
+    subjects = {t.id: t.subject for t in thread_rows}
     last_in_thread: dict[str, str] = {}
-    for thread_id, msg in all_messages:
-        message_id = ctx.new_id("msg")
-        base = subjects[thread_id]
-        ctx.db.add(
-            Message(
-                id=message_id,
-                thread_id=thread_id,
-                from_email=msg.sender[0],
-                from_name=msg.sender[1],
-                to=msg.to,
-                cc=msg.cc,
-                bcc=[],
-                subject=base if thread_id not in last_in_thread else _prefixed("Re: ", base),
-                body=msg.body,
-                attachments=msg.attachments,
-                label_ids=list(dict.fromkeys(msg.labels)),
-                in_reply_to=last_in_thread.get(thread_id),
-                sent_at=ctx.iso(msg.at),
-            )
-        )
-        last_in_thread[thread_id] = message_id
-    ctx.db.flush()
-    _seed_drafts(ctx, rng, world)
+    messages = []
+    for thread_id, msg in sorted(in_thread, key=lambda item: item[1].at):
+        subject = subjects[thread_id]
+        messages.append(Message(
+            id=ctx.new_id("msg"), thread_id=thread_id, from_email=msg.sender[0], from_name=msg.sender[1], to=msg.to,
+            cc=msg.cc, bcc=[], subject=_prefixed("Re: ", subject) if thread_id in last_in_thread else subject,
+            body=msg.body, attachments=msg.attachments, label_ids=list(dict.fromkeys(msg.labels)),
+            in_reply_to=last_in_thread.get(thread_id), sent_at=ctx.iso(msg.at),
+        ))
+        last_in_thread[thread_id] = messages[-1].id
+    ctx.insert_many(messages)
+    ctx.insert_many(_seed_drafts(ctx, rng, messages))
 
 
-def _seed_drafts(ctx: ToolContext, rng: Any, world: World) -> None:
-    """A few unfinished drafts: replies, a new email, and one that still has no recipient."""
-    inbound = list(
-        ctx.db.scalars(
-            select(Message)
-            .where(_json_has(Message.label_ids, "INBOX"), ~_json_has(Message.label_ids, "TRASH"))
-            .order_by(Message.sent_at.desc(), Message.id)
-            .limit(12)
-        )
-    )
+def _seed_drafts(ctx: ToolContext, rng: Any, messages: list[Message]) -> list[Draft]:
+    """A few unfinished drafts: replies to recent mail, a new email, and one that still has no recipient."""
+    world = ctx.world
+    # Newest first; a stable sort keeps id order among messages sent at the same minute.
+    inbound = sorted((m for m in messages if "INBOX" in m.label_ids and "TRASH" not in m.label_ids),
+                     key=lambda m: m.sent_at, reverse=True)
     created = ctx.days_from_now(-1)
-    for original in (inbound[1], inbound[4]):
-        first = (original.from_name or original.from_email).split()[0]
-        ctx.db.add(
-            Draft(
-                id=ctx.new_id("dr"),
-                thread_id=original.thread_id,
-                in_reply_to=original.id,
-                to=[original.from_email],
-                cc=list(original.cc),
-                bcc=[],
-                subject=_prefixed("Re: ", original.subject),
-                body=f"Hi {first},\n\nThanks for your message. I'm looking into it and will get back to you shortly.",
-                attachments=[],
-                created_at=created,
-                updated_at=created,
-            )
+    drafts = [
+        Draft(
+            id=ctx.new_id("dr"), thread_id=original.thread_id, in_reply_to=original.id, to=[original.from_email],
+            cc=list(original.cc), bcc=[], subject=_prefixed("Re: ", original.subject),
+            body=f"Hi {(original.from_name or original.from_email).split()[0]},\n\nThanks for your message. I'm "
+            "looking into it and will get back to you shortly.",
+            attachments=[], created_at=created, updated_at=created,
         )
+        for original in (inbound[1], inbound[4])
+    ]
     finance = world.team_member("finance lead")
     customer = rng.choice(world.customers)
     company = world.organisation(customer.organisation_id).name
-    drafts = (
-        ([finance.email], [], f"Refunds to review for {company}",
+    for to, subject, body in (
+        ([finance.email], f"Refunds to review for {company}",
          f"Hi {finance.first_name},\n\nCould we go through the open refund requests from {company} this week?"),
-        ([customer.email], [], "Following up on our quote",
+        ([customer.email], "Following up on our quote",
          f"Hi {customer.first_name},\n\nI wanted to follow up on the quote we sent last week."),
-        ([], [], "Team offsite ideas", "Agenda ideas: roadmap review, customer panel, dinner. Budget to confirm."),
-    )
-    for to, cc, subject, body in drafts:
+        ([], "Team offsite ideas", "Agenda ideas: roadmap review, customer panel, dinner. Budget to confirm."),
+    ):
         when = ctx.days_from_now(-rng.uniform(0.5, 5))
-        ctx.db.add(
-            Draft(
-                id=ctx.new_id("dr"),
-                thread_id=None,
-                in_reply_to=None,
-                to=to,
-                cc=cc,
-                bcc=[],
-                subject=subject,
-                body=body,
-                attachments=[],
-                created_at=when,
-                updated_at=when,
-            )
-        )
+        drafts.append(Draft(id=ctx.new_id("dr"), to=to, cc=[], bcc=[], subject=subject, body=body, attachments=[],
+                            created_at=when, updated_at=when))
+    return drafts
 
 
 # -- messages ------------------------------------------------------------------------------------
 
 
-@service.tool("read")
+@service.tool(
+    "read",
+    intent="find",
+    phrases=("look for emails about {query}", "find the emails from {from_email}", "search the mailbox for {query}"),
+)
 def search_messages(
     ctx: ToolContext,
     query: str | None = None,
@@ -900,13 +799,14 @@ def search_messages(
     include_spam_trash: bool = False,
     limit: Limit = 20,
     cursor: Cursor = None,
-) -> Page[MessageOut]:
+) -> Page[Message]:
     """Search the mailbox, newest first. Like Gmail search: every filter you pass must match.
 
     Spam and trash are left out unless include_spam_trash is true (or you filter by the SPAM or TRASH label).
 
     Args:
-        query: Words to find in the subject, body, sender name or any address (case-insensitive).
+        query: Words to find in the subject, body, sender name or any address (case-insensitive; every word must
+            match).
         from_email: Only messages sent by this address.
         from_name: Only messages whose sender's name contains this text, e.g. a person's full name.
         to_email: Only messages sent to this address (in To or Cc).
@@ -922,62 +822,39 @@ def search_messages(
         limit: Maximum number of messages to return (1-100).
         cursor: next_cursor from a previous page.
     """
-    stmt = select(Message).order_by(Message.sent_at.desc(), Message.id.desc())
-    if query and query.strip():
-        like = f"%{_like_escape(query.strip())}%"
-        stmt = stmt.where(
-            or_(
-                Message.subject.ilike(like, escape="\\"),
-                Message.body.ilike(like, escape="\\"),
-                Message.from_name.ilike(like, escape="\\"),
-                Message.from_email.ilike(like, escape="\\"),
-                _as_text(Message.to).ilike(like, escape="\\"),
-                _as_text(Message.cc).ilike(like, escape="\\"),
-            )
-        )
-    if from_email:
-        stmt = stmt.where(Message.from_email == from_email.strip().lower())
-    if from_name and from_name.strip():
-        stmt = stmt.where(Message.from_name.ilike(f"%{_like_escape(from_name.strip())}%", escape="\\"))
+    q = ctx.query(Message).search(query, "subject", "body", "from_name", "from_email", "to", "cc")
+    q.filter(from_email=from_email.strip().lower() if from_email else None).contains("from_name", from_name)
+    q.contains("subject", subject).compare("sent_at", ">=", after).compare("sent_at", "<", before)
     if to_email:
-        email = to_email.strip().lower()
-        stmt = stmt.where(or_(_json_has(Message.to, email), _json_has(Message.cc, email)))
-    if subject and subject.strip():
-        stmt = stmt.where(Message.subject.ilike(f"%{_like_escape(subject.strip())}%", escape="\\"))
+        _having(q, to_email.strip().lower(), "to", "cc")
     label_id = _resolve_label(ctx, label).id if label else None
     if label_id:
-        stmt = stmt.where(_json_has(Message.label_ids, label_id))
-    if is_unread is not None:
-        has = _json_has(Message.label_ids, "UNREAD")
-        stmt = stmt.where(has if is_unread else ~has)
-    if is_starred is not None:
-        has = _json_has(Message.label_ids, "STARRED")
-        stmt = stmt.where(has if is_starred else ~has)
+        _having(q, label_id, "label_ids")
+    for flag, wanted in (("UNREAD", is_unread), ("STARRED", is_starred)):
+        if wanted is not None:
+            _having(q, flag, "label_ids", present=wanted)
     if has_attachment is not None:
-        n_files = func.json_array_length(_as_text(Message.attachments))
-        stmt = stmt.where(n_files > 0 if has_attachment else n_files == 0)
-    if after:
-        stmt = stmt.where(Message.sent_at >= after)
-    if before:
-        stmt = stmt.where(Message.sent_at < before)
+        q.where_sql(f"json_array_length(attachments) {'>' if has_attachment else '='} 0")
     if not include_spam_trash and label_id not in ("SPAM", "TRASH"):
-        stmt = stmt.where(~_json_has(Message.label_ids, "SPAM"), ~_json_has(Message.label_ids, "TRASH"))
-    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    names = _label_names(ctx)
-    return Page[MessageOut](items=[_message_out(m, names) for m in rows], total=total, next_cursor=next_cursor)
+        _visible(q)
+    return _show(ctx, q.order_by("-sent_at", "-id").page(limit, cursor))
 
 
-@service.tool("read")
-def get_message(ctx: ToolContext, message_id: MessageId) -> MessageOut:
+@service.tool("read", intent="get", phrases=("open the email {message_id}", "read {message_id}"))
+def get_message(ctx: ToolContext, message_id: MessageId) -> Message:
     """Get one message with its full body, recipients, attachments and labels.
 
     Args:
         message_id: The message's id, e.g. msg_0042 (see search_messages).
     """
-    return _message_out(_get_message(ctx, message_id), _label_names(ctx))
+    return _show(ctx, _get_message(ctx, message_id))
 
 
-@service.tool("write")
+@service.tool(
+    "write",
+    intent="notify",
+    phrases=("email {to} about {subject}", "send {to} an email saying {body}", "write to {to} by email: {body}"),
+)
 def send_email(
     ctx: ToolContext,
     to: list[EmailAddress],
@@ -986,7 +863,7 @@ def send_email(
     cc: list[EmailAddress] | None = None,
     bcc: list[EmailAddress] | None = None,
     attachments: list[FileName] | None = None,
-) -> MessageOut:
+) -> Message:
     """Send a new email from the user's address; it starts a new thread and gets the SENT label.
 
     To answer an existing message use reply_to_message (it keeps the thread); to pass one on use forward_message.
@@ -1000,22 +877,18 @@ def send_email(
         attachments: Names of files to attach, e.g. INV-2025-0142.pdf.
     """
     to_list = _emails(to, "to")
-    _check_sendable(to_list, subject, body, "")
-    message = _new_message(
-        ctx,
-        thread_id=None,
-        to=to_list,
-        cc=_emails(cc, "cc"),
-        bcc=_emails(bcc, "bcc"),
-        subject=subject.strip(),
-        body=body.strip(),
-        attachments=_files(attachments),
-        in_reply_to=None,
+    _check_sendable(to_list, subject, body)
+    return _new_message(
+        ctx, thread_id=None, to=to_list, cc=_emails(cc, "cc"), bcc=_emails(bcc, "bcc"), subject=subject.strip(),
+        body=body.strip(), attachments=_files(attachments), in_reply_to=None,
     )
-    return _message_out(message, _label_names(ctx))
 
 
-@service.tool("write")
+@service.tool(
+    "write",
+    intent="reply",
+    phrases=("reply to {message_id} saying {body}", "answer {message_id} by email: {body}"),
+)
 def reply_to_message(
     ctx: ToolContext,
     message_id: MessageId,
@@ -1023,7 +896,7 @@ def reply_to_message(
     reply_all: bool = False,
     cc: list[EmailAddress] | None = None,
     attachments: list[FileName] | None = None,
-) -> MessageOut:
+) -> Message:
     """Reply to a message in its thread. The subject gets "Re: " and the original is quoted below your text.
 
     The reply goes to the original sender (or, when replying to a message the user sent, to its recipients).
@@ -1048,33 +921,23 @@ def reply_to_message(
         raise ToolError.invalid_argument("The reply body is empty; write the text of your reply.")
     me = ctx.world.user.email
     to = list(original.to) if original.from_email == me else [original.from_email]
-    copied: list[str] = []
-    if reply_all:
-        copied = [e for e in (*original.to, *original.cc) if e != me and e not in to]
-    copied += _emails(cc, "cc")
-    copied = [e for e in dict.fromkeys(copied) if e not in to]
-    message = _new_message(
-        ctx,
-        thread_id=original.thread_id,
-        to=_emails(to, "to"),
-        cc=_emails(copied, "cc"),
-        bcc=[],
-        subject=_prefixed("Re: ", original.subject),
-        body=f"{body.strip()}\n\n{_quote(original)}",
-        attachments=_files(attachments),
-        in_reply_to=original.id,
+    copied = [e for e in (*original.to, *original.cc) if e != me] if reply_all else []
+    copied = [e for e in dict.fromkeys([*copied, *_emails(cc, "cc")]) if e not in to]
+    return _new_message(
+        ctx, thread_id=original.thread_id, to=_emails(to, "to"), cc=_emails(copied, "cc"), bcc=[],
+        subject=_prefixed("Re: ", original.subject), body=f"{body.strip()}\n\n{_quote(original)}",
+        attachments=_files(attachments), in_reply_to=original.id,
     )
-    return _message_out(message, _label_names(ctx))
 
 
-@service.tool("write")
+@service.tool("write", intent="forward", phrases=("forward {message_id} to {to}", "pass {message_id} on to {to}"))
 def forward_message(
     ctx: ToolContext,
     message_id: MessageId,
     to: list[EmailAddress],
     note: Text | None = None,
     cc: list[EmailAddress] | None = None,
-) -> MessageOut:
+) -> Message:
     """Forward a message, with its attachments, to other people. The subject gets "Fwd: ".
 
     A message in the trash must be restored with untrash_message first.
@@ -1091,34 +954,30 @@ def forward_message(
     to_list = _emails(to, "to")
     if not to_list:
         raise ToolError.invalid_argument("Forwarding needs at least one recipient in 'to'.")
-    sender = f"{original.from_name} <{original.from_email}>" if original.from_name else original.from_email
     forwarded = (
         "---------- Forwarded message ---------\n"
-        f"From: {sender}\nDate: {original.sent_at}\nSubject: {original.subject}\nTo: {', '.join(original.to)}\n\n"
-        f"{original.body}"
+        f"From: {_sender_line(original)}\nDate: {original.sent_at}\nSubject: {original.subject}\n"
+        f"To: {', '.join(original.to)}\n\n{original.body}"
     )
-    body = f"{note.strip()}\n\n{forwarded}" if note and note.strip() else forwarded
-    message = _new_message(
-        ctx,
-        thread_id=original.thread_id,
-        to=to_list,
-        cc=_emails(cc, "cc"),
-        bcc=[],
+    return _new_message(
+        ctx, thread_id=original.thread_id, to=to_list, cc=_emails(cc, "cc"), bcc=[],
         subject=_prefixed("Fwd: ", original.subject),
-        body=body,
-        attachments=list(original.attachments),
-        in_reply_to=None,
+        body=f"{note.strip()}\n\n{forwarded}" if note and note.strip() else forwarded,
+        attachments=list(original.attachments), in_reply_to=None,
     )
-    return _message_out(message, _label_names(ctx))
 
 
-@service.tool("write")
+@service.tool(
+    "write",
+    intent="tag",
+    phrases=("label {message_id} as {add_labels}", "file {message_id} under {add_labels}", "mark {message_id} as read"),
+)
 def modify_message(
     ctx: ToolContext,
     message_id: MessageId,
     add_labels: list[Tag] | None = None,
     remove_labels: list[Tag] | None = None,
-) -> MessageOut:
+) -> Message:
     """Add or remove labels on a message: this is how to mark read/unread, star, archive or file a message.
 
     Mark as read: remove UNREAD. Mark as unread: add UNREAD. Star: add STARRED. Archive: remove INBOX.
@@ -1145,13 +1004,12 @@ def modify_message(
     if both:
         raise ToolError.invalid_argument(f"Labels {', '.join(both)} are both added and removed; pick one.")
     labels = [i for i in message.label_ids if i not in remove]
-    labels += [i for i in add if i not in labels]
-    message.label_ids = labels
-    return _message_out(message, _label_names(ctx))
+    labels += [i for i in dict.fromkeys(add) if i not in labels]
+    return _show(ctx, ctx.update(message, label_ids=labels))
 
 
-@service.tool("write")
-def trash_message(ctx: ToolContext, message_id: MessageId) -> MessageOut:
+@service.tool("write", intent="delete", phrases=("delete the email {message_id}", "move {message_id} to the trash"))
+def trash_message(ctx: ToolContext, message_id: MessageId) -> Message:
     """Move a message to the trash. It disappears from searches until restored with untrash_message.
 
     Args:
@@ -1160,12 +1018,11 @@ def trash_message(ctx: ToolContext, message_id: MessageId) -> MessageOut:
     message = _get_message(ctx, message_id)
     if "TRASH" in message.label_ids:
         raise ToolError.invalid_state(f"Message {message_id} is already in the trash; untrash_message restores it.")
-    message.label_ids = [*message.label_ids, "TRASH"]
-    return _message_out(message, _label_names(ctx))
+    return _show(ctx, ctx.update(message, label_ids=[*message.label_ids, "TRASH"]))
 
 
-@service.tool("write")
-def untrash_message(ctx: ToolContext, message_id: MessageId) -> MessageOut:
+@service.tool("write", intent="restore", phrases=("get {message_id} back from the trash",))
+def untrash_message(ctx: ToolContext, message_id: MessageId) -> Message:
     """Restore a message from the trash, with the labels it had before.
 
     Args:
@@ -1174,14 +1031,17 @@ def untrash_message(ctx: ToolContext, message_id: MessageId) -> MessageOut:
     message = _get_message(ctx, message_id)
     if "TRASH" not in message.label_ids:
         raise ToolError.invalid_state(f"Message {message_id} is not in the trash; nothing to restore.")
-    message.label_ids = [i for i in message.label_ids if i != "TRASH"]
-    return _message_out(message, _label_names(ctx))
+    return _show(ctx, ctx.update(message, label_ids=[i for i in message.label_ids if i != "TRASH"]))
 
 
 # -- threads -------------------------------------------------------------------------------------
 
 
-@service.tool("read")
+@service.tool(
+    "read",
+    intent="find",
+    phrases=("look through the email threads with {participant_email}", "find the email conversations about {query}"),
+)
 def list_threads(
     ctx: ToolContext,
     query: str | None = None,
@@ -1195,7 +1055,8 @@ def list_threads(
     """List conversations (threads), most recently active first. A thread matches if any of its messages does.
 
     Args:
-        query: Words to find in a message's subject, body, sender name or addresses (case-insensitive).
+        query: Words to find in a message's subject, body, sender name or addresses (case-insensitive; every word
+            must match).
         participant_email: Only threads with a message from, to or copied to this address.
         label: Only threads with a message carrying this label (id or name, e.g. INBOX or Finance).
         is_unread: true: only threads with unread messages; false: only fully read threads.
@@ -1203,112 +1064,83 @@ def list_threads(
         limit: Maximum number of threads to return (1-100).
         cursor: next_cursor from a previous page.
     """
-    msg = select(Message.thread_id)
-    if not include_spam_trash:
-        msg = msg.where(~_json_has(Message.label_ids, "SPAM"), ~_json_has(Message.label_ids, "TRASH"))
-    if query and query.strip():
-        like = f"%{_like_escape(query.strip())}%"
-        msg = msg.where(
-            or_(
-                Message.subject.ilike(like, escape="\\"),
-                Message.body.ilike(like, escape="\\"),
-                Message.from_name.ilike(like, escape="\\"),
-                Message.from_email.ilike(like, escape="\\"),
-                _as_text(Message.to).ilike(like, escape="\\"),
-                _as_text(Message.cc).ilike(like, escape="\\"),
-            )
-        )
+    matching = ctx.query(Message).search(query, "subject", "body", "from_name", "from_email", "to", "cc")
     if participant_email:
         email = participant_email.strip().lower()
-        msg = msg.where(
-            or_(Message.from_email == email, _json_has(Message.to, email), _json_has(Message.cc, email))
-        )
+        test, params = _list_holds(email, "to", "cc")
+        matching.where_sql(f"from_email = ? OR {test}", email, *params)
     if label:
-        msg = msg.where(_json_has(Message.label_ids, _resolve_label(ctx, label).id))
-    stmt = select(Thread).where(Thread.id.in_(msg)).order_by(Thread.updated_at.desc(), Thread.id.desc())
+        _having(matching, _resolve_label(ctx, label).id, "label_ids")
+    if not include_spam_trash:
+        _visible(matching)
+    thread_ids = {m.thread_id for m in matching.all()}
     if is_unread is not None:
-        unread = select(Message.thread_id).where(_json_has(Message.label_ids, "UNREAD"))
-        if not include_spam_trash:
-            unread = unread.where(~_json_has(Message.label_ids, "SPAM"), ~_json_has(Message.label_ids, "TRASH"))
-        stmt = stmt.where(Thread.id.in_(unread) if is_unread else Thread.id.not_in(unread))
-    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    names = _label_names(ctx)
+        unread = _having(ctx.query(Message), "UNREAD", "label_ids")
+        unread_ids = {m.thread_id for m in (unread if include_spam_trash else _visible(unread)).all()}
+        thread_ids = thread_ids & unread_ids if is_unread else thread_ids - unread_ids
+    page = ctx.query(Thread).where_in("id", thread_ids).order_by("-updated_at", "-id").page(limit, cursor)
     # Every message of the page's threads in one query, oldest first, grouped by thread here.
-    by_thread: dict[str, list[Message]] = {}
-    for m in ctx.db.scalars(
-        select(Message).where(Message.thread_id.in_([t.id for t in rows])).order_by(Message.sent_at, Message.id)
-    ):
-        by_thread.setdefault(m.thread_id, []).append(m)
+    by_thread: dict[str, list[Message]] = {t.id: [] for t in page.items}
+    for m in ctx.query(Message).where_in("thread_id", by_thread).order_by("sent_at", "id").all():
+        by_thread[m.thread_id].append(m)
+    names = _label_names(ctx)
     items = []
-    for thread in rows:
-        messages = by_thread.get(thread.id, [])
+    for thread in page.items:
+        messages = by_thread[thread.id]
         visible = messages if include_spam_trash else [
             m for m in messages if "TRASH" not in m.label_ids and "SPAM" not in m.label_ids
         ] or messages
         last = visible[-1]
-        labels = dict.fromkeys(names.get(i, i) for m in visible for i in m.label_ids)
-        items.append(
-            ThreadSummaryOut(
-                id=thread.id,
-                subject=thread.subject,
-                participants=_participants(visible),
-                message_count=len(visible),
-                unread_count=sum("UNREAD" in m.label_ids for m in visible),
-                label_names=list(labels),
-                last_message_at=last.sent_at,
-                last_sender_email=last.from_email,
-                snippet=_snippet(last.body),
-            )
-        )
-    return Page[ThreadSummaryOut](items=items, total=total, next_cursor=next_cursor)
+        items.append(ThreadSummaryOut(
+            id=thread.id,
+            subject=thread.subject,
+            participants=_participants(visible),
+            message_count=len(visible),
+            unread_count=sum("UNREAD" in m.label_ids for m in visible),
+            label_names=list(dict.fromkeys(names.get(i, i) for m in visible for i in m.label_ids)),
+            last_message_at=last.sent_at,
+            last_sender_email=last.from_email,
+            snippet=_snippet(last.body),
+        ))
+    return Page(items=items, total=page.total, next_cursor=page.next_cursor)
 
 
-@service.tool("read")
+@service.tool("read", intent="get", phrases=("read the whole email thread {thread_id}",))
 def get_thread(ctx: ToolContext, thread_id: ThreadId) -> ThreadOut:
     """Get a whole conversation: every message of the thread, oldest first, trashed ones included (see in_trash).
 
     Args:
         thread_id: The thread's id, e.g. th_0012 (every message carries its thread_id).
     """
-    thread = ctx.get(Thread, thread_id, "thread", "Use list_threads or search_messages to find thread ids.")
-    messages = _thread_messages(ctx, thread.id)
-    names = _label_names(ctx)
+    thread = ctx.get(Thread, thread_id, hint="Use list_threads or search_messages to find thread ids.")
+    messages = ctx.query(Message).where(thread_id=thread.id).order_by("sent_at", "id").all()
     return ThreadOut(
-        id=thread.id,
-        subject=thread.subject,
-        participants=_participants(messages),
-        messages=[_message_out(m, names) for m in messages],
+        id=thread.id, subject=thread.subject, participants=_participants(messages),
+        messages=_records(ctx, Message, messages),
     )
 
 
 # -- drafts --------------------------------------------------------------------------------------
 
 
-@service.tool("read")
-def list_drafts(ctx: ToolContext, query: str | None = None, limit: Limit = 20, cursor: Cursor = None) -> Page[DraftOut]:
+@service.tool("read", intent="find", phrases=("check the unsent email drafts about {query}",))
+def list_drafts(ctx: ToolContext, query: str | None = None, limit: Limit = 20, cursor: Cursor = None) -> Page[Draft]:
     """List the user's unsent drafts, most recently edited first.
 
     Args:
-        query: Words to find in the draft's subject, body or recipients (case-insensitive).
+        query: Words to find in the draft's subject, body or recipients (case-insensitive; every word must match).
         limit: Maximum number of drafts to return (1-100).
         cursor: next_cursor from a previous page.
     """
-    stmt = select(Draft).order_by(Draft.updated_at.desc(), Draft.id.desc())
-    if query and query.strip():
-        like = f"%{_like_escape(query.strip())}%"
-        stmt = stmt.where(
-            or_(
-                Draft.subject.ilike(like, escape="\\"),
-                Draft.body.ilike(like, escape="\\"),
-                _as_text(Draft.to).ilike(like, escape="\\"),
-                _as_text(Draft.cc).ilike(like, escape="\\"),
-            )
-        )
-    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[DraftOut](items=[_draft_out(d) for d in rows], total=total, next_cursor=next_cursor)
+    q = ctx.query(Draft).search(query, "subject", "body", "to", "cc")
+    return q.order_by("-updated_at", "-id").page(limit, cursor)
 
 
-@service.tool("write")
+@service.tool(
+    "write",
+    intent="draft",
+    phrases=("draft an email to {to} about {subject}", "prepare a reply to {reply_to_message_id} without sending it"),
+)
 def create_draft(
     ctx: ToolContext,
     to: list[EmailAddress] | None = None,
@@ -1318,7 +1150,7 @@ def create_draft(
     bcc: list[EmailAddress] | None = None,
     attachments: list[FileName] | None = None,
     reply_to_message_id: MessageId | None = None,
-) -> DraftOut:
+) -> Draft:
     """Save a draft to finish and send later with send_draft. A draft may be incomplete (no recipient yet).
 
     With reply_to_message_id the draft is a reply in that message's thread: its recipient and "Re:" subject
@@ -1339,28 +1171,18 @@ def create_draft(
         original = _get_message(ctx, reply_to_message_id)
         thread_id = original.thread_id
         if not to_list:
-            me = ctx.world.user.email
-            to_list = list(original.to) if original.from_email == me else [original.from_email]
+            to_list = list(original.to) if original.from_email == ctx.world.user.email else [original.from_email]
         subject = subject.strip() or _prefixed("Re: ", original.subject)
-    draft = Draft(
-        id=ctx.new_id("dr"),
-        thread_id=thread_id,
-        in_reply_to=reply_to_message_id,
-        to=to_list,
-        cc=_emails(cc, "cc"),
-        bcc=_emails(bcc, "bcc"),
-        subject=subject.strip(),
-        body=body.strip(),
-        attachments=_files(attachments),
-        created_at=ctx.now_iso,
-        updated_at=ctx.now_iso,
-    )
-    ctx.db.add(draft)
-    ctx.db.flush()
-    return _draft_out(draft)
+    return ctx.insert(Draft(
+        id=ctx.new_id("dr"), thread_id=thread_id, in_reply_to=reply_to_message_id, to=to_list,
+        cc=_emails(cc, "cc"), bcc=_emails(bcc, "bcc"), subject=subject.strip() or None, body=body.strip(),
+        attachments=_files(attachments), created_at=ctx.now_iso, updated_at=ctx.now_iso,
+    ))
 
 
-@service.tool("write")
+@service.tool(
+    "write", intent="update", phrases=("edit the draft {draft_id}", "change the draft {draft_id} to say {body}")
+)
 def update_draft(
     ctx: ToolContext,
     draft_id: DraftId,
@@ -1370,7 +1192,7 @@ def update_draft(
     cc: list[EmailAddress] | None = None,
     bcc: list[EmailAddress] | None = None,
     attachments: list[FileName] | None = None,
-) -> DraftOut:
+) -> Draft:
     """Change a draft. Only the fields you pass change; a list you pass replaces the old one.
 
     Args:
@@ -1382,27 +1204,24 @@ def update_draft(
         bcc: New blind-copy list.
         attachments: New list of attached file names.
     """
-    draft = ctx.get(Draft, draft_id, "draft", "Use list_drafts to find draft ids.")
+    draft = _get_draft(ctx, draft_id)
     if all(v is None for v in (to, subject, body, cc, bcc, attachments)):
         raise ToolError.invalid_argument("Pass at least one field to change.")
-    if to is not None:
-        draft.to = _emails(to, "to")
-    if cc is not None:
-        draft.cc = _emails(cc, "cc")
-    if bcc is not None:
-        draft.bcc = _emails(bcc, "bcc")
+    changes: dict[str, Any] = {
+        "to": None if to is None else _emails(to, "to"),
+        "cc": None if cc is None else _emails(cc, "cc"),
+        "bcc": None if bcc is None else _emails(bcc, "bcc"),
+        "body": None if body is None else body.strip(),
+        "attachments": None if attachments is None else _files(attachments),
+    }
+    changes = {k: v for k, v in changes.items() if v is not None}
     if subject is not None:
-        draft.subject = subject.strip()
-    if body is not None:
-        draft.body = body.strip()
-    if attachments is not None:
-        draft.attachments = _files(attachments)
-    draft.updated_at = ctx.now_iso
-    return _draft_out(draft)
+        changes["subject"] = subject.strip() or None
+    return ctx.update(draft, **changes, updated_at=ctx.now_iso)
 
 
-@service.tool("write")
-def send_draft(ctx: ToolContext, draft_id: DraftId) -> MessageOut:
+@service.tool("write", intent="notify", phrases=("send the draft {draft_id}", "send off the email in {draft_id}"))
+def send_draft(ctx: ToolContext, draft_id: DraftId) -> Message:
     """Send a draft. It becomes a SENT message (in its thread, if it is a reply) and the draft is removed.
 
     The draft needs a recipient, a subject and a body; fix it with update_draft first if one is missing.
@@ -1410,84 +1229,45 @@ def send_draft(ctx: ToolContext, draft_id: DraftId) -> MessageOut:
     Args:
         draft_id: The draft to send.
     """
-    draft = ctx.get(Draft, draft_id, "draft", "Use list_drafts to find draft ids.")
+    draft = _get_draft(ctx, draft_id)
     fix = f"Use update_draft on {draft_id} to complete it, then send it."
     if not draft.to:
         raise ToolError.invalid_state(f"Draft {draft_id} has no recipient in 'to'. {fix}")
-    if not draft.subject.strip():
+    if not draft.subject:
         raise ToolError.invalid_state(f"Draft {draft_id} has no subject. {fix}")
     if not draft.body.strip():
         raise ToolError.invalid_state(f"Draft {draft_id} has an empty body. {fix}")
-    message = _new_message(
-        ctx,
-        thread_id=draft.thread_id,
-        to=list(draft.to),
-        cc=list(draft.cc),
-        bcc=list(draft.bcc),
-        subject=draft.subject,
-        body=draft.body,
-        attachments=list(draft.attachments),
-        in_reply_to=draft.in_reply_to,
+    ctx.delete(draft)
+    return _new_message(
+        ctx, thread_id=draft.thread_id, to=list(draft.to), cc=list(draft.cc), bcc=list(draft.bcc),
+        subject=draft.subject, body=draft.body, attachments=list(draft.attachments), in_reply_to=draft.in_reply_to,
     )
-    ctx.db.delete(draft)
-    return _message_out(message, _label_names(ctx))
 
 
-@service.tool("write")
+@service.tool("write", intent="delete", phrases=("discard the draft {draft_id}",))
 def delete_draft(ctx: ToolContext, draft_id: DraftId) -> DeletedOut:
     """Discard a draft for good (drafts do not go to the trash).
 
     Args:
         draft_id: The draft to discard.
     """
-    draft = ctx.get(Draft, draft_id, "draft", "Use list_drafts to find draft ids.")
-    ctx.db.delete(draft)
+    ctx.delete(_get_draft(ctx, draft_id))
     return DeletedOut(id=draft_id, deleted=True)
 
 
 # -- labels --------------------------------------------------------------------------------------
 
 
-@service.tool("read")
-def list_labels(ctx: ToolContext) -> list[LabelOut]:
+@service.tool("read", intent="check", phrases=("check how many unread emails each label has",))
+def list_labels(ctx: ToolContext) -> list[Label]:
     """List every label (system labels first, then the user's own) with how many messages carry it, and how many
     of those are unread.
     """
-    # One query. Messages are first counted per distinct label list (a few dozen), then each label is matched
-    # against those lists with the same LIKE test as _json_has and the counts summed.
-    label_sets = (
-        select(
-            _as_text(Message.label_ids).label("label_ids"),
-            func.count().label("total"),
-            func.count(case((_json_has(Message.label_ids, "UNREAD"), 1))).label("unread"),
-        )
-        .group_by(Message.label_ids)
-        .subquery()
-    )
-    # The label's id escaped for LIKE in SQL, as _like_escape does.
-    escaped_id = func.replace(
-        func.replace(func.replace(Label.id, "\\", "\\\\"), "%", "\\%"), "_", "\\_", type_=String
-    )
-    stmt = (
-        select(Label, func.coalesce(func.sum(label_sets.c.total), 0), func.coalesce(func.sum(label_sets.c.unread), 0))
-        .outerjoin(label_sets, label_sets.c.label_ids.like('%"' + escaped_id + '"%', escape="\\"))
-        .group_by(Label.id)
-        .order_by(Label.type, Label.name)
-    )
-    return [
-        LabelOut(
-            id=label.id,
-            name=label.name,
-            type=label.type,  # type: ignore[arg-type]
-            messages_total=total,
-            messages_unread=unread,
-        )
-        for label, total, unread in ctx.db.execute(stmt).all()
-    ]
+    return _show(ctx, ctx.query(Label).order_by("type", "name").all())
 
 
-@service.tool("write")
-def create_label(ctx: ToolContext, name: Tag) -> LabelOut:
+@service.tool("write", intent="create", phrases=("create an email label called {name}",))
+def create_label(ctx: ToolContext, name: Tag) -> Label:
     """Create a user label to file messages under (apply it with modify_message). Names are unique.
 
     Args:
@@ -1496,11 +1276,9 @@ def create_label(ctx: ToolContext, name: Tag) -> LabelOut:
     name = name.strip()
     if not name:
         raise ToolError.invalid_argument("The label name must not be empty.")
-    existing = ctx.db.scalar(select(Label).where(func.lower(Label.name) == name.lower()))
+    existing = ctx.query(Label).where_sql("lower(name) = lower(?)", name).first()
     if existing is not None or name.upper() in SYSTEM_LABELS:
         label_id = existing.id if existing else name.upper()
         raise ToolError.conflict(f"A label named {name!r} already exists (id {label_id}); apply that one instead.")
-    label = Label(id=ctx.new_id("Label"), name=name, type="user", created_at=ctx.now_iso)
-    ctx.db.add(label)
-    ctx.db.flush()
-    return LabelOut(id=label.id, name=label.name, type="user", messages_total=0, messages_unread=0)
+    label = Label(id=ctx.new_id(USER_LABEL_PREFIX), name=name, type="user", created_at=ctx.now_iso)
+    return _show(ctx, ctx.insert(label))

@@ -114,6 +114,18 @@ def test_search_filters_each_narrow_the_results(ep: Episode) -> None:
     assert by_name and all(m["from_name"] == ep.world.team_member("support lead").name for m in by_name)
 
 
+def test_search_matches_every_word_anywhere_and_takes_wildcards_literally(ep: Episode) -> None:
+    refund = search_all(ep, query="refund", label="INBOX")[0]
+    both = search_all(ep, query=f"refund {refund['from_email']}")
+    assert refund["id"] in [m["id"] for m in both]
+    for m in both:
+        text = " ".join([m["subject"], m["body"], m["from_name"] or "", m["from_email"], *m["to"], *m["cc"]]).lower()
+        assert "refund" in text and refund["from_email"] in text
+    spam = search_all(ep, query="300%", include_spam_trash=True)
+    assert spam and all("300%" in m["body"] for m in spam)
+    assert search_all(ep, query="3_0%", include_spam_trash=True) == []
+
+
 def test_spam_and_trash_are_left_out_unless_asked_for(ep: Episode) -> None:
     visible = search_all(ep)
     assert not any(m["in_trash"] or "SPAM" in m["label_ids"] for m in visible)
