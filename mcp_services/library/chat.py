@@ -4,7 +4,9 @@ The workspace's users are the home team (same names, emails, phones and username
 service). Conversations are public or private channels, or direct messages ("im") between two
 users. Messages quote the world's customers, companies, products and places, so a value read here
 (a customer's email, an amount, a SKU) can drive work in the CRM, payments or mailbox, and a
-message's permalink can be shared elsewhere. The agent acts as ``world.user``.
+message's permalink can be shared elsewhere. The agent acts as ``world.user``. Channels are named as
+people type them ("#support", with or without the #) and people by their handle ("ana.ruiz", "@ana.ruiz"
+in a search) or email.
 
 Rules (Slack's own): nobody posts, reacts, edits or changes the topic in an archived channel; you
 post only where you are a member; private channels need an invitation (join works for public
@@ -15,17 +17,21 @@ lowercase, without spaces, and unique, archived channels included.
 
 from __future__ import annotations
 
+import copy
 import re
-from collections.abc import Callable
+from contextvars import ContextVar
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from random import Random
-from typing import Literal, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple, TypeVar
 
-from pydantic import BaseModel, Field
-from sqlalchemy import ForeignKey, and_, exists, func, or_, select
-from sqlalchemy.orm import DeclarativeBase, Mapped, aliased, mapped_column
+from pydantic import BaseModel, Field, WithJsonSchema
 
-from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, paginate
+from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field, joined
+from mcp_services.kernel.entity import runtime_of
+from mcp_services.kernel.pagination import decode_cursor
+from mcp_services.kernel.present import present_records
+from mcp_services.kernel.records import Query
 from mcp_services.kernel.semantic import (
     URL,
     ChannelName,
@@ -39,11 +45,13 @@ from mcp_services.kernel.semantic import (
     Text,
     Username,
 )
-from mcp_services.kernel.world import Person, World
+from mcp_services.kernel.world import World
 
 UserId = EntityId("chat.user")
 ChannelId = EntityId("chat.channel")
 MessageId = EntityId("chat.message")
+MembershipId = EntityId("chat.membership")
+ReactionId = EntityId("chat.reaction")
 
 ChannelKind = Literal["public", "private", "im"]
 GENERAL = "general"
@@ -53,101 +61,17 @@ TOMBSTONE = "This message was deleted."
 _CHANNEL_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,79}$")
 _EMOJI_NAME = re.compile(r"^[a-z0-9_+-]{1,60}$")
 
-
-class Base(DeclarativeBase):
-    pass
-
-
-class User(Base):
-    __tablename__ = "users"
-    id: Mapped[str] = mapped_column(primary_key=True)
-    username: Mapped[str] = mapped_column(unique=True)
-    display_name: Mapped[str]
-    real_name: Mapped[str]
-    email: Mapped[str] = mapped_column(unique=True)
-    title: Mapped[str]
-    phone: Mapped[str]
-    is_admin: Mapped[bool]
-    status_text: Mapped[str | None]
-
-
-class Channel(Base):
-    __tablename__ = "channels"
-    id: Mapped[str] = mapped_column(primary_key=True)
-    name: Mapped[str | None] = mapped_column(unique=True)  # null for direct messages
-    kind: Mapped[str]
-    topic: Mapped[str | None]
-    purpose: Mapped[str | None]
-    creator_id: Mapped[str] = mapped_column(ForeignKey("users.id"))
-    created_at: Mapped[str]
-    archived: Mapped[bool] = mapped_column(default=False)
-    archived_at: Mapped[str | None]
-
-
-class Membership(Base):
-    __tablename__ = "channel_members"
-    channel_id: Mapped[str] = mapped_column(ForeignKey("channels.id"), primary_key=True)
-    user_id: Mapped[str] = mapped_column(ForeignKey("users.id"), primary_key=True)
-    joined_at: Mapped[str]
-
-
-class Message(Base):
-    __tablename__ = "messages"
-    id: Mapped[str] = mapped_column(primary_key=True)
-    channel_id: Mapped[str] = mapped_column(ForeignKey("channels.id"), index=True)
-    user_id: Mapped[str] = mapped_column(ForeignKey("users.id"))
-    text: Mapped[str]
-    thread_parent_id: Mapped[str | None] = mapped_column(ForeignKey("messages.id"), index=True)
-    broadcast: Mapped[bool] = mapped_column(default=False)  # a thread reply also shown in the channel
-    posted_at: Mapped[str] = mapped_column(index=True)
-    edited_at: Mapped[str | None]
-    deleted: Mapped[bool] = mapped_column(default=False)
-
-
-class Reaction(Base):
-    __tablename__ = "reactions"
-    message_id: Mapped[str] = mapped_column(ForeignKey("messages.id"), primary_key=True)
-    name: Mapped[str] = mapped_column(primary_key=True)
-    user_id: Mapped[str] = mapped_column(ForeignKey("users.id"), primary_key=True)
-    created_at: Mapped[str]
-
-
 service = Service(
     "chat",
     "Team chat workspace: public and private channels, direct messages, threads, reactions and message search.",
-    Base,
     title="Chat",
 )
 
 
-# -- results -------------------------------------------------------------------------------------
-
-
-class UserOut(BaseModel):
-    id: UserId
-    username: Username
-    display_name: str
-    real_name: PersonName
-    email: EmailAddress
-    title: JobTitle
-    phone: PhoneNumber
-    is_admin: bool
-    status_text: str | None
-
-
-class ChannelOut(BaseModel):
-    id: ChannelId
-    name: ChannelName | None = Field(description="The channel's name without #; null for a direct message")
-    kind: ChannelKind
-    topic: str | None
-    purpose: str | None
-    creator_username: Username
-    created_at: DateTime
-    archived: bool
-    archived_at: DateTime | None
-    member_count: int
-    is_member: bool = Field(description="Whether you are a member")
-    dm_with: list[Username] = Field(description="For a direct message: the other participant(s)")
+class ReactionOut(BaseModel):
+    name: str
+    count: int
+    usernames: list[Username]
 
 
 class MemberOut(BaseModel):
@@ -157,66 +81,221 @@ class MemberOut(BaseModel):
     title: JobTitle
 
 
-class ChannelDetailOut(ChannelOut):
-    members: list[MemberOut]
+#: A message's reactions as returned: one entry per emoji, oldest first.
+Reactions = Annotated[list[dict[str, Any]], WithJsonSchema({"type": "array", "items": ReactionOut.model_json_schema()})]
 
 
-class ReactionOut(BaseModel):
-    name: str
-    count: int
-    usernames: list[Username]
+# -- entities ------------------------------------------------------------------------------------
 
 
-class MessageOut(BaseModel):
+@service.entity(
+    table="users", prefix="usr", label="real_name", search=("real_name", "display_name", "username", "email", "title")
+)
+class User:
+    """A member of the workspace: one of the home team."""
+
+    id: UserId
+    username: Username = field(unique=True, role="self", mention="the chat handle")
+    display_name: str
+    real_name: PersonName = field(role="self")
+    email: EmailAddress = field(unique=True, role="self")
+    title: JobTitle
+    phone: PhoneNumber
+    is_admin: bool
+    status_text: str | None = None
+
+
+@service.entity(table="channels", prefix="chan", label="name", search=("name", "topic"))
+class Channel:
+    """A public or private channel, or a direct message between two users."""
+
+    id: ChannelId
+    name: ChannelName | None = field(
+        None, unique=True, mention="the channel", description="The channel's name without #; null for a direct message"
+    )
+    kind: ChannelKind
+    topic: str | None = None
+    purpose: str | None = None
+    creator_id: UserId = field(role="creator")
+    created_at: DateTime
+    archived: bool = False
+    archived_at: DateTime | None = None
+
+    creator_username = joined(Username, via="creator_id", field="username")
+    member_count = derived(int, lambda c: len(_shown().members[c.id]))
+    is_member = derived(bool, lambda c: _shown().me in _shown().members[c.id], description="Whether you are a member")
+    dm_with = derived(
+        list[Username],
+        lambda c: [_shown().usernames[m] for m in _shown().members[c.id] if m != _shown().me] if c.kind == "im" else [],
+        description="For a direct message: the other participant(s)",
+    )
+
+
+@service.entity(table="messages", prefix="msg", search=("text",))
+class Message:
+    """A message in a channel or direct message, or a reply in a message's thread."""
+
     id: MessageId
-    channel_id: ChannelId
-    channel_name: ChannelName | None
-    author_username: Username
-    author_name: PersonName
-    author_email: EmailAddress
+    channel_id: ChannelId = field(index=True)
+    user_id: UserId = field(role="author")
     text: Text
-    posted_at: DateTime
-    edited_at: DateTime | None
-    thread_parent_id: MessageId | None = Field(description="The thread's parent message, if this is a reply")
-    reply_count: int
-    deleted: bool
-    reactions: list[ReactionOut]
-    permalink: URL
+    thread_parent_id: MessageId | None = field(
+        None, index=True, description="The thread's parent message, if this is a reply"
+    )
+    broadcast: bool = False  # a thread reply also shown in the channel
+    posted_at: DateTime = field(index=True)
+    edited_at: DateTime | None = None
+    deleted: bool = False
+
+    channel_name = joined(ChannelName | None, via="channel_id", field="name")
+    author_username = joined(Username, via="user_id", field="username")
+    author_name = joined(PersonName, via="user_id", field="real_name")
+    author_email = joined(EmailAddress, via="user_id", field="email")
+    reply_count = derived(int, lambda m: _shown().replies.get(m.id, 0))
+    reactions = derived(Reactions, lambda m: _shown().reactions.get(m.id, []))
+    permalink = derived(URL, lambda m: f"{_shown().archives}/{m.channel_id}/p{m.id.split('_')[-1]}")
+
+
+@service.entity(table="channel_members", prefix="mem")
+class Membership:
+    """A user's membership of a channel or direct message."""
+
+    id: MembershipId
+    channel_id: ChannelId = field(index=True)
+    user_id: UserId = field(index=True, role="member")
+    joined_at: DateTime
+
+
+@service.entity(table="reactions", prefix="rx")
+class Reaction:
+    """One user's emoji reaction to a message."""
+
+    id: ReactionId
+    message_id: MessageId = field(index=True)
+    name: str
+    user_id: UserId = field(role="member")
+    created_at: DateTime
+
+
+# -- what returned records show ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Shown:
+    """What the channels and messages one call returns show beyond their rows, read in a few queries."""
+
+    me: str  # the acting user's id
+    archives: str  # the workspace's permalink prefix
+    members: dict[str, list[str]]  # channel id -> member ids
+    usernames: dict[str, str]  # user id -> username, for direct-message partners
+    replies: dict[str, int]  # message id -> live replies
+    reactions: dict[str, list[dict[str, Any]]]  # message id -> reactions
+
+
+_SHOWN: ContextVar[_Shown] = ContextVar("chat_shown")
+R = TypeVar("R")
+
+
+def _shown() -> _Shown:
+    return _SHOWN.get()
+
+
+def _marks(values: Any) -> str:
+    return ", ".join("?" for _ in values)
+
+
+def _show(ctx: ToolContext, value: R) -> R:
+    """Read what the channels and messages in ``value`` show (members, replies, reactions); returns ``value``.
+
+    Every tool that returns channels or messages passes them through here: their derived values read
+    what this puts in place, with one query per kind of value for the whole page.
+    """
+    records: list[Any] = value.items if isinstance(value, Page) else value if isinstance(value, list) else [value]
+    channels = [r.id for r in records if isinstance(r, Channel)]
+    messages = [r.id for r in records if isinstance(r, Message)]
+    members: dict[str, list[str]] = {c: [] for c in channels}
+    usernames: dict[str, str] = {}
+    if channels:
+        for channel_id, user_id in ctx.sql(
+            f"SELECT channel_id, user_id FROM channel_members WHERE channel_id IN ({_marks(channels)}) "
+            "ORDER BY channel_id, user_id",
+            *channels,
+        ):
+            members[channel_id].append(user_id)
+        dms = [c for r in records if isinstance(r, Channel) and r.kind == "im" for c in members[r.id]]
+        usernames = dict(ctx.sql(f"SELECT id, username FROM users WHERE id IN ({_marks(dms)})", *dms)) if dms else {}
+    replies: dict[str, int] = {}
+    reactions: dict[str, list[dict[str, Any]]] = {}
+    if messages:
+        replies = dict(ctx.sql(
+            f"SELECT thread_parent_id, COUNT(*) FROM messages WHERE thread_parent_id IN ({_marks(messages)}) "
+            "AND deleted = 0 GROUP BY thread_parent_id",
+            *messages,
+        ))
+        by_emoji: dict[str, dict[str, list[str]]] = {}
+        for message_id, name, username in ctx.sql(
+            "SELECT r.message_id, r.name, u.username FROM reactions AS r JOIN users AS u ON u.id = r.user_id "
+            f"WHERE r.message_id IN ({_marks(messages)}) ORDER BY r.created_at, r.name, r.user_id",
+            *messages,
+        ):
+            by_emoji.setdefault(message_id, {}).setdefault(name, []).append(username)
+        reactions = {
+            m: [{"name": n, "count": len(u), "usernames": u} for n, u in emojis.items()]
+            for m, emojis in by_emoji.items()
+        }
+    archives = f"https://{ctx.world.home.domain.split('.')[0]}.chat.example/archives"
+    _SHOWN.set(_Shown(_me(ctx).id, archives, members, usernames, replies, reactions))
+    return value
+
+
+def _record(ctx: ToolContext, cls: type[Any], record: Any) -> dict[str, Any]:
+    """A record as a tool returns it, for results that hold records inside a summary or add to them."""
+    return present_records(ctx.conn, runtime_of(cls), [_show(ctx, record)])[0]
+
+
+def _record_with(cls: type[Any], **extra: dict[str, Any]) -> Any:
+    """The result type of a record of ``cls`` returned with extra fields (given by their JSON schemas)."""
+    schema = copy.deepcopy(runtime_of(cls).schema)
+    schema["properties"].update(extra)
+    schema["required"] = [*schema["required"], *extra]
+    return Annotated[dict[str, Any], WithJsonSchema(schema)]
+
+
+MessageRecord = Annotated[dict[str, Any], WithJsonSchema(runtime_of(Message).schema)]
+ChannelDetail = _record_with(Channel, members={"type": "array", "items": MemberOut.model_json_schema()})
 
 
 class ThreadOut(BaseModel):
-    parent: MessageOut
-    replies: list[MessageOut] = Field(description="Replies, oldest first")
+    parent: MessageRecord
+    replies: list[MessageRecord] = Field(description="Replies, oldest first")
     total: int = Field(description="How many replies the thread has")
     next_cursor: str | None
 
 
-# -- helpers -------------------------------------------------------------------------------------
+# -- rules ---------------------------------------------------------------------------------------
 
 
 def _me(ctx: ToolContext) -> User:
-    user = ctx.db.scalar(select(User).where(User.email == ctx.world.user.email))
+    user = ctx.find(User, email=ctx.world.user.email)
     assert user is not None  # the acting user is always seeded
     return user
 
 
 def _is_member(ctx: ToolContext, channel_id: str, user_id: str) -> bool:
-    return ctx.db.get(Membership, (channel_id, user_id)) is not None
-
-
-def _member_ids(ctx: ToolContext, channel_id: str) -> list[str]:
-    return list(ctx.db.scalars(select(Membership.user_id).where(Membership.channel_id == channel_id)))
+    return ctx.exists(Membership, channel_id=channel_id, user_id=user_id)
 
 
 def _channel(ctx: ToolContext, ref: str) -> Channel:
     """A channel by id (chan_0003, dm_0001) or name, with or without the leading #."""
     ref = ref.strip()
-    channel = ctx.db.get(Channel, ref)
-    if channel is None:
-        channel = ctx.db.scalar(select(Channel).where(Channel.name == ref.lstrip("#").lower()))
+    channel = ctx.fetch(Channel, ref) or ctx.find(Channel, name=ref.lstrip("#").lower())
     if channel is None:
         raise ToolError.not_found("channel", ref, "Use list_channels to find channel names and ids.")
     return channel
+
+
+def _label(channel: Channel) -> str:
+    return f"#{channel.name}" if channel.name else f"direct message {channel.id}"
 
 
 def _visible(ctx: ToolContext, channel: Channel) -> None:
@@ -225,10 +304,6 @@ def _visible(ctx: ToolContext, channel: Channel) -> None:
         raise ToolError.permission_denied(
             f"{_label(channel)} is private and you are not a member; ask a member to invite you."
         )
-
-
-def _label(channel: Channel) -> str:
-    return f"#{channel.name}" if channel.name else f"direct message {channel.id}"
 
 
 def _not_archived(channel: Channel, action: str) -> None:
@@ -245,7 +320,7 @@ def _must_be_member(ctx: ToolContext, channel: Channel, action: str) -> None:
 
 
 def _user_by_email(ctx: ToolContext, email: str) -> User:
-    user = ctx.db.scalar(select(User).where(User.email == email.strip().lower()))
+    user = ctx.find(User, email=email.strip().lower())
     if user is None:
         raise ToolError.not_found(
             "user", email, "No workspace member has that email (only the team is in this workspace); see list_users."
@@ -253,118 +328,31 @@ def _user_by_email(ctx: ToolContext, email: str) -> User:
     return user
 
 
-def _user_out(u: User) -> UserOut:
-    return UserOut.model_validate(u, from_attributes=True)
-
-
-def _channel_out(ctx: ToolContext, c: Channel, model: type[ChannelOut] = ChannelOut, **extra: object) -> ChannelOut:
-    out = _channel_outs(ctx, [c])[0]
-    return out if model is ChannelOut else model(**out.model_dump(), **extra)
-
-
-def _channel_outs(ctx: ToolContext, channels: list[Channel]) -> list[ChannelOut]:
-    """Channels as results, with members, creators and DM participants fetched in three queries per page."""
-    if not channels:
-        return []
-    me = _me(ctx)
-    members: dict[str, list[str]] = {c.id: [] for c in channels}
-    for channel_id, user_id in ctx.db.execute(
-        select(Membership.channel_id, Membership.user_id)
-        .where(Membership.channel_id.in_(members))
-        .order_by(Membership.channel_id, Membership.user_id)
-    ):
-        members[channel_id].append(user_id)
-    wanted = {c.creator_id for c in channels}
-    wanted.update(m for c in channels if c.kind == "im" for m in members[c.id] if m != me.id)
-    users = {u.id: u for u in ctx.db.scalars(select(User).where(User.id.in_(wanted)))}
-    out = []
-    for c in channels:
-        creator = users.get(c.creator_id)
-        others = [users.get(m) for m in members[c.id] if m != me.id] if c.kind == "im" else []
-        out.append(
-            ChannelOut(
-                id=c.id,
-                name=c.name,
-                kind=c.kind,  # type: ignore[arg-type]
-                topic=c.topic,
-                purpose=c.purpose,
-                creator_username=creator.username if creator else "",
-                created_at=c.created_at,
-                archived=c.archived,
-                archived_at=c.archived_at,
-                member_count=len(members[c.id]),
-                is_member=me.id in members[c.id],
-                dm_with=[u.username for u in others if u is not None],
-            )
-        )
-    return out
-
-
-def _permalink(ctx: ToolContext, m: Message) -> str:
-    workspace = ctx.world.home.domain.split(".")[0]
-    return f"https://{workspace}.chat.example/archives/{m.channel_id}/p{m.id.split('_')[-1]}"
-
-
-def _messages_out(ctx: ToolContext, rows: list[Message]) -> list[MessageOut]:
-    """Result rows for many messages with a fixed number of queries (a page is up to 100 messages)."""
-    if not rows:
-        return []
-    ids = [m.id for m in rows]
-    users = {u.id: u for u in ctx.db.scalars(select(User))}
-    channels = {c.id: c for c in ctx.db.scalars(select(Channel).where(Channel.id.in_({m.channel_id for m in rows})))}
-    reactions: dict[str, dict[str, list[str]]] = {}
-    for message_id, name, user_id in ctx.db.execute(
-        select(Reaction.message_id, Reaction.name, Reaction.user_id)
-        .where(Reaction.message_id.in_(ids))
-        .order_by(Reaction.created_at, Reaction.name, Reaction.user_id)
-    ):
-        reactions.setdefault(message_id, {}).setdefault(name, []).append(users[user_id].username)
-    replies = dict(
-        ctx.db.execute(
-            select(Message.thread_parent_id, func.count())
-            .where(Message.thread_parent_id.in_(ids), Message.deleted.is_(False))
-            .group_by(Message.thread_parent_id)
-        ).all()
-    )
-    out = []
-    for m in rows:
-        author = users[m.user_id]
-        out.append(
-            MessageOut(
-                id=m.id,
-                channel_id=m.channel_id,
-                channel_name=channels[m.channel_id].name,
-                author_username=author.username,
-                author_name=author.real_name,
-                author_email=author.email,
-                text=m.text,
-                posted_at=m.posted_at,
-                edited_at=m.edited_at,
-                thread_parent_id=m.thread_parent_id,
-                reply_count=int(replies.get(m.id, 0)),
-                deleted=m.deleted,
-                reactions=[
-                    ReactionOut(name=n, count=len(u), usernames=u) for n, u in reactions.get(m.id, {}).items()
-                ],
-                permalink=_permalink(ctx, m),
-            )
-        )
-    return out
-
-
-def _message_out(ctx: ToolContext, m: Message) -> MessageOut:
-    return _messages_out(ctx, [m])[0]
+def _join(ctx: ToolContext, channel: Channel, users: list[User]) -> None:
+    ctx.insert_many([
+        Membership(id=ctx.new_id("mem"), channel_id=channel.id, user_id=u.id, joined_at=ctx.now_iso) for u in users
+    ])
 
 
 def _live_message(ctx: ToolContext, message_id: str) -> Message:
-    message = ctx.get(Message, message_id, "message", "Use get_channel_history or search_messages to find message ids.")
+    message = _get_message(ctx, message_id)
     if message.deleted:
         raise ToolError.invalid_state(f"Message {message_id} was deleted.")
     return message
 
 
-def _parse(stamp: str) -> datetime:
-    return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+def _get_message(ctx: ToolContext, message_id: str) -> Message:
+    return ctx.get(Message, message_id, hint="Use get_channel_history or search_messages to find message ids.")
+
+
+def _own_message(ctx: ToolContext, message_id: str, action: str) -> Message:
+    message = _live_message(ctx, message_id)
+    if message.user_id != _me(ctx).id:
+        raise ToolError.permission_denied(
+            f"Message {message_id} was posted by someone else; you can {action} only your own messages."
+        )
+    _not_archived(_channel(ctx, message.channel_id), f"{action} messages in it")
+    return message
 
 
 def _clean_text(text: str) -> str:
@@ -375,18 +363,114 @@ def _clean_text(text: str) -> str:
     return text.strip()
 
 
-def _shown_in_channel() -> object:
-    """Messages a channel's history shows: top-level or broadcast, and deleted ones only as thread tombstones."""
-    reply = aliased(Message)
-    has_replies = exists().where(reply.thread_parent_id == Message.id, reply.deleted.is_(False))
-    return and_(
-        or_(Message.thread_parent_id.is_(None), Message.broadcast.is_(True)),
-        or_(Message.deleted.is_(False), has_replies),
+def _readable(q: Query[Message], me: User) -> Query[Message]:
+    """Messages in public channels, and in private ones and direct messages ``me`` is in."""
+    return q.where_sql(
+        "channel_id IN (SELECT id FROM channels WHERE kind = 'public') "
+        "OR channel_id IN (SELECT channel_id FROM channel_members WHERE user_id = ?)",
+        me.id,
     )
 
 
-# -- seed ----------------------------------------------------------------------------------------
+#: Messages a channel's history shows: top-level or broadcast, and deleted ones only as thread tombstones.
+_SHOWN_IN_CHANNEL = (
+    "(thread_parent_id IS NULL OR broadcast = 1) AND (deleted = 0 OR EXISTS "
+    "(SELECT 1 FROM messages AS reply WHERE reply.thread_parent_id = messages.id AND reply.deleted = 0))"
+)
 
+
+def _post(
+    ctx: ToolContext, channel: Channel, text: str, parent: Message | None = None, broadcast: bool = False
+) -> Message:
+    message = Message(
+        id=ctx.new_id("msg"), channel_id=channel.id, user_id=_me(ctx).id, text=_clean_text(text),
+        thread_parent_id=parent.id if parent else None, broadcast=broadcast, posted_at=ctx.now_iso,
+    )
+    return _show(ctx, ctx.insert(message))
+
+
+def _parse(stamp: str) -> datetime:
+    return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+
+
+# -- seed: what people write, per channel theme --------------------------------------------------
+
+#: Texts per channel theme; {facts} are drawn per message from the world (see _facts).
+_THEMES: dict[str, tuple[str, ...]] = {
+    "sales": (
+        "Call with {name} ({email}) from {org} went well - they want a quote for {qty} x {product} ({sku}).",
+        "{org} signed! {qty} x {product}, {total}.",
+        "{name} at {org} asked for a demo of {product} next week. Who can take it?",
+        "Heads up: {org} is evaluating a competitor. {name} ({phone}) is the decision maker.",
+        "Sent the proposal for {product} to {email}; following up Thursday.",
+    ),
+    "support": (
+        "New escalation from {name} at {org}: {issue}. Their number is {phone}.",
+        "Closed the ticket for {email}; root cause was a misconfigured SSO domain.",
+        "{name} ({email}) {issue}. Can someone from engineering take a look?",
+        "Reminder: {org} has priority support, respond within 4 hours.",
+    ),
+    "finance": (
+        "Invoice for {org} ({amount}) is overdue by {days} days.",
+        "Refund of {amount} to {email} approved.",
+        "Payment of {amount} received from {org}. Matching it to the open invoice now.",
+        "Month-end close starts {close_date}; please submit expenses.",
+        "{name} from {org} asked for a copy of their last three invoices.",
+    ),
+    "office": (
+        "{place} ({place_address}) is out of action on Thursday for maintenance.",
+        "New {product} order ({sku}) arrives Monday.",
+        "Lunch on Friday at {place}, {place_address}. Reply in thread if you're in.",
+        "Printer on the second floor is fixed.",
+        "We're low on {product_lower}; ordering more.",
+    ),
+    "engineering": (
+        "Deploy of v{version} went out.",
+        "API usage for {org} spiked 4x overnight; looking into it.",
+        "Flaky test in the billing suite again, I'm quarantining it.",
+        "Incident: elevated error rates for {org} between 02:00 and 02:40 UTC. Postmortem to follow.",
+        "Code freeze starts Wednesday for the release.",
+    ),
+    "product": (
+        "Feedback from {name} at {org}: they'd pay more for {product} with SSO.",
+        "Draft roadmap for next quarter is in the shared folder; comments by Friday.",
+        "{org} is asking about bulk pricing on {product} ({sku}).",
+    ),
+    "general": (
+        "Welcome {colleague_first} to the {colleague_role} role!",
+        "All-hands this month is at {place}, {place_address}.",
+        "Reminder: submit your timesheets by Friday.",
+        "Big thanks to {colleague} for landing the quarter.",
+        "The office closes early on Friday for maintenance.",
+    ),
+    "leadership": (
+        "Q{quarter} forecast is {forecast}; {org} is the biggest open deal.",
+        "Board deck draft is ready for review.",
+        "Budget request: {budget} for two new support hires.",
+        "Should we offer {org} a discount to close this month?",
+    ),
+    "hiring": (
+        "Three strong candidates for the senior engineer role this week.",
+        "Offer accepted for the support agent position!",
+        "Can someone cover the Thursday interview loop?",
+        "Updated the job description for the account executive role.",
+    ),
+    "random": (
+        "Anyone up for coffee at 3?",
+        "The new espresso beans are excellent.",
+        "Happy Friday everyone!",
+        "Who left the umbrella in the meeting room?",
+        "Lunch recommendations near the office?",
+        "Great game last night.",
+    ),
+    # A customer channel: every message is about that one company and its people.
+    "customer": (
+        "Kickoff with {org} booked; main contact {name} <{email}>.",
+        "{name} ({job}) wants to expand to {product} ({sku}).",
+        "{org}'s office is at {org_address} if anyone visits.",
+        "{name} confirmed the renewal; call them on {phone} with questions.",
+    ),
+}
 _ISSUES = (
     "cannot log in since the last update",
     "was charged twice for the same invoice",
@@ -395,14 +479,6 @@ _ISSUES = (
     "asked for a refund on an unused seat",
     "reports the API returning 500 errors",
     "wants to add five more users",
-)
-_SMALL_TALK = (
-    "Anyone up for coffee at 3?",
-    "The new espresso beans are excellent.",
-    "Happy Friday everyone!",
-    "Who left the umbrella in the meeting room?",
-    "Lunch recommendations near the office?",
-    "Great game last night.",
 )
 _REPLIES = (
     "On it.",
@@ -419,153 +495,36 @@ _REPLIES = (
 _REACTIONS = ("+1", "eyes", "white_check_mark", "tada", "pray", "rocket", "heart", "raised_hands")
 
 
-def _themes(world: World) -> dict[str, Callable[[Random], str]]:
-    """Message generators per channel theme, quoting the world's people, companies, products and places."""
-    customers = world.customers
-    products = world.products
+def _facts(rng: Random, world: World, org_id: str | None = None) -> dict[str, Any]:
+    """The world's values one seeded message may quote (a customer of ``org_id``, if given)."""
+    customers = [p for p in world.customers if p.organisation_id == org_id] or list(world.customers)
+    person, product, place, colleague = (rng.choice(customers), rng.choice(world.products), rng.choice(world.places),
+                                         rng.choice(world.team))
+    org = world.organisation(person.organisation_id)
+    qty, units, budget_units = rng.randint(2, 40), rng.randint(1, 12), rng.randint(10, 60)
     cur = world.currency
-    places = world.places
-
-    def who(rng: Random) -> tuple[Person, str]:
-        person = rng.choice(customers)
-        return person, world.organisation(person.organisation_id).name
-
-    def sales(rng: Random) -> str:
-        p, org = who(rng)
-        product = rng.choice(products)
-        qty = rng.randint(2, 40)
-        return rng.choice(
-            (
-                f"Call with {p.name} ({p.email}) from {org} went well - they want a quote for "
-                f"{qty} x {product.name} ({product.sku}).",
-                f"{org} signed! {qty} x {product.name}, {product.unit_price * qty:.2f} {cur}.",
-                f"{p.name} at {org} asked for a demo of {product.name} next week. Who can take it?",
-                f"Heads up: {org} is evaluating a competitor. {p.name} ({p.phone}) is the decision maker.",
-                f"Sent the proposal for {product.name} to {p.email}; following up Thursday.",
-            )
-        )
-
-    def support(rng: Random) -> str:
-        p, org = who(rng)
-        return rng.choice(
-            (
-                f"New escalation from {p.name} at {org}: {rng.choice(_ISSUES)}. Their number is {p.phone}.",
-                f"Closed the ticket for {p.email}; root cause was a misconfigured SSO domain.",
-                f"{p.name} ({p.email}) {rng.choice(_ISSUES)}. Can someone from engineering take a look?",
-                f"Reminder: {org} has priority support, respond within 4 hours.",
-            )
-        )
-
-    def finance(rng: Random) -> str:
-        p, org = who(rng)
-        amount = rng.choice(products).unit_price * rng.randint(1, 12)
-        return rng.choice(
-            (
-                f"Invoice for {org} ({amount:.2f} {cur}) is overdue by {rng.randint(5, 45)} days.",
-                f"Refund of {amount:.2f} {cur} to {p.email} approved.",
-                f"Payment of {amount:.2f} {cur} received from {org}. Matching it to the open invoice now.",
-                f"Month-end close starts {(world.now_dt + timedelta(days=rng.randint(1, 20))).date().isoformat()}; "
-                "please submit expenses.",
-                f"{p.name} from {org} asked for a copy of their last three invoices.",
-            )
-        )
-
-    def office(rng: Random) -> str:
-        place = rng.choice(places)
-        product = rng.choice(products)
-        return rng.choice(
-            (
-                f"{place.name} ({place.address}) is out of action on Thursday for maintenance.",
-                f"New {product.name} order ({product.sku}) arrives Monday.",
-                f"Lunch on Friday at {place.name}, {place.address}. Reply in thread if you're in.",
-                "Printer on the second floor is fixed.",
-                f"We're low on {product.name.lower()}; ordering more.",
-            )
-        )
-
-    def engineering(rng: Random) -> str:
-        _, org = who(rng)
-        return rng.choice(
-            (
-                f"Deploy of v{rng.randint(2, 4)}.{rng.randint(0, 20)}.{rng.randint(0, 9)} went out.",
-                f"API usage for {org} spiked 4x overnight; looking into it.",
-                "Flaky test in the billing suite again, I'm quarantining it.",
-                f"Incident: elevated error rates for {org} between 02:00 and 02:40 UTC. Postmortem to follow.",
-                "Code freeze starts Wednesday for the release.",
-            )
-        )
-
-    def product(rng: Random) -> str:
-        p, org = who(rng)
-        item = rng.choice(products)
-        return rng.choice(
-            (
-                f"Feedback from {p.name} at {org}: they'd pay more for {item.name} with SSO.",
-                f"Draft roadmap for next quarter is in the shared folder; comments by Friday.",
-                f"{org} is asking about bulk pricing on {item.name} ({item.sku}).",
-            )
-        )
-
-    def general(rng: Random) -> str:
-        place = rng.choice(places)
-        colleague = rng.choice(world.team)
-        return rng.choice(
-            (
-                f"Welcome {colleague.first_name} to the {colleague.job_title} role!",
-                f"All-hands this month is at {place.name}, {place.address}.",
-                "Reminder: submit your timesheets by Friday.",
-                f"Big thanks to {colleague.name} for landing the quarter.",
-                "The office closes early on Friday for maintenance.",
-            )
-        )
-
-    def leadership(rng: Random) -> str:
-        _, org = who(rng)
-        amount = rng.choice(products).unit_price * rng.randint(10, 60)
-        return rng.choice(
-            (
-                f"Q{rng.randint(1, 4)} forecast is {amount * 10:.2f} {cur}; {org} is the biggest open deal.",
-                "Board deck draft is ready for review.",
-                f"Budget request: {amount:.2f} {cur} for two new support hires.",
-                f"Should we offer {org} a discount to close this month?",
-            )
-        )
-
-    def hiring(rng: Random) -> str:
-        return rng.choice(
-            (
-                "Three strong candidates for the senior engineer role this week.",
-                "Offer accepted for the support agent position!",
-                "Can someone cover the Thursday interview loop?",
-                "Updated the job description for the account executive role.",
-            )
-        )
-
-    def random_chat(rng: Random) -> str:
-        return rng.choice(_SMALL_TALK)
-
     return {
-        "sales": sales,
-        "support": support,
-        "finance": finance,
-        "office": office,
-        "engineering": engineering,
-        "product": product,
-        "general": general,
-        "leadership": leadership,
-        "hiring": hiring,
-        "random": random_chat,
+        "name": person.name, "email": person.email, "phone": person.phone, "job": person.job_title,
+        "org": org.name, "org_address": org.address, "product": product.name, "product_lower": product.name.lower(),
+        "sku": product.sku, "qty": qty, "total": f"{product.unit_price * qty:.2f} {cur}",
+        "amount": f"{product.unit_price * units:.2f} {cur}", "budget": f"{product.unit_price * budget_units:.2f} {cur}",
+        "forecast": f"{product.unit_price * budget_units * 10:.2f} {cur}", "days": rng.randint(5, 45),
+        "close_date": (world.now_dt + timedelta(days=rng.randint(1, 20))).date().isoformat(),
+        "issue": rng.choice(_ISSUES), "place": place.name, "place_address": place.address,
+        "colleague": colleague.name, "colleague_first": colleague.first_name, "colleague_role": colleague.job_title,
+        "version": f"{rng.randint(2, 4)}.{rng.randint(0, 20)}.{rng.randint(0, 9)}", "quarter": rng.randint(1, 4),
     }
 
 
 class _ChannelSpec(NamedTuple):
     name: str
     kind: ChannelKind
-    theme: str  # a key of _themes(), or "org:<organisation id>" for a customer channel
+    theme: str  # a key of _THEMES
     roles: tuple[str, ...] | None  # the team roles that are members; None for everyone
     messages: int
     archived: bool
     topic: str
+    org_id: str | None = None  # for a customer channel: the company it is about
 
 
 _OPS, _FIN, _SALES = "operations manager", "finance lead", "sales lead"
@@ -604,109 +563,57 @@ _CHANNELS: tuple[_ChannelSpec, ...] = (
     _ChannelSpec("offsite-2024", "public", "office", None, 8, True, "Planning the 2024 team offsite"),
 )
 _CUSTOMER_CHANNEL_ROLES = (_OPS, _SALES, "account executive", "support lead")
+#: Colleagues the user has a direct-message conversation with, and what they talk about there.
 _DM_ROLES = ("finance lead", "sales lead", "office manager", "support lead")
+_DM_THEMES = ("sales", "finance", "office", "support")
 
 
 @service.seeder
 def seed(ctx: ToolContext) -> None:
-    world = ctx.world
-    rng = ctx.rng("seed")
-    themes = _themes(world)
-    now = ctx.now
-
-    users: dict[str, User] = {}
-    for person in world.team:
-        user = User(
-            id=ctx.new_id("usr"),
-            username=person.username,
-            display_name=person.first_name,
-            real_name=person.name,
-            email=person.email,
-            title=person.job_title,
-            phone=person.phone,
+    world, rng, now = ctx.world, ctx.rng("seed"), ctx.now
+    users = {
+        person.job_title: User(
+            id=ctx.new_id("usr"), username=person.username, display_name=person.first_name, real_name=person.name,
+            email=person.email, title=person.job_title, phone=person.phone,
             is_admin=person.job_title in ("operations manager", "office manager"),
             status_text=rng.choice((None, None, "In meetings", "Working remotely", "On a customer call")),
         )
-        ctx.db.add(user)
-        users[person.job_title] = user
-    ctx.db.flush()
-    everyone = list(users.values())
+        for person in world.team
+    }
+    ctx.insert_many(list(users.values()))
+    everyone, me = list(users.values()), users[world.user.job_title]
     first_names = {u.id: u.display_name for u in everyone}
-    me = users[world.user.job_title]
 
-    # Customer channels for three accounts: their messages all name that company.
     specs = list(_CHANNELS)
-    customer_orgs = rng.sample(list(world.organisations[1:]), 3)
-    for org in customer_orgs:
+    for org in rng.sample(list(world.organisations[1:]), 3):  # three accounts get a channel of their own
         slug = re.sub(r"[^a-z0-9]+", "-", org.name.lower()).strip("-")[:60]
-        specs.append(
-            _ChannelSpec(
-                f"customer-{slug}", "public", f"org:{org.id}", _CUSTOMER_CHANNEL_ROLES, 10, False,
-                f"Shared notes on the {org.name} account",
-            )
-        )
-
-    def customer_theme(org_id: str) -> Callable[[Random], str]:
-        org = world.organisation(org_id)
-        contacts = [p for p in world.customers if p.organisation_id == org_id] or list(world.customers)
-
-        def gen(r: Random) -> str:
-            p = r.choice(contacts)
-            product = r.choice(world.products)
-            return r.choice(
-                (
-                    f"Kickoff with {org.name} booked; main contact {p.name} <{p.email}>.",
-                    f"{p.name} ({p.job_title}) wants to expand to {product.name} ({product.sku}).",
-                    f"{org.name}'s office is at {org.address} if anyone visits.",
-                    f"{p.name} confirmed the renewal; call them on {p.phone} with questions.",
-                )
-            )
-
-        return gen
-
-    channels: list[tuple[Channel, list[User], Callable[[Random], str], int]] = []
-    for name, kind, theme, roles, count, archived, topic in specs:
+        specs.append(_ChannelSpec(f"customer-{slug}", "public", "customer", _CUSTOMER_CHANNEL_ROLES, 10, False,
+                                  f"Shared notes on the {org.name} account", org.id))
+    # (channel, members, theme, customer org, how many messages)
+    channels: list[tuple[Channel, list[User], str, str | None, int]] = []
+    for name, kind, theme, roles, count, archived, topic, org_id in specs:
         members = everyone if roles is None else [users[r] for r in roles]
         created = now - timedelta(days=rng.randint(200, 700))
         channel = Channel(
-            id=ctx.new_id("chan"),
-            name=name,
-            kind=kind,
-            topic=topic,
-            purpose=topic,
-            creator_id=members[0].id,
-            created_at=ctx.iso(created),
-            archived=archived,
+            id=ctx.new_id("chan"), name=name, kind=kind, topic=topic, purpose=topic, creator_id=members[0].id,
+            created_at=ctx.iso(created), archived=archived,
             archived_at=ctx.iso(now - timedelta(days=rng.randint(30, 60))) if archived else None,
         )
-        ctx.db.add(channel)
-        gen = customer_theme(theme[4:]) if theme.startswith("org:") else themes[theme]
-        channels.append((channel, members, gen, count))
+        channels.append((channel, members, theme, org_id, count))
     for role in _DM_ROLES:
-        other = users[role]
-        dm = Channel(
-            id=ctx.new_id("dm"),
-            name=None,
-            kind="im",
-            topic=None,
-            purpose=None,
-            creator_id=me.id,
-            created_at=ctx.iso(now - timedelta(days=rng.randint(100, 400))),
-            archived=False,
-            archived_at=None,
-        )
-        ctx.db.add(dm)
-        channels.append((dm, [me, other], themes[rng.choice(("sales", "finance", "office", "support"))], 6))
-    ctx.db.flush()
-    for channel, members, _, _ in channels:
-        for user in members:
-            ctx.db.add(Membership(channel_id=channel.id, user_id=user.id, joined_at=channel.created_at))
-    ctx.db.flush()
+        dm = Channel(id=ctx.new_id("dm"), kind="im", creator_id=me.id,
+                     created_at=ctx.iso(now - timedelta(days=rng.randint(100, 400))))
+        channels.append((dm, [me, users[role]], rng.choice(_DM_THEMES), None, 6))
+    ctx.insert_many([c for c, *_ in channels])
+    ctx.insert_many([
+        Membership(id=ctx.new_id("mem"), channel_id=c.id, user_id=u.id, joined_at=c.created_at)
+        for c, members, *_ in channels for u in members
+    ])
 
-    threads: list[tuple[Message, list[User]]] = []
     top_level: list[tuple[Message, list[User]]] = []
+    threads: list[tuple[Message, list[User]]] = []
     quiet_after: dict[str, datetime] = {}
-    for channel, members, gen, count in channels:
+    for channel, members, theme, org_id, count in channels:
         # Archived channels went quiet before they were archived.
         newest = _parse(channel.archived_at) if channel.archived_at else now
         quiet_after[channel.id] = newest
@@ -721,104 +628,74 @@ def seed(ctx: ToolContext) -> None:
             for _ in range(count)
         )
         for stamp in stamps:
-            message = Message(
-                id=ctx.new_id("msg"),
-                channel_id=channel.id,
-                user_id=rng.choice(members).id,
-                text=gen(rng),
-                thread_parent_id=None,
-                broadcast=False,
-                posted_at=ctx.iso(stamp),
-                edited_at=None,
-                deleted=False,
-            )
-            ctx.db.add(message)
+            author = rng.choice(members)
+            text = rng.choice(_THEMES[theme]).format(**_facts(rng, world, org_id))
+            message = Message(id=ctx.new_id("msg"), channel_id=channel.id, user_id=author.id, text=text,
+                              posted_at=ctx.iso(stamp))
             top_level.append((message, members))
             if rng.random() < 0.35:
                 threads.append((message, members))
-    ctx.db.flush()
     # Replies come after their parent, never after now or after the channel was archived.
-    thread_replies: list[tuple[Message, list[User]]] = []
+    replies: list[tuple[Message, list[User]]] = []
     for parent, members in threads:
         at = _parse(parent.posted_at)
         for _ in range(rng.randint(1, 4)):
             at = at + timedelta(minutes=rng.randint(2, 240))
             if at >= quiet_after[parent.channel_id]:
                 break
-            author = rng.choice(members)
             reply = Message(
-                id=ctx.new_id("msg"),
-                channel_id=parent.channel_id,
-                user_id=author.id,
-                text=rng.choice(_REPLIES).format(first=first_names[parent.user_id]),
-                thread_parent_id=parent.id,
-                broadcast=rng.random() < 0.05,
-                posted_at=ctx.iso(at),
-                edited_at=None,
-                deleted=False,
+                id=ctx.new_id("msg"), channel_id=parent.channel_id, user_id=rng.choice(members).id,
+                text=rng.choice(_REPLIES).format(first=first_names[parent.user_id]), thread_parent_id=parent.id,
+                broadcast=rng.random() < 0.05, posted_at=ctx.iso(at),
             )
-            ctx.db.add(reply)
-            thread_replies.append((reply, members))
-    ctx.db.flush()
+            replies.append((reply, members))
+    ctx.insert_many([m for m, _ in top_level + replies])
     # Reactions: on every thread parent, every fifth reply and a fifth of the other messages.
-    seen: set[tuple[str, str, str]] = set()
     threaded = {m.id for m, _ in threads}
-    for message, members in threads + thread_replies[::5] + [
-        (m, mem) for m, mem in top_level if m.id not in threaded and rng.random() < 0.2
-    ]:
+    others = [(m, members) for m, members in top_level if m.id not in threaded and rng.random() < 0.2]
+    seen: set[tuple[str, str, str]] = set()
+    reactions = []
+    for message, members in threads + replies[::5] + others:
         for emoji in rng.sample(_REACTIONS, rng.randint(1, 2)):
             for user in rng.sample(members, rng.randint(1, min(2, len(members)))):
                 if (message.id, emoji, user.id) not in seen:
                     seen.add((message.id, emoji, user.id))
-                    ctx.db.add(
-                        Reaction(message_id=message.id, name=emoji, user_id=user.id, created_at=message.posted_at)
-                    )
+                    reactions.append(Reaction(id=ctx.new_id("rx"), message_id=message.id, name=emoji, user_id=user.id,
+                                              created_at=message.posted_at))
+    ctx.insert_many(reactions)
 
 
 # -- users ---------------------------------------------------------------------------------------
 
 
-@service.tool("read")
-def list_users(
-    ctx: ToolContext, query: str | None = None, limit: Limit = 20, cursor: Cursor = None
-) -> Page[UserOut]:
-    """List the workspace's users (the team), optionally matching a name, username, email or title.
+@service.tool("read", intent="find", phrases=("look {query} up in the team chat", "find {query} in the chat workspace"))
+def list_users(ctx: ToolContext, query: str | None = None, limit: Limit = 20, cursor: Cursor = None) -> Page[User]:
+    """List the workspace's users (the team), optionally matching a name, handle, email or title.
 
     Args:
-        query: Text to match against the real name, display name, username, email or title (case-insensitive).
+        query: Words to match against the real name, display name, username (an @handle works too), email or title
+            (case-insensitive; every word must match).
         limit: Maximum number of users to return (1-100).
         cursor: next_cursor from a previous page.
     """
-    stmt = select(User).order_by(User.real_name, User.id)
-    if query:
-        like = f"%{query.strip().lstrip('@')}%"
-        stmt = stmt.where(
-            or_(
-                User.real_name.ilike(like),
-                User.display_name.ilike(like),
-                User.username.ilike(like),
-                User.email.ilike(like),
-                User.title.ilike(like),
-            )
-        )
-    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[UserOut](items=[_user_out(u) for u in rows], total=total, next_cursor=next_cursor)
+    words = " ".join(w.lstrip("@") for w in query.split()) if query else None
+    return ctx.query(User).search(words).order_by("real_name").page(limit, cursor)
 
 
-@service.tool("read")
-def lookup_user_by_email(ctx: ToolContext, email: EmailAddress) -> UserOut:
+@service.tool("read", intent="find", phrases=("find the colleague whose email is {email} in the team chat",))
+def lookup_user_by_email(ctx: ToolContext, email: EmailAddress) -> User:
     """Find the workspace user with exactly this email address.
 
     Args:
         email: The email address to look up, e.g. a colleague's work email.
     """
-    return _user_out(_user_by_email(ctx, email))
+    return _user_by_email(ctx, email)
 
 
 # -- channels ------------------------------------------------------------------------------------
 
 
-@service.tool("read")
+@service.tool("read", intent="find", phrases=("check which chat channels there are about {query}",))
 def list_channels(
     ctx: ToolContext,
     query: str | None = None,
@@ -827,36 +704,38 @@ def list_channels(
     member_only: bool = False,
     limit: Limit = 20,
     cursor: Cursor = None,
-) -> Page[ChannelOut]:
+) -> Page[Channel]:
     """List the channels you can see: every public channel, plus the private channels and direct messages you are in.
 
+    Channels come first, by name, then direct messages.
+
     Args:
-        query: Text to match against the channel name or topic (case-insensitive).
+        query: Words to match against the channel name (with or without #) or topic (case-insensitive).
         kind: Only public channels, private channels or im (direct messages).
         include_archived: Also list archived channels (hidden by default).
         member_only: Only channels you are a member of.
         limit: Maximum number of channels to return (1-100).
         cursor: next_cursor from a previous page.
     """
-    me = _me(ctx)
-    mine = select(Membership.channel_id).where(Membership.user_id == me.id)
-    stmt = select(Channel).order_by(Channel.name.is_(None), Channel.name, Channel.id)  # channels, then DMs
-    stmt = stmt.where(or_(Channel.kind == "public", Channel.id.in_(mine)))
-    if query:
-        like = f"%{query.strip().lstrip('#')}%"
-        stmt = stmt.where(or_(Channel.name.ilike(like), Channel.topic.ilike(like)))
-    if kind:
-        stmt = stmt.where(Channel.kind == kind)
+    offset = decode_cursor(cursor)
+    mine = "id IN (SELECT channel_id FROM channel_members WHERE user_id = ?)"
+    me = _me(ctx).id
+    q = ctx.query(Channel).where_sql(f"kind = 'public' OR {mine}", me).filter(kind=kind)
+    q.search(" ".join(w.lstrip("#") for w in query.split()) if query else None)
     if not include_archived:
-        stmt = stmt.where(Channel.archived.is_(False))
+        q.where(archived=False)
     if member_only:
-        stmt = stmt.where(Channel.id.in_(mine))
-    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[ChannelOut](items=_channel_outs(ctx, rows), total=total, next_cursor=next_cursor)
+        q.where_sql(mine, me)
+    # Direct messages have no name and come last; the query orders by name only (SQLite puts NULL first),
+    # and a workspace has a few dozen channels, so the page is cut here.
+    ordered = sorted(q.order_by("name").all(), key=lambda c: c.name is None)
+    page = ordered[offset : offset + limit]
+    end = offset + len(page)
+    return _show(ctx, Page(items=page, total=len(ordered), next_cursor=str(end) if end < len(ordered) else None))
 
 
-@service.tool("read")
-def get_channel(ctx: ToolContext, channel: ChannelName) -> ChannelDetailOut:
+@service.tool("read", intent="get", phrases=("check who is in {channel}", "open the {channel} channel"))
+def get_channel(ctx: ToolContext, channel: ChannelName) -> ChannelDetail:
     """Get one channel with its topic, state and members.
 
     Args:
@@ -864,26 +743,28 @@ def get_channel(ctx: ToolContext, channel: ChannelName) -> ChannelDetailOut:
     """
     found = _channel(ctx, channel)
     _visible(ctx, found)
-    members = [
-        MemberOut(username=u.username, real_name=u.real_name, email=u.email, title=u.title)
-        for u in ctx.db.scalars(
-            select(User)
-            .join(Membership, Membership.user_id == User.id)
-            .where(Membership.channel_id == found.id)
-            .order_by(User.username)
-        )
-    ]
-    return _channel_out(ctx, found, ChannelDetailOut, members=members)  # type: ignore[return-value]
+    members = ctx.query(User).where_sql(
+        "id IN (SELECT user_id FROM channel_members WHERE channel_id = ?)", found.id
+    ).order_by("username").all()
+    return {
+        **_record(ctx, Channel, found),
+        "members": [{"username": u.username, "real_name": u.real_name, "email": u.email, "title": u.title}
+                    for u in members],
+    }
 
 
-@service.tool("write")
+@service.tool(
+    "write",
+    intent="create",
+    phrases=("create a chat channel called {name}", "set up a {name} channel in the team chat"),
+)
 def create_channel(
     ctx: ToolContext,
     name: ChannelName,
     is_private: bool = False,
     topic: str | None = None,
     member_emails: list[EmailAddress] | None = None,
-) -> ChannelDetailOut:
+) -> ChannelDetail:
     """Create a public or private channel; you become its first member.
 
     Names are lowercase letters, digits, hyphens and underscores (at most 80), with no spaces, and
@@ -902,7 +783,7 @@ def create_channel(
             f"Channel name {name!r} is not allowed: use lowercase letters, digits, - and _, no spaces "
             f"(for example {suggestion!r})."
         )
-    existing = ctx.db.scalar(select(Channel).where(Channel.name == clean))
+    existing = ctx.find(Channel, name=clean)
     if existing is not None:
         state = "an archived channel (unarchive_channel it to reuse it)" if existing.archived else "an existing channel"
         raise ToolError.conflict(f"The name {clean!r} is taken by {state} ({existing.id}); choose another name.")
@@ -910,27 +791,16 @@ def create_channel(
         raise ToolError.invalid_argument(f"topic can have at most {TOPIC_MAX} characters.")
     me = _me(ctx)
     invitees = [_user_by_email(ctx, e) for e in dict.fromkeys(e.lower() for e in (member_emails or []))]
-    channel = Channel(
-        id=ctx.new_id("chan"),
-        name=clean,
-        kind="private" if is_private else "public",
-        topic=topic,
-        purpose=None,
-        creator_id=me.id,
+    channel = ctx.insert(Channel(
+        id=ctx.new_id("chan"), name=clean, kind="private" if is_private else "public", topic=topic, creator_id=me.id,
         created_at=ctx.now_iso,
-        archived=False,
-        archived_at=None,
-    )
-    ctx.db.add(channel)
-    ctx.db.flush()
-    for user in [me] + [u for u in invitees if u.id != me.id]:
-        ctx.db.add(Membership(channel_id=channel.id, user_id=user.id, joined_at=ctx.now_iso))
-    ctx.db.flush()
+    ))
+    _join(ctx, channel, [me] + [u for u in invitees if u.id != me.id])
     return get_channel(ctx, channel.id)
 
 
-@service.tool("write")
-def archive_channel(ctx: ToolContext, channel: ChannelName) -> ChannelOut:
+@service.tool("write", intent="delete", phrases=("archive {channel}", "close down the {channel} channel"))
+def archive_channel(ctx: ToolContext, channel: ChannelName) -> Channel:
     """Archive a channel: it becomes read-only and hidden from lists by default. #general cannot be archived.
 
     Args:
@@ -944,13 +814,11 @@ def archive_channel(ctx: ToolContext, channel: ChannelName) -> ChannelOut:
         raise ToolError.permission_denied("#general is the workspace's default channel and cannot be archived.")
     if found.archived:
         raise ToolError.invalid_state(f"{_label(found)} is already archived.")
-    found.archived = True
-    found.archived_at = ctx.now_iso
-    return _channel_out(ctx, found)
+    return _show(ctx, ctx.update(found, archived=True, archived_at=ctx.now_iso))
 
 
-@service.tool("write")
-def unarchive_channel(ctx: ToolContext, channel: ChannelName) -> ChannelOut:
+@service.tool("write", intent="restore", phrases=("unarchive {channel}", "bring {channel} back from the archive"))
+def unarchive_channel(ctx: ToolContext, channel: ChannelName) -> Channel:
     """Unarchive an archived channel so people can post in it again.
 
     Args:
@@ -960,13 +828,11 @@ def unarchive_channel(ctx: ToolContext, channel: ChannelName) -> ChannelOut:
     _visible(ctx, found)
     if not found.archived:
         raise ToolError.invalid_state(f"{_label(found)} is not archived.")
-    found.archived = False
-    found.archived_at = None
-    return _channel_out(ctx, found)
+    return _show(ctx, ctx.update(found, archived=False, archived_at=None))
 
 
-@service.tool("write")
-def join_channel(ctx: ToolContext, channel: ChannelName) -> ChannelOut:
+@service.tool("write", intent="invite", phrases=("join {channel}", "join the {channel} channel in the team chat"))
+def join_channel(ctx: ToolContext, channel: ChannelName) -> Channel:
     """Join a public channel. Private channels need an invitation from a member instead.
 
     Args:
@@ -979,13 +845,12 @@ def join_channel(ctx: ToolContext, channel: ChannelName) -> ChannelOut:
     _not_archived(found, "join it")
     if _is_member(ctx, found.id, me.id):
         raise ToolError.invalid_state(f"You are already a member of {_label(found)}.")
-    ctx.db.add(Membership(channel_id=found.id, user_id=me.id, joined_at=ctx.now_iso))
-    ctx.db.flush()
-    return _channel_out(ctx, found)
+    _join(ctx, found, [me])
+    return _show(ctx, found)
 
 
-@service.tool("write")
-def invite_to_channel(ctx: ToolContext, channel: ChannelName, user_emails: list[EmailAddress]) -> ChannelDetailOut:
+@service.tool("write", intent="invite", phrases=("add {user_emails} to {channel}", "invite {user_emails} to {channel}"))
+def invite_to_channel(ctx: ToolContext, channel: ChannelName, user_emails: list[EmailAddress]) -> ChannelDetail:
     """Add colleagues to a channel you are a member of. Fails, adding nobody, if any of them is already in it.
 
     Args:
@@ -999,17 +864,18 @@ def invite_to_channel(ctx: ToolContext, channel: ChannelName, user_emails: list[
     _must_be_member(ctx, found, "invite people")
     if not user_emails:
         raise ToolError.invalid_argument("user_emails must list at least one colleague.")
-    for email in dict.fromkeys(e.lower() for e in user_emails):
-        user = _user_by_email(ctx, email)
+    invitees = [_user_by_email(ctx, email) for email in dict.fromkeys(e.lower() for e in user_emails)]
+    for user in invitees:
         if _is_member(ctx, found.id, user.id):
             raise ToolError.invalid_state(f"{user.username} is already in {_label(found)}; leave them out and retry.")
-        ctx.db.add(Membership(channel_id=found.id, user_id=user.id, joined_at=ctx.now_iso))
-    ctx.db.flush()
+    _join(ctx, found, invitees)
     return get_channel(ctx, found.id)
 
 
-@service.tool("write")
-def kick_from_channel(ctx: ToolContext, channel: ChannelName, user_email: EmailAddress) -> ChannelDetailOut:
+@service.tool(
+    "write", intent="remove", phrases=("remove {user_email} from {channel}", "take {user_email} out of {channel}")
+)
+def kick_from_channel(ctx: ToolContext, channel: ChannelName, user_email: EmailAddress) -> ChannelDetail:
     """Remove a colleague from a channel you are in.
 
     Nobody can be removed from #general, and you cannot remove yourself.
@@ -1028,16 +894,15 @@ def kick_from_channel(ctx: ToolContext, channel: ChannelName, user_email: EmailA
     user = _user_by_email(ctx, user_email)
     if user.id == _me(ctx).id:
         raise ToolError.invalid_argument("You cannot remove yourself from a channel.")
-    membership = ctx.db.get(Membership, (found.id, user.id))
+    membership = ctx.find(Membership, channel_id=found.id, user_id=user.id)
     if membership is None:
         raise ToolError.invalid_state(f"{user.username} is not a member of {_label(found)}.")
-    ctx.db.delete(membership)
-    ctx.db.flush()
+    ctx.delete(membership)
     return get_channel(ctx, found.id)
 
 
-@service.tool("write")
-def set_channel_topic(ctx: ToolContext, channel: ChannelName, topic: str) -> ChannelOut:
+@service.tool("write", intent="update", phrases=("set the topic of {channel} to {topic}", "change the {channel} topic"))
+def set_channel_topic(ctx: ToolContext, channel: ChannelName, topic: str) -> Channel:
     """Set a channel's topic (the line shown under its name). Pass an empty string to clear it.
 
     Args:
@@ -1051,12 +916,15 @@ def set_channel_topic(ctx: ToolContext, channel: ChannelName, topic: str) -> Cha
     _must_be_member(ctx, found, "change its topic")
     if len(topic) > TOPIC_MAX:
         raise ToolError.invalid_argument(f"topic is {len(topic)} characters; at most {TOPIC_MAX} are allowed.")
-    found.topic = topic.strip() or None
-    return _channel_out(ctx, found)
+    return _show(ctx, ctx.update(found, topic=topic.strip() or None))
 
 
-@service.tool("write")
-def open_direct_message(ctx: ToolContext, user_email: EmailAddress) -> ChannelOut:
+@service.tool(
+    "write",
+    intent="create",
+    phrases=("open a direct message with {user_email}", "start a private chat with {user_email}"),
+)
+def open_direct_message(ctx: ToolContext, user_email: EmailAddress) -> Channel:
     """Open (or reuse) your direct-message conversation with a colleague.
 
     Post to it with post_message(channel=<the returned id>).
@@ -1068,38 +936,21 @@ def open_direct_message(ctx: ToolContext, user_email: EmailAddress) -> ChannelOu
     other = _user_by_email(ctx, user_email)
     if other.id == me.id:
         raise ToolError.invalid_argument("That is your own email; open a direct message with someone else.")
-    mine = select(Membership.channel_id).where(Membership.user_id == me.id)
-    theirs = select(Membership.channel_id).where(Membership.user_id == other.id)
-    existing = ctx.db.scalar(select(Channel).where(Channel.kind == "im", Channel.id.in_(mine), Channel.id.in_(theirs)))
+    member = "id IN (SELECT channel_id FROM channel_members WHERE user_id = ?)"
+    existing = ctx.query(Channel).where(kind="im").where_sql(member, me.id).where_sql(member, other.id).first()
     if existing is not None:
-        return _channel_out(ctx, existing)
-    dm = Channel(
-        id=ctx.new_id("dm"),
-        name=None,
-        kind="im",
-        topic=None,
-        purpose=None,
-        creator_id=me.id,
-        created_at=ctx.now_iso,
-        archived=False,
-        archived_at=None,
-    )
-    ctx.db.add(dm)
-    ctx.db.flush()
-    ctx.db.add_all(
-        [
-            Membership(channel_id=dm.id, user_id=me.id, joined_at=ctx.now_iso),
-            Membership(channel_id=dm.id, user_id=other.id, joined_at=ctx.now_iso),
-        ]
-    )
-    ctx.db.flush()
-    return _channel_out(ctx, dm)
+        return _show(ctx, existing)
+    dm = ctx.insert(Channel(id=ctx.new_id("dm"), kind="im", creator_id=me.id, created_at=ctx.now_iso))
+    _join(ctx, dm, [me, other])
+    return _show(ctx, dm)
 
 
 # -- messages ------------------------------------------------------------------------------------
 
 
-@service.tool("read")
+@service.tool(
+    "read", intent="find", phrases=("read the latest messages in {channel}", "catch up on what was said in {channel}")
+)
 def get_channel_history(
     ctx: ToolContext,
     channel: ChannelName,
@@ -1107,7 +958,7 @@ def get_channel_history(
     latest: DateTime | None = None,
     limit: Limit = 20,
     cursor: Cursor = None,
-) -> Page[MessageOut]:
+) -> Page[Message]:
     """A channel's (or direct message's) messages, newest first; thread replies are read with get_thread_replies.
 
     Args:
@@ -1119,23 +970,13 @@ def get_channel_history(
     """
     found = _channel(ctx, channel)
     _visible(ctx, found)
-    stmt = (
-        select(Message)
-        .where(Message.channel_id == found.id, _shown_in_channel())  # type: ignore[arg-type]
-        .order_by(Message.posted_at.desc(), Message.id.desc())
-    )
-    if oldest:
-        stmt = stmt.where(Message.posted_at >= oldest)
-    if latest:
-        stmt = stmt.where(Message.posted_at <= latest)
-    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[MessageOut](items=_messages_out(ctx, rows), total=total, next_cursor=next_cursor)
+    q = ctx.query(Message).where(channel_id=found.id).where_sql(_SHOWN_IN_CHANNEL)
+    q.compare("posted_at", ">=", oldest).compare("posted_at", "<=", latest)
+    return _show(ctx, q.order_by("-posted_at", "-id").page(limit, cursor))
 
 
-@service.tool("read")
-def get_thread_replies(
-    ctx: ToolContext, message_id: MessageId, limit: Limit = 20, cursor: Cursor = None
-) -> ThreadOut:
+@service.tool("read", intent="get", phrases=("read the replies to {message_id}", "check the thread under {message_id}"))
+def get_thread_replies(ctx: ToolContext, message_id: MessageId, limit: Limit = 20, cursor: Cursor = None) -> ThreadOut:
     """A thread: its parent message and the replies, oldest first.
 
     Args:
@@ -1143,21 +984,18 @@ def get_thread_replies(
         limit: Maximum number of replies to return (1-100).
         cursor: next_cursor from a previous page.
     """
-    message = ctx.get(Message, message_id, "message", "Use get_channel_history or search_messages to find message ids.")
-    parent = ctx.get(Message, message.thread_parent_id, "message") if message.thread_parent_id else message
+    message = _get_message(ctx, message_id)
+    parent = _get_message(ctx, message.thread_parent_id) if message.thread_parent_id else message
     _visible(ctx, _channel(ctx, parent.channel_id))
-    stmt = (
-        select(Message)
-        .where(Message.thread_parent_id == parent.id, Message.deleted.is_(False))
-        .order_by(Message.posted_at, Message.id)
-    )
-    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    parent_out, *replies = _messages_out(ctx, [parent, *rows])
-    return ThreadOut(parent=parent_out, replies=replies, total=total, next_cursor=next_cursor)
+    q = ctx.query(Message).where(thread_parent_id=parent.id, deleted=False)
+    page = q.order_by("posted_at", "id").page(limit, cursor)
+    _show(ctx, [parent, *page.items])
+    shown = present_records(ctx.conn, runtime_of(Message), [parent, *page.items])
+    return ThreadOut(parent=shown[0], replies=shown[1:], total=page.total, next_cursor=page.next_cursor)
 
 
-@service.tool("write")
-def post_message(ctx: ToolContext, channel: ChannelName, text: Text) -> MessageOut:
+@service.tool("write", intent="post", phrases=("post in {channel}: {text}", "write in {channel} that {text}"))
+def post_message(ctx: ToolContext, channel: ChannelName, text: Text) -> Message:
     """Post a message to a channel or direct message you are a member of. Archived channels accept no posts.
 
     Args:
@@ -1169,26 +1007,15 @@ def post_message(ctx: ToolContext, channel: ChannelName, text: Text) -> MessageO
     _visible(ctx, found)
     _not_archived(found, "post in it")
     _must_be_member(ctx, found, "post in it")
-    message = Message(
-        id=ctx.new_id("msg"),
-        channel_id=found.id,
-        user_id=_me(ctx).id,
-        text=_clean_text(text),
-        thread_parent_id=None,
-        broadcast=False,
-        posted_at=ctx.now_iso,
-        edited_at=None,
-        deleted=False,
-    )
-    ctx.db.add(message)
-    ctx.db.flush()
-    return _message_out(ctx, message)
+    return _post(ctx, found, text)
 
 
-@service.tool("write")
-def reply_in_thread(
-    ctx: ToolContext, message_id: MessageId, text: Text, also_send_to_channel: bool = False
-) -> MessageOut:
+@service.tool(
+    "write",
+    intent="reply",
+    phrases=("reply in the thread of {message_id}: {text}", "answer {message_id} in its thread"),
+)
+def reply_in_thread(ctx: ToolContext, message_id: MessageId, text: Text, also_send_to_channel: bool = False) -> Message:
     """Reply in the thread of a message (starting the thread if it has none).
 
     Reply to the thread's parent, not to another reply. The channel must not be archived and you
@@ -1208,24 +1035,11 @@ def reply_in_thread(
     _visible(ctx, found)
     _not_archived(found, "reply in it")
     _must_be_member(ctx, found, "reply in it")
-    reply = Message(
-        id=ctx.new_id("msg"),
-        channel_id=found.id,
-        user_id=_me(ctx).id,
-        text=_clean_text(text),
-        thread_parent_id=parent.id,
-        broadcast=also_send_to_channel,
-        posted_at=ctx.now_iso,
-        edited_at=None,
-        deleted=False,
-    )
-    ctx.db.add(reply)
-    ctx.db.flush()
-    return _message_out(ctx, reply)
+    return _post(ctx, found, text, parent, also_send_to_channel)
 
 
-@service.tool("write")
-def update_message(ctx: ToolContext, message_id: MessageId, text: Text) -> MessageOut:
+@service.tool("write", intent="update", phrases=("edit {message_id} to say {text}", "correct my message {message_id}"))
+def update_message(ctx: ToolContext, message_id: MessageId, text: Text) -> Message:
     """Edit the text of one of your own messages.
 
     Others' messages, deleted messages and messages in archived channels cannot be edited.
@@ -1234,41 +1048,28 @@ def update_message(ctx: ToolContext, message_id: MessageId, text: Text) -> Messa
         message_id: Your message to edit.
         text: The new text (at most 4000 characters).
     """
-    message = _live_message(ctx, message_id)
-    if message.user_id != _me(ctx).id:
-        raise ToolError.permission_denied(
-            f"Message {message_id} was posted by someone else; you can edit only your own messages."
-        )
-    _not_archived(_channel(ctx, message.channel_id), "edit messages in it")
+    message = _own_message(ctx, message_id, "edit")
     clean = _clean_text(text)
     if clean == message.text:
         raise ToolError.invalid_argument("The new text is the same as the current text.")
-    message.text = clean
-    message.edited_at = ctx.now_iso
-    return _message_out(ctx, message)
+    return _show(ctx, ctx.update(message, text=clean, edited_at=ctx.now_iso))
 
 
-@service.tool("write")
-def delete_message(ctx: ToolContext, message_id: MessageId) -> MessageOut:
+@service.tool("write", intent="delete", phrases=("delete the chat message {message_id}",))
+def delete_message(ctx: ToolContext, message_id: MessageId) -> Message:
     """Delete one of your own messages. A thread parent with replies stays as "This message was deleted.".
 
     Args:
         message_id: Your message to delete.
     """
-    message = _live_message(ctx, message_id)
-    if message.user_id != _me(ctx).id:
-        raise ToolError.permission_denied(
-            f"Message {message_id} was posted by someone else; you can delete only your own messages."
-        )
-    _not_archived(_channel(ctx, message.channel_id), "delete messages in it")
-    message.deleted = True
-    message.text = TOMBSTONE
-    message.edited_at = ctx.now_iso
-    return _message_out(ctx, message)
+    message = _own_message(ctx, message_id, "delete")
+    return _show(ctx, ctx.update(message, deleted=True, text=TOMBSTONE, edited_at=ctx.now_iso))
 
 
-@service.tool("write")
-def add_reaction(ctx: ToolContext, message_id: MessageId, name: str) -> MessageOut:
+@service.tool(
+    "write", intent="tag", phrases=("react to {message_id} with :{name}:", "put a {name} reaction on {message_id}")
+)
+def add_reaction(ctx: ToolContext, message_id: MessageId, name: str) -> Message:
     """Add an emoji reaction to a message, e.g. white_check_mark to mark it done.
 
     Args:
@@ -1285,14 +1086,15 @@ def add_reaction(ctx: ToolContext, message_id: MessageId, name: str) -> MessageO
     _visible(ctx, found)
     _not_archived(found, "react in it")
     me = _me(ctx)
-    if ctx.db.get(Reaction, (message.id, emoji, me.id)) is not None:
+    if ctx.exists(Reaction, message_id=message.id, name=emoji, user_id=me.id):
         raise ToolError.conflict(f"You already reacted with :{emoji}: to message {message_id}.")
-    ctx.db.add(Reaction(message_id=message.id, name=emoji, user_id=me.id, created_at=ctx.now_iso))
-    ctx.db.flush()
-    return _message_out(ctx, message)
+    ctx.insert(Reaction(id=ctx.new_id("rx"), message_id=message.id, name=emoji, user_id=me.id, created_at=ctx.now_iso))
+    return _show(ctx, message)
 
 
-@service.tool("read")
+@service.tool(
+    "read", intent="find", phrases=("search the team chat for {query}", "find the chat messages that mention {query}")
+)
 def search_messages(
     ctx: ToolContext,
     query: str,
@@ -1302,7 +1104,7 @@ def search_messages(
     before: Date | None = None,
     limit: Limit = 20,
     cursor: Cursor = None,
-) -> Page[MessageOut]:
+) -> Page[Message]:
     """Search the messages you can see (public channels, and private ones and DMs you are in), newest first.
 
     Every word of the query must appear in the message (case-insensitive), so an email address,
@@ -1317,28 +1119,15 @@ def search_messages(
         limit: Maximum number of messages to return (1-100).
         cursor: next_cursor from a previous page.
     """
-    words = query.split()
-    if not words:
+    if not query.split():
         raise ToolError.invalid_argument("query must contain at least one word.")
-    me = _me(ctx)
-    mine = select(Membership.channel_id).where(Membership.user_id == me.id)
-    public = select(Channel.id).where(Channel.kind == "public")
-    stmt = (
-        select(Message)
-        .where(Message.deleted.is_(False), or_(Message.channel_id.in_(public), Message.channel_id.in_(mine)))
-        .order_by(Message.posted_at.desc(), Message.id.desc())
-    )
-    for word in words:
-        stmt = stmt.where(Message.text.ilike(f"%{word}%"))
+    q = _readable(ctx.query(Message).where(deleted=False).search(query), _me(ctx))
     if channel:
         found = _channel(ctx, channel)
         _visible(ctx, found)
-        stmt = stmt.where(Message.channel_id == found.id)
+        q.where(channel_id=found.id)
     if from_email:
-        stmt = stmt.where(Message.user_id == _user_by_email(ctx, from_email).id)
-    if after:
-        stmt = stmt.where(Message.posted_at >= f"{after}T00:00:00Z")
-    if before:
-        stmt = stmt.where(Message.posted_at < f"{before}T00:00:00Z")
-    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[MessageOut](items=_messages_out(ctx, rows), total=total, next_cursor=next_cursor)
+        q.where(user_id=_user_by_email(ctx, from_email).id)
+    q.compare("posted_at", ">=", f"{after}T00:00:00Z" if after else None)
+    q.compare("posted_at", "<", f"{before}T00:00:00Z" if before else None)
+    return _show(ctx, q.order_by("-posted_at", "-id").page(limit, cursor))

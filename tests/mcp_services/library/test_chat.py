@@ -92,6 +92,25 @@ def test_messages_quote_crm_contacts_by_their_crm_email() -> None:
         assert quoted[0] in hit["text"] and hit["permalink"].startswith("https://")
 
 
+def test_people_are_found_by_the_handle_people_type(ep: Episode) -> None:
+    colleague = ep.world.team[5]
+    found = call(ep, "list_users", query=f"@{colleague.username}")["items"]
+    assert [u["email"] for u in found] == [colleague.email]
+    assert call(ep, "list_users", query=f"{colleague.first_name} {colleague.job_title}")["items"][0]["email"] == (
+        colleague.email
+    )
+
+
+def test_a_customer_channel_talks_about_that_customer_only(ep: Episode) -> None:
+    channels = [c for c in call(ep, "list_channels", limit=100)["items"] if (c["name"] or "").startswith("customer-")]
+    assert len(channels) == 3
+    for channel in channels:
+        org = next(o for o in ep.world.organisations if channel["topic"] == f"Shared notes on the {o.name} account")
+        people = [p.name for p in ep.world.customers if p.organisation_id == org.id]
+        top_level = [m for m in history(ep, channel["name"]) if m["thread_parent_id"] is None]
+        assert top_level and all(org.name in m["text"] or any(n in m["text"] for n in people) for m in top_level)
+
+
 # -- channels ------------------------------------------------------------------------------------
 
 
@@ -103,6 +122,16 @@ def test_list_channels_hides_archived_and_private_channels_you_are_not_in(ep: Ep
     assert {"offsite-2024", "project-phoenix"} <= {c["name"] for c in archived}
     dms = call(ep, "list_channels", kind="im")["items"]
     assert dms and all(c["name"] is None and len(c["dm_with"]) == 1 for c in dms)
+
+
+def test_channels_are_listed_by_name_then_direct_messages_and_found_as_people_type_them(ep: Episode) -> None:
+    items = call(ep, "list_channels", limit=100)["items"]
+    names = [c["name"] for c in items if c["name"]]
+    assert names == sorted(names) and [c["kind"] for c in items[len(names):]] == ["im"] * (len(items) - len(names))
+    paged = call(ep, "list_channels", limit=4, cursor=str(len(names) - 2))
+    assert [c["id"] for c in paged["items"]] == [c["id"] for c in items[len(names) - 2 : len(names) + 2]]
+    assert {c["name"] for c in call(ep, "list_channels", query="#support")["items"]} == {"support"}
+    assert call(ep, "post_message", channel="#support", text="On it.")["channel_name"] == "support"
 
 
 def test_private_channel_you_are_not_in_cannot_be_read(ep: Episode) -> None:
