@@ -96,11 +96,11 @@ class User:
 
     id: UserId
     username: Username = field(unique=True, role="self", mention="the chat handle")
-    display_name: str
+    display_name: str = field(role="self")
     real_name: PersonName = field(role="self")
     email: EmailAddress = field(unique=True, role="self")
     title: JobTitle
-    phone: PhoneNumber
+    phone: PhoneNumber = field(role="self")
     is_admin: bool
     status_text: str | None = None
 
@@ -173,7 +173,7 @@ class Reaction:
     id: ReactionId
     message_id: MessageId = field(index=True)
     name: str
-    user_id: UserId = field(role="member")
+    user_id: UserId = field(role="author")
     created_at: DateTime
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from contextvars import ContextVar
 from dataclasses import dataclass, field as dc_field
 from datetime import datetime, timedelta
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, WithJsonSchema
@@ -204,8 +205,13 @@ class DeletedOut(BaseModel):
 # -- rules ---------------------------------------------------------------------------------------
 
 
-def _list_holds(value: str, *columns: str) -> tuple[str, list[str]]:
-    """SQL that holds when one of the JSON list ``columns`` contains ``value``, and its parameters.
+Condition = tuple[str, list[Any]]  # SQL over a message's columns, with its parameters
+#: The text fields free-text search matches (addresses included: lists are stored as JSON text).
+_TEXT_FIELDS = ("subject", "body", "from_name", "from_email", "to", "cc")
+
+
+def _list_holds(value: str, *columns: str) -> Condition:
+    """One of the JSON list ``columns`` contains ``value``.
 
     Lists are stored as JSON text ('["INBOX","UNREAD"]'), so an item is found by its JSON encoding with
     the kernel's escaped LIKE pattern.
@@ -214,15 +220,29 @@ def _list_holds(value: str, *columns: str) -> tuple[str, list[str]]:
     return test, [like_pattern(json_text(value))] * len(columns)
 
 
-def _having(q: Query[Any], value: str, *columns: str, present: bool = True) -> Query[Any]:
-    """Rows whose JSON list ``columns`` hold ``value`` (with present=False: rows where none does)."""
-    test, params = _list_holds(value, *columns)
-    return q.where_sql(test if present else f"NOT ({test})", *params)
+def _lacks(condition: Condition) -> Condition:
+    return f"NOT ({condition[0]})", condition[1]
 
 
-def _visible(q: Query[Any]) -> Query[Any]:
-    """Leave out spam and trash."""
-    return _having(_having(q, "SPAM", "label_ids", present=False), "TRASH", "label_ids", present=False)
+def _labelled(label_id: str, present: bool = True) -> Condition:
+    holds = _list_holds(label_id, "label_ids")
+    return holds if present else _lacks(holds)
+
+
+#: Spam and trash, which searches leave out unless asked.
+_NOT_HIDDEN = (_labelled("SPAM", False), _labelled("TRASH", False))
+
+
+def _where(q: Query[Any], conditions: Iterable[Condition]) -> Query[Any]:
+    for sql, params in conditions:
+        q.where_sql(sql, *params)
+    return q
+
+
+def _in_threads_of(conditions: list[Condition]) -> Condition:
+    """A thread that has a message meeting every condition."""
+    where = " AND ".join(f"({sql})" for sql, _ in conditions) or "1"
+    return f"id IN (SELECT thread_id FROM messages WHERE {where})", [p for _, params in conditions for p in params]
 
 
 def _participants(messages: list[Message]) -> list[str]:
@@ -822,21 +842,20 @@ def search_messages(
         limit: Maximum number of messages to return (1-100).
         cursor: next_cursor from a previous page.
     """
-    q = ctx.query(Message).search(query, "subject", "body", "from_name", "from_email", "to", "cc")
+    q = ctx.query(Message).search(query, *_TEXT_FIELDS)
     q.filter(from_email=from_email.strip().lower() if from_email else None).contains("from_name", from_name)
     q.contains("subject", subject).compare("sent_at", ">=", after).compare("sent_at", "<", before)
     if to_email:
-        _having(q, to_email.strip().lower(), "to", "cc")
+        _where(q, [_list_holds(to_email.strip().lower(), "to", "cc")])
     label_id = _resolve_label(ctx, label).id if label else None
     if label_id:
-        _having(q, label_id, "label_ids")
-    for flag, wanted in (("UNREAD", is_unread), ("STARRED", is_starred)):
-        if wanted is not None:
-            _having(q, flag, "label_ids", present=wanted)
+        _where(q, [_labelled(label_id)])
+    _where(q, [_labelled(flag, wanted) for flag, wanted in (("UNREAD", is_unread), ("STARRED", is_starred))
+               if wanted is not None])
     if has_attachment is not None:
         q.where_sql(f"json_array_length(attachments) {'>' if has_attachment else '='} 0")
     if not include_spam_trash and label_id not in ("SPAM", "TRASH"):
-        _visible(q)
+        _where(q, _NOT_HIDDEN)
     return _show(ctx, q.order_by("-sent_at", "-id").page(limit, cursor))
 
 
@@ -1064,21 +1083,24 @@ def list_threads(
         limit: Maximum number of threads to return (1-100).
         cursor: next_cursor from a previous page.
     """
-    matching = ctx.query(Message).search(query, "subject", "body", "from_name", "from_email", "to", "cc")
+    conditions: list[Condition] = [] if include_spam_trash else list(_NOT_HIDDEN)
     if participant_email:
         email = participant_email.strip().lower()
         test, params = _list_holds(email, "to", "cc")
-        matching.where_sql(f"from_email = ? OR {test}", email, *params)
+        conditions.append((f"from_email = ? OR {test}", [email, *params]))
     if label:
-        _having(matching, _resolve_label(ctx, label).id, "label_ids")
-    if not include_spam_trash:
-        _visible(matching)
-    thread_ids = {m.thread_id for m in matching.all()}
+        conditions.append(_labelled(_resolve_label(ctx, label).id))
+    threads = ctx.query(Thread)
+    if query and query.strip():
+        # The kernel's word search finds the matching messages (a search hits few); their threads are the candidates.
+        hits = _where(ctx.query(Message).search(query, *_TEXT_FIELDS), conditions).all()
+        threads.where_in("id", {m.thread_id for m in hits})
+    else:
+        _where(threads, [_in_threads_of(conditions)])
     if is_unread is not None:
-        unread = _having(ctx.query(Message), "UNREAD", "label_ids")
-        unread_ids = {m.thread_id for m in (unread if include_spam_trash else _visible(unread)).all()}
-        thread_ids = thread_ids & unread_ids if is_unread else thread_ids - unread_ids
-    page = ctx.query(Thread).where_in("id", thread_ids).order_by("-updated_at", "-id").page(limit, cursor)
+        unread_sql, params = _in_threads_of([_labelled("UNREAD"), *([] if include_spam_trash else _NOT_HIDDEN)])
+        threads.where_sql(unread_sql if is_unread else f"NOT ({unread_sql})", *params)
+    page = threads.order_by("-updated_at", "-id").page(limit, cursor)
     # Every message of the page's threads in one query, oldest first, grouped by thread here.
     by_thread: dict[str, list[Message]] = {t.id: [] for t in page.items}
     for m in ctx.query(Message).where_in("thread_id", by_thread).order_by("sent_at", "id").all():

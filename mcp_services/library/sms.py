@@ -82,7 +82,7 @@ class Phone:
     """What Twilio Lookup knows about a phone number: who it belongs to and what kind of line it is."""
 
     id: PhoneId
-    phone_number: PhoneNumber = field(unique=True)
+    phone_number: PhoneNumber = field(unique=True, role="self")
     line_type: LineType
     caller_name: PersonName | None = field(None, role="self")
     caller_type: CallerType | None = None
@@ -231,13 +231,18 @@ def _record_schema(cls: type[Any]) -> Any:
 # -- results that are not records ----------------------------------------------------------------
 
 
-class ConversationSummaryOut(BaseModel):
+class ContactOut(BaseModel):
+    """Who is behind a number we text with, and whether it can receive our texts."""
+
     contact_number: PhoneNumber
     contact_name: PersonName | None
     company_name: CompanyName | None
     line_type: LineType
     opted_out: bool
     can_receive_sms: bool
+
+
+class ConversationSummaryOut(ContactOut):
     message_count: int
     inbound_count: int
     our_numbers: list[PhoneNumber]
@@ -246,13 +251,7 @@ class ConversationSummaryOut(BaseModel):
     last_body: Text
 
 
-class ConversationOut(BaseModel):
-    contact_number: PhoneNumber
-    contact_name: PersonName | None
-    company_name: CompanyName | None
-    line_type: LineType
-    opted_out: bool
-    can_receive_sms: bool
+class ConversationOut(ContactOut):
     messages: list[Annotated[dict[str, Any], _record_schema(Message)]]
     total: int
     next_cursor: str | None
@@ -799,12 +798,23 @@ def delete_message(ctx: ToolContext, message_sid: MessageSid) -> DeletedOut:
 # -- conversations -------------------------------------------------------------------------------
 
 
-def _contact_facts(ctx: ToolContext, numbers: list[str]) -> tuple[dict[str, Phone | None], set[str]]:
-    """The directory entries of these numbers and which of them opted out (two queries)."""
+def _contacts(ctx: ToolContext, numbers: list[str]) -> dict[str, dict[str, Any]]:
+    """The ContactOut fields of these numbers: directory entries and opt-outs, in two queries."""
     phones: dict[str, Phone | None] = dict.fromkeys(numbers)
     phones.update({p.phone_number: p for p in ctx.query(Phone).where_in("phone_number", numbers).all()})
     stopped = {o.phone_number for o in ctx.query(OptOut).where_in("phone_number", numbers).all()}
-    return phones, stopped
+    contacts = {}
+    for number, phone in phones.items():
+        line_type = _line_type(number, phone)
+        contacts[number] = {
+            "contact_number": number,
+            "contact_name": phone.caller_name if phone else None,
+            "company_name": phone.company_name if phone else None,
+            "line_type": line_type,
+            "opted_out": number in stopped,
+            "can_receive_sms": line_type != "landline" and number not in stopped,
+        }
+    return contacts
 
 
 @service.tool(
@@ -853,25 +863,19 @@ def list_conversations(
     by_number: dict[str, list[Message]] = {n: [] for n in numbers}
     for m in q.order_by("date_created", "id").all():
         by_number[_their_side(m)].append(m)
-    phones, stopped = _contact_facts(ctx, numbers)
-    items = []
-    for number, rows in by_number.items():
-        phone, last = phones[number], rows[-1]
-        line_type = _line_type(number, phone)
-        items.append(ConversationSummaryOut(
-            contact_number=number,
-            contact_name=phone.caller_name if phone else None,
-            company_name=phone.company_name if phone else None,
-            line_type=line_type,
-            opted_out=number in stopped,
-            can_receive_sms=line_type != "landline" and number not in stopped,
+    contacts = _contacts(ctx, numbers)
+    items = [
+        ConversationSummaryOut(
+            **contacts[number],
             message_count=len(rows),
             inbound_count=sum(m.direction == "inbound" for m in rows),
             our_numbers=list(dict.fromkeys(_our_side(m) for m in rows)),
-            last_message_at=last.date_sent or last.date_created,
-            last_direction=last.direction,
-            last_body=last.body,
-        ))
+            last_message_at=rows[-1].date_sent or rows[-1].date_created,
+            last_direction=rows[-1].direction,
+            last_body=rows[-1].body,
+        )
+        for number, rows in by_number.items()
+    ]
     end = offset + len(items)
     return Page(items=items, total=total, next_cursor=str(end) if end < total else None)
 
@@ -897,15 +901,8 @@ def get_conversation(
         raise ToolError.not_found(
             "conversation", phone_number, "We have no messages with that number; send_message starts a conversation."
         )
-    phones, stopped = _contact_facts(ctx, [phone_number])
-    phone, line_type = phones[phone_number], _line_type(phone_number, phones[phone_number])
     return ConversationOut(
-        contact_number=phone_number,
-        contact_name=phone.caller_name if phone else None,
-        company_name=phone.company_name if phone else None,
-        line_type=line_type,
-        opted_out=phone_number in stopped,
-        can_receive_sms=line_type != "landline" and phone_number not in stopped,
+        **_contacts(ctx, [phone_number])[phone_number],
         messages=_records(ctx, Message, page.items),
         total=page.total,
         next_cursor=page.next_cursor,
