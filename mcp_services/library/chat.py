@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import copy
 import re
-from contextvars import ContextVar
-from dataclasses import dataclass
+from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from random import Random
-from typing import Annotated, Any, Literal, NamedTuple, TypeVar
+from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, Field, WithJsonSchema
 
@@ -31,10 +30,11 @@ from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolE
 from mcp_services.kernel.entity import runtime_of
 from mcp_services.kernel.pagination import decode_cursor
 from mcp_services.kernel.present import present_records
-from mcp_services.kernel.records import Query
+from mcp_services.kernel.records import Query, RecordAccess
 from mcp_services.kernel.semantic import (
     URL,
     ChannelName,
+    CompanyName,
     Date,
     DateTime,
     EmailAddress,
@@ -52,6 +52,7 @@ ChannelId = EntityId("chat.channel")
 MessageId = EntityId("chat.message")
 MembershipId = EntityId("chat.membership")
 ReactionId = EntityId("chat.reaction")
+WorkspaceId = EntityId("chat.workspace")
 
 ChannelKind = Literal["public", "private", "im"]
 GENERAL = "general"
@@ -105,6 +106,90 @@ class User:
     status_text: str | None = None
 
 
+@service.entity(table="workspace", prefix="ws", label="name")
+class Workspace:
+    """The workspace (a Slack team): its name and address, and the user signed in to it, the one we act for."""
+
+    id: WorkspaceId
+    name: CompanyName = field(role="company")
+    domain: str
+    url: URL
+    user_id: UserId = field(role="self")
+
+
+# -- values of returned records that other rows hold ---------------------------------------------
+
+
+def _marks(values: Sequence[Any]) -> str:
+    return ", ".join("?" for _ in values)
+
+
+def _workspace(db: RecordAccess) -> Workspace:
+    workspace = db.find(Workspace)
+    assert workspace is not None  # seeded with the store
+    return workspace
+
+
+def _members(db: RecordAccess, channels: Sequence[Channel]) -> dict[str, list[str]]:
+    """Member ids of each channel, in one query."""
+    ids = [c.id for c in channels]
+    members: dict[str, list[str]] = {c: [] for c in ids}
+    for channel_id, user_id in db.sql(
+        f"SELECT channel_id, user_id FROM channel_members WHERE channel_id IN ({_marks(ids)}) "
+        "ORDER BY channel_id, user_id",
+        *ids,
+    ):
+        members[channel_id].append(user_id)
+    return members
+
+
+def _member_counts(db: RecordAccess, channels: Sequence[Channel]) -> list[int]:
+    members = _members(db, channels)
+    return [len(members[c.id]) for c in channels]
+
+
+def _you_are_member(db: RecordAccess, channels: Sequence[Channel]) -> list[bool]:
+    me, members = _workspace(db).user_id, _members(db, channels)
+    return [me in members[c.id] for c in channels]
+
+
+def _dm_partners(db: RecordAccess, channels: Sequence[Channel]) -> list[list[str]]:
+    me, members = _workspace(db).user_id, _members(db, channels)
+    others = {c.id: [m for m in members[c.id] if m != me] if c.kind == "im" else [] for c in channels}
+    wanted = sorted({m for ids in others.values() for m in ids})
+    names = db.sql(f"SELECT id, username FROM users WHERE id IN ({_marks(wanted)})", *wanted) if wanted else []
+    usernames = dict(names)
+    return [[usernames[m] for m in others[c.id]] for c in channels]
+
+
+def _reply_counts(db: RecordAccess, messages: Sequence[Message]) -> list[int]:
+    ids = [m.id for m in messages]
+    replies = dict(db.sql(
+        f"SELECT thread_parent_id, COUNT(*) FROM messages WHERE thread_parent_id IN ({_marks(ids)}) "
+        "AND deleted = 0 GROUP BY thread_parent_id",
+        *ids,
+    ))
+    return [replies.get(i, 0) for i in ids]
+
+
+def _reactions_to(db: RecordAccess, messages: Sequence[Message]) -> list[list[dict[str, Any]]]:
+    """Each message's reactions, one entry per emoji, oldest first."""
+    ids = [m.id for m in messages]
+    by_emoji: dict[str, dict[str, list[str]]] = {i: {} for i in ids}
+    for message_id, name, username in db.sql(
+        "SELECT r.message_id, r.name, u.username FROM reactions AS r JOIN users AS u ON u.id = r.user_id "
+        f"WHERE r.message_id IN ({_marks(ids)}) ORDER BY r.created_at, r.name, r.user_id",
+        *ids,
+    ):
+        by_emoji[message_id].setdefault(name, []).append(username)
+    return [[{"name": n, "count": len(u), "usernames": u} for n, u in by_emoji[i].items()] for i in ids]
+
+
+def _permalinks(db: RecordAccess, messages: Sequence[Message]) -> list[str]:
+    url = _workspace(db).url
+    return [f"{url}archives/{m.channel_id}/p{m.id.split('_')[-1]}" for m in messages]
+
+
 @service.entity(table="channels", prefix="chan", label="name", search=("name", "topic"))
 class Channel:
     """A public or private channel, or a direct message between two users."""
@@ -122,13 +207,9 @@ class Channel:
     archived_at: DateTime | None = None
 
     creator_username = joined(Username, via="creator_id", field="username")
-    member_count = derived(int, lambda c: len(_shown().members[c.id]))
-    is_member = derived(bool, lambda c: _shown().me in _shown().members[c.id], description="Whether you are a member")
-    dm_with = derived(
-        list[Username],
-        lambda c: [_shown().usernames[m] for m in _shown().members[c.id] if m != _shown().me] if c.kind == "im" else [],
-        description="For a direct message: the other participant(s)",
-    )
+    member_count = derived(int, batch=_member_counts)
+    is_member = derived(bool, batch=_you_are_member, description="Whether you are a member")
+    dm_with = derived(list[Username], batch=_dm_partners, description="For a direct message: the other participant(s)")
 
 
 @service.entity(table="messages", prefix="msg", search=("text",))
@@ -151,9 +232,9 @@ class Message:
     author_username = joined(Username, via="user_id", field="username")
     author_name = joined(PersonName, via="user_id", field="real_name")
     author_email = joined(EmailAddress, via="user_id", field="email")
-    reply_count = derived(int, lambda m: _shown().replies.get(m.id, 0))
-    reactions = derived(Reactions, lambda m: _shown().reactions.get(m.id, []))
-    permalink = derived(URL, lambda m: f"{_shown().archives}/{m.channel_id}/p{m.id.split('_')[-1]}")
+    reply_count = derived(int, batch=_reply_counts)
+    reactions = derived(Reactions, batch=_reactions_to)
+    permalink = derived(URL, batch=_permalinks)
 
 
 @service.entity(table="channel_members", prefix="mem")
@@ -177,80 +258,9 @@ class Reaction:
     created_at: DateTime
 
 
-# -- what returned records show ------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Shown:
-    """What the channels and messages one call returns show beyond their rows, read in a few queries."""
-
-    me: str  # the acting user's id
-    archives: str  # the workspace's permalink prefix
-    members: dict[str, list[str]]  # channel id -> member ids
-    usernames: dict[str, str]  # user id -> username, for direct-message partners
-    replies: dict[str, int]  # message id -> live replies
-    reactions: dict[str, list[dict[str, Any]]]  # message id -> reactions
-
-
-_SHOWN: ContextVar[_Shown] = ContextVar("chat_shown")
-R = TypeVar("R")
-
-
-def _shown() -> _Shown:
-    return _SHOWN.get()
-
-
-def _marks(values: Any) -> str:
-    return ", ".join("?" for _ in values)
-
-
-def _show(ctx: ToolContext, value: R) -> R:
-    """Read what the channels and messages in ``value`` show (members, replies, reactions); returns ``value``.
-
-    Every tool that returns channels or messages passes them through here: their derived values read
-    what this puts in place, with one query per kind of value for the whole page.
-    """
-    records: list[Any] = value.items if isinstance(value, Page) else value if isinstance(value, list) else [value]
-    channels = [r.id for r in records if isinstance(r, Channel)]
-    messages = [r.id for r in records if isinstance(r, Message)]
-    members: dict[str, list[str]] = {c: [] for c in channels}
-    usernames: dict[str, str] = {}
-    if channels:
-        for channel_id, user_id in ctx.sql(
-            f"SELECT channel_id, user_id FROM channel_members WHERE channel_id IN ({_marks(channels)}) "
-            "ORDER BY channel_id, user_id",
-            *channels,
-        ):
-            members[channel_id].append(user_id)
-        dms = [c for r in records if isinstance(r, Channel) and r.kind == "im" for c in members[r.id]]
-        usernames = dict(ctx.sql(f"SELECT id, username FROM users WHERE id IN ({_marks(dms)})", *dms)) if dms else {}
-    replies: dict[str, int] = {}
-    reactions: dict[str, list[dict[str, Any]]] = {}
-    if messages:
-        replies = dict(ctx.sql(
-            f"SELECT thread_parent_id, COUNT(*) FROM messages WHERE thread_parent_id IN ({_marks(messages)}) "
-            "AND deleted = 0 GROUP BY thread_parent_id",
-            *messages,
-        ))
-        by_emoji: dict[str, dict[str, list[str]]] = {}
-        for message_id, name, username in ctx.sql(
-            "SELECT r.message_id, r.name, u.username FROM reactions AS r JOIN users AS u ON u.id = r.user_id "
-            f"WHERE r.message_id IN ({_marks(messages)}) ORDER BY r.created_at, r.name, r.user_id",
-            *messages,
-        ):
-            by_emoji.setdefault(message_id, {}).setdefault(name, []).append(username)
-        reactions = {
-            m: [{"name": n, "count": len(u), "usernames": u} for n, u in emojis.items()]
-            for m, emojis in by_emoji.items()
-        }
-    archives = f"https://{ctx.world.home.domain.split('.')[0]}.chat.example/archives"
-    _SHOWN.set(_Shown(_me(ctx).id, archives, members, usernames, replies, reactions))
-    return value
-
-
 def _record(ctx: ToolContext, cls: type[Any], record: Any) -> dict[str, Any]:
     """A record as a tool returns it, for results that hold records inside a summary or add to them."""
-    return present_records(ctx.conn, runtime_of(cls), [_show(ctx, record)])[0]
+    return present_records(ctx.conn, runtime_of(cls), [record])[0]
 
 
 def _record_with(cls: type[Any], **extra: dict[str, Any]) -> Any:
@@ -276,9 +286,8 @@ class ThreadOut(BaseModel):
 
 
 def _me(ctx: ToolContext) -> User:
-    user = ctx.find(User, email=ctx.world.user.email)
-    assert user is not None  # the acting user is always seeded
-    return user
+    """The user signed in to the workspace: the one we act for."""
+    return ctx.get(User, _workspace(ctx).user_id)
 
 
 def _is_member(ctx: ToolContext, channel_id: str, user_id: str) -> bool:
@@ -386,7 +395,7 @@ def _post(
         id=ctx.new_id("msg"), channel_id=channel.id, user_id=_me(ctx).id, text=_clean_text(text),
         thread_parent_id=parent.id if parent else None, broadcast=broadcast, posted_at=ctx.now_iso,
     )
-    return _show(ctx, ctx.insert(message))
+    return ctx.insert(message)
 
 
 def _parse(stamp: str) -> datetime:
@@ -582,6 +591,9 @@ def seed(ctx: ToolContext) -> None:
     }
     ctx.insert_many(list(users.values()))
     everyone, me = list(users.values()), users[world.user.job_title]
+    domain = world.home.domain.split(".")[0]
+    ctx.insert(Workspace(id=ctx.new_id("ws"), name=world.home.name, domain=domain,
+                         url=f"https://{domain}.chat.example/", user_id=me.id))
     first_names = {u.id: u.display_name for u in everyone}
 
     specs = list(_CHANNELS)
@@ -731,7 +743,7 @@ def list_channels(
     ordered = sorted(q.order_by("name").all(), key=lambda c: c.name is None)
     page = ordered[offset : offset + limit]
     end = offset + len(page)
-    return _show(ctx, Page(items=page, total=len(ordered), next_cursor=str(end) if end < len(ordered) else None))
+    return Page(items=page, total=len(ordered), next_cursor=str(end) if end < len(ordered) else None)
 
 
 @service.tool("read", intent="get", phrases=("check who is in {channel}", "open the {channel} channel"))
@@ -814,7 +826,7 @@ def archive_channel(ctx: ToolContext, channel: ChannelName) -> Channel:
         raise ToolError.permission_denied("#general is the workspace's default channel and cannot be archived.")
     if found.archived:
         raise ToolError.invalid_state(f"{_label(found)} is already archived.")
-    return _show(ctx, ctx.update(found, archived=True, archived_at=ctx.now_iso))
+    return ctx.update(found, archived=True, archived_at=ctx.now_iso)
 
 
 @service.tool("write", intent="restore", phrases=("unarchive {channel}", "bring {channel} back from the archive"))
@@ -828,7 +840,7 @@ def unarchive_channel(ctx: ToolContext, channel: ChannelName) -> Channel:
     _visible(ctx, found)
     if not found.archived:
         raise ToolError.invalid_state(f"{_label(found)} is not archived.")
-    return _show(ctx, ctx.update(found, archived=False, archived_at=None))
+    return ctx.update(found, archived=False, archived_at=None)
 
 
 @service.tool("write", intent="invite", phrases=("join {channel}", "join the {channel} channel in the team chat"))
@@ -846,7 +858,7 @@ def join_channel(ctx: ToolContext, channel: ChannelName) -> Channel:
     if _is_member(ctx, found.id, me.id):
         raise ToolError.invalid_state(f"You are already a member of {_label(found)}.")
     _join(ctx, found, [me])
-    return _show(ctx, found)
+    return found
 
 
 @service.tool("write", intent="invite", phrases=("add {user_emails} to {channel}", "invite {user_emails} to {channel}"))
@@ -916,7 +928,7 @@ def set_channel_topic(ctx: ToolContext, channel: ChannelName, topic: str) -> Cha
     _must_be_member(ctx, found, "change its topic")
     if len(topic) > TOPIC_MAX:
         raise ToolError.invalid_argument(f"topic is {len(topic)} characters; at most {TOPIC_MAX} are allowed.")
-    return _show(ctx, ctx.update(found, topic=topic.strip() or None))
+    return ctx.update(found, topic=topic.strip() or None)
 
 
 @service.tool(
@@ -939,10 +951,10 @@ def open_direct_message(ctx: ToolContext, user_email: EmailAddress) -> Channel:
     member = "id IN (SELECT channel_id FROM channel_members WHERE user_id = ?)"
     existing = ctx.query(Channel).where(kind="im").where_sql(member, me.id).where_sql(member, other.id).first()
     if existing is not None:
-        return _show(ctx, existing)
+        return existing
     dm = ctx.insert(Channel(id=ctx.new_id("dm"), kind="im", creator_id=me.id, created_at=ctx.now_iso))
     _join(ctx, dm, [me, other])
-    return _show(ctx, dm)
+    return dm
 
 
 # -- messages ------------------------------------------------------------------------------------
@@ -972,7 +984,7 @@ def get_channel_history(
     _visible(ctx, found)
     q = ctx.query(Message).where(channel_id=found.id).where_sql(_SHOWN_IN_CHANNEL)
     q.compare("posted_at", ">=", oldest).compare("posted_at", "<=", latest)
-    return _show(ctx, q.order_by("-posted_at", "-id").page(limit, cursor))
+    return q.order_by("-posted_at", "-id").page(limit, cursor)
 
 
 @service.tool("read", intent="get", phrases=("read the replies to {message_id}", "check the thread under {message_id}"))
@@ -989,7 +1001,6 @@ def get_thread_replies(ctx: ToolContext, message_id: MessageId, limit: Limit = 2
     _visible(ctx, _channel(ctx, parent.channel_id))
     q = ctx.query(Message).where(thread_parent_id=parent.id, deleted=False)
     page = q.order_by("posted_at", "id").page(limit, cursor)
-    _show(ctx, [parent, *page.items])
     shown = present_records(ctx.conn, runtime_of(Message), [parent, *page.items])
     return ThreadOut(parent=shown[0], replies=shown[1:], total=page.total, next_cursor=page.next_cursor)
 
@@ -1052,7 +1063,7 @@ def update_message(ctx: ToolContext, message_id: MessageId, text: Text) -> Messa
     clean = _clean_text(text)
     if clean == message.text:
         raise ToolError.invalid_argument("The new text is the same as the current text.")
-    return _show(ctx, ctx.update(message, text=clean, edited_at=ctx.now_iso))
+    return ctx.update(message, text=clean, edited_at=ctx.now_iso)
 
 
 @service.tool("write", intent="delete", phrases=("delete the chat message {message_id}",))
@@ -1063,7 +1074,7 @@ def delete_message(ctx: ToolContext, message_id: MessageId) -> Message:
         message_id: Your message to delete.
     """
     message = _own_message(ctx, message_id, "delete")
-    return _show(ctx, ctx.update(message, deleted=True, text=TOMBSTONE, edited_at=ctx.now_iso))
+    return ctx.update(message, deleted=True, text=TOMBSTONE, edited_at=ctx.now_iso)
 
 
 @service.tool(
@@ -1089,7 +1100,7 @@ def add_reaction(ctx: ToolContext, message_id: MessageId, name: str) -> Message:
     if ctx.exists(Reaction, message_id=message.id, name=emoji, user_id=me.id):
         raise ToolError.conflict(f"You already reacted with :{emoji}: to message {message_id}.")
     ctx.insert(Reaction(id=ctx.new_id("rx"), message_id=message.id, name=emoji, user_id=me.id, created_at=ctx.now_iso))
-    return _show(ctx, message)
+    return message
 
 
 @service.tool(
@@ -1130,4 +1141,4 @@ def search_messages(
         q.where(user_id=_user_by_email(ctx, from_email).id)
     q.compare("posted_at", ">=", f"{after}T00:00:00Z" if after else None)
     q.compare("posted_at", "<", f"{before}T00:00:00Z" if before else None)
-    return _show(ctx, q.order_by("-posted_at", "-id").page(limit, cursor))
+    return q.order_by("-posted_at", "-id").page(limit, cursor)

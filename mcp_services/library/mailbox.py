@@ -12,18 +12,18 @@ problems, with the order/invoice ids and amounts written in the text.
 
 from __future__ import annotations
 
-from contextvars import ContextVar
+import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field as dc_field
 from datetime import datetime, timedelta
-from collections.abc import Iterable
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, WithJsonSchema
 
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field
 from mcp_services.kernel.entity import json_text, runtime_of
 from mcp_services.kernel.present import present_records
-from mcp_services.kernel.records import Query, like_pattern
+from mcp_services.kernel.records import Query, RecordAccess, like_pattern
 from mcp_services.kernel.semantic import (
     Date,
     DateTime,
@@ -58,6 +58,46 @@ service = Service(
 )
 
 
+# -- values of returned records that other rows hold ---------------------------------------------
+
+
+def _label_names(db: RecordAccess) -> dict[str, str]:
+    return dict(db.sql("SELECT id, name FROM labels"))
+
+
+def _names_of_labels(db: RecordAccess, messages: Sequence[Message]) -> list[list[str]]:
+    names = _label_names(db)
+    return [[names.get(i, i) for i in m.label_ids] for m in messages]
+
+
+def _label_counts(db: RecordAccess) -> dict[str, tuple[int, int]]:
+    """Messages per label, and how many of them are unread.
+
+    Counted per distinct label list (a few dozen) and summed here. (SQLite's json_each would say it in
+    one statement, but a cached statement with a table-valued function crashes SQLite 3.40 once a diff
+    has attached and detached a snapshot on the connection.)
+    """
+    counts: dict[str, tuple[int, int]] = {}
+    unread = like_pattern(json_text("UNREAD"))
+    for text, total, unread_total in db.sql(
+        "SELECT label_ids, COUNT(*), SUM(label_ids LIKE ? ESCAPE '\\') FROM messages GROUP BY label_ids", unread
+    ):
+        for label_id in json.loads(text):
+            seen, seen_unread = counts.get(label_id, (0, 0))
+            counts[label_id] = (seen + total, seen_unread + unread_total)
+    return counts
+
+
+def _messages_total(db: RecordAccess, labels: Sequence[Label]) -> list[int]:
+    counts = _label_counts(db)
+    return [counts.get(label.id, (0, 0))[0] for label in labels]
+
+
+def _messages_unread(db: RecordAccess, labels: Sequence[Label]) -> list[int]:
+    counts = _label_counts(db)
+    return [counts.get(label.id, (0, 0))[1] for label in labels]
+
+
 # -- entities ------------------------------------------------------------------------------------
 
 
@@ -70,8 +110,8 @@ class Label:
     type: Literal["system", "user"]
     created_at: DateTime | None = None
 
-    messages_total = derived(int, lambda label: _shown().counts.get(label.id, (0, 0))[0])
-    messages_unread = derived(int, lambda label: _shown().counts.get(label.id, (0, 0))[1])
+    messages_total = derived(int, batch=_messages_total)
+    messages_unread = derived(int, batch=_messages_unread)
 
 
 @service.entity(table="threads", prefix="th", label="subject")
@@ -101,7 +141,7 @@ class Message:
     in_reply_to: MessageId | None = None
     sent_at: DateTime = field(index=True)
 
-    label_names = derived(list[Tag], lambda m: [_shown().label_names.get(i, i) for i in m.label_ids])
+    label_names = derived(list[Tag], batch=_names_of_labels)
     is_unread = derived(bool, lambda m: "UNREAD" in m.label_ids)
     is_starred = derived(bool, lambda m: "STARRED" in m.label_ids)
     in_trash = derived(bool, lambda m: "TRASH" in m.label_ids)
@@ -124,52 +164,9 @@ class Draft:
     updated_at: DateTime
 
 
-# -- what returned records show about labels -----------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Shown:
-    """Label names (and, for labels, message counts) for the records one call returns."""
-
-    label_names: dict[str, str]
-    counts: dict[str, tuple[int, int]]
-
-
-_SHOWN: ContextVar[_Shown] = ContextVar("mailbox_shown")
-R = TypeVar("R")
-#: Messages per label and how many of them are unread, in one pass over every message's labels.
-_LABEL_COUNTS = (
-    "SELECT label.value, COUNT(*), SUM(m.label_ids LIKE '%\"UNREAD\"%') "
-    "FROM messages AS m, json_each(m.label_ids) AS label GROUP BY label.value"
-)
-
-
-def _shown() -> _Shown:
-    return _SHOWN.get()
-
-
-def _show(ctx: ToolContext, value: R) -> R:
-    """Read what the messages or labels in ``value`` show (label names, message counts); returns ``value``.
-
-    Every tool that returns messages or labels passes them through here: their derived values read
-    what this puts in place (one query for the names, one for the counts when labels are returned).
-    """
-    records: list[Any] = value.items if isinstance(value, Page) else value if isinstance(value, list) else [value]
-    names = _label_names(ctx)
-    counts: dict[str, tuple[int, int]] = {}
-    if any(isinstance(r, Label) for r in records):
-        counts = {label_id: (total, unread) for label_id, total, unread in ctx.sql(_LABEL_COUNTS)}
-    _SHOWN.set(_Shown(names, counts))
-    return value
-
-
-def _label_names(ctx: ToolContext) -> dict[str, str]:
-    return dict(ctx.sql("SELECT id, name FROM labels"))
-
-
 def _records(ctx: ToolContext, cls: type[Any], records: list[Any]) -> list[dict[str, Any]]:
     """Records as a tool returns them, for results that hold records inside a summary."""
-    return present_records(ctx.conn, runtime_of(cls), _show(ctx, records))
+    return present_records(ctx.conn, runtime_of(cls), records)
 
 
 MessageRecord = Annotated[dict[str, Any], WithJsonSchema(runtime_of(Message).schema)]
@@ -310,7 +307,7 @@ def _new_message(
         bcc=bcc, subject=subject, body=body, attachments=attachments, label_ids=labels, in_reply_to=in_reply_to,
         sent_at=ctx.now_iso,
     )
-    return _show(ctx, ctx.insert(message))
+    return ctx.insert(message)
 
 
 def _check_sendable(to: list[str], subject: str, body: str) -> None:
@@ -856,7 +853,7 @@ def search_messages(
         q.where_sql(f"json_array_length(attachments) {'>' if has_attachment else '='} 0")
     if not include_spam_trash and label_id not in ("SPAM", "TRASH"):
         _where(q, _NOT_HIDDEN)
-    return _show(ctx, q.order_by("-sent_at", "-id").page(limit, cursor))
+    return q.order_by("-sent_at", "-id").page(limit, cursor)
 
 
 @service.tool("read", intent="get", phrases=("open the email {message_id}", "read {message_id}"))
@@ -866,7 +863,7 @@ def get_message(ctx: ToolContext, message_id: MessageId) -> Message:
     Args:
         message_id: The message's id, e.g. msg_0042 (see search_messages).
     """
-    return _show(ctx, _get_message(ctx, message_id))
+    return _get_message(ctx, message_id)
 
 
 @service.tool(
@@ -1024,7 +1021,7 @@ def modify_message(
         raise ToolError.invalid_argument(f"Labels {', '.join(both)} are both added and removed; pick one.")
     labels = [i for i in message.label_ids if i not in remove]
     labels += [i for i in dict.fromkeys(add) if i not in labels]
-    return _show(ctx, ctx.update(message, label_ids=labels))
+    return ctx.update(message, label_ids=labels)
 
 
 @service.tool("write", intent="delete", phrases=("delete the email {message_id}", "move {message_id} to the trash"))
@@ -1037,7 +1034,7 @@ def trash_message(ctx: ToolContext, message_id: MessageId) -> Message:
     message = _get_message(ctx, message_id)
     if "TRASH" in message.label_ids:
         raise ToolError.invalid_state(f"Message {message_id} is already in the trash; untrash_message restores it.")
-    return _show(ctx, ctx.update(message, label_ids=[*message.label_ids, "TRASH"]))
+    return ctx.update(message, label_ids=[*message.label_ids, "TRASH"])
 
 
 @service.tool("write", intent="restore", phrases=("get {message_id} back from the trash",))
@@ -1050,7 +1047,7 @@ def untrash_message(ctx: ToolContext, message_id: MessageId) -> Message:
     message = _get_message(ctx, message_id)
     if "TRASH" not in message.label_ids:
         raise ToolError.invalid_state(f"Message {message_id} is not in the trash; nothing to restore.")
-    return _show(ctx, ctx.update(message, label_ids=[i for i in message.label_ids if i != "TRASH"]))
+    return ctx.update(message, label_ids=[i for i in message.label_ids if i != "TRASH"])
 
 
 # -- threads -------------------------------------------------------------------------------------
@@ -1285,7 +1282,7 @@ def list_labels(ctx: ToolContext) -> list[Label]:
     """List every label (system labels first, then the user's own) with how many messages carry it, and how many
     of those are unread.
     """
-    return _show(ctx, ctx.query(Label).order_by("type", "name").all())
+    return ctx.query(Label).order_by("type", "name").all()
 
 
 @service.tool("write", intent="create", phrases=("create an email label called {name}",))
@@ -1303,4 +1300,4 @@ def create_label(ctx: ToolContext, name: Tag) -> Label:
         label_id = existing.id if existing else name.upper()
         raise ToolError.conflict(f"A label named {name!r} already exists (id {label_id}); apply that one instead.")
     label = Label(id=ctx.new_id(USER_LABEL_PREFIX), name=name, type="user", created_at=ctx.now_iso)
-    return _show(ctx, ctx.insert(label))
+    return ctx.insert(label)

@@ -16,10 +16,10 @@ number a customer texts from is their CRM phone.
 from __future__ import annotations
 
 import math
-from contextvars import ContextVar
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Annotated, Any, Literal, TypeVar, get_args
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, WithJsonSchema
 
@@ -27,6 +27,7 @@ from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolE
 from mcp_services.kernel.entity import runtime_of
 from mcp_services.kernel.pagination import decode_cursor
 from mcp_services.kernel.present import present_records
+from mcp_services.kernel.records import RecordAccess
 from mcp_services.kernel.schema import StateDef
 from mcp_services.kernel.semantic import (
     CompanyName,
@@ -91,6 +92,57 @@ class Phone:
     can_receive_sms = derived(bool, lambda p: p.line_type != "landline")
 
 
+# -- values of returned records that other rows hold ---------------------------------------------
+
+
+def _their_side(m: Message) -> str:
+    return m.from_number if m.direction == "inbound" else m.to
+
+
+def _our_side(m: Message) -> str:
+    return m.to if m.direction == "inbound" else m.from_number
+
+
+def _line_type(number: str, phone: Phone | None) -> LineType:
+    """The directory's line type; a number it does not know is a mobile if it is North American."""
+    if phone is not None:
+        return phone.line_type
+    return "mobile" if number.startswith("+1") else "unknown"
+
+
+def _phones(db: RecordAccess, numbers: Iterable[str]) -> dict[str, Phone]:
+    """The directory entries of these numbers (those it knows), in one query."""
+    return {p.phone_number: p for p in db.query(Phone).where_in("phone_number", set(numbers)).all()}
+
+
+def _caller_names(db: RecordAccess, numbers: Sequence[str]) -> list[str | None]:
+    phones = _phones(db, numbers)
+    return [phones[n].caller_name if n in phones else None for n in numbers]
+
+
+def _contact_names(db: RecordAccess, messages: Sequence[Message]) -> list[str | None]:
+    return _caller_names(db, [_their_side(m) for m in messages])
+
+
+def _contact_line_types(db: RecordAccess, messages: Sequence[Message]) -> list[LineType]:
+    numbers = [_their_side(m) for m in messages]
+    phones = _phones(db, numbers)
+    return [_line_type(n, phones.get(n)) for n in numbers]
+
+
+def _opt_out_names(db: RecordAccess, opt_outs: Sequence[OptOut]) -> list[str | None]:
+    return _caller_names(db, [o.phone_number for o in opt_outs])
+
+
+def _messages_sent(db: RecordAccess, numbers: Sequence[SenderNumber]) -> list[int]:
+    ours = [n.phone_number for n in numbers]
+    marks = ", ".join("?" for _ in ours)
+    counts = f"SELECT from_number, COUNT(*) FROM messages WHERE from_number IN ({marks}) GROUP BY from_number"
+    sent = dict(db.sql(counts, *ours))
+    return [sent.get(number, 0) for number in ours]
+
+
+
 @service.entity(table="sender_numbers", prefix="", label="friendly_name")
 class SenderNumber:
     """One of our own phone numbers."""
@@ -103,7 +155,7 @@ class SenderNumber:
     created_at: DateTime
 
     sid = derived(NumberSid, lambda n: n.id)
-    messages_sent = derived(Quantity, lambda n: _shown().sent[n.phone_number])
+    messages_sent = derived(Quantity, batch=_messages_sent)
 
 
 @service.entity(
@@ -136,9 +188,9 @@ class Message:
     redacted: bool = False
 
     sid = derived(MessageSid, lambda m: m.id)
-    contact_number = derived(PhoneNumber, lambda m: _their_side(m))
-    contact_name = derived(PersonName | None, lambda m: _caller_name(_their_side(m)))
-    contact_line_type = derived(LineType, lambda m: _line_type(_their_side(m), _shown().phones[_their_side(m)]))
+    contact_number = derived(PhoneNumber, _their_side)
+    contact_name = derived(PersonName | None, batch=_contact_names)
+    contact_line_type = derived(LineType, batch=_contact_line_types)
     error_message = derived(str | None, lambda m: ERROR_TEXT.get(m.error_code) if m.error_code else None)
 
 
@@ -154,73 +206,12 @@ class OptOut:
     note: Text | None = None
     opted_out_at: DateTime
 
-    contact_name = derived(PersonName | None, lambda o: _caller_name(o.phone_number))
-
-
-# -- what returned records show about their numbers ----------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Shown:
-    """The directory entries and sent counts of the numbers on the records one call returns."""
-
-    phones: dict[str, Phone | None]
-    sent: dict[str, int]
-
-
-_SHOWN: ContextVar[_Shown] = ContextVar("sms_shown")
-R = TypeVar("R")
-
-
-def _shown() -> _Shown:
-    return _SHOWN.get()
-
-
-def _show(ctx: ToolContext, value: R) -> R:
-    """Read, in one query each, what the records in ``value`` show about their numbers; returns ``value``.
-
-    Every tool that returns messages, opt-outs or sender numbers passes them through here: their
-    derived values (contact names, line types, sent counts) read what this puts in place.
-    """
-    records: list[Any] = value.items if isinstance(value, Page) else value if isinstance(value, list) else [value]
-    numbers = {_their_side(r) for r in records if isinstance(r, Message)}
-    numbers |= {r.phone_number for r in records if isinstance(r, OptOut)}
-    phones: dict[str, Phone | None] = dict.fromkeys(numbers)
-    if numbers:
-        phones.update({p.phone_number: p for p in ctx.query(Phone).where_in("phone_number", numbers).all()})
-    ours = sorted({r.phone_number for r in records if isinstance(r, SenderNumber)})
-    sent: dict[str, int] = dict.fromkeys(ours, 0)
-    if ours:
-        marks = ", ".join("?" for _ in ours)
-        counts = f"SELECT from_number, COUNT(*) FROM messages WHERE from_number IN ({marks}) GROUP BY from_number"
-        sent.update(ctx.sql(counts, *ours))
-    _SHOWN.set(_Shown(phones, sent))
-    return value
-
-
-def _caller_name(number: str) -> str | None:
-    phone = _shown().phones[number]
-    return phone.caller_name if phone else None
-
-
-def _line_type(number: str, phone: Phone | None) -> LineType:
-    """The directory's line type; a number it does not know is a mobile if it is North American."""
-    if phone is not None:
-        return phone.line_type
-    return "mobile" if number.startswith("+1") else "unknown"
-
-
-def _their_side(m: Message) -> str:
-    return m.from_number if m.direction == "inbound" else m.to
-
-
-def _our_side(m: Message) -> str:
-    return m.to if m.direction == "inbound" else m.from_number
+    contact_name = derived(PersonName | None, batch=_opt_out_names)
 
 
 def _records(ctx: ToolContext, cls: type[Any], records: list[Any]) -> list[dict[str, Any]]:
     """Records as a tool returns them, for results that hold records inside a summary."""
-    return present_records(ctx.conn, runtime_of(cls), _show(ctx, records))
+    return present_records(ctx.conn, runtime_of(cls), records)
 
 
 def _record_schema(cls: type[Any]) -> Any:
@@ -367,7 +358,7 @@ def _send(
         status=status, error_code=error, num_segments=_segments(body), date_created=ctx.now_iso, date_sent=sent,
         send_at=send_at, date_updated=ctx.now_iso,
     )
-    return _show(ctx, ctx.insert(message))
+    return ctx.insert(message)
 
 
 # -- seed: conversation scripts ------------------------------------------------------------------
@@ -729,7 +720,7 @@ def list_messages(
     q.compare("date_sent", ">=", date_sent_after)
     q.compare("date_sent", "<=", f"{date_sent_before}T23:59:59Z" if date_sent_before else None)
     # date_created is when a message was sent, or scheduled: the log's order for every status.
-    return _show(ctx, q.order_by("-date_created", "-id").page(limit, cursor))
+    return q.order_by("-date_created", "-id").page(limit, cursor)
 
 
 @service.tool(
@@ -741,7 +732,7 @@ def get_message(ctx: ToolContext, message_sid: MessageSid) -> Message:
     Args:
         message_sid: The message's sid, e.g. SM_0042.
     """
-    return _show(ctx, _get_message(ctx, message_sid))
+    return _get_message(ctx, message_sid)
 
 
 @service.tool("write", intent="cancel", phrases=("cancel the scheduled text {message_sid}", "don't send {message_sid}"))
@@ -759,7 +750,7 @@ def cancel_message(ctx: ToolContext, message_sid: MessageSid) -> Message:
             f"Message {message_sid} is not scheduled (status {message.status}); only scheduled messages can be "
             "canceled."
         )
-    return _show(ctx, ctx.update(message, status="canceled", date_updated=ctx.now_iso))
+    return ctx.update(message, status="canceled", date_updated=ctx.now_iso)
 
 
 @service.tool("write", intent="delete", phrases=("erase the text of {message_sid} from our records",))
@@ -778,7 +769,7 @@ def redact_message(ctx: ToolContext, message_sid: MessageSid) -> Message:
         raise ToolError.invalid_state(
             f"Message {message_sid} is still {message.status}; cancel_message it instead of redacting it."
         )
-    return _show(ctx, ctx.update(message, body="", redacted=True, date_updated=ctx.now_iso))
+    return ctx.update(message, body="", redacted=True, date_updated=ctx.now_iso)
 
 
 @service.tool("write", intent="delete", phrases=("delete {message_sid} from our SMS log",))
@@ -800,11 +791,11 @@ def delete_message(ctx: ToolContext, message_sid: MessageSid) -> DeletedOut:
 
 def _contacts(ctx: ToolContext, numbers: list[str]) -> dict[str, dict[str, Any]]:
     """The ContactOut fields of these numbers: directory entries and opt-outs, in two queries."""
-    phones: dict[str, Phone | None] = dict.fromkeys(numbers)
-    phones.update({p.phone_number: p for p in ctx.query(Phone).where_in("phone_number", numbers).all()})
+    phones = _phones(ctx, numbers)
     stopped = {o.phone_number for o in ctx.query(OptOut).where_in("phone_number", numbers).all()}
     contacts = {}
-    for number, phone in phones.items():
+    for number in numbers:
+        phone = phones.get(number)
         line_type = _line_type(number, phone)
         contacts[number] = {
             "contact_number": number,
@@ -968,7 +959,7 @@ def list_opt_outs(
         cursor: next_cursor from a previous page.
     """
     q = ctx.query(OptOut).filter(phone_number=phone_number).order_by("-opted_out_at", "phone_number")
-    return _show(ctx, q.page(limit, cursor))
+    return q.page(limit, cursor)
 
 
 @service.tool(
@@ -1034,7 +1025,7 @@ def list_sender_numbers(ctx: ToolContext, sms_enabled: bool | None = None) -> li
     Args:
         sms_enabled: true: only numbers that can send SMS; false: only voice-only numbers.
     """
-    return _show(ctx, ctx.query(SenderNumber).filter(sms_enabled=sms_enabled).order_by("id").all())
+    return ctx.query(SenderNumber).filter(sms_enabled=sms_enabled).order_by("id").all()
 
 
 @service.tool(
@@ -1069,4 +1060,4 @@ def update_sender_number(
         for other in ctx.query(SenderNumber).where(is_default=True).all():
             ctx.update(other, is_default=False)
         number = ctx.update(number, is_default=True)
-    return _show(ctx, number)
+    return number
