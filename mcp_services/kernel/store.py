@@ -256,23 +256,28 @@ class Store:
         """
         then: StateDump = {}
         now: StateDump = {}
-        self._raw.execute("ATTACH DATABASE ':memory:' AS _kernel_before")
+        # The comparison runs on a throwaway copy: attaching and detaching a database on the live
+        # connection invalidates its cached statements, and SQLite 3.40 can crash on such a cached
+        # statement that uses json_each afterwards.
+        work = sqlite3.connect(":memory:")
         try:
-            self._raw.deserialize(image, name="_kernel_before")
+            work.deserialize(self._raw.serialize())
+            work.execute("ATTACH DATABASE ':memory:' AS _kernel_before")
+            work.deserialize(image, name="_kernel_before")
             for table in self._tables:
                 columns, pk = _columns(table)
                 cols = ", ".join(_quote(c) for c in columns)
                 name = _quote(table.name)
                 now[table.name] = self._rows(
                     table.name, columns, pk,
-                    self._raw.execute(f"SELECT {cols} FROM main.{name} EXCEPT SELECT {cols} FROM _kernel_before.{name}"),
+                    work.execute(f"SELECT {cols} FROM main.{name} EXCEPT SELECT {cols} FROM _kernel_before.{name}"),
                 )
                 then[table.name] = self._rows(
                     table.name, columns, pk,
-                    self._raw.execute(f"SELECT {cols} FROM _kernel_before.{name} EXCEPT SELECT {cols} FROM main.{name}"),
+                    work.execute(f"SELECT {cols} FROM _kernel_before.{name} EXCEPT SELECT {cols} FROM main.{name}"),
                 )
         finally:
-            self._raw.execute("DETACH DATABASE _kernel_before")
+            work.close()
         return then, now
 
     def _rows(self, table: str, columns: list[str], pk: list[str], cursor: sqlite3.Cursor) -> TableDump:
