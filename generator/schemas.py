@@ -131,13 +131,15 @@ def normalise_input_schema(raw: Any, *, max_bytes: int = MAX_SCHEMA_BYTES) -> No
         ):
             result.dropped.append(original)
             continue
-        name = original if PARAM_NAME.match(original) else param_name(original)
+        name = original if PARAM_NAME.match(original) else param_name(_spell_comparison(original))
         if not name:
             raise SchemaRejected(f"parameter {original!r} has no usable name")
-        if name.lower() in lowered:
-            raise SchemaRejected(
-                f"parameters {lowered[name.lower()]!r} and {original!r} clash once names are normalised to {name!r}"
-            )
+        if name.lower() in lowered:  # "DateSent" beside "Date Sent": the second gets a number
+            base, n = name, 2
+            while f"{base}_{n}".lower() in lowered:
+                n += 1
+            name = f"{base}_{n}"
+            result.notes.append(f"parameter {original!r} renamed {name!r} ({lowered[base.lower()]!r} took {base!r})")
         lowered[name.lower()] = original
         if name != original:
             result.renamed[name] = original
@@ -145,6 +147,7 @@ def normalise_input_schema(raw: Any, *, max_bytes: int = MAX_SCHEMA_BYTES) -> No
         properties[name] = walker.node(sub, f"properties.{original}", 1)
         if is_required:
             required.append(name)
+    properties, required = _unwrap(properties, required, result.notes)
     dangling = [r for r in required_in if isinstance(r, str) and r not in props]
     if dangling:
         result.notes.append(f"dropped required names with no property: {', '.join(map(str, dangling))}")
@@ -161,6 +164,74 @@ def normalise_input_schema(raw: Any, *, max_bytes: int = MAX_SCHEMA_BYTES) -> No
         raise SchemaRejected(f"input schema is too large ({size // 1000} KB; the limit is {max_bytes // 1000} KB)")
     result.schema = schema
     return result
+
+
+#: Parameters that only wrap the request's real fields (``body: {name, email}``, JSON:API ``data``).
+WRAPPERS = frozenset({"body", "data", "payload", "request", "requestbody", "request_body", "input", "params",
+                      "attributes", "resource", "object", "item", "record", "fields_body"})
+#: Fields a server sets on its own: they stay inside the wrapper rather than become arguments.
+_SERVER_SET = frozenset({"id", "createdat", "updatedat", "created", "updated", "object", "version"})
+_COMPARISONS = ((">=", "_from"), ("<=", "_to"), (">", "_after"), ("<", "_before"))
+
+
+def _spell_comparison(name: str) -> str:
+    """``DateSent<`` -> ``DateSent_before``: comparison suffixes of range filters (Twilio) keep their meaning."""
+    for symbol, word in _COMPARISONS:
+        if name.endswith(symbol):
+            return name[: -len(symbol)] + word
+    return name
+
+
+def hoist_wrappers(schema: dict[str, Any], names: set[str]) -> tuple[dict[str, Any], list[str]]:
+    """A normalised input schema with object parameters called one of ``names`` (lowercase) unwrapped.
+
+    The planner passes the resource nouns of the tool's path: Square's ``{"group": {...}}`` body is the group."""
+    notes: list[str] = []
+    properties, required = _unwrap(dict(schema.get("properties", {})), list(schema.get("required", [])), notes, names)
+    if not notes:
+        return schema, notes
+    out = {**schema, "properties": properties}
+    if required:
+        out["required"] = required
+    else:
+        out.pop("required", None)
+    return out, notes
+
+
+def _unwrap(properties: dict[str, Any], required: list[str], notes: list[str],
+            wrappers: frozenset[str] | set[str] = WRAPPERS) -> tuple[dict[str, Any], list[str]]:
+    """Hoist the fields of request wrappers (``body``, ``data``...) to parameters of their own.
+
+    A wrapper is not a thing the service stores: its fields are. Fields that would clash with a
+    parameter already there stay inside the wrapper (nothing is lost)."""
+    for _ in range(3):  # data -> attributes -> fields
+        wrapper = next((name for name, sub in properties.items() if name.lower() in wrappers and isinstance(sub, dict)
+                        and sub.get("type") in (None, "object") and isinstance(sub.get("properties"), dict)
+                        and sub["properties"]), None)
+        if wrapper is None:
+            break
+        inner = properties[wrapper]
+        taken = {name.lower() for name in properties if name != wrapper}
+        hoisted = {k: v for k, v in inner["properties"].items()
+                   if k.lower() not in taken and PARAM_NAME.match(k) and k.lower().replace("_", "") not in _SERVER_SET}
+        left = {k: v for k, v in inner["properties"].items() if k not in hoisted}
+        out: dict[str, Any] = {}
+        for name, sub in properties.items():
+            if name != wrapper:
+                out[name] = sub
+            else:
+                out.update(hoisted)
+                if left:
+                    out[wrapper] = {**inner, "properties": left,
+                                    "required": [r for r in inner.get("required", []) if r in left]}
+        inner_required = [r for r in inner.get("required", []) if r in hoisted]
+        still = any(r in left for r in inner.get("required", []))  # the wrapper stays required for what it still holds
+        required = [r for r in required if r != wrapper or still] + (inner_required if wrapper in required else [])
+        if wrapper in out and not out[wrapper].get("required"):
+            out[wrapper].pop("required", None)
+        notes.append(f"the fields of request wrapper {wrapper!r} became parameters")
+        properties = out
+    return properties, list(dict.fromkeys(required))
 
 
 def normalise_schema(raw: Any, notes: list[str] | None = None) -> dict[str, Any]:

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from generator.importers.raw import RawService
-from generator.naming import service_name, tool_name, words
+from generator.naming import service_name, singular, tool_name, words
 from generator.planner.assemble import Assembler, Planned
 from generator.planner.intents import PreparedTool, analyse
-from generator.schemas import SchemaRejected, clean_text, normalise_input_schema
+from generator.schemas import SchemaRejected, clean_text, hoist_wrappers, normalise_input_schema
 from generator.spec import ServiceSpec, SpecError, load_spec
 
 MAX_TOOLS = 900
@@ -116,6 +116,11 @@ def _prepare(raw: RawService, service: str, result: PlanResult) -> list[Prepared
             result.rejected[tool.name] = str(exc)
             continue
         seen[name] = tool.name
+        schema = normalised.schema
+        if tool.path:  # Square's {"group": {...}} on /customers/groups: the body is the group
+            nouns = {w for segment in tool.path.split("/") if segment and "{" not in segment for w in words(segment)}
+            schema, hoisted = hoist_wrappers(schema, nouns | {singular(w) for w in nouns})
+            normalised.notes.extend(hoisted)
         notes = list(normalised.notes)
         if name != tool.name:
             notes.insert(0, f"renamed from {tool.name!r}")
@@ -128,7 +133,7 @@ def _prepare(raw: RawService, service: str, result: PlanResult) -> list[Prepared
                 name=name,
                 source=tool.name,
                 description=tool.description,
-                schema=normalised.schema,
+                schema=schema,
                 method=tool.method,
                 path=tool.path,
                 read_only=tool.read_only,

@@ -67,6 +67,7 @@ class _Entity:
     independent: bool = False  # has tools of its own (not only a path ancestor)
     targeted_by_send: bool = False
     keyed: bool = False  # some tool addresses one row by key or lists rows: not a singleton
+    crud_fields: set[str] = field(default_factory=set)  # lowercase fields create/update tools write
 
     def get(self, name: str) -> FieldDef | None:
         return self.fields.get(name.lower())
@@ -127,6 +128,7 @@ class Assembler:
         self._categorical_keys()
         self._canonical_names()
         self._resolve_sub_resources()
+        self._links()
         for p in self.planned:
             self._collect(p)
         for p in self.planned:
@@ -187,6 +189,33 @@ class Assembler:
             else:
                 intent.current = True
 
+    def _links(self) -> None:
+        """``DELETE /customers/{c}/groups/{g}`` removes the customer from the group, never the group itself.
+
+        When an entity has a home of its own (a tool reaches it without this parent) and a tool adds or
+        removes it under a parent (its name or description says add, remove, assign...), the tool acts
+        on a link entity ``<parent>_<entity>`` that holds both ids."""
+        homes: dict[str, set[str | None]] = {}
+        for p in self.planned:
+            if p.intent.entity and p.intent.kind != "simulated":
+                homes.setdefault(p.intent.entity, set()).add(p.intent.parents[0][0] if p.intent.parents else None)
+        for p in self.planned:
+            intent, method = p.intent, (p.tool.method or "").upper()
+            if (intent.style != "rest" or not intent.parents or len(intent.keys) != 1 or intent.entity is None
+                    or list(intent.keys.values()) != ["id"] or None not in homes.get(intent.entity, set())
+                    or method not in ("DELETE", "PUT", "POST") or not _says_link(p.tool)):
+                continue
+            parent = intent.parents[0][0]
+            if parent == intent.entity:
+                continue
+            key = next(iter(intent.keys))
+            column = f"{intent.entity}_id"
+            intent.entity = shorten(f"{parent}_{intent.entity}", 48)
+            if method == "DELETE":
+                intent.keys = {key: column}
+            else:
+                intent.kind, intent.keys, intent.fields = "create", {}, {key: column}
+
     def _collect(self, p: Planned) -> None:
         intent, tool = p.intent, p.tool
         if intent.entity is None:
@@ -246,12 +275,18 @@ class Assembler:
                                     description=f"The {_words(entity.owner)} this belongs to."))
         if intent.kind == "transition" and intent.verb:
             entity.transitions[intent.verb] = TRANSITIONS.get(intent.verb, _mark_transition(intent.verb))
+        for param, column in intent.fields.items():
+            f = entity.add(self._field(column, {"type": _json_type(tool.properties.get(param, {}))}, entity.name))
+            if f.ref is None and column.endswith("_id"):
+                f.ref = column[: -len("_id")]
         if intent.setter is not None:
             param, column = intent.setter
             entity.add(self._field(column, tool.properties.get(param, {}), entity.name))
         elif intent.kind in ("create", "send", "update", "transition"):
             for param in self._payload_params(p):
                 entity.add(self._field(param, tool.properties[param], entity.name))
+                if intent.kind != "transition":
+                    entity.crud_fields.add(param.lower())
         if intent.kind in ("get", "delete") and intent.style != "rest":
             for param in self._payload_params(p):
                 if param in tool.required:
@@ -288,7 +323,7 @@ class Assembler:
     def _payload_params(self, p: Planned) -> list[str]:
         """Parameters that carry data (not keys, parents, paging or options)."""
         intent, tool = p.intent, p.tool
-        taken = set(intent.keys)
+        taken = set(intent.keys) | set(intent.fields)
         for _, params in intent.parents:
             taken.update(params)
         if intent.via:
@@ -355,12 +390,13 @@ class Assembler:
                 fields.append(FieldDef(name="email", type="string", semantic="email_address", format="email",
                                        description="Email address."))
                 names |= {"name", "email"}
-            label = next((f.name for key in LABEL_FIELDS for f in fields if f.name == key and f.type == "string"), None)
-            if label is None and "name" not in names and not any(f.type == "string" and not f.ref for f in fields):
+            label = _label(fields)
+            if label is None:  # every row has a display name: one a person can refer to it by
+                column = "name" if "name" not in names else "display_name"
                 semantic = infer_semantic("name", {"type": "string"}, entity.name)
-                fields.append(FieldDef(name="name", type="string", semantic=semantic,
-                                       description=f"The {_words(entity.name)}'s name."))
-                label = "name"
+                fields.append(FieldDef(name=column, type="string", semantic=semantic,
+                                       description=f"The {_words(entity.name)}'s display name."))
+                label = column
             for f in fields:
                 if (f.ref is None and f.type in ("string", "integer") and not f.enum and f.semantic is None
                         and squash(f.name).endswith("id") and len(f.name) > 2):
@@ -512,6 +548,9 @@ class Assembler:
             parent, params = intent.via
             for param in params:
                 out.setdefault(param, Binding(role="via", entity=parent, lookup="id" if len(params) == 1 else param))
+        for param, column in intent.fields.items():
+            if entity.field(column) is not None:
+                out[param] = Binding(role="field", column=column)
         kind = intent.kind
         if intent.setter is not None and entity.field(intent.setter[1]) is not None:
             out[intent.setter[0]] = Binding(role="field", column=entity.field(intent.setter[1]).name)  # type: ignore[union-attr]
@@ -532,7 +571,10 @@ class Assembler:
                     # create: the client chooses the id; a body id beside a path key repeats it
                     out[param] = Binding(role="option") if has_key else Binding(role="key", column="id")
                 elif (f := entity.field(_column_name(entity, param))) is not None:
-                    out[param] = self._ref_or_field(param, f, entities)
+                    if kind == "transition" and f.name.lower() in self.entities[entity.name].crud_fields:
+                        out[param] = Binding(role="option")  # capture(amount) must not rewrite the charge's amount
+                    else:
+                        out[param] = self._ref_or_field(param, f, entities)
                 else:
                     out[param] = Binding(role="option")
             elif kind in ("list", "search"):
@@ -632,6 +674,39 @@ class Assembler:
 
 
 # -- helpers ---------------------------------------------------------------------------------------
+
+
+_LINK_WORDS = frozenset({"add", "remove", "assign", "unassign", "attach", "detach", "associate", "dissociate",
+                         "disassociate", "link", "unlink", "invite", "join", "leave", "kick", "enroll", "enrol",
+                         "unenroll", "subscribe", "unsubscribe", "grant", "revoke"})
+
+
+def _says_link(tool: PreparedTool) -> bool:
+    """Whether the tool's name or first sentence says it adds or removes something to or from a parent."""
+    first = (tool.description or "").split(". ")[0][:200]
+    return bool(_LINK_WORDS & (set(words(tool.source or tool.name)) | set(words(first))))
+
+
+_LABEL_SEMANTICS = ("person_name", "company_name", "subject", "product_name", "file_name", "channel_name",
+                    "email_address", "username")
+_LABEL_ENDINGS = ("name", "title", "subject", "label", "headline", "summary")
+
+
+def _label(fields: list[FieldDef]) -> str | None:
+    """The field that names a row: a known label field, else a name-like or person-like text field."""
+    text = [f for f in fields if f.type == "string" and not f.ref and not f.enum]
+    for key in LABEL_FIELDS:
+        for f in text:
+            if f.name == key:
+                return f.name
+    for f in text:
+        if words(f.name) and words(f.name)[-1] in _LABEL_ENDINGS:
+            return f.name
+    for semantic in _LABEL_SEMANTICS:
+        for f in text:
+            if f.semantic == semantic:
+                return f.name
+    return None
 
 
 def _is_option(param: str) -> bool:

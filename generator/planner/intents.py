@@ -25,6 +25,10 @@ from generator.planner.lexicon import (
     verb_class,
 )
 
+#: Actions on a row that create a record of their own (the refund of a charge, the comment on an issue).
+CREATING_ACTIONS = {"refund": "refund", "comment": "comment", "reply": "reply", "review": "review", "note": "note",
+                    "rate": "rating", "vote": "vote", "pay": "payment", "dispute": "dispute", "invite": "invitation",
+                    "payout": "payout", "credit": "credit_note", "transfer": "transfer", "reverse": "reversal"}
 #: Sub-resources that are a view of their parent row (``GET /jobs/{id}/status``).
 VIEW_WORDS = frozenset({"status", "state", "details", "detail", "info", "summary", "overview", "metadata",
                         "properties", "attributes", "full", "preview", "content", "contents", "raw"})
@@ -87,6 +91,7 @@ class Intent:
     verb: str | None = None
     toggle_off: bool = False  # DELETE /posts/{id}/like: the inverse of the verb's transition
     setter: tuple[str, str] | None = None  # PUT /cards/{id}/closed {value}: (parameter, column) it sets
+    fields: dict[str, str] = field(default_factory=dict)  # param -> column a create writes (a link's other end)
     reason: str | None = None
     style: str = "rest"
 
@@ -326,6 +331,11 @@ def _rest_action(
             intent = _on_row(prev, "transition", row_parents, current_parent)
             intent.verb = rest[-1] if rest[-1] in TRANSITIONS else f"mark_{rest[-1]}"
             return intent
+        if verb in CREATING_ACTIONS and not rest:
+            # POST /charges/{id}/refund: a refund of the charge is created; the charge is not rewritten
+            owner = [(prev.noun, prev.keys)] + row_parents if prev.keys else row_parents
+            return Intent(kind="create", entity=CREATING_ACTIONS[verb], parents=owner,
+                          current_parent=prev.noun if prev.current else current_parent)
         if kind == "transition":
             intent = _on_row(prev, "transition", row_parents, current_parent)
             intent.verb = verb
@@ -460,7 +470,8 @@ def _name_intent(
     sole = _sole_required(tool) or _identifier_param(tool, kind)
     if sole is not None:
         intent.kind = kind
-        intent.keys = {sole: sole}
+        # Slack's ``channel`` is the conversation's id: the id conversations.create returns is the one it takes.
+        intent.keys = {sole: sole if _natural_key_name(sole, tool.properties.get(sole, {})) else "id"}
         return intent
     if kind == "get" and not tool.required:
         intent.kind, intent.singleton = "get", True
@@ -557,6 +568,17 @@ def _identifier_param(tool: PreparedTool, kind: str) -> str | None:
     if len(named) == 1 and (named[0] in tool.required or not tool.required):
         return named[0]
     return None
+
+
+_NATURAL_KEY_NAMES = frozenset({"name", "email", "emailaddress", "slug", "username", "handle", "login", "code", "title",
+                                "key", "domain", "url", "path", "phone", "number", "sku"})
+
+
+def _natural_key_name(param: str, schema: dict[str, Any]) -> bool:
+    """Whether a parameter names a row by one of its values (an email, a slug) rather than by its id."""
+    s = squash(param)
+    return bool(schema.get("enum")) or schema.get("format") in ("email", "uri", "date", "date-time") or any(
+        s == word or (s.endswith(word) and not s.endswith("id")) for word in _NATURAL_KEY_NAMES)
 
 
 def _sole_required(tool: PreparedTool) -> str | None:

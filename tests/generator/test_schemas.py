@@ -48,7 +48,6 @@ def test_parameter_names_are_normalised_and_credentials_dropped() -> None:
         ({"type": "object", "properties": {"a": {"type": "widget"}}}, "unknown type 'widget'"),
         ({"type": "array"}, "must be an object"),
         ("not a schema", "not a JSON object"),
-        ({"type": "object", "properties": {"a_b": {}, "a-b": {}}}, "clash once names are normalised"),
         ({"type": "object", "properties": {f"p{i}": {"type": "string", "description": "x" * 390} for i in range(200)}},
          "too large"),
     ],
@@ -74,3 +73,22 @@ def test_defaults_and_examples_that_do_not_fit_their_schema_are_dropped() -> Non
 def test_the_mcp_tool_schema_check_catches_a_non_object_input_schema() -> None:
     assert mcp_tool_problems({"name": "t", "inputSchema": {"type": "object"}}) == []
     assert mcp_tool_problems({"name": "t", "inputSchema": {"type": "string"}})
+
+
+def test_parameters_that_clash_once_normalised_are_kept_under_distinct_names() -> None:
+    result = normalise_input_schema({"type": "object", "properties": {
+        "DateSent": {"type": "string"}, "DateSent<": {"type": "string"}, "DateSent>": {"type": "string"},
+        "a_b": {}, "a-b": {}}})
+    assert set(result.schema["properties"]) == {"DateSent", "DateSent_before", "DateSent_after", "a_b", "a_b_2"}
+    assert result.renamed["DateSent_before"] == "DateSent<"
+
+
+def test_request_wrappers_become_parameters_of_their_own() -> None:
+    result = normalise_input_schema({"type": "object", "required": ["id", "body"], "properties": {
+        "id": {"type": "string"},
+        "body": {"type": "object", "required": ["name"], "properties": {
+            "name": {"type": "string"}, "email": {"type": "string"}, "id": {"type": "string"}}}}})
+    props = result.schema["properties"]
+    assert {"id", "name", "email"} <= set(props)
+    assert props["body"]["properties"] == {"id": {"type": "string"}}  # the clashing field stays wrapped
+    assert set(result.schema["required"]) == {"id", "name"}
