@@ -26,7 +26,7 @@ BehaviourKind = Literal[
     "create", "get", "list", "search", "update", "delete", "transition", "send", "custom", "simulated"
 ]
 Role = Literal["key", "parent", "via", "field", "filter", "search", "limit", "cursor", "page", "offset", "option"]
-FilterOp = Literal["eq", "gte", "lte", "in", "contains"]
+FilterOp = Literal["eq", "gte", "lte", "in", "contains", "range"]
 Scalar = str | int | float | bool
 
 #: Behaviours that change state; the others read.
@@ -124,7 +124,7 @@ class Binding(_Model):
       its id is stored in / filtered on this entity's ``column``;
     - ``via``: identifies a row of ``entity`` whose ``behaviour.via`` field leads to the result;
     - ``field``: a value written to ``column``; ``filter``: rows whose ``column`` matches (``op``); both
-      default to the column named like the parameter;
+      default to the column named like the parameter; ``range`` takes ``{gt, gte, lt, lte}`` (or one value);
     - ``search``: free text matched against the entity's text columns;
     - ``limit`` / ``cursor`` / ``page`` / ``offset``: paging; ``option``: accepted, does not change the result.
     """

@@ -8,6 +8,7 @@ referenced rows must exist, a transition must start from an allowed state, a rea
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime, timezone
 from typing import Any
 
 from sqlalchemy import String, Text, cast, func, literal_column, or_, select
@@ -214,6 +215,8 @@ def run_list(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str
                 stmt = stmt.where(column >= rt.coerce(entity, binding.column, value))
             elif binding.op == "lte":
                 stmt = stmt.where(column <= rt.coerce(entity, binding.column, value))
+            elif binding.op == "range":
+                stmt = _range(stmt, rt, entity, binding.column, column, value)
             elif binding.op == "contains":
                 stmt = stmt.where(cast(column, String).ilike(f"%{value}%"))
             else:
@@ -236,6 +239,22 @@ def run_list(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str
         "total": total,
         "next_cursor": str(next_offset) if next_offset < total else None,
     }
+
+
+_RANGE_OPS = {"gt": "__gt__", "gte": "__ge__", "lt": "__lt__", "lte": "__le__"}
+
+
+def _range(stmt: Any, rt: ServiceRuntime, entity: str, name: str, column: Any, value: Any) -> Any:
+    """``{gt, gte, lt, lte}`` bounds (or one value: equal); Unix seconds compare with ISO timestamp columns."""
+    bounds = value if isinstance(value, dict) else {"eq": value}
+    for op, bound in bounds.items():
+        if bound is None:
+            continue
+        if isinstance(bound, (int, float)) and not isinstance(bound, bool) and rt.columns(entity).get(name) == "string":
+            bound = datetime.fromtimestamp(bound, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        bound = rt.coerce(entity, name, bound)
+        stmt = stmt.where(column == bound) if op == "eq" else stmt.where(getattr(column, _RANGE_OPS[op])(bound))
+    return stmt
 
 
 def run_search(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:

@@ -5,7 +5,8 @@ matches the tool's data schema; the same call on a fresh episode gives the same 
 reads change nothing; bad input (an extra argument, a missing one, a wrong type) is refused with
 ``invalid_argument`` and changes nothing; an unknown id is ``not_found`` and changes nothing;
 create -> get round-trips; delete -> get is ``not_found``; a transition cannot be repeated.
-Per service: the seed is deterministic and consistent (tables filled, references resolve, rows
+Then the behavioural checks of ``behaviour.py`` (filters narrow, creates are listed, updates and
+actions change only what they say). Per service: the seed is deterministic and consistent (tables filled, references resolve, rows
 match their schemas). A tool is ``implemented`` only when every check is green.
 """
 
@@ -25,6 +26,7 @@ from generator.compiler import compile_service
 from generator.compiler.runtime import ServiceRuntime
 from generator.compiler.tools import CustomFunction
 from generator.compiler.validation import make_validator, problems
+from generator.gate.behaviour import Failed, run_behaviour
 from generator.gate.examples import (
     Example,
     NoExample,
@@ -41,10 +43,6 @@ from generator.spec import ServiceSpec, ToolDef
 from generator.worldmodel import OfflineWorldModel
 
 EXTRA = "zz_unexpected_argument"
-
-
-class Failed(Exception):
-    """One check failed; the message says how."""
 
 
 def gate_service(
@@ -254,6 +252,8 @@ class ToolChecks:
             self._check("delete_then_get_not_found", self._delete_not_found)
         elif kind == "transition":
             self._check("transition_not_repeatable", self._transition)
+        if kind != "simulated":
+            run_behaviour(self)  # the behavioural gate: does it do what the API says?
         return self.checks
 
     def _check(self, name: str, fn: Callable[[], None]) -> bool:

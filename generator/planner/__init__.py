@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from generator.importers.raw import RawService
 from generator.naming import service_name, singular, tool_name, words
@@ -117,6 +118,8 @@ def _prepare(raw: RawService, service: str, result: PlanResult) -> list[Prepared
             continue
         seen[name] = tool.name
         schema = normalised.schema
+        if (tool.method or "").upper() in ("GET", "HEAD", "DELETE"):  # a read has no request body
+            schema = _without_empty_bodies(schema)
         if tool.path:  # Square's {"group": {...}} on /customers/groups: the body is the group
             nouns = {w for segment in tool.path.split("/") if segment and "{" not in segment for w in words(segment)}
             schema, hoisted = hoist_wrappers(schema, nouns | {singular(w) for w in nouns})
@@ -143,6 +146,20 @@ def _prepare(raw: RawService, service: str, result: PlanResult) -> list[Prepared
             )
         )
     return prepared
+
+
+def _without_empty_bodies(schema: dict[str, Any]) -> dict[str, Any]:
+    props = schema.get("properties", {})
+    empty = [n for n, sub in props.items() if n.lower() in ("body", "data", "payload") and isinstance(sub, dict)
+             and sub.get("type") in (None, "object") and not sub.get("properties")]
+    if not empty:
+        return schema
+    out = {**schema, "properties": {n: v for n, v in props.items() if n not in empty}}
+    if "required" in out:
+        out["required"] = [r for r in out["required"] if r not in empty]
+        if not out["required"]:
+            out.pop("required")
+    return out
 
 
 def _meaningful(name: str) -> bool:

@@ -305,7 +305,7 @@ class Assembler:
             schema = tool.properties[param]
             if self._includes_related(param):
                 continue
-            if _range_filter(param) is None and _json_type(schema) in ("string", "integer", "number", "boolean"):
+            if _range_filter(param) is None and squash(param) not in ("latest", "oldest") and _json_type(schema) in ("string", "integer", "number", "boolean"):
                 entity.add(self._field(param, schema, entity.name))
 
     def _includes_related(self, param: str) -> bool:
@@ -592,12 +592,20 @@ class Assembler:
 
     def _filter(self, param: str, schema: dict[str, Any], entity: EntityDef) -> Binding:
         kind = _json_type(schema)
-        ranged = _range_filter(param)
+        if _range_object(schema):  # Stripe's created={gt, gte, lt, lte} (or one timestamp)
+            column = _column_name(entity, param) if entity.field(_column_name(entity, param)) else None
+            if column is None and squash(param) in ("created", "updated", "createdat", "updatedat"):
+                column = "updated_at" if squash(param).startswith("updat") else "created_at"
+            if column is not None and entity.has_column(column):
+                return Binding(role="filter", column=column, op="range")
+            return Binding(role="option")
+        ranged = _range_filter(param) or {"latest": ("created", "lte"), "oldest": ("created", "gte")}.get(squash(param))
         if ranged is not None:
             base, op = ranged
             column = _column_name(entity, base) if entity.field(_column_name(entity, base)) else None
-            if column is None and base in ("created", "updated", "create", "update", "modified"):
-                column = "created_at" if base.startswith("creat") else "updated_at"
+            if column is None and base in ("created", "updated", "create", "update", "modified", "time", "date",
+                                           "ts", "timestamp", "creation", "created_time", "creation_time"):
+                column = "updated_at" if base.startswith(("updat", "modif")) else "created_at"
                 if not entity.has_column(column):
                     column = None
             if column is not None:
@@ -707,6 +715,16 @@ def _label(fields: list[FieldDef]) -> str | None:
             if f.semantic == semantic:
                 return f.name
     return None
+
+
+_RANGE_KEYS = frozenset({"gt", "gte", "lt", "lte"})
+
+
+def _range_object(schema: dict[str, Any]) -> bool:
+    """A filter given as ``{gt, gte, lt, lte}`` (alone, or as one of the choices of ``anyOf``)."""
+    options = [schema] + [o for key in ("anyOf", "oneOf") for o in schema.get(key, []) if isinstance(o, dict)]
+    return any(isinstance(o.get("properties"), dict) and o["properties"] and set(o["properties"]) <= _RANGE_KEYS
+               for o in options)
 
 
 def _is_option(param: str) -> bool:
