@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from mcp_services.kernel.intents import intent_problems
 from mcp_services.kernel.tools import TOOL_NAME_PATTERN
 
 from generator.semantics import check_vocabulary
@@ -170,6 +171,8 @@ class ToolDef(_Model):
     bindings: dict[str, Binding] = Field(default_factory=dict)
     source: str | None = Field(default=None, description="The tool's name in the imported specification")
     http: HttpDef | None = None
+    intent: str | None = Field(default=None, description="What it is for (mcp_services.kernel.intents)")
+    phrases: list[str] = Field(default_factory=list, description='How a person asks for it: "refund the charge {charge}"')
 
 
 class ServiceSpec(_Model):
@@ -289,6 +292,8 @@ def _tool_problems(tool: ToolDef, entities: dict[str, EntityDef]) -> list[str]:
     problems: list[str] = []
     if not TOOL_NAME_PATTERN.match(tool.name):
         problems.append(f"{where}: name must match {TOOL_NAME_PATTERN.pattern}")
+    for problem in intent_problems(tool.intent, tool.effect, tool.phrases, tool.parameters.get("properties", {})):
+        problems.append(f"{where}: {problem}")
     params = tool.parameters
     if params.get("type") != "object" or not isinstance(params.get("properties", {}), dict):
         problems.append(f"{where}: parameters must be a JSON Schema with type 'object' and 'properties'")

@@ -34,6 +34,7 @@ _SENTENCES = (
     "Thanks for the quick turnaround on this request.",
 )
 _TAGS = ("urgent", "billing", "vip", "follow-up", "q3", "onboarding", "renewal", "internal", "bug", "feature")
+_TEAMS = ("team", "alerts", "ops", "sales", "support", "launch", "updates", "partners")
 _COLORS = ("blue", "green", "red", "orange", "purple", "yellow", "teal", "gray")
 _FORMAT_EXAMPLES = {"ipv4": "203.0.113.7", "ipv6": "2001:db8::7", "time": "09:30:00", "byte": "aGVsbG8=",
                     "binary": "file-contents", "password": "Correct-Horse-7", "hostname": "app.example.com",
@@ -162,7 +163,8 @@ class ValueMaker:
         if text is None:
             text = self._format_string(schema.get("format"), name)
         if text is None:
-            text = self._named_string(name, person, index, entity)
+            description = schema.get("description") if isinstance(schema.get("description"), str) else ""
+            text = self._named_string(name, person, index, entity, description)
         if high is not None and len(text) > high:
             text = text[:high]
         if len(text) < low:
@@ -243,7 +245,7 @@ class ValueMaker:
             "text": self.rng.choice(_SENTENCES),
             "subject": f"{self.rng.choice(_ADJECTIVES)} {self.rng.choice(_NOUNS).lower()}",
             "tag": self.rng.choice(_TAGS),
-            "channel_name": f"{self.rng.choice(_TAGS)}-{index + 1}",
+            "channel_name": f"{self.rng.choice(_TAGS)}-{self.rng.choice(_TEAMS)}",
         }
         if semantic == "datetime":
             return self.moment(days=self.rng.randint(-90, 30))
@@ -269,7 +271,7 @@ class ValueMaker:
             return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
         return _FORMAT_EXAMPLES.get(fmt)
 
-    def _named_string(self, name: str, person: Person, index: int, entity: str) -> str:
+    def _named_string(self, name: str, person: Person, index: int, entity: str, description: str = "") -> str:
         parts = words(name)
         last = parts[-1] if parts else ""
         joined = "_".join(parts)
@@ -305,11 +307,11 @@ class ValueMaker:
         if last in ("code",):
             return f"{_slug(org.name)[:3].upper()}{self.rng.randint(100, 999)}"
         if last in ("slug", "handle", "key"):
-            return f"{_slug(self.rng.choice(_NOUNS))}-{index + 1}"
+            return f"{_slug(self.rng.choice(_ADJECTIVES))}-{_slug(self.rng.choice(_NOUNS))}"
         if last in ("password", "secret"):
             return "Correct-Horse-7"
         if last in ("id", "uid", "guid", "ref", "reference", "number", "sku"):
-            return f"{_slug(last)}-{self.rng.randint(1000, 9999)}"
+            return f"{(_slug(parts[0] if len(parts) > 1 else entity or last)[:3] or 'ref').upper()}{self.rng.randint(10000, 99999)}"
         if last in ("date",):
             return self.moment(days=self.rng.randint(-60, 30))[:10]
         if last in ("time", "at", "timestamp"):
@@ -319,8 +321,33 @@ class ValueMaker:
         if last in ("org", "organization", "organisation", "company", "workspace", "team", "account"):
             return _slug(org.name)[:20]
         if last in ("repo", "repository", "project", "board", "folder", "bucket", "space"):
-            return f"{_slug(self.rng.choice(_NOUNS))}-{index + 1}"
-        return f"{(parts[-1] if parts else 'value')}-{index + 1}"
+            return f"{_slug(self.rng.choice(_ADJECTIVES))}-{_slug(self.rng.choice(_NOUNS))}"
+        return self._described(parts, description, person, index)
+
+    def _described(self, parts: list[str], description: str, person: Person, index: int) -> str:
+        """A value for a field known only by its name and description: what the description says it holds."""
+        text = description.lower()
+        said = set(re.findall(r"[a-z]+", text))
+        if said & {"url", "link", "uri", "website", "webpage"}:
+            return f"{self.organisation_of(person).website}/{_slug('-'.join(parts) or 'page')}"
+        if said & {"email"}:
+            return person.email
+        if said & {"phone", "telephone", "mobile"}:
+            return person.phone
+        if said & {"currency"}:
+            return self.world.currency
+        if said & {"country"}:
+            return self.organisation_of(person).country
+        if said & {"timestamp", "datetime", "date", "time", "when"}:
+            return self.moment(days=self.rng.randint(-60, 30))
+        if said & {"language", "locale"}:
+            return "en"
+        if said & {"identifier", "id", "code", "reference", "number", "token", "key"}:
+            return f"{(_slug(parts[0] if parts else 'ref')[:3] or 'ref').upper()}{self.rng.randint(10000, 99999)}"
+        if said & {"description", "note", "comment", "message", "text", "explanation", "reason", "memo"}:
+            return self.rng.choice(_SENTENCES)
+        noun = " ".join(parts[-2:]) if parts else "value"
+        return f"{self.rng.choice(_ADJECTIVES)} {noun}"
 
 
 def _slug(text: str) -> str:

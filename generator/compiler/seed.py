@@ -100,11 +100,9 @@ def seed_service(rt: ServiceRuntime, ctx: ToolContext) -> None:
 
 
 def _field_value(maker: ValueMaker, f: FieldDef, person: Any, index: int, entity: str, natural_key: bool) -> Any:
+    del natural_key  # natural keys are made unique by _unique, not numbered
     schema = _schema(f)
-    value = maker.value(schema, f.name, semantic=f.semantic, person=person, index=index, entity=entity)
-    if natural_key and isinstance(value, str) and not f.enum and not f.pattern and not f.semantic:
-        value = f"{value.rsplit('-', 1)[0]}-{index + 1}"
-    return value
+    return maker.value(schema, f.name, semantic=f.semantic, person=person, index=index, entity=entity)
 
 
 def _unique(value: Any, used: set[Any], index: int) -> Any:
@@ -119,8 +117,8 @@ def _unique(value: Any, used: set[Any], index: int) -> Any:
         elif isinstance(value, str) and "@" in value:
             local, _, domain = value.partition("@")
             candidate = f"{local}+{index + bump}@{domain}"
-        else:
-            candidate = f"{value}-{index + bump}"
+        else:  # "Quarterly review 2", "billing2": never "<field>-<n>"
+            candidate = f"{value} {bump + 1}" if " " in value else f"{value}{bump + 1}"
         bump += 1
     used.add(candidate)
     return candidate
@@ -132,6 +130,8 @@ def _schema(f: FieldDef) -> dict[str, Any]:
     if f.type == "any":
         return {"type": "string"}
     schema: dict[str, Any] = {"type": f.type}
+    if f.description:
+        schema["description"] = f.description
     for key, value in (("enum", f.enum), ("format", f.format), ("pattern", f.pattern), ("minimum", f.minimum),
                        ("maximum", f.maximum), ("minLength", f.min_length), ("maxLength", f.max_length)):
         if value is not None:

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from functools import cached_property
 from typing import Any
@@ -41,6 +42,8 @@ class _DefTool(ToolSpec):
         self.effect = definition.effect
         self.description = definition.description
         self.tags = ("generated", definition.behaviour.kind)
+        self.intent = definition.intent
+        self.phrases = tuple(definition.phrases)
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -100,6 +103,8 @@ class SimulatedTool(_DefTool):
         return self.definition.result or DEFAULT_RESULT
 
     def invoke(self, ctx: Any, arguments: dict[str, Any]) -> Any:
+        history = self._history(ctx)
+        self._check_references(ctx, arguments, history)  # an unknown id is not found, whichever backend answers
         request = SimRequest(
             service=self.service,
             tool=self.name,
@@ -109,7 +114,7 @@ class SimulatedTool(_DefTool):
             output_schema=self.data_schema,
             arguments=arguments,
             state=self._state(ctx, arguments),
-            history=self._history(ctx),
+            history=history,
             world_seed=ctx.world.seed,
             now=ctx.now_iso,
         )
@@ -133,13 +138,79 @@ class SimulatedTool(_DefTool):
         ).mappings().all()
         return [dict(r) for r in reversed(rows)]
 
+    def references(self, arguments: dict[str, Any]) -> list[tuple[str, str, Any]]:
+        """(parameter, entity, value) for each argument that names a row of this service by its id."""
+        found = []
+        own = self.definition.behaviour.entity
+        for param, value in arguments.items():
+            if not isinstance(value, (str, int)) or isinstance(value, bool) or value == "":
+                continue
+            entity = reference_entity(param, own, self.runtime.entities)
+            if entity is not None:
+                found.append((param, entity, value))
+        return found
+
+    def _check_references(self, ctx: ToolContext, arguments: dict[str, Any], history: list[dict[str, Any]]) -> None:
+        known = _values_in(history)
+        for param, entity, value in self.references(arguments):
+            if json.dumps(value, default=str) in known or self.runtime.find(ctx, entity, {"id": value}) is not None:
+                continue
+            if self.runtime.comparable(entity, "id", value) or isinstance(value, str):
+                raise ToolError(
+                    "not_found",
+                    f"No {self.runtime.noun(entity)} with {param} {value!r} exists. {self.runtime.list_hint(entity)}".strip(),
+                )
+
     def _state(self, ctx: ToolContext, arguments: dict[str, Any]) -> list[dict[str, Any]]:
-        """Rows of the tool's entity that share a value with the arguments (else the first few)."""
+        """The rows the arguments name by id (else, for a tool with an entity, its first few rows)."""
+        rows: list[dict[str, Any]] = []
+        for _, entity, value in self.references(arguments):
+            row = self.runtime.find(ctx, entity, {"id": value})
+            if row is not None:
+                rows.append(row)
+        if rows:
+            return rows[:MAX_STATE_ROWS]
         entity = self.definition.behaviour.entity
         if not entity or entity not in self.runtime.tables:
             return []
         table = self.runtime.tables[entity]
-        rows = [dict(r) for r in ctx.db.execute(select(table).order_by(literal_column("rowid")).limit(200)).mappings()]
-        wanted = {json.dumps(v, default=str) for v in arguments.values() if isinstance(v, (str, int, float)) and v != ""}
-        matching = [r for r in rows if wanted & {json.dumps(v, default=str) for v in r.values()}]
-        return (matching or rows)[:MAX_STATE_ROWS]
+        query = select(table).order_by(literal_column("rowid")).limit(MAX_STATE_ROWS)
+        return [dict(r) for r in ctx.db.execute(query).mappings()]
+
+
+def reference_entity(param: str, own: str | None, entities: dict[str, Any]) -> str | None:
+    """The entity whose id a parameter carries: ``charge_id``/``chargeId``/``charge`` -> ``charge``; ``id`` -> own."""
+    snake_name = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", param).lower()
+    if snake_name == "id":
+        return own if own in entities else None
+    base = re.sub(r"_?(id|uuid|sid)$", "", snake_name)
+    if base == snake_name and snake_name not in entities:
+        return None  # not named like an id
+    for candidate in (base, base.rsplit("_", 1)[-1]):
+        if candidate in entities:
+            return candidate
+        if candidate.endswith("s") and candidate[:-1] in entities:
+            return candidate[:-1]
+    return None
+
+
+def _values_in(history: list[dict[str, Any]]) -> set[str]:
+    """Every scalar an earlier simulated call passed or returned (ids it made up count as existing)."""
+    out: set[str] = set()
+
+    def walk(node: Any, depth: int) -> None:
+        if depth > 4:
+            return
+        if isinstance(node, dict):
+            for value in node.values():
+                walk(value, depth + 1)
+        elif isinstance(node, list):
+            for value in node[:50]:
+                walk(value, depth + 1)
+        elif isinstance(node, (str, int)) and not isinstance(node, bool):
+            out.add(json.dumps(node, default=str))
+
+    for entry in history:
+        walk(entry.get("arguments"), 0)
+        walk(entry.get("answer"), 0)
+    return out

@@ -254,6 +254,8 @@ class ToolChecks:
             self._check("transition_not_repeatable", self._transition)
         if kind != "simulated":
             run_behaviour(self)  # the behavioural gate: does it do what the API says?
+        elif self._referenced_param() is not None:
+            self._check("unknown_id_not_found", self._simulated_not_found)  # the world model's contract
         return self.checks
 
     def _check(self, name: str, fn: Callable[[], None]) -> bool:
@@ -423,6 +425,23 @@ class ToolChecks:
         arguments = {**self.example.arguments, param: missing_value(schema)}
         if make_validator(self.tool.input_schema).is_valid(arguments):
             self.expect_error(arguments, "not_found", "an unknown id")
+
+    def _referenced_param(self) -> str | None:
+        from generator.compiler.tools import reference_entity
+
+        assert self.example is not None
+        entity = self.definition.behaviour.entity
+        return next((p for p in self.example.arguments
+                     if reference_entity(p, entity, self.runtime.entities) is not None), None)
+
+    def _simulated_not_found(self) -> None:
+        assert self.example is not None
+        param = self._referenced_param()
+        assert param is not None
+        schema = self.tool.input_schema.get("properties", {}).get(param, {})
+        arguments = {**self.example.arguments, param: missing_value(schema)}
+        if make_validator(self.tool.input_schema).is_valid(arguments):
+            self.expect_error(arguments, "not_found", "an unknown id (simulated)")
 
     def _getter(self) -> ToolDef | None:
         """The service's plain get-by-id tool for this entity (one without parent scopes first)."""

@@ -107,6 +107,8 @@ def _build(runtime: ServiceRuntime, tool: ToolDef, rows: Rows, maker: ValueMaker
         elif binding is not None and role == "field":
             if param in required or (optional and _simple(schema)):
                 value = _field_value(runtime, entity or "", binding.column or param, schema, param, rows, maker, prefer_examples)
+        elif binding is None and behaviour.kind == "simulated" and _referenced_row(runtime, param, entity, rows):
+            value = _referenced_row(runtime, param, entity, rows)["id"]  # a simulated tool refuses unknown ids
         elif param in required:
             if role == "filter" and entity and rows.get(entity):
                 value = rows[entity][0].get(binding.column or "") if binding else _UNSET
@@ -140,6 +142,14 @@ def _build(runtime: ServiceRuntime, tool: ToolDef, rows: Rows, maker: ValueMaker
 
 
 _UNSET: Any = object()
+
+
+def _referenced_row(runtime: ServiceRuntime, param: str, entity: str | None, rows: Rows) -> dict[str, Any] | None:
+    from generator.compiler.tools import reference_entity
+
+    target = reference_entity(param, entity, runtime.entities)
+    pool = rows.get(target or "", [])
+    return pool[0] if pool else None
 
 
 def _first_per_key(tool: ToolDef, candidates: list[dict[str, Any]]) -> list[dict[str, Any]]:

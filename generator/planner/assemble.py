@@ -14,6 +14,7 @@ from typing import Any
 
 from generator.naming import is_plural, plural, shorten, singular, snake, words
 from generator.planner.intents import Intent, PreparedTool
+from generator.planner.wording import intent_and_phrases
 from generator.planner.lexicon import (
     CURSOR_PARAMS,
     INITIAL_BY_TARGET,
@@ -399,8 +400,8 @@ class Assembler:
                 label = column
             for f in fields:
                 if (f.ref is None and f.type in ("string", "integer") and not f.enum and f.semantic is None
-                        and squash(f.name).endswith("id") and len(f.name) > 2):
-                    ref = self._ref_for(f.name)
+                        and (squash(f.name).endswith("id") and len(f.name) > 2 or snake(f.name) in self.entities)):
+                    ref = self._ref_for(f.name)  # "customer_id", or Stripe's "customer": the id of a customer
                     if ref is not None and ref != entity.name:
                         f.ref = ref  # a field named after another entity's id refers to it
                 if f.ref and f.ref in self.entities:
@@ -517,9 +518,12 @@ class Assembler:
             result = _simulated_result(tool.output_schema)
             reason = intent.reason or "the planner could not map it to a behaviour"
             self.notes.setdefault(tool.name, []).append(f"simulated: {reason}")
+        said, phrases = intent_and_phrases(tool.description or "", behaviour, effect, entity, bindings, parameters, entities)
         return ToolDef(
             name=tool.name,
             effect=effect,
+            intent=said,
+            phrases=phrases,
             description=_describe(kind, behaviour, entity, tool, intent),
             parameters=parameters,
             result=result,

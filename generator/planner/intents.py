@@ -181,7 +181,7 @@ def _action(step: Step, method: str) -> tuple[str, str, list[str]] | None:
     if not parts:
         return None
     verb = parts[0]
-    kind = verb_class(verb)
+    kind = verb_class(verb) or ("create" if verb in CREATING_ACTIONS and method == "POST" else None)
     if kind is None or (len(parts) == 1 and is_plural(verb)):
         return None
     if method == "GET" and kind not in ("list", "get"):

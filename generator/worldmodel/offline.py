@@ -2,8 +2,8 @@
 
 Deterministic: the answer is a function of the world seed, the tool, the arguments, the state and
 the history. It remembers what earlier calls wrote: a property named like an argument takes the
-argument's value; otherwise, an earlier answer (or a stored row) that shares a value with this call's
-arguments lends its same-named properties. So ``get_fax(fax_id)`` after ``send_fax`` returns the fax
+argument's value; otherwise, an earlier answer (or a stored row) about the record an id-like argument
+names lends its same-named properties, newest first. So ``get_fax(fax_id)`` after ``send_fax`` returns the fax
 that was sent, with the same status and recipient.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from typing import Any
 
 from mcp_services.kernel.world import World
@@ -50,9 +51,16 @@ class OfflineWorldModel:
         return maker.value(schema, name, prefer_examples=False)
 
 
+_KEYISH = re.compile(r"(?i)(^id$|_id$|Id$|^key$|_key$|uuid$|sid$|_number$|^number$|^name$|^email$|^slug$)")
+
+
 def _memory(request: SimRequest) -> dict[str, Any]:
-    """Values from earlier answers and stored rows that share a value with this call's arguments."""
-    wanted = {json.dumps(v, sort_keys=True, default=str) for v in request.arguments.values() if v not in (None, "", [], {})}
+    """Values from earlier answers and stored rows about the record this call names (by an id-like argument).
+
+    Only key-like arguments (``charge_id``, ``email``...) select what is remembered: sharing a status or a
+    currency with an earlier call does not make it the same record (so no other call's id leaks in)."""
+    wanted = {json.dumps(v, sort_keys=True, default=str) for k, v in request.arguments.items()
+              if _KEYISH.search(k) and v not in (None, "", [], {}) and not isinstance(v, (bool, dict, list))}
     memory: dict[str, Any] = {}
     sources: list[dict[str, Any]] = []
     for entry in reversed(request.history):  # newest first
