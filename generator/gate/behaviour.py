@@ -256,9 +256,23 @@ def _absent_value(schema: dict[str, Any], present: list[Any]) -> Any:
 
 
 def _rows_now(tc: ToolChecks) -> dict[str, dict[str, dict[str, Any]]]:
-    from generator.gate.contracts import typed_dump
+    """Every row of the service's tables as stored (raw SQLite values: cheap, and enough to diff)."""
+    raw = tc.episode.stores[tc.service.name]._raw  # noqa: SLF001 - the gate reads its own episode's store
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for entity in tc.runtime.entities.values():
+        cursor = raw.execute(f'SELECT * FROM "{tc.runtime.tables[entity.name].name}"')
+        columns = [d[0] for d in cursor.description]
+        at = columns.index("id")
+        out[entity.table] = {str(row[at]): dict(zip(columns, row, strict=True)) for row in cursor}
+    return out
 
-    return typed_dump(tc.episode, tc.service.name, tc.runtime)
+
+def _initial_rows(tc: ToolChecks) -> dict[str, dict[str, dict[str, Any]]]:
+    """The seeded state every check starts from (``fresh`` restores it), read once per service."""
+    if "initial_rows" not in tc.shared:
+        tc.fresh()
+        tc.shared["initial_rows"] = _rows_now(tc)
+    return tc.shared["initial_rows"]
 
 
 def _changed(before: dict[str, dict[str, dict[str, Any]]], after: dict[str, dict[str, dict[str, Any]]]) -> tuple[
@@ -271,16 +285,15 @@ def _changed(before: dict[str, dict[str, dict[str, Any]]], after: dict[str, dict
         added += [(table, k) for k in new if k not in old]
         deleted += [(table, k) for k in old if k not in new]
         for key in set(old) & set(new):
-            columns = {c for c in set(old[key]) | set(new[key]) if canonical(old[key].get(c)) != canonical(new[key].get(c))}
-            if columns:
-                changed[(table, key)] = columns
+            if old[key] != new[key]:
+                changed[(table, key)] = {c for c in old[key] if old[key][c] != new[key].get(c)}
     return added, changed, deleted
 
 
 def _run_and_diff(tc: ToolChecks) -> tuple[Any, list[tuple[str, str]], dict[tuple[str, str], set[str]], list[tuple[str, str]]]:
     assert tc.example is not None
+    before = _initial_rows(tc)
     tc.fresh()
-    before = _rows_now(tc)
     result = tc.call(tc.example.arguments)
     if not result.success:
         raise Failed(f"the valid call failed on a fresh episode: {result.error_code}")

@@ -161,11 +161,10 @@ def _verb_and_object(sentence: str) -> tuple[str | None, list[str]]:
                 break
         while obj and (obj[-1] in _FILLER or obj[-1] in _KEEP_PREPOSITIONS):
             obj.pop()
-        cleaned = [w for i, w in enumerate(obj) if w not in _FILLER or (w == "of" and 0 < i < len(obj) - 1)]
-        while cleaned and cleaned[0] in _KEEP_PREPOSITIONS:
-            cleaned.pop(0)
-        if cleaned and any(len(w) > 2 for w in cleaned):
-            return verb, cleaned
+        while obj and (obj[0] in _FILLER or obj[0] in _KEEP_PREPOSITIONS):  # "the details of a charge" -> "charge"
+            obj.pop(0)
+        if obj and any(len(w) > 2 for w in obj):
+            return verb, obj
         return verb, []
     return None, []
 
@@ -223,8 +222,15 @@ def _noun(name: str) -> str:
     return " ".join(words(name)) or name
 
 
+_MAKING = frozenset({"create", "add", "insert", "make", "register", "upload", "generate", "build", "import", "record",
+                     "log", "open", "place", "issue", "new", "send", "post", "schedule", "book", "draft", "invite"})
+
+
 def _join(verb: str, obj: list[str], slot: tuple[str, str] | None) -> str:
-    phrase = " ".join([verb, *obj])
+    article = "the"
+    if verb in _MAKING and not is_plural(obj[0]):
+        article = "an" if obj[0][:1] in "aeiou" else "a"
+    phrase = " ".join([verb, article, *obj])
     if slot is not None:
         noun, param = slot
         last = obj[-1] if obj else ""
