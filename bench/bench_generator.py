@@ -5,7 +5,10 @@
 1. import + gate throughput (tools per second, wall clock, with the default two gate workers), on a
    slice of the shared specs file (or the test fixtures with --quick);
 2. time to load the whole catalog: reading its index, and compiling every service in it;
-3. memory of an episode that mounts 15 generated services (RSS growth), and the time to build it.
+3. memory of an episode that mounts 15 generated services (RSS growth), and the time to build it;
+4. the catalog's honesty figures (issue 13): services, tools, implemented share, business share,
+   entities with a display name, placeholder cells in the seeds (every service seeded), list tools
+   marked implemented that ignore a declared filter.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from generator.audit import audit_catalog  # noqa: E402
 from generator.catalog import PACKAGE_CATALOG, Catalog  # noqa: E402
 from generator.pipeline import ImportConfig, import_file  # noqa: E402
 from mcp_services.kernel import Episode  # noqa: E402
@@ -98,16 +102,35 @@ def bench_episode(root: Path, names: list[str]) -> None:
         ep.close()
 
 
+def bench_figures(root: Path) -> None:
+    started = time.perf_counter()
+    figures = audit_catalog(Catalog(root))
+    summary = figures.summary()
+    print(f"figures ({time.perf_counter() - started:.0f} s, every service seeded):")
+    for key, value in summary.items():
+        print(f"  {key:44} {value:.1%}" if isinstance(value, float) else f"  {key:44} {value}")
+    for cell in figures.placeholder_cells[:5]:
+        print(f"  placeholder: {cell}")
+    for tool in figures.ignored_filters[:5]:
+        print(f"  ignores a filter: {tool}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="import the small test fixtures only")
     parser.add_argument("--specs", type=Path, default=DEFAULT_SPECS)
     parser.add_argument("--catalog", type=Path, default=PACKAGE_CATALOG)
+    parser.add_argument("--figures-only", action="store_true", help="only the catalog's honesty figures")
     args = parser.parse_args()
+    if args.figures_only:
+        bench_figures(args.catalog)
+        return
     bench_import(args.specs, args.quick)
     names = bench_catalog(args.catalog)
     if len(names) >= 15:
         bench_episode(args.catalog, names)
+    if names:
+        bench_figures(args.catalog)
 
 
 if __name__ == "__main__":

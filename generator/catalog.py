@@ -16,6 +16,7 @@ so services load lazily and a process that mounts a few of them pays for those f
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import os
@@ -152,15 +153,31 @@ class Catalog:
             for tool in entry.tools:
                 by_status[tool.status] += 1
                 by_source.setdefault(entry.format, Counter())[tool.status] += 1
+        rejected = self.rejected_tools()
+        if rejected:
+            by_status["rejected"] = rejected
         return {
             "services": len(self.index),
             "tools": sum(by_status.values()),
             "by_status": dict(by_status),
+            "simulated_because": dict(Counter(simulated_because(t.reason) for e in self.index.values()
+                                              for t in e.tools if t.status == "simulated")),
             "by_source": {
                 fmt: {"services": services_by_source[fmt], "tools": sum(c.values()), **dict(c)}
                 for fmt, c in sorted(by_source.items())
             },
         }
+
+    def report(self) -> dict[str, Any]:
+        """The gate report of the imports that built this catalog (``{"services": []}`` when there is none)."""
+        for path, opener in ((self.root / f"{REPORT}.gz", gzip.open), (self.root / REPORT, open)):
+            if path.exists():
+                with opener(path, "rt") as handle:  # type: ignore[operator]
+                    return dict(json.load(handle))
+        return {"services": []}
+
+    def rejected_tools(self) -> int:
+        return sum(1 for s in self.report().get("services", []) for t in s.get("tools", []) if t.get("status") == "rejected")
 
     # -- writing ---------------------------------------------------------------------------------------
 
@@ -198,6 +215,19 @@ class Catalog:
         (self.root / INDEX).write_text(f'{{"version": {INDEX_VERSION}, "services": {{\n{lines}\n}}}}\n')
         self._index = None
         self._services.clear()
+
+
+#: The checks of the behavioural gate (``generator.gate.behaviour``); the others are the consistency gate's.
+BEHAVIOURAL_CHECKS = ("http_verb", "filters_narrow", "created_is_listed", "changes_only_what_was_passed",
+                      "action_matches_description", "deletes_only_the_row")
+
+
+def simulated_because(reason: str) -> str:
+    """Why a tool is simulated, in three kinds: the planner's choice, or which gate its compiled behaviour failed."""
+    if not reason.startswith("compiled behaviour failed the gate"):
+        return "planner"
+    check = reason.removeprefix("compiled behaviour failed the gate:").strip().split(":", 1)[0]
+    return "behavioural gate" if check in BEHAVIOURAL_CHECKS else "consistency gate"
 
 
 def compact_spec(spec: ServiceSpec) -> ServiceSpec:

@@ -149,6 +149,16 @@ def cmd_catalog(args: argparse.Namespace) -> int:
     generated = payload["generated"]
     print(f"generated: {generated['services']} services, {generated['tools']} tools "
           f"({_status_line(generated['by_status'])})")
+    because = generated.get("simulated_because", {})
+    if because:
+        print("  simulated: " + ", ".join(f"{because[k]} {label}" for k, label in (
+            ("planner", "as planned (no behaviour the planner can express)"),
+            ("consistency gate", "failed the consistency gate"), ("behavioural gate", "failed the behavioural gate"))
+            if because.get(k)))
+    kinds = generated.get("kinds", {})
+    if kinds:
+        total = max(1, sum(kinds.values()))
+        print("  " + ", ".join(f"{n} {kind} ({n / total:.0%})" for kind, n in sorted(kinds.items(), key=lambda x: -x[1])))
     for source, counts in generated["by_source"].items():
         print(f"  {source:12} {counts['services']:5} services {counts['tools']:6} tools ({_status_line(counts)})")
     hand = payload["hand_written"]
@@ -179,16 +189,25 @@ def catalog_counts(root: Path | None) -> dict[str, Any]:
     pool = [Catalog(root)] if root is not None else list(catalogs())
     if root is not None and not (root / "index.json").exists():
         raise CliError(f"{root} is not a catalog folder (no index.json)")
-    merged: dict[str, Any] = {"services": 0, "tools": 0, "by_status": Counter(), "by_source": {}}
+    from generator.audit import service_kind
+
+    merged: dict[str, Any] = {"services": 0, "tools": 0, "by_status": Counter(), "by_source": {},
+                              "simulated_because": Counter(), "kinds": Counter()}
     for catalog in pool:
         counts = catalog.counts()
         merged["services"] += counts["services"]
         merged["tools"] += counts["tools"]
         merged["by_status"].update(counts["by_status"])
+        merged["simulated_because"].update(counts["simulated_because"])
+        for entry in catalog.index.values():
+            kind = service_kind(entry.source_name, len(entry.tools), entry.categories)
+            merged["kinds"][_KIND_LABELS[kind]] += 1
         for source, c in counts["by_source"].items():
             slot = merged["by_source"].setdefault(source, Counter())
             slot.update(c)
     merged["by_status"] = dict(merged["by_status"])
+    merged["simulated_because"] = dict(merged["simulated_because"])
+    merged["kinds"] = dict(merged["kinds"])
     merged["by_source"] = {k: dict(v) for k, v in sorted(merged["by_source"].items())}
     tools = 0
     for name in LIBRARY:
@@ -199,8 +218,13 @@ def catalog_counts(root: Path | None) -> dict[str, Any]:
     return {"generated": merged, "hand_written": {"services": len(LIBRARY), "tools": tools}}
 
 
+_KIND_LABELS = {"business": "business or consumer products", "reference": "reference data",
+                "infrastructure": "cloud infrastructure", "other": "other APIs"}
+
+
 def _status_line(counts: dict[str, Any]) -> str:
-    return ", ".join(f"{counts.get(s, 0)} {s}" for s in ("implemented", "simulated") if s in counts or s == "implemented")
+    return ", ".join(f"{counts.get(s, 0)} {s}" for s in ("implemented", "simulated", "rejected")
+                     if s in counts or s == "implemented")
 
 
 def _names(option: str) -> list[str]:

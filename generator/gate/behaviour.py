@@ -375,7 +375,11 @@ def _changes_only_passed(tc: ToolChecks) -> None:
         return
     _, added, changed, deleted = _run_and_diff(tc)
     target = _target_key(tc)
-    passed = {b.column for p, b in tc.definition.bindings.items() if b.role == "field" and p in tc.example.arguments}
+    fields = {p: b.column for p, b in tc.definition.bindings.items() if b.role == "field" and p in tc.example.arguments}
+    for param, column in fields.items():
+        if not _names_agree(param, column or ""):
+            raise Failed(f"the update writes {param!r} into {column!r}")
+    passed = set(fields.values())
     others = _ignore_bookkeeping(changed)
     extra = others.get(target, set()) - passed
     if extra:
@@ -384,6 +388,12 @@ def _changes_only_passed(tc: ToolChecks) -> None:
     if elsewhere or added or deleted:
         where = (elsewhere or added or deleted)[0]
         raise Failed(f"the update also touched {where[0]} {where[1]!r}")
+
+
+def _names_agree(param: str, column: str) -> bool:
+    """A parameter writes the column named like it (``topic`` -> ``topic``; a setter's ``value`` -> its column)."""
+    p, c = squash(param), squash(column)
+    return param == "value" or p == c or c.endswith(p) or p.endswith(c)
 
 
 def _action_matches(tc: ToolChecks) -> None:

@@ -115,3 +115,62 @@ def test_simulated_writes_are_state_and_the_models_memory(tmp_path: Any) -> None
         assert set(episode.call("faxes", "ping", {}).data) >= set(DEFAULT_RESULT["required"])
         episode.reset()
         assert episode.dump()["faxes"]["simulated_calls"] == {}
+
+
+CHARGE_ROW = {"type": "object", "required": ["id", "amount", "status"],
+              "properties": {"id": {"type": "string"}, "amount": {"type": "integer"},
+                             "status": {"type": "string", "enum": ["pending", "captured", "disputed"]}}}
+
+
+def _charges_spec() -> Any:
+    """A charge entity with compiled reads, and simulated tools that name charges by id."""
+    id_param = {"type": "object", "properties": {"charge_id": {"type": "string"}}, "required": ["charge_id"]}
+    return load_spec({
+        "name": "charges", "description": "Charges.",
+        "entities": [{"name": "charge", "table": "charges", "key": {"prefix": "ch"}, "label": "description",
+                      "fields": [{"name": "amount", "type": "integer"}, {"name": "description", "type": "string"},
+                                 {"name": "status", "type": "string", "enum": ["pending", "captured", "disputed"]}]}],
+        "tools": [
+            {"name": "get_charge_risk", "effect": "read", "description": "The risk review of a charge.",
+             "result": CHARGE_ROW, "parameters": id_param, "behaviour": {"kind": "simulated", "entity": "charge"}},
+            {"name": "dispute_charge", "effect": "write", "description": "Open a dispute on a charge.",
+             "result": CHARGE_ROW, "behaviour": {"kind": "simulated", "entity": "charge"},
+             "parameters": {"type": "object", "required": ["charge_id", "status"],
+                            "properties": {"charge_id": {"type": "string"},
+                                           "status": {"type": "string", "enum": ["disputed"]}}}},
+        ],
+    })
+
+
+@pytest.mark.parametrize("backend", ["offline", "litellm"])
+def test_a_simulated_tool_refuses_an_unknown_id_whichever_model_answers(backend: str) -> None:
+    if backend == "offline":
+        model: Any = OfflineWorldModel()
+        server = None
+    else:
+        server = ScriptedLLM(['{"id": "ch_0001", "amount": 5, "status": "pending"}'] * 4)
+        server.__enter__()
+        model = LiteLLMWorldModel("openai/scripted", api_base=server.api_base, api_key="test", timeout=10)
+    try:
+        with Episode([compile_service(_charges_spec(), world_model=model)], world_seed=0) as episode:
+            missing = episode.call("charges", "get_charge_risk", {"charge_id": "ch_9999"})
+            assert not missing.success and missing.error_code == "not_found"
+            assert "ch_9999" in (missing.error_message or "")
+            known = episode.call("charges", "get_charge_risk", {"charge_id": "ch_0001"})
+            assert known.success
+    finally:
+        if server is not None:
+            server.__exit__(None, None, None)
+            assert len(server.requests) == 1  # the unknown id never reached the model; the known one did, once
+
+
+def test_the_offline_model_answers_from_the_row_and_reflects_a_simulated_write() -> None:
+    with Episode([compile_service(_charges_spec(), world_model=OfflineWorldModel())], world_seed=0) as episode:
+        row = episode.dump()["charges"]["charges"]["ch_0002"]
+        read = episode.call("charges", "get_charge_risk", {"charge_id": "ch_0002"}).data
+        assert read["id"] == "ch_0002" and read["amount"] == row["amount"]  # from the episode's state
+        episode.call("charges", "dispute_charge", {"charge_id": "ch_0002", "status": "disputed"})
+        again = episode.call("charges", "get_charge_risk", {"charge_id": "ch_0002"}).data
+        assert again["status"] == "disputed"  # the write is reflected in the later read
+        other = episode.call("charges", "get_charge_risk", {"charge_id": "ch_0003"}).data
+        assert other["id"] == "ch_0003"  # never another call's id
