@@ -26,7 +26,7 @@ from generator.naming import words
 from generator.selection import Candidate, classify
 from generator.spec import ServiceSpec
 
-_PLACEHOLDER = re.compile(r"^([A-Za-z][A-Za-z0-9]*)-(\d+)$")
+_PLACEHOLDER = re.compile(r"^([A-Za-z][A-Za-z0-9]*)-(\d{1,3})$")  # a row counter, not a document number
 
 
 def is_placeholder(value: Any, column: str, entity: str) -> bool:

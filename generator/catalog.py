@@ -153,12 +153,13 @@ class Catalog:
             for tool in entry.tools:
                 by_status[tool.status] += 1
                 by_source.setdefault(entry.format, Counter())[tool.status] += 1
+        served = sum(by_status.values())
         rejected = self.rejected_tools()
         if rejected:
-            by_status["rejected"] = rejected
+            by_status["rejected"] = rejected  # in the gate report, not served
         return {
             "services": len(self.index),
-            "tools": sum(by_status.values()),
+            "tools": served,
             "by_status": dict(by_status),
             "simulated_because": dict(Counter(simulated_because(t.reason) for e in self.index.values()
                                               for t in e.tools if t.status == "simulated")),

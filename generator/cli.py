@@ -223,8 +223,8 @@ _KIND_LABELS = {"business": "business or consumer products", "reference": "refer
 
 
 def _status_line(counts: dict[str, Any]) -> str:
-    return ", ".join(f"{counts.get(s, 0)} {s}" for s in ("implemented", "simulated", "rejected")
-                     if s in counts or s == "implemented")
+    line = ", ".join(f"{counts.get(s, 0)} {s}" for s in ("implemented", "simulated") if s in counts or s == "implemented")
+    return f"{line}; {counts['rejected']} more rejected by the gate" if counts.get("rejected") else line
 
 
 def _names(option: str) -> list[str]:

@@ -46,6 +46,7 @@ def test_catalog_counts_by_status_and_by_source(imported: Path, capsys: Any) -> 
     counts = json.loads(out)["generated"]
     assert code == 0 and counts["services"] == 1 and counts["tools"] == 13
     assert counts["by_source"]["mcp"]["tools"] == 13
+    assert counts["by_status"]["rejected"] == 4 and sum(counts["simulated_because"].values()) == counts["by_status"].get("simulated", 0)
     code, out, _ = run(["catalog", "--catalog", str(imported)], capsys)
     assert out.startswith("generated: 1 services, 13 tools")
 

@@ -72,8 +72,9 @@ def test_the_package_catalog_is_small_and_every_entry_has_its_spec() -> None:
     name = catalog.names()[0]
     assert set(catalog.spec(name).model_dump()["tools"][0]) >= {"name", "behaviour"}
     counts = catalog.counts()
-    assert counts["services"] >= 448 and counts["tools"] >= 10_130
-    assert counts["by_status"]["implemented"] >= 0.9 * counts["tools"]
+    # issue 13: an honest catalog of products people automate, not the paper's size (448 services, 10,130 tools)
+    assert counts["services"] >= 150 and counts["tools"] >= 5_000
+    assert counts["by_status"]["implemented"] >= 0.85 * counts["tools"]
 
 
 def test_the_composer_builds_verified_tasks_that_cross_generated_and_hand_written_services(
