@@ -255,7 +255,7 @@ class ToolChecks:
         if kind != "simulated":
             run_behaviour(self)  # the behavioural gate: does it do what the API says?
         elif self._referenced_param() is not None:
-            self._check("unknown_id_not_found", self._simulated_not_found)  # the world model's contract
+            self._check("unknown_id_not_found", lambda: self._not_found(self._referenced_param()))  # world model contract
         return self.checks
 
     def _check(self, name: str, fn: Callable[[], None]) -> bool:
@@ -417,31 +417,24 @@ class ToolChecks:
                 self.expect_error({**arguments, param: wrong}, "invalid_argument", f"{param!r} of the wrong type")
                 break
 
-    def _not_found(self) -> None:
+    def _not_found(self, param: str | None = None) -> None:
+        """An unknown id in ``param`` (default: the key) is ``not_found`` and changes nothing."""
         assert self.example is not None
-        param = self._key_param()
+        param = param or self._key_param()
         assert param is not None
         schema = self.tool.input_schema.get("properties", {}).get(param, {})
         arguments = {**self.example.arguments, param: missing_value(schema)}
         if make_validator(self.tool.input_schema).is_valid(arguments):
-            self.expect_error(arguments, "not_found", "an unknown id")
+            self.expect_error(arguments, "not_found", f"an unknown id in {param!r}")
 
     def _referenced_param(self) -> str | None:
+        """The first argument of a simulated call that names a row by id (``charge_id``)."""
         from generator.compiler.tools import reference_entity
 
         assert self.example is not None
         entity = self.definition.behaviour.entity
         return next((p for p in self.example.arguments
                      if reference_entity(p, entity, self.runtime.entities) is not None), None)
-
-    def _simulated_not_found(self) -> None:
-        assert self.example is not None
-        param = self._referenced_param()
-        assert param is not None
-        schema = self.tool.input_schema.get("properties", {}).get(param, {})
-        arguments = {**self.example.arguments, param: missing_value(schema)}
-        if make_validator(self.tool.input_schema).is_valid(arguments):
-            self.expect_error(arguments, "not_found", "an unknown id (simulated)")
 
     def _getter(self) -> ToolDef | None:
         """The service's plain get-by-id tool for this entity (one without parent scopes first)."""
