@@ -103,8 +103,8 @@ class Episode:
             by_target.setdefault((str(service), str(record.get("table"))), []).append(dict(record["row"]))
         for (service, table), rows in by_target.items():
             self.stores[service].insert_rows(table, rows)
-        for service, _ in by_target:
-            self.stores[service].advance_counters()
+        for service, table in by_target:
+            self.stores[service].advance_counters([table])
         if marker is not None:
             for store in self.stores.values():
                 store.set_meta("setup", marker)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -176,20 +176,26 @@ class Store:
             if rows:
                 tx.orm_session().execute(insert(table), rows)
 
-    def advance_counters(self) -> None:
+    def advance_counters(self, tables: Iterable[str] | None = None) -> None:
         """Move each id counter past the ids already stored (``ch_0042`` -> the next ``ch`` is 43 or later).
 
         Setup records carry ids made in another episode; without this a tool could mint one of them again.
+        ``tables`` limits the scan to the tables that received rows.
         """
+        wanted = None if tables is None else set(tables)
         highest: dict[str, int] = {}
         for table in self._tables:
-            if "id" not in table.columns:
+            if "id" not in table.columns or (wanted is not None and table.name not in wanted):
                 continue
-            for (key,) in self._raw.execute(f'SELECT id FROM {_quote(table.name)}'):
-                match = _ID.match(str(key))
-                if match:
-                    prefix, number = match.group(1), int(match.group(2))
-                    highest[prefix] = max(highest.get(prefix, 0), number)
+            statement = (
+                "SELECT substr(id, 1, instr(id, '_') - 1), max(CAST(substr(id, instr(id, '_') + 1) AS INTEGER)) "
+                f"FROM {_quote(table.name)} WHERE CAST(id AS TEXT) GLOB '[A-Za-z]*_[0-9]*' GROUP BY 1"
+            )
+            for prefix, number in self._raw.execute(statement):
+                if prefix and _ID.match(f"{prefix}_{number}"):
+                    highest[prefix] = max(highest.get(prefix, 0), int(number))
+        if not highest:
+            return
         with self.transaction():
             for prefix, number in highest.items():
                 self._raw.execute(
@@ -250,21 +256,28 @@ class Store:
     def changed_rows_since(self, image: bytes) -> tuple[StateDump, StateDump]:
         """The rows that differ between a snapshot ``image`` and now: (rows then, rows now).
 
-        SQLite compares the two states itself (``EXCEPT`` on an attached copy of the image), so
-        the cost follows the size of the change, not of the store. ``diff_states`` of the pair
-        is the same as ``diff_states`` of two full dumps.
+        SQLite compares the two states itself (``EXCEPT`` between the image and a copy of now), and
+        only for the tables whose database pages differ between the two images, so the cost follows
+        the size of the change, not of the store. ``diff_states`` of the pair is the same as
+        ``diff_states`` of two full dumps.
         """
-        then: StateDump = {}
-        now: StateDump = {}
+        then: StateDump = {t.name: {} for t in self._tables}
+        now: StateDump = {t.name: {} for t in self._tables}
+        current = self._raw.serialize()
+        if current == image:
+            return then, now
         # The comparison runs on a throwaway copy: attaching and detaching a database on the live
         # connection invalidates its cached statements, and SQLite 3.40 can crash on such a cached
         # statement that uses json_each afterwards.
         work = sqlite3.connect(":memory:")
         try:
-            work.deserialize(self._raw.serialize())
+            work.deserialize(current)
             work.execute("ATTACH DATABASE ':memory:' AS _kernel_before")
             work.deserialize(image, name="_kernel_before")
+            changed = _tables_on_changed_pages(work, image, current)
             for table in self._tables:
+                if table.name not in changed:
+                    continue
                 columns, pk = _columns(table)
                 cols = ", ".join(_quote(c) for c in columns)
                 name = _quote(table.name)
@@ -348,6 +361,29 @@ def _columns(table: Table) -> tuple[list[str], list[str]]:
 
 def _quote(identifier: str) -> str:
     return '"' + identifier.replace('"', '""') + '"'
+
+
+def _tables_on_changed_pages(work: sqlite3.Connection, before: bytes, after: bytes) -> set[str]:
+    """The tables that own a database page whose bytes differ between two images (``work`` holds both).
+
+    A page belongs to a table, or to one of its indexes, in either image (``dbstat`` says which);
+    a table none of whose pages changed cannot hold a changed row.
+    """
+    size = int.from_bytes(before[16:18], "big") or 65536
+    pages = max(len(before), len(after)) // size
+    differing = {
+        n + 1 for n in range(1, pages)  # page 1 (the schema and header) changes with every write
+        if before[n * size:(n + 1) * size] != after[n * size:(n + 1) * size]
+    }
+    if not differing:
+        return set()
+    owners: set[str] = set()
+    for schema in ("main", "_kernel_before"):
+        tables = dict(work.execute(f"SELECT name, tbl_name FROM {schema}.sqlite_schema"))
+        for name, pageno in work.execute("SELECT name, pageno FROM dbstat(?)", (schema,)):
+            if pageno in differing:
+                owners.add(tables.get(name, name))
+    return owners
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
