@@ -8,23 +8,24 @@ places or a customer's office) and optionally a bookable room. The agent acts fo
 with delegate access to every team calendar, as an operations manager would.
 
 Rules: an event ends after it starts and lasts at most a day; new or moved events start in the
-future; a cancelled event cannot be cancelled again or edited; a room cannot be double booked nor
-hold more attendees than its capacity; only team members' responses can be set (guests answer
-their own invitations) and an organiser cannot decline their own event.
+future; a cancelled event cannot be cancelled again or edited (``EVENT_STATUS``); a room cannot be
+double booked nor hold more attendees than its capacity; only team members' responses can be set
+(guests answer their own invitations) and an organiser cannot decline their own event.
 
 All times are ISO 8601 UTC; working hours for free-slot searches are 09:00-17:00 UTC.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
-from sqlalchemy import JSON, ForeignKey, String, or_, select
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from pydantic import BaseModel, Field, WithJsonSchema
 
-from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, paginate
+from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field, joined
+from mcp_services.kernel.entity import runtime_of
+from mcp_services.kernel.schema import StateDef
 from mcp_services.kernel.semantic import (
     URL,
     Address,
@@ -42,6 +43,7 @@ from mcp_services.kernel.semantic import (
 CalendarId = EntityId("calendar.calendar")
 EventId = EntityId("calendar.event")
 RoomId = EntityId("calendar.room")
+AttendeeId = EntityId("calendar.attendee")
 
 EventStatus = Literal["confirmed", "cancelled"]
 ResponseStatus = Literal["needs_action", "accepted", "declined", "tentative"]
@@ -52,127 +54,122 @@ WORKDAY_END_HOUR = 17
 MAX_EVENT_HOURS = 24
 Minutes = Annotated[int, Field(ge=5, le=480, description="A duration in minutes (5-480).")]
 
-
-class Base(DeclarativeBase):
-    pass
-
-
-class Calendar(Base):
-    __tablename__ = "calendars"
-    id: Mapped[str] = mapped_column(primary_key=True)
-    summary: Mapped[str]
-    description: Mapped[str | None]
-    owner_email: Mapped[str] = mapped_column(index=True)
-    owner_name: Mapped[str]
-    is_primary: Mapped[bool]
-    time_zone: Mapped[str]
-
-
-class Room(Base):
-    __tablename__ = "rooms"
-    id: Mapped[str] = mapped_column(primary_key=True)
-    place_id: Mapped[str]  # the world's place this room is
-    name: Mapped[str]
-    kind: Mapped[str]
-    address: Mapped[str]
-    city: Mapped[str]
-    capacity: Mapped[int]
-    features: Mapped[list[str]] = mapped_column(JSON)
-
-
-class Event(Base):
-    __tablename__ = "events"
-    id: Mapped[str] = mapped_column(primary_key=True)
-    calendar_id: Mapped[str] = mapped_column(ForeignKey("calendars.id"), index=True)
-    title: Mapped[str] = mapped_column(String(300))
-    description: Mapped[str | None]
-    start: Mapped[str] = mapped_column(index=True)
-    end: Mapped[str]
-    location: Mapped[str | None]
-    room_id: Mapped[str | None] = mapped_column(ForeignKey("rooms.id"))
-    meeting_url: Mapped[str | None]
-    organizer_email: Mapped[str]
-    status: Mapped[str] = mapped_column(default="confirmed")
-    cancellation_reason: Mapped[str | None]
-    created_at: Mapped[str]
-    updated_at: Mapped[str]
-
-
-class Attendee(Base):
-    __tablename__ = "attendees"
-    # Composite key: one row per guest per event, which also reads well in state diffs.
-    event_id: Mapped[str] = mapped_column(ForeignKey("events.id"), primary_key=True)
-    email: Mapped[str] = mapped_column(primary_key=True, index=True)
-    name: Mapped[str | None]
-    response_status: Mapped[str]
-    organizer: Mapped[bool] = mapped_column(default=False)
-    optional: Mapped[bool] = mapped_column(default=False)
-    comment: Mapped[str | None]
-
+#: A cancelled event is final: it stays visible but nothing about it can change.
+EVENT_STATUS = StateDef(
+    field="status",
+    values=["confirmed", "cancelled"],
+    initial="confirmed",
+    terminal=["cancelled"],
+    transitions={"confirmed": ["cancelled"], "cancelled": []},
+)
 
 service = Service(
     "calendar",
     "Team calendars: meetings and events with attendees and their responses, free/busy and free-slot "
     "search, and bookable meeting rooms.",
-    Base,
     title="Calendar",
 )
 
 
-# -- results -------------------------------------------------------------------------------------
+@service.entity(table="calendars", prefix="cal", label="summary", search=("summary", "owner_name"))
+class Calendar:
+    """A colleague's primary calendar, or a shared one such as Company events."""
 
-
-class CalendarOut(BaseModel):
     id: CalendarId
     summary: str
-    description: str | None
-    owner_email: EmailAddress
-    owner_name: PersonName
+    description: str | None = None
+    owner_email: EmailAddress = field(index=True, role="owner")
+    owner_name: PersonName = field(role="owner")
     is_primary: bool
     time_zone: str
 
 
-class RoomOut(BaseModel):
+@service.entity(table="rooms", prefix="room", label="name")
+class Room:
+    """A bookable meeting room or conference venue (one of the world's places)."""
+
     id: RoomId
+    place_id: str
     name: str
     kind: str
     address: Address
     city: City
     capacity: Quantity
     features: list[str]
-    available: bool | None = Field(
-        default=None, description="Whether the room is free for the asked time range; null if none was asked"
+
+    available = derived(
+        bool | None,
+        lambda r: r.available,
+        description="Whether the room is free for the asked time range; null if none was asked",
     )
 
 
-class AttendeeOut(BaseModel):
-    email: EmailAddress
-    name: PersonName | None
+@service.entity(table="attendees", prefix="att")
+class Attendee:
+    """One person invited to one event; the id is '<event id>|<email>' (one row per guest per event)."""
+
+    id: AttendeeId
+    event_id: EventId
+    email: EmailAddress = field(index=True, role="attendee")
+    name: PersonName | None = field(None, role="attendee")
     response_status: ResponseStatus
-    organizer: bool
-    optional: bool
-    comment: str | None
+    organizer: bool = False
+    optional: bool = False
+    comment: str | None = None
 
 
-class EventOut(BaseModel):
+#: What an event shows of each guest.
+_GUEST_FIELDS = ("email", "name", "response_status", "organizer", "optional", "comment")
+_GUEST_SCHEMA = {
+    "type": "object",
+    "properties": {f: runtime_of(Attendee).schema["properties"][f] for f in _GUEST_FIELDS},
+    "required": list(_GUEST_FIELDS),
+}
+Guests = Annotated[list[dict[str, Any]], WithJsonSchema({"type": "array", "items": _GUEST_SCHEMA})]
+
+
+@service.entity(
+    table="events", prefix="evt", label="title", search=("title", "description", "location"), state=EVENT_STATUS
+)
+class Event:
+    """A meeting or event on a calendar, organised by the calendar's owner."""
+
     id: EventId
     calendar_id: CalendarId
     title: Subject
-    description: Text | None
-    start: DateTime
+    description: Text | None = None
+    start: DateTime = field(index=True, mention="the meeting time")
     end: DateTime
-    duration_minutes: int
-    location: Address | None
-    room_id: RoomId | None
-    room_name: str | None
-    meeting_url: URL | None
-    organizer_email: EmailAddress
-    organizer_name: PersonName | None
-    status: EventStatus
-    cancellation_reason: str | None
-    attendees: list[AttendeeOut]
+    location: Address | None = field(None, mention="the meeting place")
+    room_id: RoomId | None = None
+    meeting_url: URL | None = field(None, mention="the meeting link")
+    organizer_email: EmailAddress = field(role="organizer")
+    status: EventStatus = "confirmed"
+    cancellation_reason: str | None = None
     created_at: DateTime
     updated_at: DateTime
+
+    duration_minutes = derived(int, lambda e: _minutes(e.start, e.end))
+    room_name = joined(str | None, via="room_id", field="name")
+    organizer_name = derived(
+        PersonName | None, lambda e: next((g["name"] for g in e.attendees if g["email"] == e.organizer_email), None)
+    )
+    attendees = derived(Guests, lambda e: e.attendees, description="The organiser first, then guests by email")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _ShownEvent(Event):
+    """An event as tools return it: with its guest list, read for a whole page in one query."""
+
+    attendees: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _ShownRoom(Room):
+    available: bool | None
+
+
+# -- summaries -----------------------------------------------------------------------------------
 
 
 class TimeSlot(BaseModel):
@@ -221,72 +218,28 @@ def _minutes(start: str, end: str) -> int:
     return int((_parse(end, "end") - _parse(start, "start")).total_seconds() // 60)
 
 
-def _events_out(ctx: ToolContext, rows: list[Event]) -> list[EventOut]:
-    """Result rows for many events with a fixed number of queries (a page is up to 100 events)."""
-    if not rows:
-        return []
-    rooms = {r.id: r for r in ctx.db.scalars(select(Room))}
-    guests: dict[str, list[Attendee]] = {}
-    for a in ctx.db.scalars(
-        select(Attendee)
-        .where(Attendee.event_id.in_([e.id for e in rows]))
-        .order_by(Attendee.organizer.desc(), Attendee.email)
-    ):
-        guests.setdefault(a.event_id, []).append(a)
-    out = []
-    for e in rows:
-        attendees = guests.get(e.id, [])
-        room = rooms.get(e.room_id) if e.room_id else None
-        organizer = next((a for a in attendees if a.email == e.organizer_email), None)
-        out.append(
-            EventOut(
-                id=e.id,
-                calendar_id=e.calendar_id,
-                title=e.title,
-                description=e.description,
-                start=e.start,
-                end=e.end,
-                duration_minutes=_minutes(e.start, e.end),
-                location=e.location,
-                room_id=e.room_id,
-                room_name=room.name if room else None,
-                meeting_url=e.meeting_url,
-                organizer_email=e.organizer_email,
-                organizer_name=organizer.name if organizer else None,
-                status=e.status,  # type: ignore[arg-type]
-                cancellation_reason=e.cancellation_reason,
-                attendees=[AttendeeOut.model_validate(a, from_attributes=True) for a in attendees],
-                created_at=e.created_at,
-                updated_at=e.updated_at,
-            )
-        )
-    return out
+def _guest_id(event_id: str, email: str) -> str:
+    return f"{event_id}|{email}"
 
 
-def _event_out(ctx: ToolContext, e: Event) -> EventOut:
-    return _events_out(ctx, [e])[0]
+def _shown(ctx: ToolContext, events: list[Event]) -> list[_ShownEvent]:
+    """Events with their guests, organiser first, in one query for the whole page."""
+    guests: dict[str, list[dict[str, Any]]] = {e.id: [] for e in events}
+    if events:
+        q = ctx.query(Attendee).where_in("event_id", list(guests)).order_by("-organizer", "email")
+        for a in q.all():
+            guests[a.event_id].append({f: getattr(a, f) for f in _GUEST_FIELDS})
+    dump = runtime_of(Event).dump
+    return [_ShownEvent(**dump(e), attendees=guests[e.id]) for e in events]
 
 
-def _room_out(r: Room, available: bool | None = None) -> RoomOut:
-    return RoomOut(
-        id=r.id,
-        name=r.name,
-        kind=r.kind,
-        address=r.address,
-        city=r.city,
-        capacity=r.capacity,
-        features=list(r.features),
-        available=available,
-    )
-
-
-def _get_event(ctx: ToolContext, event_id: str) -> Event:
-    return ctx.get(Event, event_id, "event", "Use list_events to find event ids.")
+def _shown_one(ctx: ToolContext, event: Event) -> Event:
+    return _shown(ctx, [event])[0]
 
 
 def _editable(ctx: ToolContext, event_id: str) -> Event:
     """The event, refused if it is cancelled: cancelled events are final."""
-    event = _get_event(ctx, event_id)
+    event = ctx.get(Event, event_id)
     if event.status == "cancelled":
         raise ToolError.invalid_state(
             f"Event {event_id} is cancelled and cannot be changed; create_event a new one instead."
@@ -299,10 +252,6 @@ def _person_name(ctx: ToolContext, email: str) -> str | None:
         if person.email == email:
             return person.name
     return None
-
-
-def _team_emails(ctx: ToolContext) -> set[str]:
-    return {p.email for p in ctx.world.team}
 
 
 def _check_times(ctx: ToolContext, start: str, end: str | None, *, future: bool = True) -> tuple[str, str]:
@@ -327,17 +276,9 @@ def _check_room(ctx: ToolContext, room: Room, start: str, end: str, attendees: i
             f"{room.name} ({room.id}) seats {room.capacity} but the event has {attendees} attendees; "
             "pick a larger room with list_rooms(min_capacity=...)."
         )
-    clash = ctx.db.scalar(
-        select(Event)
-        .where(
-            Event.room_id == room.id,
-            Event.status != "cancelled",
-            Event.start < end,
-            Event.end > start,
-            Event.id != (ignore_event or ""),
-        )
-        .order_by(Event.start)
-    )
+    q = ctx.query(Event).where(room_id=room.id).compare("status", "!=", "cancelled")
+    q.compare("start", "<", end).compare("end", ">", start).compare("id", "!=", ignore_event or "")
+    clash = q.order_by("start").first()
     if clash is not None:
         raise ToolError.conflict(
             f"{room.name} ({room.id}) is already booked from {clash.start} to {clash.end} by event {clash.id} "
@@ -346,27 +287,35 @@ def _check_room(ctx: ToolContext, room: Room, start: str, end: str, attendees: i
 
 
 def _attendee_count(ctx: ToolContext, event_id: str) -> int:
-    return len(list(ctx.db.scalars(select(Attendee.email).where(Attendee.event_id == event_id))))
+    return ctx.query(Attendee).where(event_id=event_id).count()
 
 
 def _busy(ctx: ToolContext, emails: list[str], start: str, end: str) -> dict[str, list[tuple[str, str]]]:
     """Per email: the intervals in [start, end) when they attend a live event they have not declined (one query)."""
     busy: dict[str, list[tuple[str, str]]] = {email: [] for email in emails}
-    rows = ctx.db.execute(
-        select(Attendee.email, Event.start, Event.end)
-        .join(Attendee, Attendee.event_id == Event.id)
-        .where(
-            Attendee.email.in_(emails),
-            Attendee.response_status != "declined",
-            Event.status != "cancelled",
-            Event.start < end,
-            Event.end > start,
-        )
-        .order_by(Attendee.email, Event.start, Event.end)
-    ).all()
+    rows = ctx.sql(
+        "SELECT a.email, e.start, e.\"end\" FROM attendees a JOIN events e ON e.id = a.event_id "
+        f"WHERE a.email IN ({', '.join('?' for _ in emails)}) AND a.response_status != 'declined' "
+        "AND e.status != 'cancelled' AND e.start < ? AND e.\"end\" > ? ORDER BY a.email, e.start, e.\"end\"",
+        *emails, end, start,
+    )
     for email, s, e in rows:
         busy[email].append((max(s, start), min(e, end)))
     return busy
+
+
+def _booked(ctx: ToolContext, room_ids: list[str], start: str, end: str) -> list[tuple[str, str, str]]:
+    """(room id, start, end) of the live bookings of these rooms that overlap [start, end)."""
+    if not room_ids:
+        return []
+    return [
+        (str(r), str(s), str(e))
+        for r, s, e in ctx.sql(
+            f"SELECT room_id, start, \"end\" FROM events WHERE room_id IN ({', '.join('?' for _ in room_ids)}) "
+            "AND status != 'cancelled' AND start < ? AND \"end\" > ?",
+            *room_ids, end, start,
+        )
+    ]
 
 
 def _merge(intervals: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -388,6 +337,13 @@ def _normalise_emails(emails: list[str], field: str) -> list[str]:
     if len(set(cleaned)) != len(cleaned):
         raise ToolError.invalid_argument(f"{field} lists the same email twice; list each person once.")
     return cleaned
+
+
+def _guest(ctx: ToolContext, event_id: str, email: str, *, optional: bool = False) -> Attendee:
+    return Attendee(
+        id=_guest_id(event_id, email), event_id=event_id, email=email, name=_person_name(ctx, email),
+        response_status="needs_action", optional=optional,
+    )
 
 
 # -- seed ----------------------------------------------------------------------------------------
@@ -413,85 +369,54 @@ _CUSTOMER_TITLES = (
     "Support check-in: {org}",
 )
 _ROOM_FEATURES = (["video", "whiteboard"], ["video", "screen"], ["whiteboard"], ["video", "screen", "whiteboard"])
-
-
-def _meet_url(ctx: ToolContext, rng_value: int) -> str:
-    code = f"{rng_value:09d}"
-    return f"https://meet.{ctx.world.home.domain}/{code[:3]}-{code[3:6]}-{code[6:]}"
+_CANCEL_REASONS = ("Organiser unavailable", "No longer needed", "Rescheduled")
+_RESPONSES = ("accepted", "declined", "tentative", "needs_action")
+#: How guests have answered: most past invitations are settled, many future ones still open.
+_PAST_WEIGHTS, _FUTURE_WEIGHTS = (75, 10, 5, 10), (45, 5, 10, 40)
+_CUSTOMER_FACING = ("sales lead", "account executive", "support lead", "product manager")
 
 
 @service.seeder
 def seed(ctx: ToolContext) -> None:
+    """Every colleague's calendar and Company events; the world's rooms; two months of meetings around now."""
     world = ctx.world
     rng = ctx.rng("seed")
     team = list(world.team)
     names = {p.email: p.name for p in world.people}
-
-    calendars: dict[str, Calendar] = {}
-    for person in team:
-        cal = Calendar(
-            id=ctx.new_id("cal"),
-            summary=person.name,
-            description=f"{person.name}, {person.job_title} at {world.home.name}",
-            owner_email=person.email,
-            owner_name=person.name,
-            is_primary=True,
-            time_zone="UTC",
+    calendars = {
+        p.email: Calendar(
+            id=ctx.new_id("cal"), summary=p.name, description=f"{p.name}, {p.job_title} at {world.home.name}",
+            owner_email=p.email, owner_name=p.name, is_primary=True, time_zone="UTC",
         )
-        ctx.db.add(cal)
-        calendars[person.email] = cal
-    office_manager = world.team_member("office manager")
-    company_cal = Calendar(
-        id=ctx.new_id("cal"),
-        summary="Company events",
-        description=f"All-hands and office-wide events at {world.home.name}",
-        owner_email=office_manager.email,
-        owner_name=office_manager.name,
-        is_primary=False,
-        time_zone="UTC",
+        for p in team
+    }
+    manager = world.team_member("office manager")
+    company = Calendar(
+        id=ctx.new_id("cal"), summary="Company events", description=f"All-hands and office-wide events at {world.home.name}",
+        owner_email=manager.email, owner_name=manager.name, is_primary=False, time_zone="UTC",
     )
-    ctx.db.add(company_cal)
-
-    rooms: list[Room] = []
-    for place in world.places:
-        if place.kind not in ("meeting room", "conference venue"):
-            continue
-        small = place.kind == "meeting room"
-        room = Room(
-            id=ctx.new_id("room"),
-            place_id=place.id,
-            name=place.name,
-            kind=place.kind,
-            address=place.address,
+    rooms = [
+        Room(
+            id=ctx.new_id("room"), place_id=place.id, name=place.name, kind=place.kind, address=place.address,
             city=place.city,
-            capacity=rng.choice((4, 6, 8, 12)) if small else rng.choice((60, 120, 200)),
+            capacity=rng.choice((4, 6, 8, 12)) if place.kind == "meeting room" else rng.choice((60, 120, 200)),
             features=list(rng.choice(_ROOM_FEATURES)),
         )
-        ctx.db.add(room)
-        rooms.append(room)
+        for place in world.places
+        if place.kind in ("meeting room", "conference venue")
+    ]
     meeting_rooms = [r for r in rooms if r.kind == "meeting room"]
-    ctx.db.flush()
-
     booked: dict[str, list[tuple[str, str]]] = {r.id: [] for r in rooms}
-    # Guests are inserted after all events: no ORM relationship orders the inserts, and every
-    # new_id() autoflushes, so a guest added earlier could reach SQLite before its event.
-    guest_rows: list[Attendee] = []
+    events: list[Event] = []
+    guests: list[Attendee] = []
     today = ctx.now.replace(hour=0, minute=0, second=0, microsecond=0)
 
     def add_event(
-        cal: Calendar,
-        title: str,
-        start: datetime,
-        minutes: int,
-        guests: list[str],
-        *,
-        description: str | None = None,
-        location: str | None = None,
-        room: Room | None = None,
-        online: bool = False,
+        cal: Calendar, title: str, start: datetime, minutes: int, invited: list[str], *, description: str | None = None,
+        location: str | None = None, room: Room | None = None, online: bool = False,
     ) -> None:
         s, e = _iso(start), _iso(start + timedelta(minutes=minutes))
-        everyone = [cal.owner_email] + [g for g in dict.fromkeys(guests) if g != cal.owner_email]
+        everyone = [cal.owner_email] + [g for g in dict.fromkeys(invited) if g != cal.owner_email]
         if room is not None:
             # Seeded bookings obey the same rules as tools: drop the room rather than double book.
             if len(everyone) > room.capacity or any(bs < e and be > s for bs, be in booked[room.id]):
@@ -499,45 +424,31 @@ def seed(ctx: ToolContext) -> None:
             else:
                 booked[room.id].append((s, e))
                 location = f"{room.name}, {room.address}"
-        past = start < ctx.now
+        event_id = ctx.new_id("evt")
         cancelled = rng.random() < 0.07
-        event = Event(
-            id=ctx.new_id("evt"),
-            calendar_id=cal.id,
-            title=title,
-            description=description,
-            start=s,
-            end=e,
-            location=location,
-            room_id=room.id if room else None,
-            # Online meetings, and meetings with nowhere to be, get a video link.
-            meeting_url=_meet_url(ctx, rng.randint(0, 999_999_999)) if online or not location else None,
-            organizer_email=cal.owner_email,
-            status="cancelled" if cancelled else "confirmed",
-            cancellation_reason=rng.choice(("Organiser unavailable", "No longer needed", "Rescheduled"))
-            if cancelled
-            else None,
-            created_at=_iso(min(start, ctx.now) - timedelta(days=rng.randint(2, 30))),
-            updated_at=_iso(min(start, ctx.now) - timedelta(days=rng.randint(0, 1))),
+        # Online meetings, and meetings with nowhere to be, get a video link.
+        code = f"{rng.randint(0, 999_999_999):09d}" if online or not location else None
+        reason = rng.choice(_CANCEL_REASONS) if cancelled else None
+        created = _iso(min(start, ctx.now) - timedelta(days=rng.randint(2, 30)))
+        updated = _iso(min(start, ctx.now) - timedelta(days=rng.randint(0, 1)))
+        events.append(
+            Event(
+                id=event_id, calendar_id=cal.id, title=title, description=description, start=s, end=e,
+                location=location, room_id=room.id if room else None,
+                meeting_url=f"https://meet.{world.home.domain}/{code[:3]}-{code[3:6]}-{code[6:]}" if code else None,
+                organizer_email=cal.owner_email, status="cancelled" if cancelled else "confirmed",
+                cancellation_reason=reason, created_at=created, updated_at=updated,
+            )
         )
-        ctx.db.add(event)
+        weights = _PAST_WEIGHTS if start < ctx.now else _FUTURE_WEIGHTS
         for email in everyone:
             organizer = email == cal.owner_email
-            if organizer:
-                response = "accepted"
-            elif past:
-                response = rng.choices(("accepted", "declined", "tentative", "needs_action"), (75, 10, 5, 10))[0]
-            else:
-                response = rng.choices(("accepted", "declined", "tentative", "needs_action"), (45, 5, 10, 40))[0]
-            guest_rows.append(
+            response = "accepted" if organizer else rng.choices(_RESPONSES, weights)[0]
+            guests.append(
                 Attendee(
-                    event_id=event.id,
-                    email=email,
-                    name=names.get(email),
-                    response_status=response,
-                    organizer=organizer,
+                    id=_guest_id(event_id, email), event_id=event_id, email=email, name=names.get(email),
+                    response_status=response, organizer=organizer,
                     optional=not organizer and rng.random() < 0.08,
-                    comment=None,
                 )
             )
 
@@ -548,22 +459,23 @@ def seed(ctx: ToolContext) -> None:
     def at(day: datetime) -> datetime:
         return day.replace(hour=rng.randint(WORKDAY_START_HOUR, WORKDAY_END_HOUR - 2), minute=rng.choice((0, 30)))
 
+    def random_day() -> datetime | None:
+        return weekday(rng.randint(-30, 30))
+
     user = world.user
     emails = [p.email for p in team]
     # Weekly team sync and monthly all-hands: the recurring backbone of everyone's week.
     for offset in range(-28, 29):
         day = weekday(offset)
-        if day is None:
-            continue
-        if day.weekday() == 0:
+        if day is not None and day.weekday() == 0:
             add_event(
                 calendars[user.email], "Weekly team sync", day.replace(hour=10), 30, emails,
                 description="Priorities for the week, blockers, announcements.",
                 room=rng.choice(meeting_rooms) if meeting_rooms else None, online=True,
             )
-        if day.weekday() == 4 and day.day <= 7:
+        if day is not None and day.weekday() == 4 and day.day <= 7:
             add_event(
-                company_cal, f"All-hands: {day.strftime('%B')}", day.replace(hour=15), 60, emails,
+                company, f"All-hands: {day.strftime('%B')}", day.replace(hour=15), 60, emails,
                 description="Company update, wins of the month, Q&A.", online=True,
             )
     # One-to-ones between the operations manager and each colleague, every other week.
@@ -576,23 +488,23 @@ def seed(ctx: ToolContext) -> None:
                     day.replace(hour=13 + i % 4, minute=30 if i % 2 else 0), 30, [person.email], online=True,
                 )
     # Customer meetings, owned by customer-facing colleagues, with the CRM's contacts as guests.
-    facing = [p for p in team if p.job_title in ("sales lead", "account executive", "support lead", "product manager")]
+    facing = [p for p in team if p.job_title in _CUSTOMER_FACING]
     for _ in range(70):
-        day = weekday(rng.randint(-30, 30))
+        day = random_day()
         if day is None:
             continue
         owner = rng.choice(facing)
         customer = rng.choice(world.customers)
         org = world.organisation(customer.organisation_id)
         colleagues = [c for c in world.customers if c.organisation_id == org.id and c.email != customer.email]
-        guests = [customer.email] + ([rng.choice(colleagues).email] if colleagues and rng.random() < 0.4 else [])
+        invited = [customer.email] + ([rng.choice(colleagues).email] if colleagues and rng.random() < 0.4 else [])
         if rng.random() < 0.5:
-            guests.append(rng.choice([p for p in team if p.email != owner.email]).email)
+            invited.append(rng.choice([p for p in team if p.email != owner.email]).email)
         product = rng.choice(world.products)
         title = rng.choice(_CUSTOMER_TITLES).format(product=product.name, org=org.name, person=customer.name)
         onsite = rng.random() < 0.25
         add_event(
-            calendars[owner.email], title, at(day), rng.choice((30, 45, 60)), guests,
+            calendars[owner.email], title, at(day), rng.choice((30, 45, 60)), invited,
             description=f"With {customer.name} ({customer.job_title}) of {org.name}. "
             f"Contact: {customer.email}, {customer.phone}.",
             location=org.address if onsite else None,
@@ -601,22 +513,21 @@ def seed(ctx: ToolContext) -> None:
         )
     # Internal meetings, often in a meeting room.
     for _ in range(80):
-        day = weekday(rng.randint(-30, 30))
+        day = random_day()
         if day is None:
             continue
         owner = rng.choice(team)
         title, description = rng.choice(_INTERNAL_TITLES)
-        guests = rng.sample([p.email for p in team if p.email != owner.email], rng.randint(1, 4))
+        invited = rng.sample([p.email for p in team if p.email != owner.email], rng.randint(1, 4))
         add_event(
-            calendars[owner.email], title, at(day), rng.choice((30, 45, 60, 90)), guests,
-            description=description,
+            calendars[owner.email], title, at(day), rng.choice((30, 45, 60, 90)), invited, description=description,
             room=rng.choice(meeting_rooms) if meeting_rooms and rng.random() < 0.6 else None,
         )
     # Lunches at cafes and days at conference venues: locations drawn from the world's places.
     cafes = [p for p in world.places if p.kind == "cafe"]
     venues = [r for r in rooms if r.kind == "conference venue"]
     for _ in range(14):
-        day = weekday(rng.randint(-30, 30))
+        day = random_day()
         if day is None or not cafes:
             continue
         owner = rng.choice(team)
@@ -627,59 +538,57 @@ def seed(ctx: ToolContext) -> None:
             location=f"{cafe.name}, {cafe.address}",
         )
     for _ in range(5):
-        day = weekday(rng.randint(-30, 30))
+        day = random_day()
         if day is None or not venues:
             continue
         owner = rng.choice(team)
-        guests = rng.sample([p.email for p in team if p.email != owner.email], 2)
+        invited = rng.sample([p.email for p in team if p.email != owner.email], 2)
         add_event(
             calendars[owner.email], rng.choice(("Industry summit", "Partner conference", "Trade fair")),
-            day.replace(hour=9), 8 * 60, guests, room=rng.choice(venues),
+            day.replace(hour=9), 8 * 60, invited, room=rng.choice(venues),
             description="Full-day event; travel booked separately.",
         )
-    ctx.db.flush()
-    ctx.db.add_all(guest_rows)
+    ctx.insert_many([*calendars.values(), company])
+    ctx.insert_many(rooms)
+    ctx.insert_many(events)
+    ctx.insert_many(guests)
 
 
 # -- calendars and rooms -------------------------------------------------------------------------
 
 
-@service.tool("read")
+@service.tool("read", intent="find", phrases=("find {owner_email}'s calendar", "look up the {query} calendar"))
 def list_calendars(
     ctx: ToolContext,
     owner_email: EmailAddress | None = None,
     query: str | None = None,
     limit: Limit = 20,
     cursor: Cursor = None,
-) -> Page[CalendarOut]:
+) -> Page[Calendar]:
     """List the team's calendars (each colleague's primary calendar plus shared ones like Company events).
 
     Args:
         owner_email: Only the calendar(s) owned by this email, e.g. to find a colleague's calendar id.
-        query: Text to match against the calendar name or owner's name (case-insensitive).
+        query: Words to match against the calendar name or owner's name (case-insensitive; every word must match).
         limit: Maximum number of calendars to return (1-100).
         cursor: next_cursor from a previous page.
     """
-    stmt = select(Calendar).order_by(Calendar.is_primary.desc(), Calendar.summary, Calendar.id)
-    if owner_email:
-        stmt = stmt.where(Calendar.owner_email == owner_email.lower())
-    if query:
-        like = f"%{query.strip()}%"
-        stmt = stmt.where(or_(Calendar.summary.ilike(like), Calendar.owner_name.ilike(like)))
-    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[CalendarOut](
-        items=[CalendarOut.model_validate(c, from_attributes=True) for c in rows], total=total, next_cursor=next_cursor
-    )
+    q = ctx.query(Calendar).search(query).filter(owner_email=owner_email.lower() if owner_email else None)
+    return q.order_by("-is_primary", "summary").page(limit, cursor)
 
 
-@service.tool("read")
+@service.tool(
+    "read",
+    intent="find",
+    phrases=("check which meeting rooms are free from {start} to {end}", "find a room for at least {min_capacity} people"),
+)
 def list_rooms(
     ctx: ToolContext,
     min_capacity: Quantity | None = None,
     start: DateTime | None = None,
     end: DateTime | None = None,
     only_available: bool = False,
-) -> list[RoomOut]:
+) -> list[Room]:
     """List bookable rooms (meeting rooms and conference venues), optionally with their availability.
 
     Pass start and end to see whether each room is free for that time; with only_available=true only
@@ -696,36 +605,21 @@ def list_rooms(
     if only_available and start is None:
         raise ToolError.invalid_argument("only_available needs start and end.")
     window = _check_times(ctx, start, end, future=False) if start and end else None
-    stmt = select(Room).order_by(Room.capacity, Room.id)
-    if min_capacity is not None:
-        stmt = stmt.where(Room.capacity >= min_capacity)
-    rooms = list(ctx.db.scalars(stmt))
-    booked: set[str] = set()
-    if window is not None and rooms:
-        # The rooms with a live event overlapping the window, in one query.
-        booked = set(
-            ctx.db.scalars(
-                select(Event.room_id).where(
-                    Event.room_id.in_([room.id for room in rooms]),
-                    Event.status != "cancelled",
-                    Event.start < window[1],
-                    Event.end > window[0],
-                )
-            )
-        )
-    out = []
-    for room in rooms:
-        available = None if window is None else room.id not in booked
-        if only_available and not available:
-            continue
-        out.append(_room_out(room, available))
-    return out
+    rooms = ctx.query(Room).compare("capacity", ">=", min_capacity).order_by("capacity").all()
+    taken = {room_id for room_id, _, _ in _booked(ctx, [r.id for r in rooms], *window)} if window else set()
+    dump = runtime_of(Room).dump
+    shown = [_ShownRoom(**dump(r), available=None if window is None else r.id not in taken) for r in rooms]
+    return [r for r in shown if r.available or not only_available]
 
 
 # -- events --------------------------------------------------------------------------------------
 
 
-@service.tool("read")
+@service.tool(
+    "read",
+    intent="find",
+    phrases=("check the calendar for meetings with {attendee_email}", "look for {query} in the calendar"),
+)
 def list_events(
     ctx: ToolContext,
     calendar_id: CalendarId | None = None,
@@ -737,7 +631,7 @@ def list_events(
     include_cancelled: bool = False,
     limit: Limit = 20,
     cursor: Cursor = None,
-) -> Page[EventOut]:
+) -> Page[Event]:
     """List events in start-time order, filtered by calendar, attendee, time range, text or room.
 
     A calendar shows the events organised on it and the events its owner is invited to, like a
@@ -748,48 +642,47 @@ def list_events(
         attendee_email: Only events this person (colleague or customer) is invited to or organises.
         time_min: Only events that end after this time (ISO 8601 UTC).
         time_max: Only events that start before this time (ISO 8601 UTC).
-        query: Text to match against the title, description or location (case-insensitive).
+        query: Words to match against the title, description or location (case-insensitive; every word must match).
         room_id: Only events booked in this room (see list_rooms).
         include_cancelled: Also return cancelled events.
         limit: Maximum number of events to return (1-100).
         cursor: next_cursor from a previous page.
     """
-    stmt = select(Event).order_by(Event.start, Event.id)
+    q = ctx.query(Event)
     if calendar_id:
-        cal = ctx.get(Calendar, calendar_id, "calendar", "Use list_calendars to find calendar ids.")
-        invited = select(Attendee.event_id).where(Attendee.email == cal.owner_email)
-        stmt = stmt.where(or_(Event.calendar_id == cal.id, Event.id.in_(invited)))
+        cal = ctx.get(Calendar, calendar_id)
+        q.where_sql("calendar_id = ? OR id IN (SELECT event_id FROM attendees WHERE email = ?)", cal.id, cal.owner_email)
     if attendee_email:
-        stmt = stmt.where(Event.id.in_(select(Attendee.event_id).where(Attendee.email == attendee_email.lower())))
-    if time_min:
-        stmt = stmt.where(Event.end > _iso(_parse(time_min, "time_min")))
-    if time_max:
-        stmt = stmt.where(Event.start < _iso(_parse(time_max, "time_max")))
-    if time_min and time_max and _parse(time_max, "time_max") <= _parse(time_min, "time_min"):
+        q.where_sql("id IN (SELECT event_id FROM attendees WHERE email = ?)", attendee_email.lower())
+    lo = _parse(time_min, "time_min") if time_min else None
+    hi = _parse(time_max, "time_max") if time_max else None
+    if lo and hi and hi <= lo:
         raise ToolError.invalid_argument("time_max must be after time_min.")
-    if query:
-        like = f"%{query.strip()}%"
-        stmt = stmt.where(or_(Event.title.ilike(like), Event.description.ilike(like), Event.location.ilike(like)))
+    q.compare("end", ">", _iso(lo) if lo else None).compare("start", "<", _iso(hi) if hi else None)
+    q.search(query)
     if room_id:
-        ctx.get(Room, room_id, "room", "Use list_rooms to find room ids.")
-        stmt = stmt.where(Event.room_id == room_id)
+        q.where(room_id=ctx.get(Room, room_id).id)
     if not include_cancelled:
-        stmt = stmt.where(Event.status != "cancelled")
-    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[EventOut](items=_events_out(ctx, rows), total=total, next_cursor=next_cursor)
+        q.compare("status", "!=", "cancelled")
+    page = q.order_by("start").page(limit, cursor)
+    return Page(items=list(_shown(ctx, page.items)), total=page.total, next_cursor=page.next_cursor)
 
 
-@service.tool("read")
-def get_event(ctx: ToolContext, event_id: EventId) -> EventOut:
+@service.tool("read", intent="get", phrases=("open the meeting {event_id}", "look at {event_id} in the calendar"))
+def get_event(ctx: ToolContext, event_id: EventId) -> Event:
     """Get one event by id, with its attendees and their responses.
 
     Args:
         event_id: The event's id, e.g. evt_0042.
     """
-    return _event_out(ctx, _get_event(ctx, event_id))
+    return _shown_one(ctx, ctx.get(Event, event_id))
 
 
-@service.tool("write")
+@service.tool(
+    "write",
+    intent="schedule",
+    phrases=("set up a meeting called {title} at {start}", "put {title} in the calendar for {start} with {attendee_emails}"),
+)
 def create_event(
     ctx: ToolContext,
     title: Subject,
@@ -801,7 +694,7 @@ def create_event(
     location: Address | None = None,
     room_id: RoomId | None = None,
     add_video_link: bool = True,
-) -> EventOut:
+) -> Event:
     """Create an event and invite attendees; the calendar's owner is the organiser.
 
     Guests start with response needs_action. Booking a room sets the location to the room and fails
@@ -822,53 +715,35 @@ def create_event(
         raise ToolError.invalid_argument("title must not be empty.")
     s, e = _check_times(ctx, start, end)
     if calendar_id:
-        cal = ctx.get(Calendar, calendar_id, "calendar", "Use list_calendars to find calendar ids.")
+        cal = ctx.get(Calendar, calendar_id)
     else:
-        cal = ctx.db.scalar(select(Calendar).where(Calendar.owner_email == ctx.world.user.email, Calendar.is_primary))
-        assert cal is not None  # seeded for every team member
-    guests = [g for g in _normalise_emails(attendee_emails or [], "attendee_emails") if g != cal.owner_email]
-    room = ctx.get(Room, room_id, "room", "Use list_rooms to find room ids.") if room_id else None
+        own = ctx.find(Calendar, owner_email=ctx.world.user.email, is_primary=True)
+        assert own is not None, "every team member has a seeded primary calendar"
+        cal = own
+    invited = [g for g in _normalise_emails(attendee_emails or [], "attendee_emails") if g != cal.owner_email]
+    room = ctx.get(Room, room_id) if room_id else None
     if room is not None:
-        _check_room(ctx, room, s, e, len(guests) + 1, None)
+        _check_room(ctx, room, s, e, len(invited) + 1, None)
         location = f"{room.name}, {room.address}"
-    event = Event(
-        id=ctx.new_id("evt"),
-        calendar_id=cal.id,
-        title=title.strip(),
-        description=description,
-        start=s,
-        end=e,
-        location=location,
-        room_id=room.id if room else None,
-        meeting_url=None,
-        organizer_email=cal.owner_email,
-        status="confirmed",
-        cancellation_reason=None,
-        created_at=ctx.now_iso,
-        updated_at=ctx.now_iso,
-    )
-    if add_video_link:  # derived from the id, so the same call always gives the same link
-        event.meeting_url = f"https://meet.{ctx.world.home.domain}/{event.id.replace('_', '-')}"
-    ctx.db.add(event)
-    ctx.db.flush()  # the event row must exist before its attendees reference it
-    ctx.db.add(
-        Attendee(
-            event_id=event.id, email=cal.owner_email, name=cal.owner_name, response_status="accepted",
-            organizer=True, optional=False, comment=None,
+    event_id = ctx.new_id("evt")
+    # Derived from the id, so the same call always gives the same link.
+    link = f"https://meet.{ctx.world.home.domain}/{event_id.replace('_', '-')}" if add_video_link else None
+    event = ctx.insert(
+        Event(
+            id=event_id, calendar_id=cal.id, title=title.strip(), description=description, start=s, end=e,
+            location=location, room_id=room.id if room else None, meeting_url=link, organizer_email=cal.owner_email,
+            created_at=ctx.now_iso, updated_at=ctx.now_iso,
         )
     )
-    for email in guests:
-        ctx.db.add(
-            Attendee(
-                event_id=event.id, email=email, name=_person_name(ctx, email), response_status="needs_action",
-                organizer=False, optional=False, comment=None,
-            )
-        )
-    ctx.db.flush()
-    return _event_out(ctx, event)
+    organizer = Attendee(
+        id=_guest_id(event_id, cal.owner_email), event_id=event_id, email=cal.owner_email, name=cal.owner_name,
+        response_status="accepted", organizer=True,
+    )
+    ctx.insert_many([organizer, *(_guest(ctx, event_id, email) for email in invited)])
+    return _shown_one(ctx, event)
 
 
-@service.tool("write")
+@service.tool("write", intent="update", phrases=("update the details of {event_id}", "rename {event_id} to {title}"))
 def update_event(
     ctx: ToolContext,
     event_id: EventId,
@@ -876,7 +751,7 @@ def update_event(
     description: Text | None = None,
     location: Address | None = None,
     meeting_url: URL | None = None,
-) -> EventOut:
+) -> Event:
     """Change an event's title, description, location or video link. Only the fields you pass change.
 
     To change the time use move_event; for guests use add_attendees / remove_attendee; for rooms
@@ -892,32 +767,32 @@ def update_event(
     event = _editable(ctx, event_id)
     if title is None and description is None and location is None and meeting_url is None:
         raise ToolError.invalid_argument("Pass at least one field to change.")
-    if title is not None:
-        if not title.strip():
-            raise ToolError.invalid_argument("title must not be empty.")
-        event.title = title.strip()
-    if description is not None:
-        event.description = description
-    if location is not None:
-        if event.room_id:
-            raise ToolError.invalid_state(
-                f"Event {event_id} is booked in room {event.room_id}; release_room it before setting another location."
-            )
-        event.location = location
-    if meeting_url is not None:
-        event.meeting_url = meeting_url
-    event.updated_at = ctx.now_iso
-    return _event_out(ctx, event)
+    if title is not None and not title.strip():
+        raise ToolError.invalid_argument("title must not be empty.")
+    if location is not None and event.room_id:
+        raise ToolError.invalid_state(
+            f"Event {event_id} is booked in room {event.room_id}; release_room it before setting another location."
+        )
+    changes = {
+        "title": title.strip() if title is not None else None,
+        "description": description,
+        "location": location,
+        "meeting_url": meeting_url,
+    }
+    changes = {k: v for k, v in changes.items() if v is not None}
+    return _shown_one(ctx, ctx.update(event, **changes, updated_at=ctx.now_iso))
 
 
-@service.tool("write")
+@service.tool(
+    "write", intent="reschedule", phrases=("move {event_id} to {new_start}", "reschedule {event_id} for {new_start}")
+)
 def move_event(
     ctx: ToolContext,
     event_id: EventId,
     new_start: DateTime,
     new_end: DateTime | None = None,
     reset_responses: bool = True,
-) -> EventOut:
+) -> Event:
     """Reschedule an event to a new time; by default it keeps its duration and guests must respond again.
 
     A booked room moves with the event, so the call fails if the room is taken at the new time.
@@ -935,42 +810,41 @@ def move_event(
     if s == event.start and e == event.end:
         raise ToolError.invalid_argument(f"Event {event_id} already runs {s} to {e}; pass a different time.")
     if event.room_id:
-        room = ctx.get(Room, event.room_id, "room")
-        _check_room(ctx, room, s, e, _attendee_count(ctx, event.id), event.id)
-    event.start, event.end = s, e
-    event.updated_at = ctx.now_iso
+        _check_room(ctx, ctx.get(Room, event.room_id), s, e, _attendee_count(ctx, event.id), event.id)
     if reset_responses:
-        for attendee in ctx.db.scalars(select(Attendee).where(Attendee.event_id == event.id)):
-            if not attendee.organizer:
-                attendee.response_status = "needs_action"
-    return _event_out(ctx, event)
+        for guest in ctx.query(Attendee).where(event_id=event.id, organizer=False).all():
+            if guest.response_status != "needs_action":
+                ctx.update(guest, response_status="needs_action")
+    return _shown_one(ctx, ctx.update(event, start=s, end=e, updated_at=ctx.now_iso))
 
 
-@service.tool("write")
-def cancel_event(ctx: ToolContext, event_id: EventId, reason: str | None = None) -> EventOut:
+@service.tool("write", intent="cancel", phrases=("cancel {event_id}", "call off {event_id} because {reason}"))
+def cancel_event(ctx: ToolContext, event_id: EventId, reason: str | None = None) -> Event:
     """Cancel an event: it stays visible as cancelled, frees its room, and can no longer be changed.
 
     Args:
         event_id: The event to cancel.
         reason: Why it is cancelled, shown to the guests.
     """
-    event = _get_event(ctx, event_id)
+    event = ctx.get(Event, event_id)
     if event.status == "cancelled":
         raise ToolError.invalid_state(f"Event {event_id} is already cancelled.")
-    event.status = "cancelled"
-    event.cancellation_reason = reason.strip() if reason and reason.strip() else None
-    event.updated_at = ctx.now_iso
-    return _event_out(ctx, event)
+    why = reason.strip() if reason and reason.strip() else None
+    return _shown_one(ctx, ctx.update(event, status="cancelled", cancellation_reason=why, updated_at=ctx.now_iso))
 
 
-@service.tool("write")
+@service.tool(
+    "write",
+    intent="reply",
+    phrases=("answer the invitation to {event_id} with {response}", "mark {attendee_email} as {response} for {event_id}"),
+)
 def respond_to_event(
     ctx: ToolContext,
     event_id: EventId,
     response: Reply,
     attendee_email: EmailAddress | None = None,
     comment: str | None = None,
-) -> EventOut:
+) -> Event:
     """Accept, decline or tentatively accept an invitation, for yourself or a colleague you assist.
 
     Only team members' responses can be set here (guests from other companies answer their own
@@ -984,12 +858,12 @@ def respond_to_event(
     """
     event = _editable(ctx, event_id)
     email = (attendee_email or ctx.world.user.email).lower()
-    if email not in _team_emails(ctx):
+    if email not in {p.email for p in ctx.world.team}:
         raise ToolError.permission_denied(
             f"{email} is not on the team; guests answer their own invitations. "
             "You can set responses only for colleagues."
         )
-    attendee = ctx.db.get(Attendee, (event.id, email))
+    attendee = ctx.fetch(Attendee, _guest_id(event.id, email))
     if attendee is None:
         raise ToolError.not_found(
             "attendee", email, f"{email} is not invited to event {event_id}; add_attendees first."
@@ -998,16 +872,15 @@ def respond_to_event(
         raise ToolError.invalid_state(
             f"{email} organises event {event_id} and cannot decline it; use cancel_event or move_event instead."
         )
-    attendee.response_status = response
-    attendee.comment = comment.strip() if comment and comment.strip() else None
-    event.updated_at = ctx.now_iso
-    return _event_out(ctx, event)
+    note = comment.strip() if comment and comment.strip() else None
+    ctx.update(attendee, response_status=response, comment=note)
+    return _shown_one(ctx, ctx.update(event, updated_at=ctx.now_iso))
 
 
-@service.tool("write")
+@service.tool("write", intent="invite", phrases=("invite {emails} to {event_id}", "add {emails} to the meeting {event_id}"))
 def add_attendees(
     ctx: ToolContext, event_id: EventId, emails: list[EmailAddress], optional: bool = False
-) -> EventOut:
+) -> Event:
     """Invite more people to an event; they start with response needs_action.
 
     Fails, inviting nobody, if anyone listed is already invited or the booked room would be overfilled.
@@ -1022,30 +895,22 @@ def add_attendees(
         raise ToolError.invalid_argument("emails must list at least one person to invite.")
     new = _normalise_emails(emails, "emails")
     for email in new:
-        if ctx.db.get(Attendee, (event.id, email)) is not None:
+        if ctx.fetch(Attendee, _guest_id(event.id, email)) is not None:
             raise ToolError.conflict(f"{email} is already invited to event {event_id}; leave them out and retry.")
     if event.room_id:
-        room = ctx.get(Room, event.room_id, "room")
+        room = ctx.get(Room, event.room_id)
         count = _attendee_count(ctx, event.id) + len(new)
         if count > room.capacity:
             raise ToolError.conflict(
                 f"{room.name} seats {room.capacity}; with these guests event {event_id} would have {count}. "
                 "Book a larger room first (release_room, then book_room)."
             )
-    for email in new:
-        ctx.db.add(
-            Attendee(
-                event_id=event.id, email=email, name=_person_name(ctx, email), response_status="needs_action",
-                organizer=False, optional=optional, comment=None,
-            )
-        )
-    event.updated_at = ctx.now_iso
-    ctx.db.flush()
-    return _event_out(ctx, event)
+    ctx.insert_many([_guest(ctx, event.id, email, optional=optional) for email in new])
+    return _shown_one(ctx, ctx.update(event, updated_at=ctx.now_iso))
 
 
-@service.tool("write")
-def remove_attendee(ctx: ToolContext, event_id: EventId, email: EmailAddress) -> EventOut:
+@service.tool("write", intent="remove", phrases=("take {email} off {event_id}", "remove {email} from the meeting {event_id}"))
+def remove_attendee(ctx: ToolContext, event_id: EventId, email: EmailAddress) -> Event:
     """Remove one person from an event's guest list. The organiser cannot be removed.
 
     Args:
@@ -1053,20 +918,19 @@ def remove_attendee(ctx: ToolContext, event_id: EventId, email: EmailAddress) ->
         email: The email of the attendee to remove.
     """
     event = _editable(ctx, event_id)
-    attendee = ctx.db.get(Attendee, (event.id, email.lower()))
+    attendee = ctx.fetch(Attendee, _guest_id(event.id, email.lower()))
     if attendee is None:
         raise ToolError.not_found("attendee", email, f"{email} is not invited to event {event_id}; see get_event.")
     if attendee.organizer:
         raise ToolError.invalid_state(
             f"{email} organises event {event_id} and cannot be removed; cancel_event it instead."
         )
-    ctx.db.delete(attendee)
-    event.updated_at = ctx.now_iso
-    return _event_out(ctx, event)
+    ctx.delete(attendee)
+    return _shown_one(ctx, ctx.update(event, updated_at=ctx.now_iso))
 
 
-@service.tool("write")
-def book_room(ctx: ToolContext, event_id: EventId, room_id: RoomId) -> EventOut:
+@service.tool("write", intent="book", phrases=("book {room_id} for {event_id}", "reserve {room_id} for the meeting {event_id}"))
+def book_room(ctx: ToolContext, event_id: EventId, room_id: RoomId) -> Event:
     """Book a room for an existing event; the event's location becomes the room.
 
     Fails if the room is booked by another event at that time, seats fewer than the attendees, or
@@ -1077,7 +941,7 @@ def book_room(ctx: ToolContext, event_id: EventId, room_id: RoomId) -> EventOut:
         room_id: The room to book (see list_rooms).
     """
     event = _editable(ctx, event_id)
-    room = ctx.get(Room, room_id, "room", "Use list_rooms to find room ids.")
+    room = ctx.get(Room, room_id)
     if event.room_id == room.id:
         raise ToolError.invalid_state(f"Event {event_id} already has {room.name} booked.")
     if event.room_id:
@@ -1085,14 +949,12 @@ def book_room(ctx: ToolContext, event_id: EventId, room_id: RoomId) -> EventOut:
             f"Event {event_id} already has room {event.room_id}; release_room it first to switch rooms."
         )
     _check_room(ctx, room, event.start, event.end, _attendee_count(ctx, event.id), event.id)
-    event.room_id = room.id
-    event.location = f"{room.name}, {room.address}"
-    event.updated_at = ctx.now_iso
-    return _event_out(ctx, event)
+    booked = ctx.update(event, room_id=room.id, location=f"{room.name}, {room.address}", updated_at=ctx.now_iso)
+    return _shown_one(ctx, booked)
 
 
-@service.tool("write")
-def release_room(ctx: ToolContext, event_id: EventId) -> EventOut:
+@service.tool("write", intent="cancel", phrases=("release the room booked for {event_id}", "give up the room of {event_id}"))
+def release_room(ctx: ToolContext, event_id: EventId) -> Event:
     """Give up the room booked for an event; the event keeps its time and guests, without a location.
 
     Args:
@@ -1101,16 +963,13 @@ def release_room(ctx: ToolContext, event_id: EventId) -> EventOut:
     event = _editable(ctx, event_id)
     if not event.room_id:
         raise ToolError.invalid_state(f"Event {event_id} has no room booked.")
-    event.room_id = None
-    event.location = None
-    event.updated_at = ctx.now_iso
-    return _event_out(ctx, event)
+    return _shown_one(ctx, ctx.update(event, room_id=None, location=None, updated_at=ctx.now_iso))
 
 
 # -- availability --------------------------------------------------------------------------------
 
 
-@service.tool("read")
+@service.tool("read", intent="check", phrases=("check when {emails} are busy between {time_min} and {time_max}",))
 def query_free_busy(
     ctx: ToolContext, emails: list[EmailAddress], time_min: DateTime, time_max: DateTime
 ) -> FreeBusyOut:
@@ -1141,7 +1000,11 @@ def query_free_busy(
     )
 
 
-@service.tool("read")
+@service.tool(
+    "read",
+    intent="check",
+    phrases=("find a time on {date} when {attendee_emails} are all free", "check when {attendee_emails} can meet on {date}"),
+)
 def find_free_slots(
     ctx: ToolContext,
     attendee_emails: list[EmailAddress],
@@ -1172,19 +1035,12 @@ def find_free_slots(
     lo = max(day.replace(hour=WORKDAY_START_HOUR), ctx.now)
     hi = day.replace(hour=WORKDAY_END_HOUR)
     slots: list[TimeSlot] = []
-    room = ctx.get(Room, room_id, "room", "Use list_rooms to find room ids.") if room_id else None
+    room = ctx.get(Room, room_id) if room_id else None
     if lo < hi:
         s, e = _iso(lo), _iso(hi)
         busy = [interval for intervals in _busy(ctx, people, s, e).values() for interval in intervals]
         if room is not None:
-            busy += [
-                (max(a, s), min(b, e))
-                for a, b in ctx.db.execute(
-                    select(Event.start, Event.end).where(
-                        Event.room_id == room.id, Event.status != "cancelled", Event.start < e, Event.end > s
-                    )
-                ).all()
-            ]
+            busy += [(max(a, s), min(b, e)) for _, a, b in _booked(ctx, [room.id], s, e)]
         free_from = s
         for a, b in _merge(busy) + [(e, e)]:
             if a > free_from and _minutes(free_from, a) >= duration_minutes:
