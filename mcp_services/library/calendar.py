@@ -109,7 +109,7 @@ class Attendee:
     """One person invited to one event; the id is '<event id>|<email>' (one row per guest per event)."""
 
     id: AttendeeId
-    event_id: EventId
+    event_id: EventId = field(index=True)
     email: EmailAddress = field(index=True, role="attendee")
     name: PersonName | None = field(None, role="attendee")
     response_status: ResponseStatus
@@ -202,11 +202,11 @@ class FreeBusyOut(BaseModel):
 
 def _parse(value: str, field: str) -> datetime:
     """A UTC datetime from ISO text with or without seconds (the DateTime type allows both)."""
-    for fmt in ("%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S.%fZ", "%Y-%m-%dT%H:%MZ"):
-        try:
-            return datetime.strptime(value, fmt).replace(tzinfo=timezone.utc)
-        except ValueError:
-            continue
+    try:
+        if value.endswith("Z") and "T" in value:
+            return datetime.fromisoformat(value[:-1]).replace(tzinfo=timezone.utc)
+    except ValueError:
+        pass
     raise ToolError.invalid_argument(f"{field} {value!r} is not an ISO 8601 UTC time like 2025-01-14T09:30:00Z.")
 
 

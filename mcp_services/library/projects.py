@@ -1,27 +1,34 @@
 """Projects: the team's issue tracker (modelled on Jira Cloud's REST API, with Asana-like projects).
 
 Projects have keys (OPS, FIN, SUP...) and members drawn from the home team; issues are numbered per
-project (OPS-12) and move through one workflow: to_do -> in_progress -> in_review -> done, with
-"stop progress", "request changes" and "reopen" going back. Rules follow common Jira setups:
-only project members can be assigned, work cannot start unassigned, an issue cannot be done while
-an unfinished issue blocks it, and archived projects are read-only. Seeded issues mention the
-world's customers, companies, products, invoices and orders, so values found in other services
-lead here and back. ``search_issues`` takes structured filters and a small JQL subset.
+project (OPS-12) and move through one workflow (``WORKFLOW``): to_do -> in_progress -> in_review ->
+done, with "stop progress", "request changes" and "reopen" going back. Rules follow common Jira
+setups: only project members can be assigned, work cannot start unassigned, an issue cannot be done
+while an unfinished issue blocks it, and archived projects are read-only. Seeded issues
+(``data/projects_seed.json``) mention the world's customers, companies, products, invoices and
+orders, so values found in other services lead here and back. ``search_issues`` takes structured
+filters (a customer's email or company among them) and a small JQL subset.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import re
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from importlib import resources
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel
-from sqlalchemy import JSON, ColumnElement, ForeignKey, Select, String, and_, case, cast, exists, func, or_, select
-from sqlalchemy.orm import DeclarativeBase, InstrumentedAttribute, Mapped, mapped_column
+from pydantic import BaseModel, Field, WithJsonSchema
 
-from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, paginate
+from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field
+from mcp_services.kernel.entity import runtime_of
+from mcp_services.kernel.present import present_records
+from mcp_services.kernel.records import Query, check_search_text, like_pattern
+from mcp_services.kernel.schema import StateDef
 from mcp_services.kernel.semantic import (
+    CompanyName,
     Date,
     DateTime,
     EmailAddress,
@@ -32,12 +39,13 @@ from mcp_services.kernel.semantic import (
     Tag,
     Text,
 )
-from mcp_services.kernel.world import Person
 
 ProjectKey = EntityId("projects.project")
 IssueKey = EntityId("projects.issue")
 CommentId = EntityId("projects.comment")
 LinkId = EntityId("projects.link")
+MemberId = EntityId("projects.member")
+WatcherId = EntityId("projects.watcher")
 
 IssueStatus = Literal["to_do", "in_progress", "in_review", "done"]
 IssueType = Literal["task", "bug", "story"]
@@ -52,12 +60,19 @@ PRIORITIES: tuple[str, ...] = ("highest", "high", "medium", "low", "lowest")
 ISSUE_TYPES: tuple[str, ...] = ("task", "bug", "story")
 
 #: The workflow: from each status, the transitions (name, target status) it offers.
-WORKFLOW: dict[str, tuple[tuple[str, str], ...]] = {
+WORKFLOW: dict[str, tuple[tuple[str, IssueStatus], ...]] = {
     "to_do": (("Start progress", "in_progress"),),
     "in_progress": (("Submit for review", "in_review"), ("Stop progress", "to_do")),
     "in_review": (("Approve", "done"), ("Request changes", "in_progress")),
     "done": (("Reopen", "to_do"),),
 }
+ISSUE_STATUS = StateDef(
+    field="status",
+    values=list(STATUSES),
+    initial="to_do",
+    terminal=["done"],
+    transitions={status: [to for _, to in moves] for status, moves in WORKFLOW.items()},
+)
 
 #: How a link reads from its other end (Jira's inward description).
 INWARD: dict[str, str] = {
@@ -67,141 +82,173 @@ INWARD: dict[str, str] = {
     "clones": "is cloned by",
 }
 
-
-class Base(DeclarativeBase):
-    pass
-
-
-class Project(Base):
-    __tablename__ = "projects"
-    key: Mapped[str] = mapped_column(primary_key=True)
-    name: Mapped[str]
-    description: Mapped[str]
-    project_type: Mapped[str]
-    lead_email: Mapped[str]
-    archived: Mapped[bool] = mapped_column(default=False)
-    created_at: Mapped[str]
-
-
-class Member(Base):
-    __tablename__ = "members"
-    project_key: Mapped[str] = mapped_column(ForeignKey("projects.key"), primary_key=True)
-    email: Mapped[str] = mapped_column(primary_key=True)
-    name: Mapped[str]
-    role: Mapped[str]
-
-
-class Issue(Base):
-    __tablename__ = "issues"
-    key: Mapped[str] = mapped_column(primary_key=True)
-    project_key: Mapped[str] = mapped_column(ForeignKey("projects.key"), index=True)
-    number: Mapped[int]
-    summary: Mapped[str]
-    description: Mapped[str]
-    issue_type: Mapped[str]
-    status: Mapped[str] = mapped_column(index=True)
-    priority: Mapped[str]
-    assignee_email: Mapped[str | None] = mapped_column(index=True)
-    reporter_email: Mapped[str]
-    due_date: Mapped[str | None]
-    labels: Mapped[list[str]] = mapped_column(JSON)
-    resolution: Mapped[str | None]
-    created_at: Mapped[str]
-    updated_at: Mapped[str]
-    resolved_at: Mapped[str | None]
-
-
-class IssueComment(Base):
-    __tablename__ = "comments"
-    id: Mapped[str] = mapped_column(primary_key=True)
-    issue_key: Mapped[str] = mapped_column(ForeignKey("issues.key"), index=True)
-    author_email: Mapped[str]
-    body: Mapped[str]
-    created_at: Mapped[str]
-
-
-class Watcher(Base):
-    __tablename__ = "watchers"
-    issue_key: Mapped[str] = mapped_column(ForeignKey("issues.key"), primary_key=True)
-    email: Mapped[str] = mapped_column(primary_key=True)
-
-
-class IssueLink(Base):
-    __tablename__ = "issue_links"
-    id: Mapped[str] = mapped_column(primary_key=True)
-    link_type: Mapped[str]
-    source_key: Mapped[str] = mapped_column(ForeignKey("issues.key"), index=True)  # "source blocks target"
-    target_key: Mapped[str] = mapped_column(ForeignKey("issues.key"), index=True)
-    created_at: Mapped[str]
-
-
 service = Service(
     "projects",
     "Project and issue tracker for the team: projects with keys, issues (tasks, bugs, stories) with "
     "assignees, due dates, labels, a to do -> in progress -> in review -> done workflow, comments, "
     "watchers and links between issues.",
-    Base,
     title="Projects",
 )
 
 
-# -- results -------------------------------------------------------------------------------------
+@service.entity(table="members", prefix="mem", label="name", search=("name", "email"))
+class Member:
+    """A colleague who belongs to a project; the id is '<project key>|<email>'."""
 
-
-class MemberOut(BaseModel):
-    name: PersonName
-    email: EmailAddress
-    job_title: JobTitle | None
+    id: MemberId
+    project_key: ProjectKey = field(index=True)
+    email: EmailAddress = field(role="member")
+    name: PersonName = field(role="member")
+    job_title: JobTitle | None = None
     role: MemberRole
 
 
-class ProjectOut(BaseModel):
-    key: ProjectKey
+#: What a project shows of each member.
+_MEMBER_FIELDS = ("name", "email", "job_title", "role")
+_MEMBER_SCHEMA = {
+    "type": "object",
+    "properties": {f: runtime_of(Member).schema["properties"][f] for f in _MEMBER_FIELDS},
+    "required": list(_MEMBER_FIELDS),
+}
+
+
+@service.entity(table="projects", prefix="prj", label="name", search=("name", "description"))
+class Project:
+    """A project of the team; its id is its key, e.g. OPS."""
+
+    id: ProjectKey = field(mention="the project key")
     name: str
     description: Text
     project_type: ProjectType
-    lead_name: PersonName
-    lead_email: EmailAddress
-    archived: bool
-    members: list[MemberOut]
-    issue_counts: dict[str, int]
+    lead_email: EmailAddress = field(role="lead")
+    archived: bool = False
     created_at: DateTime
 
+    key = derived(ProjectKey, lambda p: p.id)
+    lead_name = derived(PersonName, lambda p: p.lead_name)
+    members = derived(
+        Annotated[list[dict[str, Any]], WithJsonSchema({"type": "array", "items": _MEMBER_SCHEMA})],
+        lambda p: p.members,
+        description="The members, by name",
+    )
+    issue_counts = derived(dict[str, int], lambda p: p.issue_counts, description="How many issues are in each status")
 
-class IssueOut(BaseModel):
-    key: IssueKey
-    project_key: ProjectKey
+
+@service.entity(
+    table="issues", prefix="iss", label="summary", search=("summary", "description"), state=ISSUE_STATUS
+)
+class Issue:
+    """A task, bug or story in a project; its id is its key, e.g. OPS-12."""
+
+    id: IssueKey = field(mention="the issue key")
+    project_key: ProjectKey = field(index=True)
+    number: int
     summary: Subject
     description: Text
     issue_type: IssueType
-    status: IssueStatus
+    status: IssueStatus = field(index=True)
     priority: Priority
-    assignee_name: PersonName | None
-    assignee_email: EmailAddress | None
-    reporter_name: PersonName
-    reporter_email: EmailAddress
-    due_date: Date | None
+    assignee_email: EmailAddress | None = field(None, index=True, role="assignee")
+    reporter_email: EmailAddress = field(role="reporter")
+    due_date: Date | None = field(None, mention="the due date")
     labels: list[Tag]
-    resolution: Resolution | None
+    resolution: Resolution | None = None
     created_at: DateTime
     updated_at: DateTime
-    resolved_at: DateTime | None
+    resolved_at: DateTime | None = None
+
+    key = derived(IssueKey, lambda i: i.id)
+    assignee_name = derived(PersonName | None, lambda i: i.assignee_name)
+    reporter_name = derived(PersonName, lambda i: i.reporter_name)
+
+
+@service.entity(table="comments", prefix="cmt", search=("body",))
+class Comment:
+    """A comment on an issue."""
+
+    id: CommentId
+    issue_key: IssueKey = field(index=True)
+    author_email: EmailAddress = field(role="author")
+    author_name: PersonName = field(role="author")
+    body: Text
+    created_at: DateTime
+
+
+@service.entity(table="watchers", prefix="wat")
+class Watcher:
+    """A colleague notified of an issue's changes; the id is '<issue key>|<email>'."""
+
+    id: WatcherId
+    issue_key: IssueKey
+    email: EmailAddress = field(role="watcher")
+
+
+@service.entity(table="issue_links", prefix="lnk")
+class IssueLink:
+    """'<source> <link_type> <target>', e.g. ENG-4 blocks SUP-2."""
+
+    id: LinkId
+    link_type: LinkType
+    source_key: IssueKey = field(index=True)
+    target_key: IssueKey = field(index=True)
+    created_at: DateTime
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _ShownProject(Project):
+    lead_name: str
+    members: list[dict[str, Any]]
+    issue_counts: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _ShownIssue(Issue):
+    assignee_name: str | None
+    reporter_name: str
 
 
 class LinkOut(BaseModel):
+    """A link seen from one issue: ``relation`` reads from that issue ("blocks", "is blocked by"...)."""
+
     id: LinkId
     link_type: LinkType
-    relation: str  # read from the issue's side: "blocks", "is blocked by"...
+    relation: str
     issue_key: IssueKey
     summary: Subject
     status: IssueStatus
 
 
-class IssueDetailOut(IssueOut):
-    watchers: list[EmailAddress]
-    links: list[LinkOut]
+class IssueDetails(BaseModel):
+    """What get_issue and the issue writes show beyond a search result (Jira's expanded issue)."""
+
+    watchers: list[EmailAddress] = Field(description="Who is notified of changes")
+    links: list[LinkOut] = Field(description="Links to other issues")
     comment_count: int
-    allowed_next_statuses: list[IssueStatus]
+    allowed_next_statuses: list[IssueStatus] = Field(description="Where do_transition can move it now")
+
+
+def _inlined(schema: Any, defs: dict[str, Any]) -> Any:
+    """``schema`` with its ``$ref``s replaced by their definitions (pydantic refuses foreign refs in WithJsonSchema)."""
+    if isinstance(schema, dict):
+        if "$ref" in schema:
+            return _inlined(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
+        return {k: _inlined(v, defs) for k, v in schema.items() if k != "$defs"}
+    if isinstance(schema, list):
+        return [_inlined(v, defs) for v in schema]
+    return schema
+
+
+def _detail_schema() -> dict[str, Any]:
+    issue, details = runtime_of(Issue).schema, IssueDetails.model_json_schema()
+    return {
+        **issue,
+        "properties": {**issue["properties"], **_inlined(details["properties"], details.get("$defs", {}))},
+        "required": [*issue["required"], *details["required"]],
+    }
+
+
+#: One issue with its details: what get_issue and every issue write return.
+IssueDetail = Annotated[dict[str, Any], WithJsonSchema(_detail_schema())]
 
 
 class TransitionOut(BaseModel):
@@ -215,158 +262,72 @@ class TransitionsOut(BaseModel):
     transitions: list[TransitionOut]
 
 
-class CommentOut(BaseModel):
-    id: CommentId
-    issue_key: IssueKey
-    author_name: PersonName
-    author_email: EmailAddress
-    body: Text
-    created_at: DateTime
-
-
 class WatchersOut(BaseModel):
     issue_key: IssueKey
     watchers: list[EmailAddress]
 
 
-def _person(ctx: ToolContext, email: str) -> Person | None:
-    # Everyone a project knows is a colleague from the world's home team (ten people): a scan is cheap.
-    for person in ctx.world.team:
-        if person.email == email:
-            return person
-    return None
+# -- records as tools return them (values that need a query, read for a whole page at once) ----------
 
 
 def _name(ctx: ToolContext, email: str) -> str:
-    person = _person(ctx, email)
-    return person.name if person else email
+    # Everyone a project knows is a colleague from the world's home team (ten people): a scan is cheap.
+    return next((p.name for p in ctx.world.team if p.email == email), email)
 
 
-def _issue_out(ctx: ToolContext, i: Issue) -> IssueOut:
-    return IssueOut(
-        key=i.key,
-        project_key=i.project_key,
-        summary=i.summary,
-        description=i.description,
-        issue_type=i.issue_type,  # type: ignore[arg-type]
-        status=i.status,  # type: ignore[arg-type]
-        priority=i.priority,  # type: ignore[arg-type]
-        assignee_name=_name(ctx, i.assignee_email) if i.assignee_email else None,
-        assignee_email=i.assignee_email,
-        reporter_name=_name(ctx, i.reporter_email),
-        reporter_email=i.reporter_email,
-        due_date=i.due_date,
-        labels=list(i.labels),
-        resolution=i.resolution,  # type: ignore[arg-type]
-        created_at=i.created_at,
-        updated_at=i.updated_at,
-        resolved_at=i.resolved_at,
-    )
+def _marks(n: int) -> str:
+    return ", ".join("?" for _ in range(n))
 
 
-def _links_of(ctx: ToolContext, issue_key: str) -> list[LinkOut]:
-    links = list(
-        ctx.db.scalars(
-            select(IssueLink)
-            .where(or_(IssueLink.source_key == issue_key, IssueLink.target_key == issue_key))
-            .order_by(IssueLink.id)
-        )
-    )
-    if not links:
-        return []
-    # The issues at the other ends, in one query.
-    other_keys = [link.target_key if link.source_key == issue_key else link.source_key for link in links]
-    others = {i.key: i for i in ctx.db.scalars(select(Issue).where(Issue.key.in_(set(other_keys))))}
-    out = []
-    for link, other_key in zip(links, other_keys):
-        other = others.get(other_key)
-        if other is None:
-            raise ToolError.not_found("issue", other_key)
-        out.append(
-            LinkOut(
-                id=link.id,
-                link_type=link.link_type,  # type: ignore[arg-type]
-                relation=link.link_type if link.source_key == issue_key else INWARD[link.link_type],
-                issue_key=other.key,
-                summary=other.summary,
-                status=other.status,  # type: ignore[arg-type]
-            )
-        )
-    return out
-
-
-def _watchers_of(ctx: ToolContext, issue_key: str) -> list[str]:
-    return list(ctx.db.scalars(select(Watcher.email).where(Watcher.issue_key == issue_key).order_by(Watcher.email)))
-
-
-def _issue_detail(ctx: ToolContext, i: Issue) -> IssueDetailOut:
-    count = ctx.db.scalar(select(func.count()).select_from(IssueComment).where(IssueComment.issue_key == i.key))
-    return IssueDetailOut(
-        **_issue_out(ctx, i).model_dump(),
-        watchers=_watchers_of(ctx, i.key),
-        links=_links_of(ctx, i.key),
-        comment_count=int(count or 0),
-        allowed_next_statuses=[to for _, to in WORKFLOW[i.status]],  # type: ignore[misc]
-    )
-
-
-def _member_out(ctx: ToolContext, m: Member) -> MemberOut:
-    person = _person(ctx, m.email)
-    return MemberOut(
-        name=m.name,
-        email=m.email,
-        job_title=person.job_title if person else None,
-        role=m.role,  # type: ignore[arg-type]
-    )
-
-
-def _project_out(ctx: ToolContext, p: Project) -> ProjectOut:
-    return _project_outs(ctx, [p])[0]
-
-
-def _project_outs(ctx: ToolContext, projects: list[Project]) -> list[ProjectOut]:
-    """Projects as results, with members and issue counts per status fetched in two queries per page."""
-    if not projects:
-        return []
-    keys = [p.key for p in projects]
-    members: dict[str, list[Member]] = {key: [] for key in keys}
-    for m in ctx.db.scalars(
-        select(Member).where(Member.project_key.in_(keys)).order_by(Member.project_key, Member.name, Member.email)
-    ):
-        members[m.project_key].append(m)
+def _shown_projects(ctx: ToolContext, projects: list[Project]) -> list[_ShownProject]:
+    """Projects with their members and issue counts per status, in two queries for the page."""
+    keys = [p.id for p in projects]
+    members: dict[str, list[dict[str, Any]]] = {key: [] for key in keys}
     counts = {key: dict.fromkeys(STATUSES, 0) for key in keys}
-    for key, status, n in ctx.db.execute(
-        select(Issue.project_key, Issue.status, func.count())
-        .where(Issue.project_key.in_(keys))
-        .group_by(Issue.project_key, Issue.status)
-    ):
-        counts[key][status] = int(n)
+    if keys:
+        for m in ctx.query(Member).where_in("project_key", keys).order_by("project_key", "name", "email").all():
+            members[m.project_key].append({f: getattr(m, f) for f in _MEMBER_FIELDS})
+        grouped = f"SELECT project_key, status, COUNT(*) FROM issues WHERE project_key IN ({_marks(len(keys))}) GROUP BY 1, 2"
+        for key, status, n in ctx.sql(grouped, *keys):
+            counts[key][status] = int(n)
+    dump = runtime_of(Project).dump
     return [
-        ProjectOut(
-            key=p.key,
-            name=p.name,
-            description=p.description,
-            project_type=p.project_type,  # type: ignore[arg-type]
-            lead_name=_name(ctx, p.lead_email),
-            lead_email=p.lead_email,
-            archived=p.archived,
-            members=[_member_out(ctx, m) for m in members[p.key]],
-            issue_counts=counts[p.key],
-            created_at=p.created_at,
-        )
+        _ShownProject(**dump(p), lead_name=_name(ctx, p.lead_email), members=members[p.id], issue_counts=counts[p.id])
         for p in projects
     ]
 
 
-def _comment_out(ctx: ToolContext, c: IssueComment) -> CommentOut:
-    return CommentOut(
-        id=c.id,
-        issue_key=c.issue_key,
-        author_name=_name(ctx, c.author_email),
-        author_email=c.author_email,
-        body=c.body,
-        created_at=c.created_at,
+def _shown_issues(ctx: ToolContext, issues: list[Issue]) -> list[_ShownIssue]:
+    dump = runtime_of(Issue).dump
+    return [
+        _ShownIssue(
+            **dump(i),
+            assignee_name=_name(ctx, i.assignee_email) if i.assignee_email else None,
+            reporter_name=_name(ctx, i.reporter_email),
+        )
+        for i in issues
+    ]
+
+
+def _detail(ctx: ToolContext, issue: Issue) -> dict[str, Any]:
+    """The issue as a record, with its watchers, links (each read from this issue's side) and comment count."""
+    found = ctx.query(IssueLink).where_sql("source_key = ? OR target_key = ?", issue.id, issue.id).all()
+    ends = ctx.fetch_many(Issue, [link.target_key if link.source_key == issue.id else link.source_key for link in found])
+    links = []
+    for link in found:  # in id order
+        forward = link.source_key == issue.id
+        end = ends[link.target_key if forward else link.source_key]
+        relation = link.link_type if forward else INWARD[link.link_type]
+        links.append(LinkOut(id=link.id, link_type=link.link_type, relation=relation, issue_key=end.id,
+                             summary=end.summary, status=end.status))
+    details = IssueDetails(
+        watchers=_watchers_of(ctx, issue.id),
+        links=links,
+        comment_count=ctx.query(Comment).where(issue_key=issue.id).count(),
+        allowed_next_statuses=[to for _, to in WORKFLOW[issue.status]],
     )
+    record = present_records(ctx.conn, runtime_of(Issue), _shown_issues(ctx, [issue]))[0]
+    return {**record, **details.model_dump(mode="json")}
 
 
 # -- rules shared by the tools -------------------------------------------------------------------
@@ -375,21 +336,21 @@ _ISSUE_HINT = "Use search_issues to find issue keys (e.g. OPS-12)."
 
 
 def _project(ctx: ToolContext, key: str) -> Project:
-    project = ctx.db.get(Project, key.strip().upper())
+    project = ctx.fetch(Project, key.strip().upper())
     if project is None:
-        known = ", ".join(ctx.db.scalars(select(Project.key).order_by(Project.key)))
+        known = ", ".join(p.id for p in ctx.query(Project).all())
         raise ToolError.not_found("project", key, f"Known project keys: {known}.")
     return project
 
 
 def _issue(ctx: ToolContext, key: str) -> Issue:
-    return ctx.get(Issue, key.strip().upper(), "issue", _ISSUE_HINT)
+    return ctx.get(Issue, key.strip().upper(), hint=_ISSUE_HINT)
 
 
 def _writable_project(ctx: ToolContext, key: str) -> Project:
     project = _project(ctx, key)
     if project.archived:
-        raise ToolError.invalid_state(f"Project {project.key} is archived and read-only; nothing in it can change.")
+        raise ToolError.invalid_state(f"Project {project.id} is archived and read-only; nothing in it can change.")
     return project
 
 
@@ -402,10 +363,10 @@ def _writable_issue(ctx: ToolContext, key: str) -> Issue:
 def _member_email(ctx: ToolContext, project: Project, email: str, what: str) -> str:
     """``email`` if it belongs to a member of ``project``; otherwise say who can be used."""
     email = email.strip().lower()
-    if ctx.db.get(Member, (project.key, email)) is None:
-        members = ", ".join(ctx.db.scalars(select(Member.email).where(Member.project_key == project.key)))
+    if ctx.fetch(Member, f"{project.id}|{email}") is None:
+        members = ", ".join(m.email for m in ctx.query(Member).where(project_key=project.id).all())
         raise ToolError.permission_denied(
-            f"{email} is not a member of project {project.key}, so they cannot be the {what}. "
+            f"{email} is not a member of project {project.id}, so they cannot be the {what}. "
             f"Members: {members} (see find_assignable_users)."
         )
     return email
@@ -432,25 +393,52 @@ def _normalise_labels(labels: list[str]) -> list[str]:
     return out
 
 
-def _label_condition(label: str) -> ColumnElement[bool]:
-    # Labels are a JSON list of quoted strings; matching the quoted value avoids prefix false hits.
-    return cast(Issue.labels, String).like(f'%"{_normalise_labels([label])[0]}"%')
+def _watchers_of(ctx: ToolContext, issue_key: str) -> list[str]:
+    return [w.email for w in ctx.query(Watcher).where(issue_key=issue_key).order_by("email").all()]
 
 
-def _add_comment(ctx: ToolContext, issue: Issue, body: str) -> IssueComment:
+def _watch(ctx: ToolContext, issue: Issue, email: str) -> None:
+    ctx.insert(Watcher(id=f"{issue.id}|{email}", issue_key=issue.id, email=email))
+
+
+def _add_comment(ctx: ToolContext, issue: Issue, body: str) -> tuple[Issue, Comment]:
     if not body.strip():
         raise ToolError.invalid_argument("The comment body must not be empty.")
-    author = ctx.world.user.email
-    comment = IssueComment(
-        id=ctx.new_id("cmt"), issue_key=issue.key, author_email=author, body=body.strip(), created_at=ctx.now_iso
+    author = ctx.world.user
+    comment = ctx.insert(
+        Comment(
+            id=ctx.new_id("cmt"), issue_key=issue.id, author_email=author.email, author_name=author.name,
+            body=body.strip(), created_at=ctx.now_iso,
+        )
     )
-    ctx.db.add(comment)
     # Jira's autowatch: commenting on an issue makes you a watcher of it.
-    if ctx.db.get(Watcher, (issue.key, author)) is None:
-        ctx.db.add(Watcher(issue_key=issue.key, email=author))
-    issue.updated_at = ctx.now_iso
-    ctx.db.flush()
-    return comment
+    if ctx.fetch(Watcher, f"{issue.id}|{author.email}") is None:
+        _watch(ctx, issue, author.email)
+    return ctx.update(issue, updated_at=ctx.now_iso), comment
+
+
+# -- text conditions (one escaped LIKE, the kernel's) -------------------------------------------
+
+Condition = tuple[str, list[Any]]  # SQL over the issue's columns, and its parameters
+_IN_COMMENTS = "EXISTS (SELECT 1 FROM comments c WHERE c.issue_key = issues.id AND c.body LIKE ? ESCAPE '\\')"
+
+
+def _mention(text: str, columns: tuple[str, ...] = ("summary", "description", "comments")) -> Condition:
+    """SQL (and parameters) for: ``text`` appears, as it is written, in one of ``columns``."""
+    pattern = like_pattern(check_search_text(text))
+    parts = [_IN_COMMENTS if c == "comments" else f"{c} LIKE ? ESCAPE '\\'" for c in columns]
+    return "(" + " OR ".join(parts) + ")", [pattern] * len(parts)
+
+
+def _words(text: str, columns: tuple[str, ...] = ("summary", "description", "comments")) -> Condition:
+    """SQL for: every word of ``text`` appears in one of ``columns`` (the kernel's search rule)."""
+    clauses = [_mention(word, columns) for word in check_search_text(text).split(" ") if word]
+    return " AND ".join(sql for sql, _ in clauses) or "1", [p for _, params in clauses for p in params]
+
+
+def _any_mention(texts: list[str]) -> Condition:
+    clauses = [_mention(t) for t in texts]
+    return " OR ".join(sql for sql, _ in clauses), [p for _, params in clauses for p in params]
 
 
 # -- JQL: a small, honest subset ----------------------------------------------------------------
@@ -467,6 +455,31 @@ _JQL_FIELDS = (
     "project, key, assignee, reporter, status, labels, type, priority, resolution, text, summary, "
     "description, due, created, updated, resolved"
 )
+_JQL_ALIASES = {
+    "issuetype": "type",
+    "label": "labels",
+    "duedate": "due",
+    "resolutiondate": "resolved",
+    "issuekey": "key",
+    "issue": "key",
+}
+_JQL_COLUMNS = {
+    "project": "project_key",
+    "key": "id",
+    "assignee": "assignee_email",
+    "reporter": "reporter_email",
+    "status": "status",
+    "type": "issue_type",
+    "priority": "priority",
+    "resolution": "resolution",
+    "due": "due_date",
+    "created": "created_at",
+    "updated": "updated_at",
+    "resolved": "resolved_at",
+}
+_DATE_FIELDS = ("due", "created", "updated", "resolved")
+_ORDER_FIELDS = ("key", "created", "updated", "due", "priority", "status")
+_HAS_LABEL = "EXISTS (SELECT 1 FROM json_each(issues.labels) WHERE value IN ({}))"
 
 
 def _tokens(jql: str) -> list[tuple[str, str]]:
@@ -502,9 +515,7 @@ def _jql_value(ctx: ToolContext, field: str, value: str) -> str:
     low = value.strip().lower()
     if field in ("assignee", "reporter"):
         return ctx.world.user.email if low == "currentuser()" else low
-    if field == "project":
-        return value.strip().upper()
-    if field == "key":
+    if field in ("project", "key"):
         return value.strip().upper()
     if field == "status":
         status = low.replace(" ", "_").replace("-", "_")
@@ -520,94 +531,60 @@ def _jql_value(ctx: ToolContext, field: str, value: str) -> str:
         if low not in PRIORITIES:
             raise ToolError.invalid_argument(f"Unknown priority {value!r}; priorities: {', '.join(PRIORITIES)}.")
         return low
-    if field in ("due", "created", "updated", "resolved"):
+    if field in _DATE_FIELDS:
         return _jql_date(ctx, value)
     return low
 
 
-_JQL_ALIASES = {
-    "issuetype": "type",
-    "label": "labels",
-    "duedate": "due",
-    "resolutiondate": "resolved",
-    "issuekey": "key",
-    "issue": "key",
-}
-
-
-def _jql_column(field: str) -> InstrumentedAttribute[Any]:
-    return {
-        "project": Issue.project_key,
-        "key": Issue.key,
-        "assignee": Issue.assignee_email,
-        "reporter": Issue.reporter_email,
-        "status": Issue.status,
-        "type": Issue.issue_type,
-        "priority": Issue.priority,
-        "resolution": Issue.resolution,
-        "due": Issue.due_date,
-        "created": Issue.created_at,
-        "updated": Issue.updated_at,
-        "resolved": Issue.resolved_at,
-    }[field]
-
-
-def _text_condition(
-    text: str, columns: tuple[str, ...] = ("summary", "description", "comments")
-) -> ColumnElement[bool]:
-    like = f"%{text.strip()}%"
-    parts: list[ColumnElement[bool]] = []
-    if "summary" in columns:
-        parts.append(Issue.summary.ilike(like))
-    if "description" in columns:
-        parts.append(Issue.description.ilike(like))
-    if "comments" in columns:
-        parts.append(exists().where(IssueComment.issue_key == Issue.key, IssueComment.body.ilike(like)))
-    return or_(*parts)
-
-
-def _jql_clause(ctx: ToolContext, field: str, op: str, values: list[str]) -> ColumnElement[bool]:
+def _jql_clause(ctx: ToolContext, field: str, op: str, values: list[str]) -> Condition:
     if field in ("text", "summary", "description"):
         if op not in ("~", "!~"):
             raise ToolError.invalid_argument(f"JQL field {field} takes ~ (contains), e.g. {field} ~ \"refund\".")
-        cols = ("summary", "description", "comments") if field == "text" else (field,)
-        cond = _text_condition(values[0], cols)
-        return ~cond if op == "!~" else cond
+        sql, params = _words(values[0], ("summary", "description", "comments") if field == "text" else (field,))
+        return (f"NOT ({sql})" if op == "!~" else sql), params
     vals = [_jql_value(ctx, field, v) for v in values]
     if field == "labels":
+        labels = [_normalise_labels([v])[0] for v in vals]
+        has = _HAS_LABEL.format(_marks(len(labels)))
         if op in ("=", "in"):
-            return or_(*[_label_condition(v) for v in vals])
+            return has, labels
         if op in ("!=", "not in"):
-            return and_(*[~_label_condition(v) for v in vals])
+            return f"NOT {has}", labels
         raise ToolError.invalid_argument("JQL labels take =, !=, in, not in or is EMPTY.")
-    column = _jql_column(field)
-    if op == "=":
-        return column == vals[0]
-    if op == "!=":
-        return or_(column != vals[0], column.is_(None))
-    if op == "in":
-        return column.in_(vals)
-    if op == "not in":
-        return or_(column.not_in(vals), column.is_(None))
+    column = _JQL_COLUMNS[field]
+    if op in ("=", "!=", "in", "not in"):
+        sql = {"=": "{c} = ?", "!=": "({c} != ? OR {c} IS NULL)", "in": "{c} IN ({m})", "not in": "({c} NOT IN ({m}) OR {c} IS NULL)"}
+        n = 1 if op in ("=", "!=") else len(vals)
+        return sql[op].format(c=column, m=_marks(n)), vals[:n]
     if op in ("<", "<=", ">", ">="):
-        if field not in ("due", "created", "updated", "resolved"):
+        if field not in _DATE_FIELDS:
             raise ToolError.invalid_argument(f"JQL field {field} cannot be compared with {op}; only dates can.")
         if field != "due" and op in ("<=", ">"):
             # created <= 2025-01-14 means "on or before that day", so compare against the next day.
             nxt = (datetime.strptime(vals[0], "%Y-%m-%d") + timedelta(days=1)).strftime("%Y-%m-%d")
-            return column < nxt if op == "<=" else column >= nxt
-        return {"<": column < vals[0], "<=": column <= vals[0], ">": column > vals[0], ">=": column >= vals[0]}[op]
+            return f"{column} {'<' if op == '<=' else '>='} ?", [nxt]
+        return f"{column} {op} ?", [vals[0]]
     raise ToolError.invalid_argument(f"JQL operator {op!r} is not supported for {field}.")
 
 
-_ORDER_COLUMNS = ("key", "created", "updated", "due", "priority", "status")
+def _order_sql(field: str, desc: bool) -> str:
+    if field == "key":
+        terms = ["project_key", "number"]
+    elif field == "priority":  # rank, not alphabet: highest first when descending
+        terms = ["CASE priority " + " ".join(f"WHEN '{p}' THEN {len(PRIORITIES) - n}" for n, p in enumerate(PRIORITIES)) + " END"]
+    elif field == "status":
+        terms = ["CASE status " + " ".join(f"WHEN '{s}' THEN {n}" for n, s in enumerate(STATUSES)) + " END"]
+    else:
+        terms = [_JQL_COLUMNS[field]]
+    # Issues without a due date (or resolution date) sort last either way, as in Jira.
+    return ", ".join(f"{t} IS NULL, {t} {'DESC' if desc else 'ASC'}" for t in terms)
 
 
-def _parse_jql(ctx: ToolContext, jql: str) -> tuple[list[ColumnElement[bool]], list[Any]]:
+def _parse_jql(ctx: ToolContext, jql: str) -> tuple[list[Condition], list[str]]:
     """JQL clauses joined by AND, with an optional ORDER BY, as SQL conditions and orderings."""
     tokens = _tokens(jql)
-    conditions: list[ColumnElement[bool]] = []
-    order: list[Any] = []
+    conditions: list[Condition] = []
+    order: list[str] = []
     i = 0
 
     def peek(offset: int = 0) -> tuple[str, str] | None:
@@ -622,14 +599,14 @@ def _parse_jql(ctx: ToolContext, jql: str) -> tuple[list[ColumnElement[bool]], l
             i += 2
             while i < len(tokens):
                 field = _JQL_ALIASES.get(word(), word())
-                if field not in _ORDER_COLUMNS:
-                    raise ToolError.invalid_argument(f"JQL can ORDER BY {', '.join(_ORDER_COLUMNS)}; not {peek()!r}.")
+                if field not in _ORDER_FIELDS:
+                    raise ToolError.invalid_argument(f"JQL can ORDER BY {', '.join(_ORDER_FIELDS)}; not {peek()!r}.")
                 i += 1
                 desc = False
                 if word() in ("asc", "desc"):
                     desc = word() == "desc"
                     i += 1
-                order.extend(_order_by(field, desc))
+                order.append(_order_sql(field, desc))
                 if peek() == ("op", ","):
                     i += 1
             break
@@ -653,13 +630,10 @@ def _parse_jql(ctx: ToolContext, jql: str) -> tuple[list[ColumnElement[bool]], l
             if word() not in ("empty", "null"):
                 raise ToolError.invalid_argument("JQL `is` must be followed by EMPTY (or `is not EMPTY`).")
             i += 1
-            if field == "labels":
-                empty = cast(Issue.labels, String) == "[]"
-            elif field in ("text", "summary", "description"):
+            if field in ("text", "summary", "description"):
                 raise ToolError.invalid_argument(f"JQL field {field} cannot be EMPTY-tested.")
-            else:
-                empty = _jql_column(field).is_(None)
-            conditions.append(~empty if negate else empty)
+            empty = "labels = '[]'" if field == "labels" else f"{_JQL_COLUMNS[field]} IS NULL"
+            conditions.append((f"NOT ({empty})" if negate else empty, []))
             continue
         if word() in ("in", "not"):
             op = "in"
@@ -696,139 +670,19 @@ def _parse_jql(ctx: ToolContext, jql: str) -> tuple[list[ColumnElement[bool]], l
     return conditions, order
 
 
-def _order_by(field: str, desc: bool) -> list[Any]:
-    if field == "key":
-        cols: list[Any] = [Issue.project_key, Issue.number]
-    elif field == "priority":
-        # Rank, not alphabet: highest first when descending.
-        rank = case({p: len(PRIORITIES) - n for n, p in enumerate(PRIORITIES)}, value=Issue.priority)
-        cols = [rank]
-    elif field == "status":
-        cols = [case({s: n for n, s in enumerate(STATUSES)}, value=Issue.status)]
-    else:
-        cols = [_jql_column(field)]
-    # Issues without a due date (or resolution date) sort last either way, as in Jira.
-    return [(c.desc() if desc else c.asc()).nulls_last() for c in cols]
+class _IssueQuery(Query[Issue]):
+    """Issues in a JQL order (ranks, NULLS LAST), which ``order_by``'s column names cannot say."""
+
+    __slots__ = ()
+
+    def order_by_sql(self, clause: str) -> _IssueQuery:
+        self._order = clause  # built from the fixed fragments of _order_sql only, never from user text
+        return self
 
 
 # -- seed ----------------------------------------------------------------------------------------
 
-# (key, name, description, type, lead role, member roles, archived)
-_PROJECTS: tuple[tuple[str, str, str, str, str, tuple[str, ...], bool], ...] = (
-    (
-        "OPS", "Operations", "Day-to-day operations: vendors, equipment, office and logistics.", "business",
-        "operations manager", ("office manager", "finance lead", "support lead", "account executive"), False,
-    ),
-    (
-        "FIN", "Finance", "Invoicing, collections, refunds, reconciliations and the month-end close.", "business",
-        "finance lead", ("accountant", "operations manager", "account executive"), False,
-    ),
-    (
-        "SUP", "Support escalations",
-        "Customer problems escalated from the helpdesk to the product and engineering teams.", "software",
-        "support lead", ("support agent", "engineering lead", "product manager", "operations manager"), False,
-    ),
-    (
-        "ENG", "Platform engineering", "The product backlog: bugs, features and infrastructure work.", "software",
-        "engineering lead", ("product manager", "support lead", "operations manager"), False,
-    ),
-    (
-        "SAL", "Sales enablement", "Proposals, demos, renewals and customer onboarding.", "business",
-        "sales lead", ("account executive", "product manager", "operations manager", "finance lead"), False,
-    ),
-    (
-        "MOVE", "Office move", "Moving into the new office. Finished; kept for reference.", "business",
-        "office manager", ("operations manager", "finance lead"), True,
-    ),
-)
-
-# Per project: (summary, description, type, labels). Placeholders are filled by _fill().
-_ISSUE_TEMPLATES: dict[str, tuple[tuple[str, str, str, tuple[str, ...]], ...]] = {
-    "OPS": (
-        ("Order {qty} x {goods} for the office", "Quote from the supplier is {goods_amount}. Needed by {due}.",
-         "task", ("procurement",)),
-        ("Book {place} for the quarterly all-hands", "About 40 people; catering for lunch. Address: {place_address}.",
-         "task", ("events",)),
-        ("Replace broken {goods} in {room}", "Reported by the team on {day}. Check the warranty first.",
-         "task", ("facilities",)),
-        ("Renew service contract with {company}", "Current contract ends {due}. Ask {customer} ({customer_email}) "
-         "for the renewal terms.", "task", ("vendors", "contracts")),
-        ("Courier pickup failed for order {order}", "The courier did not collect order {order} for {company} on "
-         "{day}. Rebook and tell {customer}.", "bug", ("logistics",)),
-        ("Set up equipment for new hire starting {due}", "Laptop, {goods} and accounts.", "task", ("onboarding",)),
-        ("Audit software licences", "List every paid tool, its owner and the monthly cost.", "story", ("licences",)),
-    ),
-    "FIN": (
-        ("Reconcile invoice {invoice} for {company}", "Invoice {invoice} ({amount}) does not match the payment we "
-         "received. Contact: {customer} <{customer_email}>.", "task", ("reconciliation",)),
-        ("Chase overdue invoice {invoice} from {company}", "{amount} overdue since {day}. Send a reminder to "
-         "{customer_email}.", "task", ("collections",)),
-        ("Refund {amount} to {customer} for order {order}", "Approved refund for order {order} ({qty} x {product}). "
-         "Customer email: {customer_email}.", "task", ("refunds",)),
-        ("Duplicate charge of {amount} for {company}", "{customer} was charged twice for order {order}. Find the "
-         "duplicate charge and refund it.", "bug", ("billing", "refunds")),
-        ("Month-end close for {month}", "Close the books for {month}: accruals, bank reconciliation, reports.",
-         "task", ("month-end",)),
-        ("Update VAT rates in the billing system", "New rates apply from {due}.", "story", ("tax",)),
-        ("Approve expense report from {colleague}", "Expenses of {amount} for a client visit to {company}.",
-         "task", ("expenses",)),
-    ),
-    "SUP": (
-        ("{company}: CSV export fails with error 500", "Reported by {customer} ({customer_email}) on {day}. "
-         "Blocks their month-end close.", "bug", ("customer-escalation", "export")),
-        ("{company}: dashboard counts order {order} twice", "Revenue shows {amount} too much. Customer: "
-         "{customer} <{customer_email}>.", "bug", ("customer-escalation", "reporting")),
-        ("Login loop after password reset for {customer_email}", "{customer} at {company} cannot log in since "
-         "{day}.", "bug", ("customer-escalation", "login")),
-        ("API rate limit too strict for {company}", "They bought the {product} ({amount}) but get HTTP 429.",
-         "bug", ("customer-escalation", "api")),
-        ("SSO setup guide for {company}", "{customer} asked how to connect their identity provider.",
-         "story", ("docs",)),
-        ("Data export of all invoices for {company}", "{customer} ({customer_email}) needs every invoice since "
-         "{day} as a ZIP.", "task", ("data-request",)),
-    ),
-    "ENG": (
-        ("Fix CSV export timeout in {area}", "Exports over 10k rows time out after 30 s.", "bug", ("export",)),
-        ("Add SAML single sign-on to {area}", "Customers keep asking for SSO.", "story", ("sso", "security")),
-        ("Rate limiter counts retries twice in {area}", "Retried requests are counted against the quota twice.",
-         "bug", ("api",)),
-        ("Revenue widget ignores refunds in {area}", "Refunded orders still count as revenue.", "bug",
-         ("reporting",)),
-        ("Audit log for admin actions in {area}", "Record who changed what and when.", "story", ("security",)),
-        ("Flaky test in the {area} suite", "Fails about one run in ten on CI.", "bug", ("tests",)),
-        ("Speed up the {area} page", "p95 load time is 4 s; target 1 s.", "story", ("performance",)),
-        ("Upgrade the database driver used by {area}", "The old driver is out of support on {due}.", "task",
-         ("infrastructure",)),
-    ),
-    "SAL": (
-        ("Proposal for {company}: {qty} x {product}", "Draft the proposal for {customer} ({customer_email}); list "
-         "price {amount}.", "task", ("proposal",)),
-        ("Demo of {product} for {customer} at {company}", "Book 45 minutes before {due}.", "task", ("demo",)),
-        ("Onboarding workshop for {company}", "Kick-off with {customer}; the workshop was sold for {amount}.",
-         "story", ("onboarding",)),
-        ("Renewal quote for {company} ({amount})", "Their plan renews on {due}. Contact {customer_email}.",
-         "task", ("renewal",)),
-        ("Update the price sheet for {product}", "New list price from {due}.", "task", ("pricing",)),
-    ),
-    "MOVE": (
-        ("Pack and label the {room}", "Boxes arrive on {day}.", "task", ("move",)),
-        ("Order {qty} x {goods} for the new office", "Supplier quote {goods_amount}.", "task", ("move", "procurement")),
-        ("Set up the network in the new office", "Two access points per floor.", "task", ("move", "it")),
-    ),
-}
-
-_ISSUES_PER_PROJECT = {"OPS": 40, "FIN": 45, "SUP": 40, "ENG": 40, "SAL": 35, "MOVE": 12}
-_AREAS = ("billing", "reports", "orders", "admin console", "public API", "mobile app", "search", "notifications")
-_ROOMS = ("kitchen", "meeting room", "reception", "storage room", "open space")
-_COMMENTS = (
-    "Started on this today.",
-    "Blocked until finance confirms the amount.",
-    "Pull request is up for review.",
-    "Confirmed with {customer} by email.",
-    "Moving this to next week; waiting on {company}.",
-    "Done on my side, please double-check.",
-    "Can we bump the priority? {company} is asking again.",
-)
+_SEED = json.loads(resources.files("mcp_services.library").joinpath("data/projects_seed.json").read_text("utf-8"))
 _PHYSICAL = ("hardware", "furniture", "pantry", "supplies", "merchandise")
 _SEED_STATUSES = ("to_do",) * 3 + ("in_progress",) * 3 + ("in_review",) * 2 + ("done",) * 3
 
@@ -857,8 +711,8 @@ def _fill(ctx: ToolContext, rng: random.Random, created_days_ago: float) -> dict
         "invoice": f"INV-{day[:4]}-{rng.randint(1, 999):04d}",
         "place": place.name,
         "place_address": place.address,
-        "room": rng.choice(_ROOMS),
-        "area": rng.choice(_AREAS),
+        "room": rng.choice(_SEED["rooms"]),
+        "area": rng.choice(_SEED["areas"]),
         "month": datetime.strptime(day[:10], "%Y-%m-%d").strftime("%B %Y"),
         "day": day[:10],
         "due": ctx.days_from_now(rng.randint(3, 40))[:10],
@@ -868,98 +722,78 @@ def _fill(ctx: ToolContext, rng: random.Random, created_days_ago: float) -> dict
 
 @service.seeder
 def seed(ctx: ToolContext) -> None:
-    # new_id runs an UPDATE, which would autoflush once per row; flush by hand, parents first, since
-    # without relationship() the unit of work does not order inserts by foreign key.
-    with ctx.db.no_autoflush:
-        _seed(ctx)
-
-
-def _seed(ctx: ToolContext) -> None:
+    """The projects of ``data/projects_seed.json`` with the team as members, their issues, comments and links."""
     world = ctx.world
     rng = ctx.rng("seed")
     by_role = {p.job_title: p for p in world.team}
+    projects: list[Project] = []
+    members: list[Member] = []
     issues: list[Issue] = []
-    children: list[Base] = []  # watchers and comments, added once their issues are stored
-    for key, name, description, kind, lead_role, member_roles, archived in _PROJECTS:
-        lead = by_role[lead_role]
-        ctx.db.add(
+    comments: list[Comment] = []
+    watchers: list[Watcher] = []
+    for spec in _SEED["projects"]:
+        key, archived, lead = spec["key"], spec["archived"], by_role[spec["lead"]]
+        projects.append(
             Project(
-                key=key,
-                name=name,
-                description=description,
-                project_type=kind,
-                lead_email=lead.email,
-                archived=archived,
-                created_at=ctx.days_from_now(-rng.randint(200, 700)),
+                id=key, name=spec["name"], description=spec["description"], project_type=spec["type"],
+                lead_email=lead.email, archived=archived, created_at=ctx.days_from_now(-rng.randint(200, 700)),
             )
         )
-        ctx.db.flush()
         # The user the agent acts for belongs to every project, so their default reporter is valid.
-        roles = [lead_role, *member_roles]
-        members = [by_role[r] for r in roles]
-        if world.user not in members:
-            members.append(world.user)
-        for person in members:
-            role = "administrator" if person is lead else "member"
-            ctx.db.add(Member(project_key=key, email=person.email, name=person.name, role=role))
-        ctx.db.flush()
-        templates = _ISSUE_TEMPLATES[key]
-        for number in range(1, _ISSUES_PER_PROJECT[key] + 1):
-            summary_t, body_t, issue_type, labels = templates[(number - 1) % len(templates)]
+        team = [by_role[r] for r in [spec["lead"], *spec["members"]]]
+        if world.user not in team:
+            team.append(world.user)
+        members += [
+            Member(
+                id=f"{key}|{p.email}", project_key=key, email=p.email, name=p.name, job_title=p.job_title,
+                role="administrator" if p is lead else "member",
+            )
+            for p in team
+        ]
+        templates = spec["templates"]
+        for number in range(1, spec["issues"] + 1):
+            template = templates[(number - 1) % len(templates)]
             status = "done" if archived else rng.choice(_SEED_STATUSES)
             age = rng.uniform(1, 90) if not archived else rng.uniform(150, 300)
             facts = _fill(ctx, rng, age)
-            reporter = rng.choice(members)
-            assignee = rng.choice(members) if status != "to_do" or rng.random() < 0.6 else None
+            reporter = rng.choice(team)
+            assignee = rng.choice(team) if status != "to_do" or rng.random() < 0.6 else None
             due = None
             if rng.random() < 0.6:
                 due = ctx.days_from_now(rng.randint(-20, 45) if not archived else -rng.randint(120, 200))[:10]
             updated = ctx.days_from_now(-age * rng.uniform(0, 0.8))
+            priority = rng.choice(("highest", "high", "high", "medium", "medium", "medium", "low", "lowest"))
+            resolution = ("done" if rng.random() < 0.9 else "won't do") if status == "done" else None
             issue = Issue(
-                key=f"{key}-{number}",
-                project_key=key,
-                number=number,
-                summary=summary_t.format(**facts),
-                description=body_t.format(**facts),
-                issue_type=issue_type,
-                status=status,
-                priority=rng.choice(("highest", "high", "high", "medium", "medium", "medium", "low", "lowest")),
-                assignee_email=assignee.email if assignee else None,
-                reporter_email=reporter.email,
-                due_date=due,
-                labels=list(labels),
-                resolution=("done" if rng.random() < 0.9 else "won't do") if status == "done" else None,
-                created_at=ctx.days_from_now(-age),
-                updated_at=updated,
-                resolved_at=updated if status == "done" else None,
+                id=f"{key}-{number}", project_key=key, number=number, summary=template["summary"].format(**facts),
+                description=template["description"].format(**facts), issue_type=template["type"], status=status,
+                priority=priority, assignee_email=assignee.email if assignee else None, reporter_email=reporter.email,
+                due_date=due, labels=list(template["labels"]), resolution=resolution,
+                created_at=ctx.days_from_now(-age), updated_at=updated, resolved_at=updated if status == "done" else None,
             )
-            ctx.db.add(issue)
             issues.append(issue)
-            watchers = {reporter.email}
-            if assignee:
-                watchers.add(assignee.email)
+            watching = {reporter.email} | ({assignee.email} if assignee else set())
             if rng.random() < 0.4:
-                watchers.add(rng.choice(members).email)
-            for email in sorted(watchers):
-                children.append(Watcher(issue_key=issue.key, email=email))
+                watching.add(rng.choice(team).email)
+            watchers += [Watcher(id=f"{issue.id}|{email}", issue_key=issue.id, email=email) for email in sorted(watching)]
             for n in range(rng.choice((0, 0, 1, 1, 2, 3))):
-                author = assignee or reporter
-                children.append(
-                    IssueComment(
-                        id=ctx.new_id("cmt"),
-                        issue_key=issue.key,
-                        author_email=(author if n % 2 == 0 else reporter).email,
-                        body=rng.choice(_COMMENTS).format(**facts),
+                author = (assignee or reporter) if n % 2 == 0 else reporter
+                comments.append(
+                    Comment(
+                        id=ctx.new_id("cmt"), issue_key=issue.id, author_email=author.email, author_name=author.name,
+                        body=rng.choice(_SEED["comments"]).format(**facts),
                         created_at=ctx.days_from_now(-age + (n + 1) * age / 5),
                     )
                 )
-    ctx.db.flush()
-    ctx.db.add_all(children)
-    _seed_links(ctx, rng, issues)
-    ctx.db.flush()
+    ctx.insert_many(projects)
+    ctx.insert_many(members)
+    ctx.insert_many(issues)
+    ctx.insert_many(comments)
+    ctx.insert_many(watchers)
+    ctx.insert_many(_seed_links(ctx, rng, issues))
 
 
-def _seed_links(ctx: ToolContext, rng: random.Random, issues: list[Issue]) -> None:
+def _seed_links(ctx: ToolContext, rng: random.Random, issues: list[Issue]) -> list[IssueLink]:
     """Links that make sense: ENG work blocking the SUP escalation on the same topic, related or
     blocking work inside a project, and duplicates only between issues made from the same template."""
     live = [i for i in issues if i.project_key != "MOVE"]
@@ -979,32 +813,32 @@ def _seed_links(ctx: ToolContext, rng: random.Random, issues: list[Issue]) -> No
             continue
         # Only engineering work is generic enough to be filed twice ("Flaky test in ..." twice).
         same_work = a.project_key == "ENG" and a.summary.split(" in ")[0] == b.summary.split(" in ")[0]
-        kind = "duplicates" if same_work else rng.choice(("blocks", "relates to"))
-        pairs.append((a, b, kind))
+        pairs.append((a, b, "duplicates" if same_work else rng.choice(("blocks", "relates to"))))
     seen: set[frozenset[str]] = set()
+    links: list[IssueLink] = []
     for source, target, link_type in pairs:
-        pair = frozenset((source.key, target.key))
+        pair = frozenset((source.id, target.id))
         if pair in seen:
             continue
         seen.add(pair)
         # A done issue cannot be blocked by unfinished work (do_transition enforces it), so such pairs only relate.
         if link_type == "blocks" and target.status == "done" and source.status != "done":
             link_type = "relates to"
-        ctx.db.add(
+        links.append(
             IssueLink(
-                id=ctx.new_id("lnk"),
-                link_type=link_type,
-                source_key=source.key,
-                target_key=target.key,
+                id=ctx.new_id("lnk"), link_type=link_type, source_key=source.id, target_key=target.id,
                 created_at=max(source.created_at, target.created_at),
             )
         )
+    return links
 
 
 # -- projects ------------------------------------------------------------------------------------
 
 
-@service.tool("read")
+@service.tool(
+    "read", intent="find", phrases=("look up the projects {member_email} is on", "find the {query} project")
+)
 def search_projects(
     ctx: ToolContext,
     query: str | None = None,
@@ -1012,69 +846,68 @@ def search_projects(
     include_archived: bool = False,
     limit: Limit = 20,
     cursor: Cursor = None,
-) -> Page[ProjectOut]:
+) -> Page[Project]:
     """Search projects by key, name or description, with their members and issue counts per status.
 
     Args:
-        query: Text to match against the project key, name or description (case-insensitive).
+        query: Words to match against the project key, name or description (case-insensitive; every word must match).
         member_email: Only projects this colleague is a member of.
         include_archived: Also return archived (read-only) projects.
         limit: Maximum number of projects to return (1-100).
         cursor: next_cursor from a previous page.
     """
-    stmt = select(Project).order_by(Project.key)
-    if query and query.strip():
-        like = f"%{query.strip()}%"
-        stmt = stmt.where(or_(Project.key.ilike(like), Project.name.ilike(like), Project.description.ilike(like)))
+    q = ctx.query(Project).search(query, "id", "name", "description")
     if member_email:
-        stmt = stmt.where(
-            Project.key.in_(select(Member.project_key).where(Member.email == member_email.strip().lower()))
-        )
+        q.where_sql("id IN (SELECT project_key FROM members WHERE email = ?)", member_email.strip().lower())
     if not include_archived:
-        stmt = stmt.where(Project.archived.is_(False))
-    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[ProjectOut](items=_project_outs(ctx, rows), total=total, next_cursor=next_cursor)
+        q.where(archived=False)
+    page = q.order_by("id").page(limit, cursor)
+    return Page(items=list(_shown_projects(ctx, page.items)), total=page.total, next_cursor=page.next_cursor)
 
 
-@service.tool("read")
-def get_project(ctx: ToolContext, project_key: ProjectKey) -> ProjectOut:
+@service.tool("read", intent="get", phrases=("open the {project_key} project", "check the {project_key} project"))
+def get_project(ctx: ToolContext, project_key: ProjectKey) -> Project:
     """Get one project by key: its lead, members and how many issues are in each status.
 
     Args:
         project_key: The project's key, e.g. OPS.
     """
-    return _project_out(ctx, _project(ctx, project_key))
+    return _shown_projects(ctx, [_project(ctx, project_key)])[0]
 
 
-@service.tool("read")
+@service.tool("read", intent="find", phrases=("check who can be assigned issues in {project_key}",))
 def find_assignable_users(
     ctx: ToolContext,
     project_key: ProjectKey,
     query: str | None = None,
     limit: Limit = 20,
     cursor: Cursor = None,
-) -> Page[MemberOut]:
+) -> Page[Member]:
     """List the people who can be assigned issues in a project (its members).
 
     Args:
         project_key: The project's key, e.g. OPS.
-        query: Text to match against the member's name or email (case-insensitive).
+        query: Words to match against the member's name or email (case-insensitive; every word must match).
         limit: Maximum number of people to return (1-100).
         cursor: next_cursor from a previous page.
     """
     project = _project(ctx, project_key)
-    stmt = select(Member).where(Member.project_key == project.key).order_by(Member.name, Member.email)
-    if query and query.strip():
-        like = f"%{query.strip()}%"
-        stmt = stmt.where(or_(Member.name.ilike(like), Member.email.ilike(like)))
-    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[MemberOut](items=[_member_out(ctx, m) for m in rows], total=total, next_cursor=next_cursor)
+    q = ctx.query(Member).where(project_key=project.id).search(query)
+    return q.order_by("name", "email").page(limit, cursor)
 
 
 # -- issues: reads --------------------------------------------------------------------------------
 
 
-@service.tool("read")
+@service.tool(
+    "read",
+    intent="find",
+    phrases=(
+        "find the issues about {customer_email} in the tracker",
+        "check the tracker for work on {company_name}",
+        "look for {text} in the issue tracker",
+    ),
+)
 def search_issues(
     ctx: ToolContext,
     jql: str | None = None,
@@ -1086,13 +919,19 @@ def search_issues(
     issue_type: IssueType | None = None,
     priority: Priority | None = None,
     text: str | None = None,
+    customer_email: EmailAddress | None = None,
+    company_name: CompanyName | None = None,
     due_before: Date | None = None,
     unassigned: bool = False,
     include_archived: bool = False,
     limit: Limit = 20,
     cursor: Cursor = None,
-) -> Page[IssueOut]:
+) -> Page[Issue]:
     """Search issues with filters and/or JQL, most recently updated first. Everything combines with AND.
+
+    To find the work about a customer, pass customer_email (issues that mention their email address
+    or their name) or company_name (issues that mention the company), e.g. with an email or a company
+    found in the CRM or the helpdesk.
 
     JQL subset: clauses joined by AND, e.g.
     `project = SUP AND status in ("to do", "in progress") AND assignee = currentUser() ORDER BY due ASC`.
@@ -1111,59 +950,68 @@ def search_issues(
         label: Only issues with this label, e.g. refunds.
         issue_type: Only issues of this type: task, bug or story.
         priority: Only issues of this priority: highest, high, medium, low or lowest.
-        text: Text to find in the summary, description or comments (case-insensitive), e.g. an invoice number.
+        text: Words to find in the summary, description or comments (case-insensitive; every word must match), e.g. an invoice number.
+        customer_email: Only issues about this customer: their email address, or their full name, appears in the summary, description or a comment.
+        company_name: Only issues that mention this company in the summary, description or a comment (case-insensitive).
         due_before: Only issues due on or before this date (YYYY-MM-DD).
         unassigned: Only issues that nobody is assigned to.
         include_archived: Also search the issues of archived projects.
         limit: Maximum number of issues to return (1-100).
         cursor: next_cursor from a previous page.
     """
-    stmt: Select[Any] = select(Issue)
-    order: list[Any] = []
+    q = _IssueQuery(ctx.conn, runtime_of(Issue))
+    order: list[str] = []
     if jql and jql.strip():
         conditions, order = _parse_jql(ctx, jql)
-        stmt = stmt.where(*conditions)
+        for sql, params in conditions:
+            q.where_sql(sql, *params)
     if project_key:
         project = _project(ctx, project_key)
-        stmt = stmt.where(Issue.project_key == project.key)
+        q.where(project_key=project.id)
         include_archived = include_archived or project.archived
     if not include_archived:
-        stmt = stmt.where(Issue.project_key.in_(select(Project.key).where(Project.archived.is_(False))))
-    if assignee_email:
-        stmt = stmt.where(Issue.assignee_email == assignee_email.strip().lower())
-    if reporter_email:
-        stmt = stmt.where(Issue.reporter_email == reporter_email.strip().lower())
-    if status:
-        stmt = stmt.where(Issue.status == status)
+        q.where_sql("project_key IN (SELECT id FROM projects WHERE archived = 0)")
+    q.filter(
+        assignee_email=assignee_email.strip().lower() if assignee_email else None,
+        reporter_email=reporter_email.strip().lower() if reporter_email else None,
+        status=status,
+        issue_type=issue_type,
+        priority=priority,
+    )
     if label:
-        stmt = stmt.where(_label_condition(label))
-    if issue_type:
-        stmt = stmt.where(Issue.issue_type == issue_type)
-    if priority:
-        stmt = stmt.where(Issue.priority == priority)
+        q.where_sql(_HAS_LABEL.format("?"), _normalise_labels([label])[0])
+    mentions: list[Condition] = []
     if text and text.strip():
-        stmt = stmt.where(_text_condition(text))
+        mentions.append(_words(text))
+    if customer_email:
+        email = customer_email.strip().lower()
+        person = next((p for p in ctx.world.people if p.email == email), None)
+        mentions.append(_any_mention([email, person.name] if person else [email]))
+    if company_name and company_name.strip():
+        mentions.append(_mention(company_name.strip()))
+    for sql, params in mentions:
+        q.where_sql(sql, *params)
     if due_before:
-        stmt = stmt.where(Issue.due_date <= _check_date(due_before, "due_before"))
+        q.compare("due_date", "<=", _check_date(due_before, "due_before"))
     if unassigned:
-        stmt = stmt.where(Issue.assignee_email.is_(None))
+        q.where(assignee_email=None)
     # A stable tiebreak keeps pages from overlapping whatever the requested order.
-    stmt = stmt.order_by(*(order or [Issue.updated_at.desc()]), Issue.project_key, Issue.number)
-    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[IssueOut](items=[_issue_out(ctx, i) for i in rows], total=total, next_cursor=next_cursor)
+    q.order_by_sql(", ".join([*(order or ['"updated_at" DESC']), "project_key", "number", "id"]))
+    page = q.page(limit, cursor)
+    return Page(items=list(_shown_issues(ctx, page.items)), total=page.total, next_cursor=page.next_cursor)
 
 
-@service.tool("read")
-def get_issue(ctx: ToolContext, issue_key: IssueKey) -> IssueDetailOut:
+@service.tool("read", intent="get", phrases=("open {issue_key}", "look at {issue_key} in the tracker"))
+def get_issue(ctx: ToolContext, issue_key: IssueKey) -> IssueDetail:
     """Get one issue by key with its watchers, links to other issues and the statuses it can move to next.
 
     Args:
         issue_key: The issue's key, e.g. OPS-12.
     """
-    return _issue_detail(ctx, _issue(ctx, issue_key))
+    return _detail(ctx, _issue(ctx, issue_key))
 
 
-@service.tool("read")
+@service.tool("read", intent="check", phrases=("check where {issue_key} can move next",))
 def get_transitions(ctx: ToolContext, issue_key: IssueKey) -> TransitionsOut:
     """List the workflow transitions an issue can take now (use do_transition to take one).
 
@@ -1175,14 +1023,14 @@ def get_transitions(ctx: ToolContext, issue_key: IssueKey) -> TransitionsOut:
     """
     issue = _issue(ctx, issue_key)
     return TransitionsOut(
-        issue_key=issue.key,
-        status=issue.status,  # type: ignore[arg-type]
-        transitions=[TransitionOut(name=n, to_status=to) for n, to in WORKFLOW[issue.status]],  # type: ignore[arg-type]
+        issue_key=issue.id,
+        status=issue.status,
+        transitions=[TransitionOut(name=n, to_status=to) for n, to in WORKFLOW[issue.status]],
     )
 
 
-@service.tool("read")
-def get_comments(ctx: ToolContext, issue_key: IssueKey, limit: Limit = 20, cursor: Cursor = None) -> Page[CommentOut]:
+@service.tool("read", intent="find", phrases=("read the comments on {issue_key}",))
+def get_comments(ctx: ToolContext, issue_key: IssueKey, limit: Limit = 20, cursor: Cursor = None) -> Page[Comment]:
     """List an issue's comments, oldest first.
 
     Args:
@@ -1191,17 +1039,17 @@ def get_comments(ctx: ToolContext, issue_key: IssueKey, limit: Limit = 20, curso
         cursor: next_cursor from a previous page.
     """
     issue = _issue(ctx, issue_key)
-    stmt = select(IssueComment).where(IssueComment.issue_key == issue.key).order_by(
-        IssueComment.created_at, IssueComment.id
-    )
-    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[CommentOut](items=[_comment_out(ctx, c) for c in rows], total=total, next_cursor=next_cursor)
+    return ctx.query(Comment).where(issue_key=issue.id).order_by("created_at").page(limit, cursor)
 
 
 # -- issues: writes -------------------------------------------------------------------------------
 
 
-@service.tool("write")
+@service.tool(
+    "write",
+    intent="create",
+    phrases=("file an issue in {project_key} called {summary}", "log a {issue_type} in {project_key}: {summary}"),
+)
 def create_issue(
     ctx: ToolContext,
     project_key: ProjectKey,
@@ -1213,7 +1061,7 @@ def create_issue(
     reporter_email: EmailAddress | None = None,
     due_date: Date | None = None,
     labels: list[Tag] | None = None,
-) -> IssueDetailOut:
+) -> IssueDetail:
     """Create an issue in a project; it starts in to_do and gets the next key, e.g. OPS-41.
 
     The assignee and reporter must be members of the project (see find_assignable_users). The
@@ -1236,33 +1084,23 @@ def create_issue(
     reporter = _member_email(ctx, project, reporter_email or ctx.world.user.email, "reporter")
     assignee = _member_email(ctx, project, assignee_email, "assignee") if assignee_email else None
     # Keys are never reused: issues are never deleted, so the highest number is the last one given out.
-    number = (ctx.db.scalar(select(func.max(Issue.number)).where(Issue.project_key == project.key)) or 0) + 1
-    issue = Issue(
-        key=f"{project.key}-{number}",
-        project_key=project.key,
-        number=number,
-        summary=summary.strip(),
-        description=description.strip(),
-        issue_type=issue_type,
-        status="to_do",
-        priority=priority,
-        assignee_email=assignee,
-        reporter_email=reporter,
-        due_date=_check_date(due_date, "due_date") if due_date else None,
-        labels=_normalise_labels(labels or []),
-        resolution=None,
-        created_at=ctx.now_iso,
-        updated_at=ctx.now_iso,
-        resolved_at=None,
+    number = int(ctx.sql("SELECT COALESCE(MAX(number), 0) FROM issues WHERE project_key = ?", project.id)[0][0]) + 1
+    issue = ctx.insert(
+        Issue(
+            id=f"{project.id}-{number}", project_key=project.id, number=number, summary=summary.strip(),
+            description=description.strip(), issue_type=issue_type, status="to_do", priority=priority,
+            assignee_email=assignee, reporter_email=reporter,
+            due_date=_check_date(due_date, "due_date") if due_date else None, labels=_normalise_labels(labels or []),
+            created_at=ctx.now_iso, updated_at=ctx.now_iso,
+        )
     )
-    ctx.db.add(issue)
-    ctx.db.flush()  # the issue before its watcher: the unit of work does not order inserts by foreign key
-    ctx.db.add(Watcher(issue_key=issue.key, email=reporter))
-    ctx.db.flush()
-    return _issue_detail(ctx, issue)
+    _watch(ctx, issue, reporter)
+    return _detail(ctx, issue)
 
 
-@service.tool("write")
+@service.tool(
+    "write", intent="update", phrases=("update {issue_key} in the tracker", "set the priority of {issue_key} to {priority}")
+)
 def edit_issue(
     ctx: ToolContext,
     issue_key: IssueKey,
@@ -1273,7 +1111,7 @@ def edit_issue(
     due_date: Date | None = None,
     add_labels: list[Tag] | None = None,
     remove_labels: list[Tag] | None = None,
-) -> IssueDetailOut:
+) -> IssueDetail:
     """Edit an issue's fields. Only what you pass changes. Status changes go through do_transition,
     the assignee through assign_issue.
 
@@ -1291,37 +1129,35 @@ def edit_issue(
     fields = (summary, description, issue_type, priority, due_date, add_labels, remove_labels)
     if all(f is None for f in fields):
         raise ToolError.invalid_argument("Pass at least one field to change.")
-    if summary is not None:
-        if not summary.strip():
-            raise ToolError.invalid_argument("summary must not be empty.")
-        issue.summary = summary.strip()
-    if description is not None:
-        issue.description = description.strip()
-    if issue_type is not None:
-        issue.issue_type = issue_type
-    if priority is not None:
-        issue.priority = priority
-    if due_date is not None:
-        issue.due_date = _check_date(due_date, "due_date")
+    if summary is not None and not summary.strip():
+        raise ToolError.invalid_argument("summary must not be empty.")
+    changes: dict[str, Any] = {
+        "summary": summary.strip() if summary is not None else None,
+        "description": description.strip() if description is not None else None,
+        "issue_type": issue_type,
+        "priority": priority,
+        "due_date": _check_date(due_date, "due_date") if due_date is not None else None,
+    }
     labels = list(issue.labels)
     if remove_labels:
         remove = _normalise_labels(remove_labels)
         missing = [label for label in remove if label not in labels]
         if missing:
             raise ToolError.invalid_argument(
-                f"Issue {issue.key} does not have the label(s) {', '.join(missing)}; "
+                f"Issue {issue.id} does not have the label(s) {', '.join(missing)}; "
                 f"its labels are: {', '.join(labels) or 'none'}."
             )
         labels = [label for label in labels if label not in remove]
     if add_labels:
         labels += [label for label in _normalise_labels(add_labels) if label not in labels]
-    issue.labels = labels
-    issue.updated_at = ctx.now_iso
-    return _issue_detail(ctx, issue)
+    changes = {k: v for k, v in changes.items() if v is not None}
+    return _detail(ctx, ctx.update(issue, **changes, labels=labels, updated_at=ctx.now_iso))
 
 
-@service.tool("write")
-def assign_issue(ctx: ToolContext, issue_key: IssueKey, assignee_email: EmailAddress | None) -> IssueDetailOut:
+@service.tool(
+    "write", intent="assign", phrases=("assign {issue_key} to {assignee_email}", "give {issue_key} to {assignee_email}")
+)
+def assign_issue(ctx: ToolContext, issue_key: IssueKey, assignee_email: EmailAddress | None) -> IssueDetail:
     """Assign an issue to a project member, or pass null to unassign it.
 
     Only members of the issue's project can be assigned (see find_assignable_users); customers and
@@ -1332,33 +1168,30 @@ def assign_issue(ctx: ToolContext, issue_key: IssueKey, assignee_email: EmailAdd
         assignee_email: The member's email, or null to leave the issue unassigned.
     """
     issue = _writable_issue(ctx, issue_key)
-    project = _project(ctx, issue.project_key)
     if assignee_email is None:
         if issue.status in ("in_progress", "in_review"):
             raise ToolError.invalid_state(
-                f"Issue {issue.key} is {issue.status} and must keep an assignee; assign someone else, or "
+                f"Issue {issue.id} is {issue.status} and must keep an assignee; assign someone else, or "
                 "do_transition it back to to_do first."
             )
         if issue.assignee_email is None:
-            raise ToolError.invalid_state(f"Issue {issue.key} is already unassigned.")
-        issue.assignee_email = None
+            raise ToolError.invalid_state(f"Issue {issue.id} is already unassigned.")
+        email = None
     else:
-        email = _member_email(ctx, project, assignee_email, "assignee")
+        email = _member_email(ctx, _project(ctx, issue.project_key), assignee_email, "assignee")
         if issue.assignee_email == email:
-            raise ToolError.invalid_state(f"Issue {issue.key} is already assigned to {email}.")
-        issue.assignee_email = email
-    issue.updated_at = ctx.now_iso
-    return _issue_detail(ctx, issue)
+            raise ToolError.invalid_state(f"Issue {issue.id} is already assigned to {email}.")
+    return _detail(ctx, ctx.update(issue, assignee_email=email, updated_at=ctx.now_iso))
 
 
-@service.tool("write")
+@service.tool("write", intent="transition", phrases=("move {issue_key} to {status}", "mark {issue_key} as {status}"))
 def do_transition(
     ctx: ToolContext,
     issue_key: IssueKey,
     status: IssueStatus,
     comment: Text | None = None,
     resolution: Resolution | None = None,
-) -> IssueDetailOut:
+) -> IssueDetail:
     """Move an issue along the workflow to a new status (see get_transitions for the allowed moves).
 
     Rules: to_do -> in_progress needs an assignee; in_review -> done is refused while an issue
@@ -1373,58 +1206,54 @@ def do_transition(
     """
     issue = _writable_issue(ctx, issue_key)
     if status == issue.status:
-        raise ToolError.invalid_state(f"Issue {issue.key} is already {status}.")
+        raise ToolError.invalid_state(f"Issue {issue.id} is already {status}.")
     allowed = {to: name for name, to in WORKFLOW[issue.status]}
     if status not in allowed:
         moves = ", ".join(f"{to} ({name})" for to, name in allowed.items())
         raise ToolError.invalid_state(
-            f"Issue {issue.key} is {issue.status} and cannot move to {status}; from {issue.status} it can "
+            f"Issue {issue.id} is {issue.status} and cannot move to {status}; from {issue.status} it can "
             f"move to: {moves}."
         )
     if resolution is not None and status != "done":
         raise ToolError.invalid_argument("resolution is only set when moving to done.")
     if status == "in_progress" and issue.assignee_email is None:
         raise ToolError.invalid_state(
-            f"Issue {issue.key} has no assignee; assign_issue it to a project member before starting progress."
+            f"Issue {issue.id} has no assignee; assign_issue it to a project member before starting progress."
         )
+    changes: dict[str, Any] = {"status": status, "updated_at": ctx.now_iso}
     if status == "done":
-        blockers = ctx.db.scalars(
-            select(Issue)
-            .join(IssueLink, IssueLink.source_key == Issue.key)
-            .where(IssueLink.target_key == issue.key, IssueLink.link_type == "blocks", Issue.status != "done")
-            .order_by(Issue.project_key, Issue.number)
-        ).all()
+        blockers = ctx.query(Issue).compare("status", "!=", "done").where_sql(
+            "id IN (SELECT source_key FROM issue_links WHERE target_key = ? AND link_type = 'blocks')", issue.id
+        ).order_by("project_key", "number").all()
         if blockers:
-            listed = ", ".join(f"{b.key} ({b.status})" for b in blockers)
+            listed = ", ".join(f"{b.id} ({b.status})" for b in blockers)
             raise ToolError.invalid_state(
-                f"Issue {issue.key} is blocked by unfinished issue(s) {listed}; finish them or remove the "
+                f"Issue {issue.id} is blocked by unfinished issue(s) {listed}; finish them or remove the "
                 "link (delete_issue_link) before moving it to done."
             )
-        issue.resolution = resolution or "done"
-        issue.resolved_at = ctx.now_iso
+        changes.update(resolution=resolution or "done", resolved_at=ctx.now_iso)
     elif issue.status == "done":
-        issue.resolution = None
-        issue.resolved_at = None
-    issue.status = status
-    issue.updated_at = ctx.now_iso
+        changes.update(resolution=None, resolved_at=None)
+    issue = ctx.update(issue, **changes)
     if comment is not None:
-        _add_comment(ctx, issue, comment)
-    return _issue_detail(ctx, issue)
+        issue, _ = _add_comment(ctx, issue, comment)
+    return _detail(ctx, issue)
 
 
-@service.tool("write")
-def add_comment(ctx: ToolContext, issue_key: IssueKey, body: Text) -> CommentOut:
+@service.tool(
+    "write", intent="note", phrases=("comment on {issue_key} saying {body}", "add a comment to {issue_key}: {body}")
+)
+def add_comment(ctx: ToolContext, issue_key: IssueKey, body: Text) -> Comment:
     """Comment on an issue as yourself; you start watching it.
 
     Args:
         issue_key: The issue's key, e.g. OPS-12.
         body: The comment text.
     """
-    issue = _writable_issue(ctx, issue_key)
-    return _comment_out(ctx, _add_comment(ctx, issue, body))
+    return _add_comment(ctx, _writable_issue(ctx, issue_key), body)[1]
 
 
-@service.tool("write")
+@service.tool("write", intent="invite", phrases=("add {email} as a watcher of {issue_key}", "have {email} follow {issue_key}"))
 def add_watcher(ctx: ToolContext, issue_key: IssueKey, email: EmailAddress) -> WatchersOut:
     """Add a colleague as a watcher of an issue so they are notified of changes.
 
@@ -1436,19 +1265,18 @@ def add_watcher(ctx: ToolContext, issue_key: IssueKey, email: EmailAddress) -> W
     """
     issue = _writable_issue(ctx, issue_key)
     email = email.strip().lower()
-    if _person(ctx, email) is None:
+    if all(p.email != email for p in ctx.world.team):
         raise ToolError.permission_denied(
             f"{email} is not on the team, so they cannot watch issues. Watchers must be colleagues "
             f"({ctx.world.home.name})."
         )
-    if ctx.db.get(Watcher, (issue.key, email)) is not None:
-        raise ToolError.invalid_state(f"{email} already watches {issue.key}.")
-    ctx.db.add(Watcher(issue_key=issue.key, email=email))
-    ctx.db.flush()
-    return WatchersOut(issue_key=issue.key, watchers=_watchers_of(ctx, issue.key))
+    if ctx.fetch(Watcher, f"{issue.id}|{email}") is not None:
+        raise ToolError.invalid_state(f"{email} already watches {issue.id}.")
+    _watch(ctx, issue, email)
+    return WatchersOut(issue_key=issue.id, watchers=_watchers_of(ctx, issue.id))
 
 
-@service.tool("write")
+@service.tool("write", intent="remove", phrases=("stop {email} watching {issue_key}",))
 def remove_watcher(ctx: ToolContext, issue_key: IssueKey, email: EmailAddress) -> WatchersOut:
     """Stop someone watching an issue.
 
@@ -1457,19 +1285,20 @@ def remove_watcher(ctx: ToolContext, issue_key: IssueKey, email: EmailAddress) -
         email: The watcher's email.
     """
     issue = _writable_issue(ctx, issue_key)
-    watcher = ctx.db.get(Watcher, (issue.key, email.strip().lower()))
+    watcher = ctx.fetch(Watcher, f"{issue.id}|{email.strip().lower()}")
     if watcher is None:
-        current = ", ".join(_watchers_of(ctx, issue.key)) or "nobody"
-        raise ToolError.invalid_state(f"{email} does not watch {issue.key}; its watchers are: {current}.")
-    ctx.db.delete(watcher)
-    ctx.db.flush()
-    return WatchersOut(issue_key=issue.key, watchers=_watchers_of(ctx, issue.key))
+        current = ", ".join(_watchers_of(ctx, issue.id))
+        raise ToolError.invalid_state(f"{email} does not watch {issue.id}; its watchers are: {current or 'nobody'}.")
+    ctx.delete(watcher)
+    return WatchersOut(issue_key=issue.id, watchers=_watchers_of(ctx, issue.id))
 
 
-@service.tool("write")
-def link_issues(
-    ctx: ToolContext, issue_key: IssueKey, link_type: LinkType, other_issue_key: IssueKey
-) -> IssueDetailOut:
+@service.tool(
+    "write",
+    intent="link",
+    phrases=("note that {issue_key} {link_type} {other_issue_key}", "link {issue_key} to {other_issue_key}"),
+)
+def link_issues(ctx: ToolContext, issue_key: IssueKey, link_type: LinkType, other_issue_key: IssueKey) -> IssueDetail:
     """Link two issues: "<issue_key> <link_type> <other_issue_key>", e.g. ENG-4 blocks SUP-2.
 
     Issues of different projects can be linked. An issue cannot be linked to itself, the same link
@@ -1482,41 +1311,28 @@ def link_issues(
     """
     issue = _writable_issue(ctx, issue_key)
     other = _writable_issue(ctx, other_issue_key)
-    if issue.key == other.key:
-        raise ToolError.invalid_argument(f"An issue cannot be linked to itself ({issue.key}).")
-    existing = ctx.db.scalars(
-        select(IssueLink).where(
-            or_(
-                and_(IssueLink.source_key == issue.key, IssueLink.target_key == other.key),
-                and_(IssueLink.source_key == other.key, IssueLink.target_key == issue.key),
-            )
-        )
+    if issue.id == other.id:
+        raise ToolError.invalid_argument(f"An issue cannot be linked to itself ({issue.id}).")
+    existing = ctx.query(IssueLink).where_sql(
+        "(source_key = ? AND target_key = ?) OR (source_key = ? AND target_key = ?)", issue.id, other.id, other.id, issue.id
     ).all()
     for link in existing:
-        forward = link.source_key == issue.key
+        forward = link.source_key == issue.id
         if link.link_type == link_type and (forward or link_type == "relates to"):
-            raise ToolError.conflict(f"{issue.key} already {link_type} {other.key} (link {link.id}).")
+            raise ToolError.conflict(f"{issue.id} already {link_type} {other.id} (link {link.id}).")
         if link_type == "blocks" and link.link_type == "blocks" and not forward:
-            raise ToolError.invalid_state(
-                f"{other.key} already blocks {issue.key}; two issues cannot block each other."
-            )
-    ctx.db.add(
+            raise ToolError.invalid_state(f"{other.id} already blocks {issue.id}; two issues cannot block each other.")
+    ctx.insert(
         IssueLink(
-            id=ctx.new_id("lnk"),
-            link_type=link_type,
-            source_key=issue.key,
-            target_key=other.key,
-            created_at=ctx.now_iso,
+            id=ctx.new_id("lnk"), link_type=link_type, source_key=issue.id, target_key=other.id, created_at=ctx.now_iso
         )
     )
-    issue.updated_at = ctx.now_iso
-    other.updated_at = ctx.now_iso
-    ctx.db.flush()
-    return _issue_detail(ctx, issue)
+    ctx.update(other, updated_at=ctx.now_iso)
+    return _detail(ctx, ctx.update(issue, updated_at=ctx.now_iso))
 
 
-@service.tool("write")
-def delete_issue_link(ctx: ToolContext, link_id: LinkId) -> IssueDetailOut:
+@service.tool("write", intent="delete", phrases=("remove the link {link_id} between the issues",))
+def delete_issue_link(ctx: ToolContext, link_id: LinkId) -> IssueDetail:
     """Remove a link between two issues (get_issue lists an issue's links with their ids).
 
     Args:
@@ -1525,8 +1341,6 @@ def delete_issue_link(ctx: ToolContext, link_id: LinkId) -> IssueDetailOut:
     link = ctx.get(IssueLink, link_id, "issue link", "get_issue lists an issue's links with their ids.")
     source = _writable_issue(ctx, link.source_key)
     other = _writable_issue(ctx, link.target_key)
-    ctx.db.delete(link)
-    source.updated_at = ctx.now_iso
-    other.updated_at = ctx.now_iso
-    ctx.db.flush()
-    return _issue_detail(ctx, source)
+    ctx.delete(link)
+    ctx.update(other, updated_at=ctx.now_iso)
+    return _detail(ctx, ctx.update(source, updated_at=ctx.now_iso))

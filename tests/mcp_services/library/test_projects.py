@@ -123,7 +123,7 @@ def test_seeded_issues_already_obey_the_workflow_rules(ep: Episode) -> None:
     issues = tables["issues"]
     member_keys = {(m["project_key"], m["email"]) for m in tables["members"].values()}
     for issue in issues.values():
-        assert issue["key"] == f"{issue['project_key']}-{issue['number']}"
+        assert issue["id"] == f"{issue['project_key']}-{issue['number']}"
         if issue["status"] in ("in_progress", "in_review", "done"):
             assert issue["assignee_email"] is not None
         if issue["assignee_email"]:
