@@ -385,3 +385,20 @@ def test_reads_change_nothing(ep: Episode) -> None:
     call(ep, "find_free_slots", attendee_emails=[ep.world.user.email], date=later(ep, 1, 0)[:10])
     call(ep, "list_rooms", start=later(ep, 1, 9), end=later(ep, 1, 10))
     assert ep.dump() == before
+
+
+def test_an_event_declares_its_organiser_guests_and_a_final_cancelled_state() -> None:
+    from mcp_services.library import calendar
+
+    event = calendar.service.entities["event"].definition
+    assert {f.name: f.role for f in event.fields if f.role} == {"organizer_email": "organizer"}
+    assert event.state is not None and event.state.terminal == ["cancelled"]
+    attendee = calendar.service.entities["attendee"].definition
+    assert {f.name for f in attendee.fields if f.role == "attendee"} == {"email", "name"}
+
+
+def test_search_needs_every_word_but_not_side_by_side(ep: Episode) -> None:
+    new_event(ep, title="Renewal call", description="Bring the pricing sheet", location="Harbour office")
+    found = all_events(ep, query="renewal harbour")
+    assert [e["title"] for e in found] == ["Renewal call"]
+    assert all_events(ep, query="renewal nosuchword") == []

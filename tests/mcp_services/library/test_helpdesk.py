@@ -359,3 +359,52 @@ def test_satisfaction_is_rated_only_on_solved_or_closed_tickets(ep: Episode) -> 
     ticket = a_ticket(ep, "solved")
     rated = call(ep, "create_satisfaction_rating", ticket_id=ticket["id"], score="bad", comment="Too slow.")
     assert (rated["satisfaction_score"], rated["satisfaction_comment"]) == ("bad", "Too slow.")
+
+
+# -- what the composer reads: roles, the declared workflow -----------------------------------------
+
+
+def test_a_ticket_names_its_requester_assignee_organisation_and_status() -> None:
+    ticket = helpdesk.service.entities["ticket"].definition
+    roles = {f.name: f.role for f in ticket.fields if f.role}
+    assert roles["requester_id"] == "requester" and roles["assignee_email"] == "assignee"
+    assert roles["organization_name"] == "organization"
+    assert ticket.state == helpdesk.TICKET_STATUS and ticket.state.field == "status"
+
+
+def test_a_new_ticket_carries_its_requesters_company(ep: Episode) -> None:
+    customer = ep.world.customers[7]
+    created = call(ep, "create_ticket", requester_email=customer.email, subject="Hi", description="Help")
+    assert created["organization_name"] == ep.world.organisation(customer.organisation_id).name
+    stranger = call(
+        ep, "create_ticket", requester_email="solo@nowhere.example", requester_name="Solo Person", subject="Hi",
+        description="Help",
+    )
+    assert stranger["organization_name"] is None
+
+
+@pytest.mark.parametrize("status", ["new", "open", "pending", "solved"])
+def test_the_declared_workflow_is_exactly_what_update_ticket_allows(ep: Episode, status: str) -> None:
+    ticket = a_ticket(ep, status)
+    allowed = set((helpdesk.TICKET_STATUS.transitions or {})[status])
+    for target in ("open", "pending", "solved", "closed"):
+        ep.reset()
+        result = ep.call("helpdesk", "update_ticket", {"ticket_id": ticket["id"], "status": target})
+        assert result.success == (target in allowed), (status, target, result.envelope())
+        if not result.success:
+            assert result.error_code == "invalid_state"
+
+
+def test_search_words_may_sit_in_different_parts_of_the_thread_and_wildcards_are_literal(ep: Episode) -> None:
+    ticket = a_ticket(ep, "open")
+    call(ep, "add_ticket_note", ticket_id=ticket["id"], note="Refunded as re_4242.")
+    word = max(ticket["subject"].split(), key=len)
+    assert ticket["id"] in [t["id"] for t in all_tickets(ep, query=f"re_4242 {word}")]
+    assert call(ep, "search_tickets", query="re_4242 nosuchwordanywhere")["items"] == []
+    assert call(ep, "search_tickets", query="%")["items"] == []
+    assert call(ep, "search_tickets", query="re?4242")["items"] == []
+
+
+def test_a_tag_filter_matches_whole_tags_only(ep: Episode) -> None:
+    assert all_tickets(ep, tag="refund_request")
+    assert call(ep, "search_tickets", tag="refund")["items"] == []

@@ -354,3 +354,76 @@ def test_a_link_reads_both_ways_and_cannot_be_made_twice_or_backwards(ep: Episod
     self_link = {"issue_key": eng["key"], "link_type": "relates to", "other_issue_key": eng["key"]}
     refused(ep, "link_issues", "invalid_argument", **self_link)
     refused(ep, "delete_issue_link", "not_found", link_id="lnk_9999")
+
+
+# -- a customer's email or company (issue 12) -----------------------------------------------------
+
+
+def issue_texts(ep: Episode) -> dict[str, str]:
+    """Each live-project issue's summary, description and comments, lowercased, by key."""
+    tables = ep.dump()["projects"]
+    archived = {k for k, p in tables["projects"].items() if p["archived"]}
+    said = {k: f"{i['summary']} {i['description']}" for k, i in tables["issues"].items() if i["project_key"] not in archived}
+    for comment in tables["comments"].values():
+        if comment["issue_key"] in said:
+            said[comment["issue_key"]] += " " + comment["body"]
+    return {k: text.lower() for k, text in said.items()}
+
+
+def mentions(texts: dict[str, str], *needles: str) -> set[str]:
+    return {k for k, text in texts.items() if any(n.lower() in text for n in needles)}
+
+
+def test_search_by_customer_email_finds_the_issues_about_her(ep: Episode) -> None:
+    texts = issue_texts(ep)
+    customer = max(
+        ep.world.customers, key=lambda p: (len(mentions(texts, p.name) - mentions(texts, p.email)), len(mentions(texts, p.email)))
+    )
+    expected = mentions(texts, customer.email, customer.name)
+    assert len(expected) > len(mentions(texts, customer.email)) >= 1  # some issues name her without the email
+    found = all_issues(ep, customer_email=customer.email.upper())
+    assert {i["key"] for i in found} == expected
+    narrowed = all_issues(ep, customer_email=customer.email, project_key=found[0]["project_key"])
+    assert narrowed and {i["project_key"] for i in narrowed} == {found[0]["project_key"]}
+
+
+def test_search_by_company_finds_the_issues_that_mention_it(ep: Episode) -> None:
+    texts = issue_texts(ep)
+    company = max((o.name for o in ep.world.organisations[1:]), key=lambda name: len(mentions(texts, name)))
+    found = all_issues(ep, company_name=company.lower())
+    assert found and {i["key"] for i in found} == mentions(texts, company)
+
+
+def test_an_unknown_customer_or_company_matches_nothing(ep: Episode) -> None:
+    assert call(ep, "search_issues", customer_email="nobody@nowhere.example")["items"] == []
+    assert call(ep, "search_issues", company_name="No Such Company")["items"] == []
+
+
+def test_a_comment_that_names_a_company_makes_its_issue_findable(ep: Episode) -> None:
+    issue = new_issue(ep, summary="Chase the late payment")
+    assert issue["key"] not in {i["key"] for i in all_issues(ep, company_name="Zyxw Freight")}
+    call(ep, "add_comment", issue_key=issue["key"], body="Customer is Zyxw Freight Ltd.")
+    assert [i["key"] for i in all_issues(ep, company_name="zyxw freight")] == [issue["key"]]
+
+
+# -- what the composer reads: the declared workflow -----------------------------------------------
+
+
+def test_the_declared_workflow_is_the_one_get_issue_and_do_transition_follow(ep: Episode) -> None:
+    declared = projects.service.entities["issue"].definition.state
+    assert declared is not None and declared.transitions == {
+        status: [to for _, to in moves] for status, moves in projects.WORKFLOW.items()
+    }
+    for status in projects.STATUSES:
+        issue = all_issues(ep, status=status, project_key="FIN")[0]
+        assert call(ep, "get_issue", issue_key=issue["key"])["allowed_next_statuses"] == declared.transitions[status]
+    roles = {f.name: f.role for f in projects.service.entities["issue"].definition.fields if f.role}
+    assert roles == {"assignee_email": "assignee", "reporter_email": "reporter"}
+
+
+def test_search_results_are_lean_and_get_issue_adds_the_details(ep: Episode) -> None:
+    found = call(ep, "search_issues", project_key="SUP", limit=1)["items"][0]
+    assert "watchers" not in found and found["reporter_name"]
+    detail = call(ep, "get_issue", issue_key=found["key"])
+    assert {k: detail[k] for k in found} == found
+    assert {"watchers", "links", "comment_count", "allowed_next_statuses"} <= set(detail)
