@@ -36,6 +36,7 @@ from mcp_services.kernel.semantic import (
     EntityId,
     PersonName,
     Quantity,
+    ShortText,
     Subject,
     Text,
 )
@@ -819,7 +820,7 @@ def move_event(
 
 
 @service.tool("write", intent="cancel", phrases=("cancel {event_id}", "call off {event_id} because {reason}"))
-def cancel_event(ctx: ToolContext, event_id: EventId, reason: str | None = None) -> Event:
+def cancel_event(ctx: ToolContext, event_id: EventId, reason: ShortText | None = None) -> Event:
     """Cancel an event: it stays visible as cancelled, frees its room, and can no longer be changed.
 
     Args:
@@ -843,7 +844,7 @@ def respond_to_event(
     event_id: EventId,
     response: Reply,
     attendee_email: EmailAddress | None = None,
-    comment: str | None = None,
+    comment: ShortText | None = None,
 ) -> Event:
     """Accept, decline or tentatively accept an invitation, for yourself or a colleague you assist.
 

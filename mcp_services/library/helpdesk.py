@@ -14,7 +14,7 @@ import json
 import random
 from dataclasses import dataclass
 from importlib import resources
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, WithJsonSchema
 
@@ -252,6 +252,42 @@ def _add_comment(ctx: ToolContext, ticket: Ticket, body: str, public: bool, auth
         )
     )
     return ctx.update(ticket, updated_at=ctx.now_iso), comment
+
+
+def _open_ticket(
+    ctx: ToolContext, requester_email: str, requester_name: str | None, subject: str, description: str, **fields: Any
+) -> Ticket:
+    """A new ticket from a customer (a new end-user when the email is unknown); the description is its first comment.
+
+    A ticket with an assignee starts open, otherwise new.
+    """
+    if not subject.strip() or not description.strip():
+        raise ToolError.invalid_argument("subject and description must not be empty.")
+    email = requester_email.lower()
+    requester = ctx.find(User, email=email)
+    if requester is None:
+        if not (requester_name and requester_name.strip()):
+            raise ToolError.invalid_argument(
+                f"No helpdesk user has the email {email}; pass requester_name to create one, "
+                "or check the address with search_users."
+            )
+        requester = ctx.insert(
+            User(id=ctx.new_id("u"), name=requester_name.strip(), email=email, role="end-user", created_at=ctx.now_iso)
+        )
+    ticket = ctx.insert(
+        Ticket(
+            id=ctx.new_id("tk"),
+            subject=subject.strip(),
+            description=description.strip(),
+            status="open" if fields.get("assignee_email") else "new",
+            requester_id=requester.id,
+            organization_name=requester.organization_name,
+            created_at=ctx.now_iso,
+            updated_at=ctx.now_iso,
+            **fields,
+        )
+    )
+    return _add_comment(ctx, ticket, ticket.description, True, requester)[0]
 
 
 def _normalise_tags(tags: list[str]) -> list[str]:
@@ -580,19 +616,6 @@ def create_ticket(
         tags: Tags to put on the ticket, e.g. ["billing", "refund_request"].
         follow_up_of: The id of a closed ticket this one follows up on (closed tickets cannot be reopened).
     """
-    if not subject.strip() or not description.strip():
-        raise ToolError.invalid_argument("subject and description must not be empty.")
-    email = requester_email.lower()
-    requester = ctx.find(User, email=email)
-    if requester is None:
-        if not (requester_name and requester_name.strip()):
-            raise ToolError.invalid_argument(
-                f"No helpdesk user has the email {email}; pass requester_name to create one, "
-                "or check the address with search_users."
-            )
-        requester = ctx.insert(
-            User(id=ctx.new_id("u"), name=requester_name.strip(), email=email, role="end-user", created_at=ctx.now_iso)
-        )
     assignee = _agent(ctx, assignee_email).email if assignee_email else None
     if follow_up_of is not None:
         source = _ticket(ctx, follow_up_of)
@@ -601,26 +624,39 @@ def create_ticket(
                 f"Ticket {follow_up_of} is {source.status}, not closed; reopen or reply to it instead of "
                 "creating a follow-up."
             )
-    ticket = ctx.insert(
-        Ticket(
-            id=ctx.new_id("tk"),
-            subject=subject.strip(),
-            description=description.strip(),
-            status="open" if assignee else "new",
-            priority=priority,
-            type=ticket_type,
-            channel=channel,
-            requester_id=requester.id,
-            organization_name=requester.organization_name,
-            assignee_email=assignee,
-            tags=_normalise_tags(tags or []),
-            follow_up_of=follow_up_of,
-            created_at=ctx.now_iso,
-            updated_at=ctx.now_iso,
-        )
+    ticket = _open_ticket(
+        ctx, requester_email, requester_name, subject, description, priority=priority, type=ticket_type,
+        channel=channel, assignee_email=assignee, tags=_normalise_tags(tags or []), follow_up_of=follow_up_of,
     )
-    ticket, _ = _add_comment(ctx, ticket, ticket.description, True, requester)
     return _shown(ctx, ticket)
+
+
+@service.event("ticket_received")
+def ticket_received(
+    ctx: ToolContext,
+    requester_email: str,
+    subject: str,
+    description: str,
+    requester_name: str | None = None,
+    channel: str = "email",
+    priority: str = "normal",
+    ticket_type: str = "question",
+    tags: list[str] | None = None,
+) -> str:
+    """A customer writes in (a task's trigger): a new, unassigned ticket, and an end-user for an unknown address.
+
+    Returns the ticket's id. The description is the requester's first public comment, as for create_ticket.
+    """
+    for name, value, allowed in (
+        ("channel", channel, Channel), ("priority", priority, Priority), ("ticket_type", ticket_type, TicketType)
+    ):
+        if value not in get_args(allowed):
+            raise ToolError.invalid_argument(f"{name} {value!r} is not one of {', '.join(get_args(allowed))}.")
+    ticket = _open_ticket(
+        ctx, requester_email, requester_name, subject, description, priority=priority, type=ticket_type,
+        channel=channel, tags=_normalise_tags(tags or []),
+    )
+    return ticket.id
 
 
 @service.tool(

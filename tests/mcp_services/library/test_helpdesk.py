@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mcp_services.kernel import Episode, StateDump, Store, ToolContext, ToolResult, World
+from mcp_services.kernel import Episode, StateDump, Store, ToolContext, ToolError, ToolResult, World
 from mcp_services.library import helpdesk
 
 
@@ -408,3 +408,24 @@ def test_search_words_may_sit_in_different_parts_of_the_thread_and_wildcards_are
 def test_a_tag_filter_matches_whole_tags_only(ep: Episode) -> None:
     assert all_tickets(ep, tag="refund_request")
     assert call(ep, "search_tickets", tag="refund")["items"] == []
+
+
+def test_a_received_ticket_is_a_world_event_not_a_tool(ep: Episode) -> None:
+    assert "ticket_received" not in helpdesk.service.tools
+    customer = ep.world.customers[9]
+    ticket_id = ep.run_event(
+        "helpdesk", "ticket_received", requester_email=customer.email, subject="Charged twice for order ORD-55555",
+        description="Please refund the duplicate charge.", tags=["Billing"],
+    )
+    ticket = call(ep, "get_ticket", ticket_id=ticket_id)
+    assert (ticket["status"], ticket["assignee_email"], ticket["channel"], ticket["tags"]) == ("new", None, "email", ["billing"])
+    assert (ticket["requester_email"], ticket["comment_count"]) == (customer.email, 1)
+    newcomer = ep.run_event(
+        "helpdesk", "ticket_received", requester_email="first.time@startup.example", requester_name="First Time",
+        subject="Pricing", description="How much is the Pro plan?", channel="web",
+    )
+    assert call(ep, "get_ticket", ticket_id=newcomer)["requester_name"] == "First Time"
+    with pytest.raises(ToolError, match="requester_name"):
+        ep.run_event("helpdesk", "ticket_received", requester_email="x@y.example", subject="s", description="d")
+    with pytest.raises(ToolError, match="channel 'fax'"):
+        ep.run_event("helpdesk", "ticket_received", requester_email=customer.email, subject="s", description="d", channel="fax")
