@@ -18,7 +18,7 @@ All times are ISO 8601 UTC; working hours for free-slot searches are 09:00-17:00
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, WithJsonSchema
@@ -205,7 +205,7 @@ def _parse(value: str, field: str) -> datetime:
     """A UTC datetime from ISO text with or without seconds (the DateTime type allows both)."""
     try:
         if value.endswith("Z") and "T" in value:
-            return datetime.fromisoformat(value[:-1]).replace(tzinfo=timezone.utc)
+            return datetime.fromisoformat(value[:-1]).replace(tzinfo=UTC)
     except ValueError:
         pass
     raise ToolError.invalid_argument(f"{field} {value!r} is not an ISO 8601 UTC time like 2025-01-14T09:30:00Z.")
@@ -393,7 +393,8 @@ def seed(ctx: ToolContext) -> None:
     }
     manager = world.team_member("office manager")
     company = Calendar(
-        id=ctx.new_id("cal"), summary="Company events", description=f"All-hands and office-wide events at {world.home.name}",
+        id=ctx.new_id("cal"), summary="Company events",
+        description=f"All-hands and office-wide events at {world.home.name}",
         owner_email=manager.email, owner_name=manager.name, is_primary=False, time_zone="UTC",
     )
     rooms = [
@@ -581,7 +582,10 @@ def list_calendars(
 @service.tool(
     "read",
     intent="find",
-    phrases=("check which meeting rooms are free from {start} to {end}", "find a room for at least {min_capacity} people"),
+    phrases=(
+        "check which meeting rooms are free from {start} to {end}",
+        "find a room for at least {min_capacity} people",
+    ),
 )
 def list_rooms(
     ctx: ToolContext,
@@ -652,7 +656,8 @@ def list_events(
     q = ctx.query(Event)
     if calendar_id:
         cal = ctx.get(Calendar, calendar_id)
-        q.where_sql("calendar_id = ? OR id IN (SELECT event_id FROM attendees WHERE email = ?)", cal.id, cal.owner_email)
+        invited = "id IN (SELECT event_id FROM attendees WHERE email = ?)"
+        q.where_sql(f"calendar_id = ? OR {invited}", cal.id, cal.owner_email)
     if attendee_email:
         q.where_sql("id IN (SELECT event_id FROM attendees WHERE email = ?)", attendee_email.lower())
     lo = _parse(time_min, "time_min") if time_min else None
@@ -682,7 +687,10 @@ def get_event(ctx: ToolContext, event_id: EventId) -> Event:
 @service.tool(
     "write",
     intent="schedule",
-    phrases=("set up a meeting called {title} at {start}", "put {title} in the calendar for {start} with {attendee_emails}"),
+    phrases=(
+        "set up a meeting called {title} at {start}",
+        "put {title} in the calendar for {start} with {attendee_emails}",
+    ),
 )
 def create_event(
     ctx: ToolContext,
@@ -837,7 +845,10 @@ def cancel_event(ctx: ToolContext, event_id: EventId, reason: ShortText | None =
 @service.tool(
     "write",
     intent="reply",
-    phrases=("answer the invitation to {event_id} with {response}", "mark {attendee_email} as {response} for {event_id}"),
+    phrases=(
+        "answer the invitation to {event_id} with {response}",
+        "mark {attendee_email} as {response} for {event_id}",
+    ),
 )
 def respond_to_event(
     ctx: ToolContext,
@@ -878,7 +889,10 @@ def respond_to_event(
     return _shown_one(ctx, ctx.update(event, updated_at=ctx.now_iso))
 
 
-@service.tool("write", intent="invite", phrases=("invite {emails} to {event_id}", "add {emails} to the meeting {event_id}"))
+@service.tool(
+    "write", intent="invite",
+    phrases=("invite {emails} to {event_id}", "add {emails} to the meeting {event_id}"),
+)
 def add_attendees(
     ctx: ToolContext, event_id: EventId, emails: list[EmailAddress], optional: bool = False
 ) -> Event:
@@ -910,7 +924,10 @@ def add_attendees(
     return _shown_one(ctx, ctx.update(event, updated_at=ctx.now_iso))
 
 
-@service.tool("write", intent="remove", phrases=("take {email} off {event_id}", "remove {email} from the meeting {event_id}"))
+@service.tool(
+    "write", intent="remove",
+    phrases=("take {email} off {event_id}", "remove {email} from the meeting {event_id}"),
+)
 def remove_attendee(ctx: ToolContext, event_id: EventId, email: EmailAddress) -> Event:
     """Remove one person from an event's guest list. The organiser cannot be removed.
 
@@ -930,7 +947,10 @@ def remove_attendee(ctx: ToolContext, event_id: EventId, email: EmailAddress) ->
     return _shown_one(ctx, ctx.update(event, updated_at=ctx.now_iso))
 
 
-@service.tool("write", intent="book", phrases=("book {room_id} for {event_id}", "reserve {room_id} for the meeting {event_id}"))
+@service.tool(
+    "write", intent="book",
+    phrases=("book {room_id} for {event_id}", "reserve {room_id} for the meeting {event_id}"),
+)
 def book_room(ctx: ToolContext, event_id: EventId, room_id: RoomId) -> Event:
     """Book a room for an existing event; the event's location becomes the room.
 
@@ -954,7 +974,10 @@ def book_room(ctx: ToolContext, event_id: EventId, room_id: RoomId) -> Event:
     return _shown_one(ctx, booked)
 
 
-@service.tool("write", intent="cancel", phrases=("release the room booked for {event_id}", "give up the room of {event_id}"))
+@service.tool(
+    "write", intent="cancel",
+    phrases=("release the room booked for {event_id}", "give up the room of {event_id}"),
+)
 def release_room(ctx: ToolContext, event_id: EventId) -> Event:
     """Give up the room booked for an event; the event keeps its time and guests, without a location.
 
@@ -1004,7 +1027,10 @@ def query_free_busy(
 @service.tool(
     "read",
     intent="check",
-    phrases=("find a time on {date} when {attendee_emails} are all free", "check when {attendee_emails} can meet on {date}"),
+    phrases=(
+        "find a time on {date} when {attendee_emails} are all free",
+        "check when {attendee_emails} can meet on {date}",
+    ),
 )
 def find_free_slots(
     ctx: ToolContext,
@@ -1028,7 +1054,7 @@ def find_free_slots(
         raise ToolError.invalid_argument("attendee_emails must list between 1 and 20 people.")
     people = _normalise_emails(attendee_emails, "attendee_emails")
     try:
-        day = datetime.strptime(date, "%Y-%m-%d").replace(tzinfo=timezone.utc)
+        day = datetime.strptime(date, "%Y-%m-%d").replace(tzinfo=UTC)
     except ValueError:
         raise ToolError.invalid_argument(f"date {date!r} is not a valid YYYY-MM-DD date.") from None
     if day.date() < ctx.now.date():

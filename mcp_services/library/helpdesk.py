@@ -495,7 +495,10 @@ def search_tickets(
 @service.tool(
     "read",
     intent="find",
-    phrases=("pull up the tickets {requester_email} has opened", "check which support tickets {requester_email} raised"),
+    phrases=(
+        "pull up the tickets {requester_email} has opened",
+        "check which support tickets {requester_email} raised",
+    ),
 )
 def list_requested_tickets(
     ctx: ToolContext,
@@ -584,7 +587,10 @@ def search_users(
 @service.tool(
     "write",
     intent="create",
-    phrases=("open a support ticket for {requester_email} about {subject}", "log a ticket for {requester_email}: {subject}"),
+    phrases=(
+        "open a support ticket for {requester_email} about {subject}",
+        "log a ticket for {requester_email}: {subject}",
+    ),
 )
 def create_ticket(
     ctx: ToolContext,
@@ -753,7 +759,10 @@ def add_ticket_note(ctx: ToolContext, ticket_id: TicketId, note: Text) -> Commen
     return _add_comment(ctx, _editable(ctx, ticket_id), note, False, _acting_user(ctx))[1]
 
 
-@service.tool("write", intent="close", phrases=("mark {ticket_id} as solved", "solve {ticket_id} with the reply {comment}"))
+@service.tool(
+    "write", intent="close",
+    phrases=("mark {ticket_id} as solved", "solve {ticket_id} with the reply {comment}"),
+)
 def solve_ticket(ctx: ToolContext, ticket_id: TicketId, comment: Text | None = None) -> Ticket:
     """Mark a ticket solved, optionally with a final public reply to the requester.
 
@@ -805,7 +814,10 @@ def reopen_ticket(ctx: ToolContext, ticket_id: TicketId, comment: Text | None = 
 @service.tool(
     "write",
     intent="link",
-    phrases=("merge {source_ticket_ids} into {target_ticket_id}", "fold the duplicates {source_ticket_ids} into {target_ticket_id}"),
+    phrases=(
+        "merge {source_ticket_ids} into {target_ticket_id}",
+        "fold the duplicates {source_ticket_ids} into {target_ticket_id}",
+    ),
 )
 def merge_tickets(
     ctx: ToolContext,
@@ -833,12 +845,14 @@ def merge_tickets(
     agent = _acting_user(ctx)
     for source_id in source_ticket_ids:
         source, _ = _add_comment(
-            ctx, _editable(ctx, source_id), f"This request was closed and merged into request {target.id}.", False, agent
+            ctx, _editable(ctx, source_id), f"This request was closed and merged into request {target.id}.", False,
+            agent,
         )
         ctx.update(source, status="closed", merged_into=target.id, solved_at=source.solved_at or ctx.now_iso)
     extra = f" {comment.strip()}" if comment and comment.strip() else ""
     merged = ", ".join(source_ticket_ids)
-    target, _ = _add_comment(ctx, target, f"Requests {merged} were closed and merged into this request.{extra}", False, agent)
+    note = f"Requests {merged} were closed and merged into this request.{extra}"
+    target, _ = _add_comment(ctx, target, note, False, agent)
     shown = present_records(ctx.conn, runtime_of(Ticket), [_shown(ctx, target)])[0]
     return MergeOut(target=shown, merged_ticket_ids=list(source_ticket_ids))
 

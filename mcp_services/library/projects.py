@@ -287,7 +287,9 @@ def _shown_projects(ctx: ToolContext, projects: list[Project]) -> list[_ShownPro
     if keys:
         for m in ctx.query(Member).where_in("project_key", keys).order_by("project_key", "name", "email").all():
             members[m.project_key].append({f: getattr(m, f) for f in _MEMBER_FIELDS})
-        grouped = f"SELECT project_key, status, COUNT(*) FROM issues WHERE project_key IN ({_marks(len(keys))}) GROUP BY 1, 2"
+        grouped = (
+            f"SELECT project_key, status, COUNT(*) FROM issues WHERE project_key IN ({_marks(len(keys))}) GROUP BY 1, 2"
+        )
         for key, status, n in ctx.sql(grouped, *keys):
             counts[key][status] = int(n)
     dump = runtime_of(Project).dump
@@ -312,7 +314,7 @@ def _shown_issues(ctx: ToolContext, issues: list[Issue]) -> list[_ShownIssue]:
 def _detail(ctx: ToolContext, issue: Issue) -> dict[str, Any]:
     """The issue as a record, with its watchers, links (each read from this issue's side) and comment count."""
     found = ctx.query(IssueLink).where_sql("source_key = ? OR target_key = ?", issue.id, issue.id).all()
-    ends = ctx.fetch_many(Issue, [link.target_key if link.source_key == issue.id else link.source_key for link in found])
+    ends = ctx.fetch_many(Issue, [k for link in found for k in (link.source_key, link.target_key) if k != issue.id])
     links = []
     for link in found:  # in id order
         forward = link.source_key == issue.id
@@ -553,7 +555,12 @@ def _jql_clause(ctx: ToolContext, field: str, op: str, values: list[str]) -> Con
         raise ToolError.invalid_argument("JQL labels take =, !=, in, not in or is EMPTY.")
     column = _JQL_COLUMNS[field]
     if op in ("=", "!=", "in", "not in"):
-        sql = {"=": "{c} = ?", "!=": "({c} != ? OR {c} IS NULL)", "in": "{c} IN ({m})", "not in": "({c} NOT IN ({m}) OR {c} IS NULL)"}
+        sql = {
+            "=": "{c} = ?",
+            "!=": "({c} != ? OR {c} IS NULL)",
+            "in": "{c} IN ({m})",
+            "not in": "({c} NOT IN ({m}) OR {c} IS NULL)",
+        }
         n = 1 if op in ("=", "!=") else len(vals)
         return sql[op].format(c=column, m=_marks(n)), vals[:n]
     if op in ("<", "<=", ">", ">="):
@@ -571,7 +578,8 @@ def _order_sql(field: str, desc: bool) -> str:
     if field == "key":
         terms = ["project_key", "number"]
     elif field == "priority":  # rank, not alphabet: highest first when descending
-        terms = ["CASE priority " + " ".join(f"WHEN '{p}' THEN {len(PRIORITIES) - n}" for n, p in enumerate(PRIORITIES)) + " END"]
+        ranks = " ".join(f"WHEN '{p}' THEN {len(PRIORITIES) - n}" for n, p in enumerate(PRIORITIES))
+        terms = [f"CASE priority {ranks} END"]
     elif field == "status":
         terms = ["CASE status " + " ".join(f"WHEN '{s}' THEN {n}" for n, s in enumerate(STATUSES)) + " END"]
     else:
@@ -769,13 +777,16 @@ def seed(ctx: ToolContext) -> None:
                 description=template["description"].format(**facts), issue_type=template["type"], status=status,
                 priority=priority, assignee_email=assignee.email if assignee else None, reporter_email=reporter.email,
                 due_date=due, labels=list(template["labels"]), resolution=resolution,
-                created_at=ctx.days_from_now(-age), updated_at=updated, resolved_at=updated if status == "done" else None,
+                created_at=ctx.days_from_now(-age), updated_at=updated,
+                resolved_at=updated if status == "done" else None,
             )
             issues.append(issue)
             watching = {reporter.email} | ({assignee.email} if assignee else set())
             if rng.random() < 0.4:
                 watching.add(rng.choice(team).email)
-            watchers += [Watcher(id=f"{issue.id}|{email}", issue_key=issue.id, email=email) for email in sorted(watching)]
+            watchers += [
+                Watcher(id=f"{issue.id}|{email}", issue_key=issue.id, email=email) for email in sorted(watching)
+            ]
             for n in range(rng.choice((0, 0, 1, 1, 2, 3))):
                 author = (assignee or reporter) if n % 2 == 0 else reporter
                 comments.append(
@@ -950,8 +961,10 @@ def search_issues(
         label: Only issues with this label, e.g. refunds.
         issue_type: Only issues of this type: task, bug or story.
         priority: Only issues of this priority: highest, high, medium, low or lowest.
-        text: Words to find in the summary, description or comments (case-insensitive; every word must match), e.g. an invoice number.
-        customer_email: Only issues about this customer: their email address, or their full name, appears in the summary, description or a comment.
+        text: Words to find in the summary, description or comments (case-insensitive; every word must
+            match), e.g. an invoice number.
+        customer_email: Only issues about this customer: their email address, or their full name, appears
+            in the summary, description or a comment.
         company_name: Only issues that mention this company in the summary, description or a comment (case-insensitive).
         due_before: Only issues due on or before this date (YYYY-MM-DD).
         unassigned: Only issues that nobody is assigned to.
@@ -1099,7 +1112,9 @@ def create_issue(
 
 
 @service.tool(
-    "write", intent="update", phrases=("update {issue_key} in the tracker", "set the priority of {issue_key} to {priority}")
+    "write",
+    intent="update",
+    phrases=("update {issue_key} in the tracker", "set the priority of {issue_key} to {priority}"),
 )
 def edit_issue(
     ctx: ToolContext,
@@ -1253,7 +1268,10 @@ def add_comment(ctx: ToolContext, issue_key: IssueKey, body: Text) -> Comment:
     return _add_comment(ctx, _writable_issue(ctx, issue_key), body)[1]
 
 
-@service.tool("write", intent="invite", phrases=("add {email} as a watcher of {issue_key}", "have {email} follow {issue_key}"))
+@service.tool(
+    "write", intent="invite",
+    phrases=("add {email} as a watcher of {issue_key}", "have {email} follow {issue_key}"),
+)
 def add_watcher(ctx: ToolContext, issue_key: IssueKey, email: EmailAddress) -> WatchersOut:
     """Add a colleague as a watcher of an issue so they are notified of changes.
 
@@ -1314,7 +1332,8 @@ def link_issues(ctx: ToolContext, issue_key: IssueKey, link_type: LinkType, othe
     if issue.id == other.id:
         raise ToolError.invalid_argument(f"An issue cannot be linked to itself ({issue.id}).")
     existing = ctx.query(IssueLink).where_sql(
-        "(source_key = ? AND target_key = ?) OR (source_key = ? AND target_key = ?)", issue.id, other.id, other.id, issue.id
+        "(source_key = ? AND target_key = ?) OR (source_key = ? AND target_key = ?)",
+        issue.id, other.id, other.id, issue.id,
     ).all()
     for link in existing:
         forward = link.source_key == issue.id

@@ -418,7 +418,8 @@ def test_a_received_ticket_is_a_world_event_not_a_tool(ep: Episode) -> None:
         description="Please refund the duplicate charge.", tags=["Billing"],
     )
     ticket = call(ep, "get_ticket", ticket_id=ticket_id)
-    assert (ticket["status"], ticket["assignee_email"], ticket["channel"], ticket["tags"]) == ("new", None, "email", ["billing"])
+    shown = (ticket["status"], ticket["assignee_email"], ticket["channel"], ticket["tags"])
+    assert shown == ("new", None, "email", ["billing"])
     assert (ticket["requester_email"], ticket["comment_count"]) == (customer.email, 1)
     newcomer = ep.run_event(
         "helpdesk", "ticket_received", requester_email="first.time@startup.example", requester_name="First Time",
@@ -428,4 +429,6 @@ def test_a_received_ticket_is_a_world_event_not_a_tool(ep: Episode) -> None:
     with pytest.raises(ToolError, match="requester_name"):
         ep.run_event("helpdesk", "ticket_received", requester_email="x@y.example", subject="s", description="d")
     with pytest.raises(ToolError, match="channel 'fax'"):
-        ep.run_event("helpdesk", "ticket_received", requester_email=customer.email, subject="s", description="d", channel="fax")
+        ep.run_event(
+            "helpdesk", "ticket_received", requester_email=customer.email, subject="s", description="d", channel="fax"
+        )

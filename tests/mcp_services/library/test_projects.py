@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from mcp_services.kernel import Episode, StateDump, Store, ToolContext, ToolResult, World
+from mcp_services.kernel.world import Person
 from mcp_services.library import projects
 
 
@@ -363,7 +364,8 @@ def issue_texts(ep: Episode) -> dict[str, str]:
     """Each live-project issue's summary, description and comments, lowercased, by key."""
     tables = ep.dump()["projects"]
     archived = {k for k, p in tables["projects"].items() if p["archived"]}
-    said = {k: f"{i['summary']} {i['description']}" for k, i in tables["issues"].items() if i["project_key"] not in archived}
+    issues = tables["issues"]
+    said = {k: f"{i['summary']} {i['description']}" for k, i in issues.items() if i["project_key"] not in archived}
     for comment in tables["comments"].values():
         if comment["issue_key"] in said:
             said[comment["issue_key"]] += " " + comment["body"]
@@ -376,9 +378,10 @@ def mentions(texts: dict[str, str], *needles: str) -> set[str]:
 
 def test_search_by_customer_email_finds_the_issues_about_her(ep: Episode) -> None:
     texts = issue_texts(ep)
-    customer = max(
-        ep.world.customers, key=lambda p: (len(mentions(texts, p.name) - mentions(texts, p.email)), len(mentions(texts, p.email)))
-    )
+    def by_name_only(p: Person) -> tuple[int, int]:
+        return len(mentions(texts, p.name) - mentions(texts, p.email)), len(mentions(texts, p.email))
+
+    customer = max(ep.world.customers, key=by_name_only)
     expected = mentions(texts, customer.email, customer.name)
     assert len(expected) > len(mentions(texts, customer.email)) >= 1  # some issues name her without the email
     found = all_issues(ep, customer_email=customer.email.upper())
