@@ -204,10 +204,11 @@ class FreeBusyOut(BaseModel):
 def _parse(value: str, field: str) -> datetime:
     """A UTC datetime from ISO text with or without seconds (the DateTime type allows both)."""
     try:
-        if value.endswith("Z") and "T" in value:
-            return datetime.fromisoformat(value[:-1]).replace(tzinfo=UTC)
+        moment = datetime.fromisoformat(value[:-1]) if value.endswith("Z") and "T" in value else None
     except ValueError:
-        pass
+        moment = None
+    if moment is not None and moment.tzinfo is None:  # "...+02:00Z" is not UTC text
+        return moment.replace(tzinfo=UTC)
     raise ToolError.invalid_argument(f"{field} {value!r} is not an ISO 8601 UTC time like 2025-01-14T09:30:00Z.")
 
 
