@@ -17,6 +17,7 @@ All times are ISO 8601 UTC; working hours for free-slot searches are 09:00-17:00
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
@@ -25,6 +26,7 @@ from pydantic import BaseModel, Field, WithJsonSchema
 
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field, joined
 from mcp_services.kernel.entity import runtime_of
+from mcp_services.kernel.records import RecordAccess
 from mcp_services.kernel.schema import StateDef
 from mcp_services.kernel.semantic import (
     URL,
@@ -129,6 +131,21 @@ _GUEST_SCHEMA = {
 Guests = Annotated[list[dict[str, Any]], WithJsonSchema({"type": "array", "items": _GUEST_SCHEMA})]
 
 
+def _guest_lists(db: RecordAccess, events: Sequence[Any]) -> list[list[dict[str, Any]]]:
+    """Each event's guests, organiser first, then by email: one query for a whole result."""
+    guests: dict[str, list[dict[str, Any]]] = {e.id: [] for e in events}
+    for a in db.query(Attendee).where_in("event_id", list(guests)).order_by("-organizer", "email").all():
+        guests[a.event_id].append({f: getattr(a, f) for f in _GUEST_FIELDS})
+    return [guests[e.id] for e in events]
+
+
+def _organizer_names(db: RecordAccess, events: Sequence[Any]) -> list[str | None]:
+    """The name each event's organiser has on its guest list."""
+    q = db.query(Attendee).where_in("event_id", [e.id for e in events]).where(organizer=True)
+    names = {(a.event_id, a.email): a.name for a in q.all()}
+    return [names.get((e.id, e.organizer_email)) for e in events]
+
+
 @service.entity(
     table="events", prefix="evt", label="title", search=("title", "description", "location"), state=EVENT_STATUS
 )
@@ -152,21 +169,14 @@ class Event:
 
     duration_minutes = derived(int, lambda e: _minutes(e.start, e.end))
     room_name = joined(str | None, via="room_id", field="name")
-    organizer_name = derived(
-        PersonName | None, lambda e: next((g["name"] for g in e.attendees if g["email"] == e.organizer_email), None)
-    )
-    attendees = derived(Guests, lambda e: e.attendees, description="The organiser first, then guests by email")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _ShownEvent(Event):
-    """An event as tools return it: with its guest list, read for a whole page in one query."""
-
-    attendees: list[dict[str, Any]]
+    organizer_name = derived(PersonName | None, batch=_organizer_names)
+    attendees = derived(Guests, batch=_guest_lists, description="The organiser first, then guests by email")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _ShownRoom(Room):
+    """A room as list_rooms returns it: free or not for the time range the call asked about."""
+
     available: bool | None
 
 
@@ -222,21 +232,6 @@ def _minutes(start: str, end: str) -> int:
 
 def _guest_id(event_id: str, email: str) -> str:
     return f"{event_id}|{email}"
-
-
-def _shown(ctx: ToolContext, events: list[Event]) -> list[_ShownEvent]:
-    """Events with their guests, organiser first, in one query for the whole page."""
-    guests: dict[str, list[dict[str, Any]]] = {e.id: [] for e in events}
-    if events:
-        q = ctx.query(Attendee).where_in("event_id", list(guests)).order_by("-organizer", "email")
-        for a in q.all():
-            guests[a.event_id].append({f: getattr(a, f) for f in _GUEST_FIELDS})
-    dump = runtime_of(Event).dump
-    return [_ShownEvent(**dump(e), attendees=guests[e.id]) for e in events]
-
-
-def _shown_one(ctx: ToolContext, event: Event) -> Event:
-    return _shown(ctx, [event])[0]
 
 
 def _editable(ctx: ToolContext, event_id: str) -> Event:
@@ -671,8 +666,7 @@ def list_events(
         q.where(room_id=ctx.get(Room, room_id).id)
     if not include_cancelled:
         q.compare("status", "!=", "cancelled")
-    page = q.order_by("start").page(limit, cursor)
-    return Page(items=list(_shown(ctx, page.items)), total=page.total, next_cursor=page.next_cursor)
+    return q.order_by("start").page(limit, cursor)
 
 
 @service.tool("read", intent="get", phrases=("open the meeting {event_id}", "look at {event_id} in the calendar"))
@@ -682,7 +676,7 @@ def get_event(ctx: ToolContext, event_id: EventId) -> Event:
     Args:
         event_id: The event's id, e.g. evt_0042.
     """
-    return _shown_one(ctx, ctx.get(Event, event_id))
+    return ctx.get(Event, event_id)
 
 
 @service.tool(
@@ -750,7 +744,7 @@ def create_event(
         response_status="accepted", organizer=True,
     )
     ctx.insert_many([organizer, *(_guest(ctx, event_id, email) for email in invited)])
-    return _shown_one(ctx, event)
+    return event
 
 
 @service.tool("write", intent="update", phrases=("update the details of {event_id}", "rename {event_id} to {title}"))
@@ -790,7 +784,7 @@ def update_event(
         "meeting_url": meeting_url,
     }
     changes = {k: v for k, v in changes.items() if v is not None}
-    return _shown_one(ctx, ctx.update(event, **changes, updated_at=ctx.now_iso))
+    return ctx.update(event, **changes, updated_at=ctx.now_iso)
 
 
 @service.tool(
@@ -825,7 +819,7 @@ def move_event(
         for guest in ctx.query(Attendee).where(event_id=event.id, organizer=False).all():
             if guest.response_status != "needs_action":
                 ctx.update(guest, response_status="needs_action")
-    return _shown_one(ctx, ctx.update(event, start=s, end=e, updated_at=ctx.now_iso))
+    return ctx.update(event, start=s, end=e, updated_at=ctx.now_iso)
 
 
 @service.tool("write", intent="cancel", phrases=("cancel {event_id}", "call off {event_id} because {reason}"))
@@ -840,7 +834,7 @@ def cancel_event(ctx: ToolContext, event_id: EventId, reason: ShortText | None =
     if event.status == "cancelled":
         raise ToolError.invalid_state(f"Event {event_id} is already cancelled.")
     why = reason.strip() if reason and reason.strip() else None
-    return _shown_one(ctx, ctx.update(event, status="cancelled", cancellation_reason=why, updated_at=ctx.now_iso))
+    return ctx.update(event, status="cancelled", cancellation_reason=why, updated_at=ctx.now_iso)
 
 
 @service.tool(
@@ -887,7 +881,7 @@ def respond_to_event(
         )
     note = comment.strip() if comment and comment.strip() else None
     ctx.update(attendee, response_status=response, comment=note)
-    return _shown_one(ctx, ctx.update(event, updated_at=ctx.now_iso))
+    return ctx.update(event, updated_at=ctx.now_iso)
 
 
 @service.tool(
@@ -922,7 +916,7 @@ def add_attendees(
                 "Book a larger room first (release_room, then book_room)."
             )
     ctx.insert_many([_guest(ctx, event.id, email, optional=optional) for email in new])
-    return _shown_one(ctx, ctx.update(event, updated_at=ctx.now_iso))
+    return ctx.update(event, updated_at=ctx.now_iso)
 
 
 @service.tool(
@@ -945,7 +939,7 @@ def remove_attendee(ctx: ToolContext, event_id: EventId, email: EmailAddress) ->
             f"{email} organises event {event_id} and cannot be removed; cancel_event it instead."
         )
     ctx.delete(attendee)
-    return _shown_one(ctx, ctx.update(event, updated_at=ctx.now_iso))
+    return ctx.update(event, updated_at=ctx.now_iso)
 
 
 @service.tool(
@@ -972,7 +966,7 @@ def book_room(ctx: ToolContext, event_id: EventId, room_id: RoomId) -> Event:
         )
     _check_room(ctx, room, event.start, event.end, _attendee_count(ctx, event.id), event.id)
     booked = ctx.update(event, room_id=room.id, location=f"{room.name}, {room.address}", updated_at=ctx.now_iso)
-    return _shown_one(ctx, booked)
+    return booked
 
 
 @service.tool(
@@ -988,7 +982,7 @@ def release_room(ctx: ToolContext, event_id: EventId) -> Event:
     event = _editable(ctx, event_id)
     if not event.room_id:
         raise ToolError.invalid_state(f"Event {event_id} has no room booked.")
-    return _shown_one(ctx, ctx.update(event, room_id=None, location=None, updated_at=ctx.now_iso))
+    return ctx.update(event, room_id=None, location=None, updated_at=ctx.now_iso)
 
 
 # -- availability --------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import dataclass
+from collections.abc import Sequence
 from importlib import resources
 from typing import Annotated, Any, Literal, get_args
 
@@ -21,7 +21,7 @@ from pydantic import BaseModel, WithJsonSchema
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field, joined
 from mcp_services.kernel.entity import runtime_of
 from mcp_services.kernel.present import present_records
-from mcp_services.kernel.records import Query, check_search_text, like_pattern
+from mcp_services.kernel.records import Query, RecordAccess, check_search_text, like_pattern
 from mcp_services.kernel.schema import StateDef
 from mcp_services.kernel.semantic import (
     CompanyName,
@@ -87,6 +87,14 @@ class User:
     created_at: DateTime
 
 
+def _comment_counts(db: RecordAccess, tickets: Sequence[Any]) -> list[int]:
+    """How many comments each ticket has, for a whole result in one query."""
+    ids = [t.id for t in tickets]
+    marks = ", ".join("?" for _ in ids)
+    counts = dict(db.sql(f"SELECT ticket_id, COUNT(*) FROM comments WHERE ticket_id IN ({marks}) GROUP BY 1", *ids))
+    return [int(counts.get(t.id, 0)) for t in tickets]
+
+
 @service.entity(table="tickets", prefix="tk", label="subject", search=("subject", "description"), state=TICKET_STATUS)
 class Ticket:
     """A customer's support request."""
@@ -113,7 +121,7 @@ class Ticket:
 
     requester_name = joined(PersonName, via="requester_id", field="name")
     requester_email = joined(EmailAddress, via="requester_id", field="email")
-    comment_count = derived(int, lambda t: t.comment_count, description="Public replies and internal notes so far")
+    comment_count = derived(int, batch=_comment_counts, description="Public replies and internal notes so far")
 
 
 @service.entity(table="comments", prefix="cm", search=("body",))
@@ -129,13 +137,6 @@ class Comment:
     created_at: DateTime
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _CountedTicket(Ticket):
-    """A ticket as tools return it: with its comment count, counted for a whole page in one query."""
-
-    comment_count: int
-
-
 class MergeOut(BaseModel):
     target: Annotated[dict[str, Any], WithJsonSchema(runtime_of(Ticket).schema)]
     merged_ticket_ids: list[TicketId]
@@ -144,29 +145,6 @@ class MergeOut(BaseModel):
 # -- rules shared by the tools -------------------------------------------------------------------
 
 _TICKET_HINT = "Use search_tickets or list_requested_tickets to find ticket ids."
-
-
-def _counted(ctx: ToolContext, tickets: list[Ticket]) -> list[_CountedTicket]:
-    if not tickets:
-        return []
-    ids = [t.id for t in tickets]
-    counts = dict(
-        ctx.sql(
-            f"SELECT ticket_id, COUNT(*) FROM comments WHERE ticket_id IN ({', '.join('?' for _ in ids)}) "
-            "GROUP BY ticket_id",
-            *ids,
-        )
-    )
-    dump = runtime_of(Ticket).dump
-    return [_CountedTicket(**dump(t), comment_count=int(counts.get(t.id, 0))) for t in tickets]
-
-
-def _shown(ctx: ToolContext, ticket: Ticket) -> Ticket:
-    return _counted(ctx, [ticket])[0]
-
-
-def _shown_page(ctx: ToolContext, page: Page[Ticket]) -> Page[Ticket]:
-    return Page(items=list(_counted(ctx, page.items)), total=page.total, next_cursor=page.next_cursor)
 
 
 def _ticket(ctx: ToolContext, ticket_id: str) -> Ticket:
@@ -489,7 +467,7 @@ def search_tickets(
         q.where(assignee_email=assignee_email.lower())
     if unassigned:
         q.where(assignee_email=None)
-    return _shown_page(ctx, q.order_by("-updated_at").page(limit, cursor))
+    return q.order_by("-updated_at").page(limit, cursor)
 
 
 @service.tool(
@@ -521,7 +499,7 @@ def list_requested_tickets(
             "requester", requester_email, "No helpdesk user has that email; use search_users to look people up."
         )
     q = ctx.query(Ticket).where(requester_id=user.id).filter(status=status)
-    return _shown_page(ctx, q.order_by("-created_at").page(limit, cursor))
+    return q.order_by("-created_at").page(limit, cursor)
 
 
 @service.tool("read", intent="get", phrases=("open ticket {ticket_id}", "look at {ticket_id} in the helpdesk"))
@@ -531,7 +509,7 @@ def get_ticket(ctx: ToolContext, ticket_id: TicketId) -> Ticket:
     Args:
         ticket_id: The ticket's id, e.g. tk_0042.
     """
-    return _shown(ctx, _ticket(ctx, ticket_id))
+    return _ticket(ctx, ticket_id)
 
 
 @service.tool(
@@ -634,7 +612,7 @@ def create_ticket(
         ctx, requester_email, requester_name, subject, description, priority=priority, type=ticket_type,
         channel=channel, assignee_email=assignee, tags=_normalise_tags(tags or []), follow_up_of=follow_up_of,
     )
-    return _shown(ctx, ticket)
+    return ticket
 
 
 @service.event("ticket_received")
@@ -709,7 +687,7 @@ def update_ticket(
     ticket = ctx.update(ticket, **changes, updated_at=ctx.now_iso)
     if status is not None:
         ticket = _move(ctx, ticket, status)
-    return _shown(ctx, ticket)
+    return ticket
 
 
 @service.tool(
@@ -778,7 +756,7 @@ def solve_ticket(ctx: ToolContext, ticket_id: TicketId, comment: Text | None = N
         raise ToolError.invalid_state(f"Ticket {ticket_id} is already solved.")
     if comment is not None:
         ticket, _ = _add_comment(ctx, ticket, comment, True, _acting_user(ctx))
-    return _shown(ctx, _move(ctx, ticket, "solved"))
+    return _move(ctx, ticket, "solved")
 
 
 @service.tool("write", intent="close", phrases=("close {ticket_id}", "close {ticket_id} for good"))
@@ -790,7 +768,7 @@ def close_ticket(ctx: ToolContext, ticket_id: TicketId) -> Ticket:
     Args:
         ticket_id: The ticket to close.
     """
-    return _shown(ctx, _move(ctx, _editable(ctx, ticket_id), "closed"))
+    return _move(ctx, _editable(ctx, ticket_id), "closed")
 
 
 @service.tool("write", intent="reopen", phrases=("reopen {ticket_id}", "reopen {ticket_id} because {comment}"))
@@ -808,7 +786,7 @@ def reopen_ticket(ctx: ToolContext, ticket_id: TicketId, comment: Text | None = 
         )
     if comment is not None:
         ticket, _ = _add_comment(ctx, ticket, comment, False, _acting_user(ctx))
-    return _shown(ctx, _move(ctx, ticket, "open"))
+    return _move(ctx, ticket, "open")
 
 
 @service.tool(
@@ -853,7 +831,7 @@ def merge_tickets(
     merged = ", ".join(source_ticket_ids)
     note = f"Requests {merged} were closed and merged into this request.{extra}"
     target, _ = _add_comment(ctx, target, note, False, agent)
-    shown = present_records(ctx.conn, runtime_of(Ticket), [_shown(ctx, target)])[0]
+    shown = present_records(ctx.conn, runtime_of(Ticket), [target])[0]
     return MergeOut(target=shown, merged_ticket_ids=list(source_ticket_ids))
 
 
@@ -871,7 +849,7 @@ def add_ticket_tags(ctx: ToolContext, ticket_id: TicketId, tags: list[Tag]) -> T
     new = [t for t in _normalise_tags(tags) if t not in ticket.tags]
     if not new:
         raise ToolError.invalid_state(f"Ticket {ticket_id} already has all of these tags: {', '.join(ticket.tags)}.")
-    return _shown(ctx, ctx.update(ticket, tags=[*ticket.tags, *new], updated_at=ctx.now_iso))
+    return ctx.update(ticket, tags=[*ticket.tags, *new], updated_at=ctx.now_iso)
 
 
 @service.tool("write", intent="tag", phrases=("take the {tags} tag off {ticket_id}",))
@@ -892,7 +870,7 @@ def remove_ticket_tags(ctx: ToolContext, ticket_id: TicketId, tags: list[Tag]) -
         raise ToolError.invalid_argument(
             f"Ticket {ticket_id} does not have the tag(s) {', '.join(missing)}; its tags are: {have}."
         )
-    return _shown(ctx, ctx.update(ticket, tags=[t for t in ticket.tags if t not in remove], updated_at=ctx.now_iso))
+    return ctx.update(ticket, tags=[t for t in ticket.tags if t not in remove], updated_at=ctx.now_iso)
 
 
 @service.tool(
@@ -927,4 +905,4 @@ def create_satisfaction_rating(
         )
     remark = comment.strip() if comment and comment.strip() else None
     # Rating a closed ticket is allowed (Zendesk surveys arrive after closing); it is not an edit.
-    return _shown(ctx, ctx.update(ticket, satisfaction_score=score, satisfaction_comment=remark))
+    return ctx.update(ticket, satisfaction_score=score, satisfaction_comment=remark)

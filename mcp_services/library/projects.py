@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import random
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from importlib import resources
 from typing import Annotated, Any, Literal
@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field, WithJsonSchema
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field
 from mcp_services.kernel.entity import runtime_of
 from mcp_services.kernel.present import present_records
-from mcp_services.kernel.records import Query, check_search_text, like_pattern
+from mcp_services.kernel.records import Query, RecordAccess, check_search_text, like_pattern
 from mcp_services.kernel.schema import StateDef
 from mcp_services.kernel.semantic import (
     CompanyName,
@@ -112,6 +112,28 @@ _MEMBER_SCHEMA = {
 }
 
 
+def _member_lists(db: RecordAccess, projects: Sequence[Any]) -> list[list[dict[str, Any]]]:
+    """Each project's members by name, for a whole result in one query."""
+    members: dict[str, list[dict[str, Any]]] = {p.id: [] for p in projects}
+    for m in db.query(Member).where_in("project_key", list(members)).order_by("project_key", "name", "email").all():
+        members[m.project_key].append({f: getattr(m, f) for f in _MEMBER_FIELDS})
+    return [members[p.id] for p in projects]
+
+
+def _issue_counts(db: RecordAccess, projects: Sequence[Any]) -> list[dict[str, int]]:
+    """How many issues each project has in each status, for a whole result in one query."""
+    counts = {p.id: dict.fromkeys(STATUSES, 0) for p in projects}
+    keys = _marks(len(counts))
+    grouped = f"SELECT project_key, status, COUNT(*) FROM issues WHERE project_key IN ({keys}) GROUP BY 1, 2"
+    for key, status, n in db.sql(grouped, *counts):
+        counts[key][status] = int(n)
+    return [counts[p.id] for p in projects]
+
+
+def _marks(n: int) -> str:
+    return ", ".join("?" for _ in range(n))
+
+
 @service.entity(table="projects", prefix="prj", label="name", search=("name", "description"))
 class Project:
     """A project of the team; its id is its key, e.g. OPS."""
@@ -121,17 +143,17 @@ class Project:
     description: Text
     project_type: ProjectType
     lead_email: EmailAddress = field(role="lead")
+    lead_name: PersonName = field(role="lead")
     archived: bool = False
     created_at: DateTime
 
     key = derived(ProjectKey, lambda p: p.id)
-    lead_name = derived(PersonName, lambda p: p.lead_name)
     members = derived(
         Annotated[list[dict[str, Any]], WithJsonSchema({"type": "array", "items": _MEMBER_SCHEMA})],
-        lambda p: p.members,
+        batch=_member_lists,
         description="The members, by name",
     )
-    issue_counts = derived(dict[str, int], lambda p: p.issue_counts, description="How many issues are in each status")
+    issue_counts = derived(dict[str, int], batch=_issue_counts, description="How many issues are in each status")
 
 
 @service.entity(
@@ -149,7 +171,9 @@ class Issue:
     status: IssueStatus = field(index=True)
     priority: Priority
     assignee_email: EmailAddress | None = field(None, index=True, role="assignee")
+    assignee_name: PersonName | None = field(None, role="assignee")
     reporter_email: EmailAddress = field(role="reporter")
+    reporter_name: PersonName = field(role="reporter")
     due_date: Date | None = field(None, mention="the due date")
     labels: list[Tag]
     resolution: Resolution | None = None
@@ -158,8 +182,6 @@ class Issue:
     resolved_at: DateTime | None = None
 
     key = derived(IssueKey, lambda i: i.id)
-    assignee_name = derived(PersonName | None, lambda i: i.assignee_name)
-    reporter_name = derived(PersonName, lambda i: i.reporter_name)
 
 
 @service.entity(table="comments", prefix="cmt", search=("body",))
@@ -192,19 +214,6 @@ class IssueLink:
     source_key: IssueKey = field(index=True)
     target_key: IssueKey = field(index=True)
     created_at: DateTime
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _ShownProject(Project):
-    lead_name: str
-    members: list[dict[str, Any]]
-    issue_counts: dict[str, int]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _ShownIssue(Issue):
-    assignee_name: str | None
-    reporter_name: str
 
 
 class LinkOut(BaseModel):
@@ -270,47 +279,6 @@ class WatchersOut(BaseModel):
 # -- records as tools return them (values that need a query, read for a whole page at once) ----------
 
 
-def _name(ctx: ToolContext, email: str) -> str:
-    # Everyone a project knows is a colleague from the world's home team (ten people): a scan is cheap.
-    return next((p.name for p in ctx.world.team if p.email == email), email)
-
-
-def _marks(n: int) -> str:
-    return ", ".join("?" for _ in range(n))
-
-
-def _shown_projects(ctx: ToolContext, projects: list[Project]) -> list[_ShownProject]:
-    """Projects with their members and issue counts per status, in two queries for the page."""
-    keys = [p.id for p in projects]
-    members: dict[str, list[dict[str, Any]]] = {key: [] for key in keys}
-    counts = {key: dict.fromkeys(STATUSES, 0) for key in keys}
-    if keys:
-        for m in ctx.query(Member).where_in("project_key", keys).order_by("project_key", "name", "email").all():
-            members[m.project_key].append({f: getattr(m, f) for f in _MEMBER_FIELDS})
-        grouped = (
-            f"SELECT project_key, status, COUNT(*) FROM issues WHERE project_key IN ({_marks(len(keys))}) GROUP BY 1, 2"
-        )
-        for key, status, n in ctx.sql(grouped, *keys):
-            counts[key][status] = int(n)
-    dump = runtime_of(Project).dump
-    return [
-        _ShownProject(**dump(p), lead_name=_name(ctx, p.lead_email), members=members[p.id], issue_counts=counts[p.id])
-        for p in projects
-    ]
-
-
-def _shown_issues(ctx: ToolContext, issues: list[Issue]) -> list[_ShownIssue]:
-    dump = runtime_of(Issue).dump
-    return [
-        _ShownIssue(
-            **dump(i),
-            assignee_name=_name(ctx, i.assignee_email) if i.assignee_email else None,
-            reporter_name=_name(ctx, i.reporter_email),
-        )
-        for i in issues
-    ]
-
-
 def _detail(ctx: ToolContext, issue: Issue) -> dict[str, Any]:
     """The issue as a record, with its watchers, links (each read from this issue's side) and comment count."""
     found = ctx.query(IssueLink).where_sql("source_key = ? OR target_key = ?", issue.id, issue.id).all()
@@ -328,7 +296,7 @@ def _detail(ctx: ToolContext, issue: Issue) -> dict[str, Any]:
         comment_count=ctx.query(Comment).where(issue_key=issue.id).count(),
         allowed_next_statuses=[to for _, to in WORKFLOW[issue.status]],
     )
-    record = present_records(ctx.conn, runtime_of(Issue), _shown_issues(ctx, [issue]))[0]
+    record = present_records(ctx.conn, runtime_of(Issue), [issue])[0]
     return {**record, **details.model_dump(mode="json")}
 
 
@@ -362,16 +330,17 @@ def _writable_issue(ctx: ToolContext, key: str) -> Issue:
     return issue
 
 
-def _member_email(ctx: ToolContext, project: Project, email: str, what: str) -> str:
-    """``email`` if it belongs to a member of ``project``; otherwise say who can be used."""
+def _member(ctx: ToolContext, project: Project, email: str, what: str) -> Member:
+    """The member of ``project`` with this email; otherwise say who can be used."""
     email = email.strip().lower()
-    if ctx.fetch(Member, f"{project.id}|{email}") is None:
+    member = ctx.fetch(Member, f"{project.id}|{email}")
+    if member is None:
         members = ", ".join(m.email for m in ctx.query(Member).where(project_key=project.id).all())
         raise ToolError.permission_denied(
             f"{email} is not a member of project {project.id}, so they cannot be the {what}. "
             f"Members: {members} (see find_assignable_users)."
         )
-    return email
+    return member
 
 
 def _check_date(value: str, what: str) -> str:
@@ -744,7 +713,8 @@ def seed(ctx: ToolContext) -> None:
         projects.append(
             Project(
                 id=key, name=spec["name"], description=spec["description"], project_type=spec["type"],
-                lead_email=lead.email, archived=archived, created_at=ctx.days_from_now(-rng.randint(200, 700)),
+                lead_email=lead.email, lead_name=lead.name, archived=archived,
+                created_at=ctx.days_from_now(-rng.randint(200, 700)),
             )
         )
         # The user the agent acts for belongs to every project, so their default reporter is valid.
@@ -775,7 +745,9 @@ def seed(ctx: ToolContext) -> None:
             issue = Issue(
                 id=f"{key}-{number}", project_key=key, number=number, summary=template["summary"].format(**facts),
                 description=template["description"].format(**facts), issue_type=template["type"], status=status,
-                priority=priority, assignee_email=assignee.email if assignee else None, reporter_email=reporter.email,
+                priority=priority, assignee_email=assignee.email if assignee else None,
+                assignee_name=assignee.name if assignee else None, reporter_email=reporter.email,
+                reporter_name=reporter.name,
                 due_date=due, labels=list(template["labels"]), resolution=resolution,
                 created_at=ctx.days_from_now(-age), updated_at=updated,
                 resolved_at=updated if status == "done" else None,
@@ -872,8 +844,7 @@ def search_projects(
         q.where_sql("id IN (SELECT project_key FROM members WHERE email = ?)", member_email.strip().lower())
     if not include_archived:
         q.where(archived=False)
-    page = q.order_by("id").page(limit, cursor)
-    return Page(items=list(_shown_projects(ctx, page.items)), total=page.total, next_cursor=page.next_cursor)
+    return q.order_by("id").page(limit, cursor)
 
 
 @service.tool("read", intent="get", phrases=("open the {project_key} project", "check the {project_key} project"))
@@ -883,7 +854,7 @@ def get_project(ctx: ToolContext, project_key: ProjectKey) -> Project:
     Args:
         project_key: The project's key, e.g. OPS.
     """
-    return _shown_projects(ctx, [_project(ctx, project_key)])[0]
+    return _project(ctx, project_key)
 
 
 @service.tool("read", intent="find", phrases=("check who can be assigned issues in {project_key}",))
@@ -1010,8 +981,7 @@ def search_issues(
         q.where(assignee_email=None)
     # A stable tiebreak keeps pages from overlapping whatever the requested order.
     q.order_by_sql(", ".join([*(order or ['"updated_at" DESC']), "project_key", "number", "id"]))
-    page = q.page(limit, cursor)
-    return Page(items=list(_shown_issues(ctx, page.items)), total=page.total, next_cursor=page.next_cursor)
+    return q.page(limit, cursor)
 
 
 @service.tool("read", intent="get", phrases=("open {issue_key}", "look at {issue_key} in the tracker"))
@@ -1094,20 +1064,21 @@ def create_issue(
     project = _writable_project(ctx, project_key)
     if not summary.strip():
         raise ToolError.invalid_argument("summary must not be empty.")
-    reporter = _member_email(ctx, project, reporter_email or ctx.world.user.email, "reporter")
-    assignee = _member_email(ctx, project, assignee_email, "assignee") if assignee_email else None
+    reporter = _member(ctx, project, reporter_email or ctx.world.user.email, "reporter")
+    assignee = _member(ctx, project, assignee_email, "assignee") if assignee_email else None
     # Keys are never reused: issues are never deleted, so the highest number is the last one given out.
     number = int(ctx.sql("SELECT COALESCE(MAX(number), 0) FROM issues WHERE project_key = ?", project.id)[0][0]) + 1
     issue = ctx.insert(
         Issue(
             id=f"{project.id}-{number}", project_key=project.id, number=number, summary=summary.strip(),
             description=description.strip(), issue_type=issue_type, status="to_do", priority=priority,
-            assignee_email=assignee, reporter_email=reporter,
+            assignee_email=assignee.email if assignee else None, assignee_name=assignee.name if assignee else None,
+            reporter_email=reporter.email, reporter_name=reporter.name,
             due_date=_check_date(due_date, "due_date") if due_date else None, labels=_normalise_labels(labels or []),
             created_at=ctx.now_iso, updated_at=ctx.now_iso,
         )
     )
-    _watch(ctx, issue, reporter)
+    _watch(ctx, issue, reporter.email)
     return _detail(ctx, issue)
 
 
@@ -1191,12 +1162,13 @@ def assign_issue(ctx: ToolContext, issue_key: IssueKey, assignee_email: EmailAdd
             )
         if issue.assignee_email is None:
             raise ToolError.invalid_state(f"Issue {issue.id} is already unassigned.")
-        email = None
+        email, name = None, None
     else:
-        email = _member_email(ctx, _project(ctx, issue.project_key), assignee_email, "assignee")
-        if issue.assignee_email == email:
-            raise ToolError.invalid_state(f"Issue {issue.id} is already assigned to {email}.")
-    return _detail(ctx, ctx.update(issue, assignee_email=email, updated_at=ctx.now_iso))
+        member = _member(ctx, _project(ctx, issue.project_key), assignee_email, "assignee")
+        if issue.assignee_email == member.email:
+            raise ToolError.invalid_state(f"Issue {issue.id} is already assigned to {member.email}.")
+        email, name = member.email, member.name
+    return _detail(ctx, ctx.update(issue, assignee_email=email, assignee_name=name, updated_at=ctx.now_iso))
 
 
 @service.tool("write", intent="transition", phrases=("move {issue_key} to {status}", "mark {issue_key} as {status}"))

@@ -421,7 +421,12 @@ def test_the_declared_workflow_is_the_one_get_issue_and_do_transition_follow(ep:
         issue = all_issues(ep, status=status, project_key="FIN")[0]
         assert call(ep, "get_issue", issue_key=issue["key"])["allowed_next_statuses"] == declared.transitions[status]
     roles = {f.name: f.role for f in projects.service.entities["issue"].definition.fields if f.role}
-    assert roles == {"assignee_email": "assignee", "reporter_email": "reporter"}
+    assert roles == {
+        "assignee_email": "assignee",
+        "assignee_name": "assignee",
+        "reporter_email": "reporter",
+        "reporter_name": "reporter",
+    }
 
 
 def test_search_results_are_lean_and_get_issue_adds_the_details(ep: Episode) -> None:
