@@ -432,3 +432,10 @@ def test_a_received_ticket_is_a_world_event_not_a_tool(ep: Episode) -> None:
         ep.run_event(
             "helpdesk", "ticket_received", requester_email=customer.email, subject="s", description="d", channel="fax"
         )
+
+
+def test_tag_search_still_works_after_the_episode_was_diffed(ep: Episode) -> None:
+    before = len(all_tickets(ep, tag="billing"))
+    call(ep, "add_ticket_tags", ticket_id=a_ticket(ep, "open")["id"], tags=["billing_review"])
+    assert ep.diff()["helpdesk"].table("tickets").changed
+    assert len(all_tickets(ep, tag="billing")) == before and len(all_tickets(ep, tag="billing_review")) == 1
