@@ -1142,3 +1142,20 @@ def search_messages(
     q.compare("posted_at", ">=", f"{after}T00:00:00Z" if after else None)
     q.compare("posted_at", "<", f"{before}T00:00:00Z" if before else None)
     return q.order_by("-posted_at", "-id").page(limit, cursor)
+
+
+# -- world events (what arrives from outside; the composer plants task triggers with them) ---------
+
+
+@service.event("message_posted")
+def message_posted(ctx: ToolContext, channel: str, author_email: str, text: str, hours_ago: float = 1.0) -> str:
+    """A colleague posts in a channel; returns the message id."""
+    found = _channel(ctx, channel)
+    author = _user_by_email(ctx, author_email)
+    message = ctx.insert(
+        Message(
+            id=ctx.new_id("msg"), channel_id=found.id, user_id=author.id, text=text, thread_parent_id=None,
+            broadcast=False, posted_at=ctx.days_from_now(-hours_ago / 24),
+        )
+    )
+    return message.id

@@ -214,7 +214,9 @@ def _move(ctx: ToolContext, ticket: Ticket, status: str) -> Ticket:
     return ctx.update(ticket, **_status_change(ctx, ticket, status))
 
 
-def _add_comment(ctx: ToolContext, ticket: Ticket, body: str, public: bool, author: User) -> tuple[Ticket, Comment]:
+def _add_comment(
+    ctx: ToolContext, ticket: Ticket, body: str, public: bool, author: User, at: str | None = None
+) -> tuple[Ticket, Comment]:
     """Write a comment on ``ticket``; returns the ticket (now updated) and the comment."""
     if not body.strip():
         raise ToolError.invalid_argument("The comment body must not be empty.")
@@ -226,14 +228,15 @@ def _add_comment(ctx: ToolContext, ticket: Ticket, body: str, public: bool, auth
             author_name=author.name,
             body=body.strip(),
             public=public,
-            created_at=ctx.now_iso,
+            created_at=at or ctx.now_iso,
         )
     )
-    return ctx.update(ticket, updated_at=ctx.now_iso), comment
+    return ctx.update(ticket, updated_at=at or ctx.now_iso), comment
 
 
 def _open_ticket(
-    ctx: ToolContext, requester_email: str, requester_name: str | None, subject: str, description: str, **fields: Any
+    ctx: ToolContext, requester_email: str, requester_name: str | None, subject: str, description: str,
+    at: str | None = None, **fields: Any,
 ) -> Ticket:
     """A new ticket from a customer (a new end-user when the email is unknown); the description is its first comment.
 
@@ -241,6 +244,7 @@ def _open_ticket(
     """
     if not subject.strip() or not description.strip():
         raise ToolError.invalid_argument("subject and description must not be empty.")
+    at = at or ctx.now_iso
     email = requester_email.lower()
     requester = ctx.find(User, email=email)
     if requester is None:
@@ -250,7 +254,7 @@ def _open_ticket(
                 "or check the address with search_users."
             )
         requester = ctx.insert(
-            User(id=ctx.new_id("u"), name=requester_name.strip(), email=email, role="end-user", created_at=ctx.now_iso)
+            User(id=ctx.new_id("u"), name=requester_name.strip(), email=email, role="end-user", created_at=at)
         )
     ticket = ctx.insert(
         Ticket(
@@ -260,12 +264,12 @@ def _open_ticket(
             status="open" if fields.get("assignee_email") else "new",
             requester_id=requester.id,
             organization_name=requester.organization_name,
-            created_at=ctx.now_iso,
-            updated_at=ctx.now_iso,
+            created_at=at,
+            updated_at=at,
             **fields,
         )
     )
-    return _add_comment(ctx, ticket, ticket.description, True, requester)[0]
+    return _add_comment(ctx, ticket, ticket.description, True, requester, at)[0]
 
 
 def _normalise_tags(tags: list[str]) -> list[str]:
@@ -626,6 +630,7 @@ def ticket_received(
     priority: str = "normal",
     ticket_type: str = "question",
     tags: list[str] | None = None,
+    hours_ago: float = 0.0,
 ) -> str:
     """A customer writes in (a task's trigger): a new, unassigned ticket, and an end-user for an unknown address.
 
@@ -638,7 +643,7 @@ def ticket_received(
             raise ToolError.invalid_argument(f"{name} {value!r} is not one of {', '.join(get_args(allowed))}.")
     ticket = _open_ticket(
         ctx, requester_email, requester_name, subject, description, priority=priority, type=ticket_type,
-        channel=channel, tags=_normalise_tags(tags or []),
+        channel=channel, tags=_normalise_tags(tags or []), at=ctx.days_from_now(-hours_ago / 24),
     )
     return ticket.id
 

@@ -1301,3 +1301,24 @@ def create_label(ctx: ToolContext, name: Tag) -> Label:
         raise ToolError.conflict(f"A label named {name!r} already exists (id {label_id}); apply that one instead.")
     label = Label(id=ctx.new_id(USER_LABEL_PREFIX), name=name, type="user", created_at=ctx.now_iso)
     return ctx.insert(label)
+
+
+# -- world events (what arrives from outside; the composer plants task triggers with them) ---------
+
+
+@service.event("email_received")
+def email_received(
+    ctx: ToolContext, from_email: str, from_name: str, subject: str, body: str, hours_ago: float = 1.0,
+    to: list[str] | None = None,
+) -> str:
+    """An email from outside lands in the user's inbox, unread, as a new thread; returns the message id."""
+    sent = ctx.days_from_now(-hours_ago / 24)
+    thread = ctx.insert(Thread(id=ctx.new_id("th"), subject=subject, updated_at=sent))
+    message = ctx.insert(
+        Message(
+            id=ctx.new_id("msg"), thread_id=thread.id, from_email=from_email.lower(), from_name=from_name,
+            to=to or [ctx.world.user.email], cc=[], bcc=[], subject=subject, body=body, attachments=[],
+            label_ids=["INBOX", "UNREAD"], in_reply_to=None, sent_at=sent,
+        )
+    )
+    return message.id

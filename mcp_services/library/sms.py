@@ -1061,3 +1061,21 @@ def update_sender_number(
             ctx.update(other, is_default=False)
         number = ctx.update(number, is_default=True)
     return number
+
+
+# -- world events (what arrives from outside; the composer plants task triggers with them) ---------
+
+
+@service.event("message_received")
+def message_received(ctx: ToolContext, from_number: str, body: str, hours_ago: float = 1.0) -> str:
+    """A text from someone's phone arrives at our default number; returns the message sid."""
+    ours = _sender(ctx, None)
+    at = ctx.days_from_now(-hours_ago / 24)
+    message = ctx.insert(
+        Message(
+            id=ctx.new_id(MESSAGE_PREFIX), direction="inbound", from_number=from_number, to=ours.phone_number, body=body,
+            status="received", error_code=None, num_segments=_segments(body), date_created=at, date_sent=at,
+            send_at=None, date_updated=at,
+        )
+    )
+    return message.id
