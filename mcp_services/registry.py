@@ -47,6 +47,9 @@ LIBRARY: tuple[str, ...] = (
     "projects",
     "files",
     "sms",
+    "hr",
+    "recruiting",
+    "expenses",
 )
 
 ENTRY_POINT_GROUP = "compoworld.services"

@@ -1,0 +1,1 @@
+"""Shared plans: records several services hold, derived from the World (one module per domain)."""
