@@ -311,10 +311,6 @@ def _editable_expense(ctx: ToolContext, expense_id: str) -> Expense:
     return expense
 
 
-def _category(ctx: ToolContext, category_id: str) -> Category:
-    return ctx.get(Category, category_id)
-
-
 def _claim(ctx: ToolContext, report: Report, expense_ids: Sequence[str]) -> None:
     """Put unreported expenses of the report's submitter on it."""
     if len(set(expense_ids)) != len(expense_ids):
@@ -705,7 +701,7 @@ def create_expense(
         raise ToolError.invalid_argument("merchant must not be empty.")
     if amount <= 0:
         raise ToolError.invalid_argument("amount must be more than 0.")
-    category = _category(ctx, category_id)
+    category = ctx.get(Category, category_id)
     report = _open_report(ctx, report_id) if report_id else None
     if report is not None and report.submitter_email != member.email:
         raise ToolError.invalid_argument(f"Report {report.id} belongs to {report.submitter_email}, not {member.email}.")
@@ -753,7 +749,7 @@ def update_expense(
     if date is not None:
         changes["date"] = _expense_date(ctx, date)
     if category_id is not None:
-        changes["category_id"] = _category(ctx, category_id).id
+        changes["category_id"] = ctx.get(Category, category_id).id
     if description is not None:
         changes["description"] = description.strip() or None
     if billable is not None:

@@ -412,6 +412,8 @@ _COVER_LETTERS = (
     None,
 )
 _ROOM_FALLBACK = "Video call"
+#: How the interview of an application's current stage stands, in turn per stage.
+_SCENES = ("positive", "upcoming", "split", "awaiting feedback")
 _PANEL = {"phone_screen": 1, "skills_interview": 2, "final_interview": 2}
 _LENGTH_MINUTES = {"phone_screen": 30, "skills_interview": 60, "final_interview": 90}
 
@@ -472,6 +474,7 @@ def seed(ctx: ToolContext) -> None:
     interviews: list[Interview] = []
     scorecards: list[Scorecard] = []
     offers: list[Offer] = []
+    turns: dict[str, int] = {}  # per stage, how many applications are in it so far
     for planned in staff.candidates:
         job = jobs[planned.requisition_id]
         plan_job = staff.job(planned.requisition_id)
@@ -491,7 +494,11 @@ def seed(ctx: ToolContext) -> None:
         last = applied
         for n, stage in enumerate(stages):
             current = PIPELINE_STAGES.index(stage) == reached and planned.status == "active"
-            upcoming = current and rng.random() < 0.45
+            # Where the current stage stands, in turn: scored well, coming up, a split panel, awaiting feedback.
+            scene = _SCENES[turns.get(stage, 0) % len(_SCENES)] if current else "passed"
+            if current:
+                turns[stage] = turns.get(stage, 0) + 1
+            upcoming = scene == "upcoming"
             if upcoming:
                 when = _weekday(today + timedelta(days=rng.randint(1, 6)))
             else:  # a working day after the application and before today
@@ -508,15 +515,14 @@ def seed(ctx: ToolContext) -> None:
                 location=_ROOM_FALLBACK if stage == "phone_screen" else rng.choice(rooms),
                 status="scheduled", created_at=_at(max(applied, when - timedelta(days=4)), 12),
             )
-            # Scorecards: positive for stages passed; for the current stage some are still missing.
-            scored = not upcoming and (not current or rng.random() < 0.7)
-            if scored:
+            # Scorecards: positive for stages passed; for the current stage as its scene says.
+            if scene in ("passed", "positive", "split"):
                 failing = planned.status == "rejected" and PIPELINE_STAGES.index(stage) == reached
                 for k, email in enumerate(panel):
                     if failing and planned.rejection_reason == "Lacking skills or qualifications":
                         verdict = rng.choice(_NEGATIVE)
-                    elif current and stage == "final_interview" and k == len(panel) - 1 and rng.random() < 0.3:
-                        verdict = "no"  # a split panel: the candidate cannot move to the offer stage
+                    elif scene == "split" and k == len(panel) - 1:
+                        verdict = "no"  # a split panel: a finalist cannot move to the offer stage
                     else:
                         verdict = rng.choice(_POSITIVE)
                     scorecards.append(Scorecard(

@@ -13,7 +13,10 @@ from mcp_services.kernel import Episode
 from mcp_services.registry import LIBRARY, UnknownServiceError, catalog_names, get_service, service_names
 from tests.generator.conftest import OPENAPI_PETCLINIC
 
-HAND_WRITTEN = ["crm", "mailbox", "calendar", "chat", "helpdesk", "payments", "accounting", "projects", "files", "sms"]
+HAND_WRITTEN = [
+    "crm", "mailbox", "calendar", "chat", "helpdesk", "payments", "accounting", "projects", "files", "sms",
+    "hr", "recruiting", "expenses",
+]
 
 
 @pytest.fixture(scope="module")
