@@ -355,12 +355,14 @@ def _comment(ctx: ToolContext, report: Report, body: str, author: str | None = N
                                     body=body, created_at=ctx.now_iso))
 
 
-def _new_report(ctx: ToolContext, member: Member, title: str) -> Report:
+def _new_report(ctx: ToolContext, member: Member, title: str, submitted_at: str | None = None) -> Report:
+    """A new report of ``member``: open, or already submitted at ``submitted_at``."""
     if not title.strip():
         raise ToolError.invalid_argument("title must not be empty.")
     return ctx.insert(Report(
         id=ctx.new_id("rep"), title=title.strip(), submitter_email=member.email, submitter_name=member.name,
-        approver_email=member.submits_to_email, status="open", currency=_policy(ctx).currency, created_at=ctx.now_iso,
+        approver_email=member.submits_to_email, status="submitted" if submitted_at else "open",
+        currency=_policy(ctx).currency, created_at=submitted_at or ctx.now_iso, submitted_at=submitted_at,
     ))
 
 
@@ -587,7 +589,7 @@ def get_policy(ctx: ToolContext) -> Policy:
     return _policy(ctx)
 
 
-@service.tool("read", intent="check", phrases=("check the limit for {query} expenses", "look up the expense categories"))
+@service.tool("read", intent="find", phrases=("check the limit for {query} expenses", "look up the expense categories"))
 def list_categories(ctx: ToolContext, query: str | None = None) -> list[Category]:
     """The expense categories with their limit per expense and GL code.
 
@@ -893,11 +895,16 @@ def submit_report(ctx: ToolContext, report_id: ReportId) -> Report:
 
 
 @service.event("report_submitted")
-def report_submitted(ctx: ToolContext, submitter_email: str, title: str, expenses: list[dict[str, Any]]) -> str:
-    """A colleague submits a report from their phone (a task's trigger): a submitted report with these expenses
-    (merchant, amount, category name, date, description, receipt: whether a receipt was scanned, attendees,
+def report_submitted(
+    ctx: ToolContext, submitter_email: str, title: str, expenses: list[dict[str, Any]], hours_ago: float = 1.0
+) -> str:
+    """A colleague submits a report from their phone ``hours_ago`` (a task's trigger): a submitted report with these
+    expenses (merchant, amount, category name, date, description, receipt: whether a receipt was scanned, attendees,
     billable). Nothing beyond valid values is enforced: reports may break the policy, and deciding them is the work.
     Returns the report's id."""
+    if not 0 <= hours_ago <= 720:
+        raise ToolError.invalid_argument(f"hours_ago must be between 0 and 720, not {hours_ago}.")
+    at = ctx.days_from_now(-hours_ago / 24)
     if not 1 <= len(expenses) <= 50:
         raise ToolError.invalid_argument("A report needs 1 to 50 expenses.")
     try:
@@ -905,7 +912,7 @@ def report_submitted(ctx: ToolContext, submitter_email: str, title: str, expense
     except ValueError as exc:
         raise ToolError.invalid_argument(f"An expense is not valid: {str(exc)[:300]}") from None
     member = _member(ctx, submitter_email)
-    report = _new_report(ctx, member, title)
+    report = _new_report(ctx, member, title, submitted_at=at)
     for item in items:
         category = ctx.find(Category, name=item.category)
         if category is None:
@@ -918,13 +925,13 @@ def report_submitted(ctx: ToolContext, submitter_email: str, title: str, expense
         expense = ctx.insert(Expense(
             id=ctx.new_id("exp"), report_id=report.id, spender_email=member.email, merchant=item.merchant.strip(),
             amount=round(item.amount, 2), currency=report.currency, category_id=category.id, date=day,
-            description=item.description, attendees=item.attendees, billable=item.billable, created_at=ctx.now_iso,
+            description=item.description, attendees=item.attendees, billable=item.billable, created_at=at,
         ))
         if item.receipt:
             ctx.insert(Receipt(id=ctx.new_id("rcpt"), expense_id=expense.id,
                                file_name=f"receipt-{day}-{''.join(ch for ch in item.merchant.lower() if ch.isalnum())[:20] or 'scan'}.jpg",
-                               merchant=expense.merchant, amount=expense.amount, date=day, uploaded_at=ctx.now_iso))
-    return ctx.update(report, status="submitted", submitted_at=ctx.now_iso).id
+                               merchant=expense.merchant, amount=expense.amount, date=day, uploaded_at=at))
+    return report.id
 
 
 @service.tool("write", intent="approve", phrases=("approve the expense report {report_id}", "sign off on {report_id}"))

@@ -260,7 +260,8 @@ def _dates(start_date: str, end_date: str) -> tuple[date, date]:
 
 
 def _new_request(
-    ctx: ToolContext, employee: Employee, kind: str, start_date: str, end_date: str, note: str | None, *, enforce: bool
+    ctx: ToolContext, employee: Employee, kind: str, start_date: str, end_date: str, note: str | None, *, enforce: bool,
+    at: str | None = None,
 ) -> TimeOffRequest:
     """File a request; ``enforce`` applies the balance and overlap rules (a request that arrives from outside may break them)."""
     start, end = _dates(start_date, end_date)
@@ -292,9 +293,16 @@ def _new_request(
         TimeOffRequest(
             id=ctx.new_id("tor"), employee_id=employee.id, type=kind, start_date=start_date, end_date=end_date,
             days=float(days), status="requested", note=note.strip() if note and note.strip() else None,
-            approver_email=_approver_email(ctx, employee), created_at=ctx.now_iso,
+            approver_email=_approver_email(ctx, employee), created_at=at or ctx.now_iso,
         )
     )
+
+
+def _arrived(ctx: ToolContext, hours_ago: float) -> str:
+    """When something that arrives from outside arrived: up to 30 days before now."""
+    if not 0 <= hours_ago <= 720:
+        raise ToolError.invalid_argument(f"hours_ago must be between 0 and 720, not {hours_ago}.")
+    return ctx.days_from_now(-hours_ago / 24)
 
 
 def _decidable(ctx: ToolContext, request_id: str, verb: str) -> tuple[TimeOffRequest, Employee]:
@@ -811,13 +819,15 @@ def request_time_off(
 
 @service.event("time_off_requested")
 def time_off_requested(
-    ctx: ToolContext, employee_email: str, type: str, start_date: str, end_date: str, note: str | None = None  # noqa: A002
+    ctx: ToolContext, employee_email: str, type: str, start_date: str, end_date: str,  # noqa: A002
+    note: str | None = None, hours_ago: float = 1.0,
 ) -> str:
-    """An employee files time off in the product (a task's trigger): a waiting request for their manager.
+    """An employee files time off in the product ``hours_ago`` (a task's trigger): a waiting request for their manager.
 
     Nothing is enforced beyond valid dates and a known employee: what people file can exceed their balance
     or overlap, and deciding it is the work. Returns the request's id.
     """
+    at = _arrived(ctx, hours_ago)
     if type not in get_args(TimeOffType):
         raise ToolError.invalid_argument(f"type {type!r} is not one of {', '.join(get_args(TimeOffType))}.")
     for name, value in (("start_date", start_date), ("end_date", end_date)):
@@ -826,7 +836,7 @@ def time_off_requested(
         except (TypeError, ValueError):
             raise ToolError.invalid_argument(f"{name} {value!r} is not a date (YYYY-MM-DD).") from None
     employee = _employee_by_email(ctx, employee_email)
-    return _new_request(ctx, employee, type, start_date, end_date, note, enforce=False).id
+    return _new_request(ctx, employee, type, start_date, end_date, note, enforce=False, at=at).id
 
 
 @service.tool(

@@ -248,7 +248,7 @@ class Note:
     """A note on a candidate's activity feed."""
 
     id: NoteId
-    candidate_id: CandidateId = field(index=True)
+    candidate_id: CandidateId = field(index=True, role="candidate")
     body: Text
     author_email: EmailAddress = field(role="author")
     created_at: DateTime
@@ -325,7 +325,8 @@ def _final_verdict(ctx: ToolContext, application: Application) -> str | None:
 
 
 def _new_application(
-    ctx: ToolContext, candidate: Candidate, job_id: str, source: str, referrer_email: str | None, cover_letter: str | None
+    ctx: ToolContext, candidate: Candidate, job_id: str, source: str, referrer_email: str | None, cover_letter: str | None,
+    at: str | None = None,
 ) -> Application:
     job = ctx.get(Job, job_id)
     if job.status != "open":
@@ -338,13 +339,13 @@ def _new_application(
     return ctx.insert(Application(
         id=ctx.new_id("app"), candidate_id=candidate.id, job_id=job.id, stage="application_review", status="active",
         source=source, referrer_email=referrer, cover_letter=cover_letter.strip() if cover_letter and cover_letter.strip() else None,
-        applied_at=ctx.now_iso, last_activity_at=ctx.now_iso,
+        applied_at=at or ctx.now_iso, last_activity_at=at or ctx.now_iso,
     ))
 
 
 def _new_candidate(
     ctx: ToolContext, first_name: str, last_name: str, email: str, phone: str | None, current_company: str | None,
-    current_title: str | None,
+    current_title: str | None, at: str | None = None,
 ) -> Candidate:
     first, last = first_name.strip(), last_name.strip()
     if not first or not last:
@@ -352,7 +353,8 @@ def _new_candidate(
     return ctx.insert(Candidate(
         id=ctx.new_id("cand"), first_name=first, last_name=last, name=f"{first} {last}", email=email.strip().lower(),
         phone=phone, current_company=current_company.strip() if current_company and current_company.strip() else None,
-        current_title=current_title.strip() if current_title and current_title.strip() else None, created_at=ctx.now_iso,
+        current_title=current_title.strip() if current_title and current_title.strip() else None,
+        created_at=at or ctx.now_iso,
     ))
 
 
@@ -761,9 +763,13 @@ def application_received(
     current_company: str | None = None,
     current_title: str | None = None,
     referrer_email: str | None = None,
+    hours_ago: float = 1.0,
 ) -> str:
-    """Someone applies on the careers page (a task's trigger): an application in review for the job with this
-    requisition number, and a new candidate for an unknown email. Returns the application's id."""
+    """Someone applies on the careers page ``hours_ago`` (a task's trigger): an application in review for the job
+    with this requisition number, and a new candidate for an unknown email. Returns the application's id."""
+    if not 0 <= hours_ago <= 720:
+        raise ToolError.invalid_argument(f"hours_ago must be between 0 and 720, not {hours_ago}.")
+    at = ctx.days_from_now(-hours_ago / 24)
     if source not in get_args(Source):
         raise ToolError.invalid_argument(f"source {source!r} is not one of {', '.join(get_args(Source))}.")
     job = ctx.find(Job, requisition_id=requisition_id)
@@ -771,8 +777,8 @@ def application_received(
         raise ToolError.not_found("job", requisition_id, "Pass a requisition number list_jobs shows.")
     candidate = ctx.find(Candidate, email=email.strip().lower())
     if candidate is None:
-        candidate = _new_candidate(ctx, first_name, last_name, email, phone, current_company, current_title)
-    return _new_application(ctx, candidate, job.id, source, referrer_email, cover_letter).id
+        candidate = _new_candidate(ctx, first_name, last_name, email, phone, current_company, current_title, at)
+    return _new_application(ctx, candidate, job.id, source, referrer_email, cover_letter, at).id
 
 
 @service.tool("write", intent="note", phrases=("note on {candidate_id}: {body}", "add a note to {candidate_id} saying {body}"))
@@ -1057,14 +1063,6 @@ def submit_scorecard(
         notes: What the recommendation rests on.
     """
     return _scorecard(ctx, interview_id, interviewer_email, recommendation, notes)
-
-
-@service.event("scorecard_submitted")
-def scorecard_submitted(ctx: ToolContext, interview_id: str, interviewer_email: str, recommendation: str, notes: str) -> str:
-    """An interviewer files feedback (a task's trigger: deciding the next step). Returns the scorecard's id."""
-    if recommendation not in get_args(Recommendation):
-        raise ToolError.invalid_argument(f"recommendation {recommendation!r} is not one of {', '.join(get_args(Recommendation))}.")
-    return _scorecard(ctx, interview_id, interviewer_email, recommendation, notes).id
 
 
 @service.tool("read", intent="find", phrases=("read the scorecards of {application_id}",))

@@ -41,3 +41,9 @@ class Calls:
             cursor = page["next_cursor"]
             if cursor is None:
                 return items
+
+
+def assert_added_only(episode: Episode, service: str) -> None:
+    """What happened to ``service`` only added records (as a world event must)."""
+    state = episode.diff()[service]
+    assert state and not any(t.changed or t.deleted for t in state.tables.values())

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from mcp_services.kernel import Episode, ToolError
-from tests.mcp_services.library.calls import Calls
+from tests.mcp_services.library.calls import Calls, assert_added_only
 
 
 @pytest.fixture
@@ -202,8 +202,10 @@ def test_a_report_submitted_from_outside_goes_to_the_manager_and_may_break_the_p
     report_id = ep.run_event("expenses", "report_submitted", submitter_email=member["email"], title="Trade show in Denver",
                              expenses=[{"merchant": "United Airlines", "amount": 412.3, "category": "Airfare", "date": day},
                                        {"merchant": "Hyatt Place", "amount": 389.0, "category": "Lodging", "date": day,
-                                        "receipt": False}])
+                                        "receipt": False}], hours_ago=2.0)
+    assert_added_only(ep, "expenses")
     report = ex("get_report", report_id=report_id)
+    assert report["submitted_at"] < ep.world.now
     assert (report["status"], report["approver_email"], report["expense_count"], report["violation_count"]) == (
         "submitted", ep.world.user.email, 2, 1
     )

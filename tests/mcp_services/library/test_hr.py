@@ -10,7 +10,7 @@ import pytest
 
 from mcp_services.kernel import Episode, ToolError
 from mcp_services.kernel.plans.staff import business_days, staff_plan
-from tests.mcp_services.library.calls import Calls
+from tests.mcp_services.library.calls import Calls, assert_added_only
 
 
 @pytest.fixture
@@ -206,8 +206,11 @@ def test_a_time_off_request_filed_from_outside_waits_even_beyond_the_balance(hr:
     start = next_monday(ep, 6)
     end = start + timedelta(days=25)
     request_id = ep.run_event("hr", "time_off_requested", employee_email=report["work_email"], type="vacation",
-                              start_date=start.isoformat(), end_date=end.isoformat(), note="Sabbatical month.")
+                              start_date=start.isoformat(), end_date=end.isoformat(), note="Sabbatical month.",
+                              hours_ago=3.0)
+    assert_added_only(ep, "hr")
     request = hr("get_time_off_request", request_id=request_id)
+    assert request["created_at"] < ep.world.now
     assert (request["status"], request["days"]) == ("requested", float(business_days(start.isoformat(), end.isoformat())))
     assert not fits(hr, request)
     hr.refused("approve_time_off_request", "permission_denied", request_id=request_id)

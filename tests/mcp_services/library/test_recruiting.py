@@ -10,7 +10,7 @@ import pytest
 
 from mcp_services.kernel import Episode, ToolError
 from mcp_services.kernel.plans.staff import PIPELINE_STAGES, staff_plan
-from tests.mcp_services.library.calls import Calls
+from tests.mcp_services.library.calls import Calls, assert_added_only
 
 
 @pytest.fixture
@@ -158,10 +158,10 @@ def test_a_scorecard_comes_from_the_panel_once_per_interviewer(rec: Calls) -> No
     outsider = next(u["email"] for u in rec.all("list_users") if u["email"] not in awaiting["interviewer_emails"])
     rec.refused("submit_scorecard", "invalid_argument", interview_id=awaiting["id"], interviewer_email=outsider,
                 recommendation="yes", notes="Great.")
-    card_id = ep.run_event("recruiting", "scorecard_submitted", interview_id=awaiting["id"], interviewer_email=panelist,
-                           recommendation="strong_yes", notes="Best answer on the system design question so far.")
+    card = rec("submit_scorecard", interview_id=awaiting["id"], interviewer_email=panelist, recommendation="strong_yes",
+               notes="Best answer on the system design question so far.")
     cards = rec.all("list_scorecards", application_id=awaiting["application_id"])
-    assert card_id in [c["id"] for c in cards]
+    assert card["id"] in [c["id"] for c in cards] and card["stage"] == awaiting["stage"]
     assert rec("list_interviews", application_id=awaiting["application_id"], status="completed")["total"] >= 1
     rec.refused("submit_scorecard", "conflict", interview_id=awaiting["id"], interviewer_email=panelist,
                 recommendation="no", notes="Changed my mind.")
@@ -253,8 +253,11 @@ def test_an_application_received_starts_in_review_for_the_job_of_that_requisitio
     application_id = ep.run_event(
         "recruiting", "application_received", first_name="Noor", last_name="Haddad", email="noor.haddad@proton.example",
         requisition_id=job["requisition_id"], source="LinkedIn", cover_letter="Five years of support leadership.",
+        hours_ago=5.0,
     )
+    assert_added_only(ep, "recruiting")
     application = rec("get_application", application_id=application_id)
+    assert application["applied_at"] < ep.world.now
     assert (application["stage"], application["status"], application["job_id"], application["cover_letter"]) == (
         "application_review", "active", job["id"], "Five years of support leadership."
     )
