@@ -209,13 +209,6 @@ def _today(ctx: ToolContext) -> date:
     return ctx.now.date()
 
 
-def _me(ctx: ToolContext) -> Employee:
-    """The employee the caller acts for: the world's user."""
-    me = ctx.find(Employee, work_email=ctx.world.user.email)
-    assert me is not None, "the world's user is seeded as an employee"
-    return me
-
-
 def _employee_by_email(ctx: ToolContext, email: str) -> Employee:
     email = email.strip().lower()
     found = ctx.find(Employee, work_email=email) or ctx.find(Employee, home_email=email)
@@ -241,11 +234,8 @@ def _balance(ctx: ToolContext, employee: Employee, kind: str, year: int) -> Time
     return balance
 
 
-def _pending(ctx: ToolContext, balance: TimeOffBalance) -> float:
-    return _pending_days(ctx, [balance])[0]
-
-
-def _dates(start_date: str, end_date: str) -> tuple[date, date]:
+def _year_of(start_date: str, end_date: str) -> int:
+    """The calendar year a request lies in (balances are yearly, so a request never spans two)."""
     start, end = date.fromisoformat(start_date), date.fromisoformat(end_date)
     if end < start:
         raise ToolError.invalid_argument(f"end_date {end_date} is before start_date {start_date}; swap them.")
@@ -254,9 +244,7 @@ def _dates(start_date: str, end_date: str) -> tuple[date, date]:
             f"A request lies within one calendar year (balances are yearly): split {start_date} to {end_date} "
             f"into two requests at 31 December {start.year}."
         )
-    if (end - start).days > 366:
-        raise ToolError.invalid_argument("A request spans at most one year.")
-    return start, end
+    return start.year
 
 
 def _new_request(
@@ -264,11 +252,11 @@ def _new_request(
     at: str | None = None,
 ) -> TimeOffRequest:
     """File a request; ``enforce`` applies the balance and overlap rules (a request that arrives from outside may break them)."""
-    start, end = _dates(start_date, end_date)
+    year = _year_of(start_date, end_date)
     days = business_days(start_date, end_date)
     if days == 0:
         raise ToolError.invalid_argument(f"{start_date} to {end_date} has no working days (Monday to Friday).")
-    balance = _balance(ctx, employee, kind, start.year)
+    balance = _balance(ctx, employee, kind, year)
     if enforce:
         overlap = (
             ctx.query(TimeOffRequest)
@@ -283,11 +271,12 @@ def _new_request(
                 f"{employee.name} already has {overlap.status} time off {overlap.id} from {overlap.start_date} to "
                 f"{overlap.end_date}, which overlaps; cancel it first or pick other dates."
             )
-        available = round(balance.granted_days + balance.carried_over_days - balance.used_days - _pending(ctx, balance), 2)
+        waiting = _pending_days(ctx, [balance])[0]
+        available = round(balance.granted_days + balance.carried_over_days - balance.used_days - waiting, 2)
         if days > available:
             raise ToolError.permission_denied(
                 f"{days} working days of {kind} exceed {employee.name}'s available balance of {available} days "
-                f"({start.year}, after requests still waiting); the policy does not allow requests beyond the balance."
+                f"({year}, after requests still waiting); the policy does not allow requests beyond the balance."
             )
     return ctx.insert(
         TimeOffRequest(
