@@ -8,7 +8,8 @@ check is (``mcp_services.tasks.grading``).
 Value matchers in ``row_exists``: a plain JSON value must be equal; an object with one operator key
 matches loosely: ``{"$icontains": "re_0007"}`` (text contains, case-insensitive),
 ``{"$includes": ["a@x.example"]}`` (a list contains every item, case-insensitive for text),
-``{"$approx": 120.5}`` (a number within 0.01).
+``{"$approx": 120.5}`` (a number within 0.01), ``{"$in": ["room_0002", "room_0005"]}`` (any of these: a
+request that allows several right answers).
 
 Negative checks (``row_unchanged``, ``no_collateral``) pass on inaction by design; a rubric criterion
 that uses one must also bind a positive check, which the composer guarantees.
@@ -246,6 +247,8 @@ def value_matches(expected: Any, actual: Any) -> bool:
             return all((_norm(t) if isinstance(t, str) else t) in have for t in target)
         if op == "$approx":
             return isinstance(actual, (int, float)) and abs(float(actual) - float(target)) <= 0.01
+        if op == "$in":
+            return isinstance(target, list) and any(value_matches(option, actual) for option in target)
         raise ValueError(f"unknown matcher {op!r}")
     if isinstance(expected, str) and isinstance(actual, str):
         return expected == actual
