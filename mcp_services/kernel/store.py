@@ -338,7 +338,7 @@ def _prototype_engine() -> Engine:
 def _engine_for(connection: sqlite3.Connection) -> Engine:
     """A cheap engine over exactly this connection, sharing the prototype's dialect."""
     prototype = _prototype_engine()
-    pool = StaticPool(lambda: connection, dialect=prototype.dialect)
+    pool = StaticPool(lambda: connection, dialect=prototype.dialect)  # type: ignore[arg-type]  # a DBAPI connection is what the creator returns
     return Engine(pool, prototype.dialect, prototype.url)
 
 
