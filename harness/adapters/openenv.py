@@ -141,6 +141,7 @@ class CompoWorldEnvironment(Environment[CompoWorldAction, CompoWorldObservation,
     SUPPORTS_CONCURRENT_SESSIONS = True
 
     def __init__(self, served: _Served) -> None:
+        """Made by the server for each session (``create_app``); in process use ``from_tasks``."""
         super().__init__()
         self._served = served
         self._transport = InProcessTransport(max_idle=1)  # a new reset reuses this session's connection
@@ -149,11 +150,20 @@ class CompoWorldEnvironment(Environment[CompoWorldAction, CompoWorldObservation,
         self._resets = 0
         self._runner: asyncio.Runner | None = None  # the event loop of the sync API, kept across calls
 
+    @classmethod
+    def from_tasks(
+        cls, tasks: TaskSource = None, mode: str = "direct", reward: str = "rubric", max_steps: int = 64
+    ) -> CompoWorldEnvironment:
+        """One environment without a server, driven in process with ``reset``/``step`` (or their
+        async forms); ``close()`` it when done."""
+        return cls(_serve(tasks, mode, reward, max_steps))
+
     # -- OpenEnv's API -----------------------------------------------------------------------------
 
     async def reset_async(
         self, seed: int | None = None, episode_id: str | None = None, task_id: str | None = None, **kwargs: Any
     ) -> CompoWorldObservation:
+        # ``seed`` is accepted as OpenEnv passes it, but a task's world is fixed by the task.
         if kwargs:
             raise HarnessInputError(f"reset takes task_id (and seed, episode_id); unexpected: {', '.join(sorted(kwargs))}")
         if task_id is None:
@@ -265,6 +275,19 @@ def _reward(result: EpisodeResult, kind: str) -> float:
     return result.rubric_score if kind == "rubric" else float(result.passed)
 
 
+def _serve(tasks: TaskSource, mode: str, reward: str, max_steps: int) -> _Served:
+    if reward not in REWARDS:
+        hint = " (CFRR is a group reward: compute it from the grades' criterion_scores)" if reward == "cfrr" else ""
+        raise HarnessInputError(f"reward must be one of {', '.join(REWARDS)}, not {reward!r}{hint}")
+    _check_count("max_steps", max_steps)
+    return _Served(TaskCatalog(tasks), check_mode(mode), reward, max_steps)
+
+
+def _check_count(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise HarnessInputError(f"{name} must be a whole number of at least 1, not {value!r}")
+
+
 def create_app(
     tasks: TaskSource = None,
     mode: str = "direct",
@@ -275,13 +298,8 @@ def create_app(
     """The OpenEnv server application for a task set (``tasks.jsonl``, a list of tasks, or None for
     the harness's default set). ``max_steps``: tool calls per episode before it ends and is graded;
     ``max_concurrent_envs``: sessions open at once."""
-    if reward not in REWARDS:
-        hint = " (CFRR is a group reward: compute it from the grades' criterion_scores)" if reward == "cfrr" else ""
-        raise HarnessInputError(f"reward must be one of {', '.join(REWARDS)}, not {reward!r}{hint}")
-    for name, value in (("max_steps", max_steps), ("max_concurrent_envs", max_concurrent_envs)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise HarnessInputError(f"{name} must be a whole number of at least 1, not {value!r}")
-    served = _Served(TaskCatalog(tasks), check_mode(mode), reward, max_steps)
+    _check_count("max_concurrent_envs", max_concurrent_envs)
+    served = _serve(tasks, mode, reward, max_steps)
     app = create_openenv_app(
         functools.partial(CompoWorldEnvironment, served),
         CompoWorldAction,

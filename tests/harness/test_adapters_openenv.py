@@ -121,7 +121,7 @@ def test_64_concurrent_sessions_each_see_only_their_own_world(served: str) -> No
 
 @pytest.mark.parametrize("served", [{"tasks": [note_task(), question_task()]}], indirect=True)
 def test_bad_calls_get_clear_errors_and_misuse_of_the_session_is_refused(served: str) -> None:
-    from harness.adapters.openenv import CompoWorldClient
+    from harness.adapters.openenv import CompoWorldAction, CompoWorldClient
 
     async def misuse() -> None:
         async with CompoWorldClient(served) as env:
@@ -138,8 +138,8 @@ def test_bad_calls_get_clear_errors_and_misuse_of_the_session_is_refused(served:
             unknown = await env.call("crm__add_notes", NOTE)
             error = json.loads(unknown.observation.result)["error"]
             assert error["code"] == "unknown_tool" and "crm__add_note" in error["message"]
-            with pytest.raises(RuntimeError, match="either a tool call"):
-                await env._send_and_receive({"type": "step", "data": {"tool": "crm__list_notes", "answer": "x"}})
+            with pytest.raises(ValueError, match="either a tool call"):
+                CompoWorldAction(tool="crm__list_notes", answer="x")  # refused before it is sent
             final = await env.answer("I could not do it.")
             assert final.done and final.reward == 0.0 and final.observation.grade["n_tool_calls"] == 2
             with pytest.raises(RuntimeError, match="has ended"):
@@ -155,17 +155,25 @@ def test_bad_calls_get_clear_errors_and_misuse_of_the_session_is_refused(served:
 
 
 @pytest.mark.parametrize("served", [{"tasks": [note_task()]}], indirect=True)
-def test_a_dropped_session_closes_its_episode(served: str) -> None:
-    from harness.adapters.openenv import CompoWorldClient
+def test_a_plain_websocket_client_gets_a_clear_refusal_and_a_dropped_session_closes_its_episode(served: str) -> None:
+    from websockets.asyncio.client import connect
+
+    async def send(ws: Any, message: dict[str, Any]) -> dict[str, Any]:
+        await ws.send(json.dumps(message))
+        return json.loads(await asyncio.wait_for(ws.recv(), timeout=30))
 
     async def drop() -> int:
-        env = CompoWorldClient(served)
-        await env.reset(task_id=note_task().id)
-        await env.call("crm__add_note", NOTE)
-        during = (await asyncio.to_thread(_status, served))["open_episodes"]
-        assert env._ws is not None
-        await env._ws.close()  # the connection goes away mid-episode, without OpenEnv's close message
-        return during
+        async with connect(served.replace("http://", "ws://") + "/ws") as ws:
+            reply = await send(ws, {"type": "reset", "data": {"task_id": note_task().id}})
+            assert reply["type"] == "observation"
+            reply = await send(ws, {"type": "step", "data": {"tool": "crm__list_notes", "answer": "both"}})
+            assert reply["type"] == "error" and reply["data"]["code"] == "VALIDATION_ERROR"
+            assert "either a tool call" in json.dumps(reply["data"]["errors"])
+            reply = await send(ws, {"type": "step", "data": {"tool": "crm__add_note", "arguments": NOTE}})
+            assert json.loads(reply["data"]["observation"]["result"])["success"] is True
+            during = (await asyncio.to_thread(_status, served))["open_episodes"]
+            ws.transport.abort()  # the connection drops mid-episode: no close message, no answer
+            return during
 
     assert asyncio.run(drop()) == 1
     deadline = time.monotonic() + 30
@@ -191,10 +199,9 @@ def test_an_episode_ends_and_is_graded_at_the_step_limit(served: str) -> None:
 
 
 def test_a_new_reset_in_the_same_session_starts_from_a_fresh_world() -> None:
-    from harness.adapters.openenv import CompoWorldAction, CompoWorldEnvironment, _Served
-    from harness.adapters.episodes import TaskCatalog
+    from harness.adapters.openenv import CompoWorldAction, CompoWorldEnvironment
 
-    env = CompoWorldEnvironment(_Served(TaskCatalog([note_task()]), "direct", "binary", 64))
+    env = CompoWorldEnvironment.from_tasks([note_task()], reward="binary")
     env.reset(task_id=note_task().id)
     env.step(CompoWorldAction(tool="crm__add_note", arguments=NOTE))
     env.reset(task_id=note_task().id)  # abandons the first episode
