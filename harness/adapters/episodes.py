@@ -74,7 +74,8 @@ class TaskCatalog:
             loaded = list(tasks)
             wrong = next((t for t in loaded if not isinstance(t, TaskSpec)), None)
             if wrong is not None:
-                raise HarnessInputError(f"tasks must be TaskSpec objects or a task file path, not {type(wrong).__name__}")
+                kind = type(wrong).__name__
+                raise HarnessInputError(f"tasks must be TaskSpec objects or a task file path, not {kind}")
         if not loaded:
             raise HarnessInputError("the task set is empty: pass a tasks.jsonl from `composer generate`")
         self.tasks: list[TaskSpec] = loaded

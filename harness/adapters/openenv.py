@@ -43,7 +43,6 @@ try:
     from openenv.core.env_server.http_server import create_app as create_openenv_app
     from openenv.core.env_server.interfaces import Environment
     from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
-    from openenv.core.utils import run_async_safely
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         f"harness.adapters.openenv needs the openenv extra ({exc.name} is missing): pip install 'compoworld[openenv]'"
@@ -115,14 +114,29 @@ class CompoWorldState(State):
 
 @dataclass
 class _Served:
-    """What every session of one app shares: read-only settings and a counter of open episodes."""
+    """What every session of one app shares: the settings, the transport, a count of open episodes.
+
+    The transport's pool of idle episodes is what makes a reset cheap (a snapshot restore instead
+    of building a world); it is not thread-safe, so every episode is opened, called and closed on
+    one event loop, the first one that opens an episode (the server's).
+    """
 
     catalog: TaskCatalog
     mode: Mode
     reward: str
     max_steps: int
+    transport: InProcessTransport = field(default_factory=InProcessTransport)
+    loop: asyncio.AbstractEventLoop | None = None
+    closing: set[asyncio.Task[None]] = field(default_factory=set)  # closes scheduled on the loop itself
     _open: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)  # sessions close in worker threads
+
+    def own_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self.loop is None or self.loop.is_closed():
+            self.loop = loop
+        elif loop is not self.loop:
+            raise RuntimeError("CompoWorld episodes of one app run on one event loop; this call came from another")
 
     def count(self, delta: int) -> None:
         with self._lock:
@@ -135,8 +149,7 @@ class _Served:
 
 
 class CompoWorldEnvironment(Environment[CompoWorldAction, CompoWorldObservation, CompoWorldState]):
-    """One session's environment. Sessions share nothing mutable: each has its own transport, so
-    its episodes are private and it can be closed from the server's worker thread."""
+    """One session's environment: at most one open episode, private to the session."""
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
@@ -144,7 +157,6 @@ class CompoWorldEnvironment(Environment[CompoWorldAction, CompoWorldObservation,
         """Made by the server for each session (``create_app``); in process use ``from_tasks``."""
         super().__init__()
         self._served = served
-        self._transport = InProcessTransport(max_idle=1)  # a new reset reuses this session's connection
         self._episode: AdapterEpisode | None = None
         self._state = CompoWorldState(mode=served.mode)
         self._resets = 0
@@ -165,12 +177,14 @@ class CompoWorldEnvironment(Environment[CompoWorldAction, CompoWorldObservation,
     ) -> CompoWorldObservation:
         # ``seed`` is accepted as OpenEnv passes it, but a task's world is fixed by the task.
         if kwargs:
-            raise HarnessInputError(f"reset takes task_id (and seed, episode_id); unexpected: {', '.join(sorted(kwargs))}")
+            unexpected = ", ".join(sorted(kwargs))
+            raise HarnessInputError(f"reset takes task_id (and seed, episode_id); unexpected: {unexpected}")
         if task_id is None:
             raise HarnessInputError("reset needs task_id=...: one of the ids that GET /tasks lists")
         task = self._served.catalog.get(task_id)
+        self._served.own_loop()
         await self._close_episode("abandoned by a new reset")
-        self._episode = await AdapterEpisode.open(self._transport, task, self._served.mode)
+        self._episode = await AdapterEpisode.open(self._served.transport, task, self._served.mode)
         self._served.count(+1)
         self._resets += 1
         self._state = CompoWorldState(
@@ -187,6 +201,7 @@ class CompoWorldEnvironment(Environment[CompoWorldAction, CompoWorldObservation,
         if episode is None:
             raise EpisodeClosedError("no episode is running in this session: call reset(task_id=...) first")
         episode.check_open("step" if action.answer is None else "answer")
+        self._served.own_loop()
         self._state.step_count += 1
         if action.answer is not None:
             return await self._finish(episode, action.answer, "answer", None)
@@ -231,17 +246,28 @@ class CompoWorldEnvironment(Environment[CompoWorldAction, CompoWorldObservation,
         )
 
     def close(self) -> None:
-        """The session ended (closed or dropped): close its episode and its transport."""
+        """The session ended (closed or dropped): close its episode, on the loop that owns it."""
         if self._episode is not None and not self._episode.closed:
             closing = self._close_episode("abandoned: the session closed")
-            if self._runner is not None:  # opened through the sync API: close on its loop
+            loop = self._served.loop
+            try:
+                here = asyncio.get_running_loop()
+            except RuntimeError:
+                here = None
+            if self._runner is not None:  # driven through the sync API
                 self._runner.run(closing)
-            else:  # the server calls this from a worker thread (or its loop's): close on a loop of our own
-                run_async_safely(closing)
-        if self._runner is not None:
+            elif loop is not None and here is loop:  # OpenEnv's HTTP routes close on the loop: no waiting
+                task = loop.create_task(closing)
+                self._served.closing.add(task)
+                task.add_done_callback(self._served.closing.discard)
+            elif loop is not None and loop.is_running():  # the server closes sessions from a worker thread
+                asyncio.run_coroutine_threadsafe(closing, loop).result(timeout=60)
+            else:  # the loop is gone (the server stopped): nothing else can touch the episode now
+                asyncio.run(closing)
+        if self._runner is not None:  # an environment of its own (from_tasks): nobody else uses the pool
             self._runner.close()
             self._runner = None
-        self._transport.close()
+            self._served.transport.close()
 
     # -- internals ---------------------------------------------------------------------------------
 
@@ -323,6 +349,7 @@ def create_app(
 
     app.add_exception_handler(EpisodeClosedError, refused)
     app.add_exception_handler(HarnessInputError, refused)
+    app.router.on_shutdown.append(served.transport.close)
     return app
 
 

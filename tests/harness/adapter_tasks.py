@@ -9,13 +9,14 @@ import json
 from functools import lru_cache
 from typing import Any
 
-from composer.task import TaskSpec
 from fake_openai import tool_call
+from harness_fixtures import crm_tasks
+
+from composer.task import TaskSpec
 from harness.agents import ReferenceAgent
 from harness.agents.reference import reference_answer, reference_calls
 from harness.runner import RolloutJob, RunnerConfig, run_episode
 from harness.tools import InProcessTransport
-from harness_fixtures import crm_tasks
 
 Grade = tuple[dict[str, bool], float, bool]  # criteria, rubric score, passed
 
