@@ -139,7 +139,7 @@ def serve_openenv(tasks_file: str, port: int, mode: str) -> None:
     from harness.adapters.openenv import create_app
 
     uvicorn.run(create_app(tasks=tasks_file, mode=mode, max_concurrent_envs=1024), host="127.0.0.1", port=port,
-                log_level="warning", ws_max_size=64 * 1024 * 1024)  # fmt: skip
+                log_level="warning", ws_max_size=64 * 1024 * 1024, ws_per_message_deflate=False)  # fmt: skip
 
 
 def run_openenv(url: str, tasks: list[TaskSpec], rollouts: int, concurrency: int, mode: str) -> Grades:

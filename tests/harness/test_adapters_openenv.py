@@ -150,8 +150,14 @@ def test_bad_calls_get_clear_errors_and_misuse_of_the_session_is_refused(served:
             assert (await env.state()).done
 
     asyncio.run(misuse())
+    # OpenEnv's stateless HTTP routes: a reset opens and closes an episode at once; a step has none.
+    started = httpx.post(f"{served}/reset", json={"task_id": note_task().id}, timeout=30)
+    assert started.status_code == 200 and started.json()["observation"]["task_id"] == note_task().id
     refused = httpx.post(f"{served}/step", json={"action": {"answer": "x"}}, timeout=10)
     assert refused.status_code == 409 and "call reset" in refused.json()["detail"]
+    deadline = time.monotonic() + 30
+    while _status(served)["open_episodes"] and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert _status(served)["open_episodes"] == 0
 
 
