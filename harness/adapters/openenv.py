@@ -363,8 +363,11 @@ def serving(app: FastAPI, host: str = "127.0.0.1", port: int = 0, *, startup_tim
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(1024)
-    # Loopback: compressing every message (a reset carries every tool's schema) would only cost CPU.
-    config = uvicorn.Config(app, log_level="warning", ws_max_size=64 * 1024 * 1024, ws_per_message_deflate=False)
+    # Loopback: compressing every message (a reset carries every tool's schema) would only cost CPU;
+    # and the plain asyncio loop: under uvloop (when installed) bench/bench_adapters.py ran ~4x slower.
+    config = uvicorn.Config(
+        app, log_level="warning", ws_max_size=64 * 1024 * 1024, ws_per_message_deflate=False, loop="asyncio"
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="openenv-server", daemon=True)
     thread.start()
