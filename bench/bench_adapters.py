@@ -32,11 +32,11 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from composer.task import TaskSpec, load_tasks, write_tasks  # noqa: E402
 from harness.agents import ReferenceAgent  # noqa: E402
 from harness.agents.reference import reference_answer, reference_calls  # noqa: E402
 from harness.runner import RolloutJob, RunnerConfig, run_episode  # noqa: E402
 from harness.tools import InProcessTransport  # noqa: E402
+from mcp_services.tasks.spec import TaskSpec, load_tasks, write_tasks  # noqa: E402
 
 Grades = list[tuple[str, bool, float]]  # (task id, passed, rubric score) per rollout, sorted
 
@@ -80,7 +80,7 @@ def run_harness(tasks: list[TaskSpec], rollouts: int, concurrency: int, mode: st
     async def run() -> Grades:
         transport = InProcessTransport()
         gate = asyncio.Semaphore(concurrency)
-        agent = ReferenceAgent()
+        agent = ReferenceAgent(tasks)
 
         async def one(task: TaskSpec, r: int) -> tuple[str, bool, float]:
             async with gate:

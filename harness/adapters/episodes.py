@@ -17,7 +17,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from composer.task import TaskSpec
 from harness.agents.base import Message, ToolCallRequest, ToolSchema
 from harness.defaults import load_task_set
 from harness.errors import HarnessInputError
@@ -26,6 +25,7 @@ from harness.runner import RunnerConfig, decode_arguments
 from harness.tools import CallOutcome, ToolSession, ToolTransport
 from mcp_services.kernel.results import ToolResult
 from mcp_services.serving.surface import MODES, Mode
+from mcp_services.tasks.spec import TaskSpec
 
 __all__ = [
     "AdapterEpisode",

@@ -12,11 +12,11 @@ from typing import Any
 from fake_openai import tool_call
 from harness_fixtures import crm_tasks
 
-from composer.task import TaskSpec
 from harness.agents import ReferenceAgent
 from harness.agents.reference import reference_answer, reference_calls
 from harness.runner import RolloutJob, RunnerConfig, run_episode
 from harness.tools import InProcessTransport
+from mcp_services.tasks.spec import TaskSpec
 
 Grade = tuple[dict[str, bool], float, bool]  # criteria, rubric score, passed
 
@@ -40,9 +40,9 @@ def harness_grades(tasks: tuple[TaskSpec, ...], mode: str) -> dict[str, Grade]:
     async def run() -> dict[str, Grade]:
         transport = InProcessTransport()
         try:
-            grades = {}
+            grades, agent, config = {}, ReferenceAgent(tasks), RunnerConfig(mode=mode)  # type: ignore[arg-type]
             for task in tasks:
-                t = await run_episode(RolloutJob(task, 0, 0), ReferenceAgent(), transport, RunnerConfig(mode=mode))  # type: ignore[arg-type]
+                t = await run_episode(RolloutJob(task, 0, 0), agent, transport, config)
                 grades[task.id] = (t.criteria, t.rubric_score, t.passed)
             return grades
         finally:

@@ -22,11 +22,11 @@ from adapter_tasks import ReferenceReplay, adapter_tasks, harness_grades
 from fake_openai import FakeOpenAI, tool_call
 from harness_fixtures import note_task
 
-from composer.task import write_tasks
 from harness.agents import AgentTurn, ScriptedAgent, ToolCallRequest
 from harness.errors import HarnessInputError
 from harness.runner import RolloutJob, RunnerConfig, run_episode
 from harness.tools import InProcessTransport
+from mcp_services.tasks.spec import write_tasks
 from training.rewards import completion_focused_rubric_reward
 
 pytestmark = pytest.mark.skipif(
