@@ -73,7 +73,7 @@ __all__ = [
 ]
 
 #: Per-episode rewards. CFRR needs the whole group of a task's rollouts: the trainer computes it
-#: from each final observation's ``grade["criterion_scores"]`` (``training.rewards.group_rewards``).
+#: from each final observation's ``grade["criterion_scores"]`` (``mcp_services.tasks.rewards.group_rewards``).
 REWARDS = ("rubric", "binary")
 
 

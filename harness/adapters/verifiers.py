@@ -8,7 +8,7 @@ harness's tool seam; when the rollout ends, however it ends, the episode is clos
 the task's checks. The rubric turns the grade into the reward:
 
 - ``cfrr``: the Completion-Focused Rubric Reward, a group reward over the rollouts of one task
-  (``training.rewards``; groups are formed by task id, never by position);
+  (``mcp_services.tasks.rewards``; groups are formed by task id, never by position);
 - ``binary``: 1 when every criterion passes; ``rubric``: the mean of the criteria.
 
 ``passed`` and ``rubric_score`` ride along as metrics; ``state["compoworld"]`` holds the full grade.
@@ -41,7 +41,7 @@ from harness.adapters.episodes import (
 from harness.errors import HarnessInputError
 from harness.tools import InProcessTransport
 from mcp_services.serving.surface import Mode
-from training.rewards import RewardKind, group_rewards
+from mcp_services.tasks.rewards import RewardKind, group_rewards
 
 __all__ = ["REWARDS", "CompoWorldEnv", "CompoWorldRubric", "load_environment"]
 
@@ -190,7 +190,7 @@ def load_environment(
 
     ``tasks``: a ``tasks.jsonl`` path or a list of ``TaskSpec`` (None: the harness's default set);
     ``mode``: ``direct`` (every tool) or ``discover`` (four meta-tools); ``reward``: ``cfrr``,
-    ``binary`` or ``rubric``; ``beta``/``lam``/``eps``: CFRR's knobs (None: ``training.rewards``'s
+    ``binary`` or ``rubric``; ``beta``/``lam``/``eps``: CFRR's knobs (None: ``mcp_services.tasks.rewards``'s
     defaults); ``max_turns``: model turns
     per rollout. Other keyword arguments go to ``verifiers.Environment``.
     """

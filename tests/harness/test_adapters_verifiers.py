@@ -26,8 +26,8 @@ from harness.agents import AgentTurn, ScriptedAgent, ToolCallRequest
 from harness.errors import HarnessInputError
 from harness.runner import RolloutJob, RunnerConfig, run_episode
 from harness.tools import InProcessTransport
+from mcp_services.tasks.rewards import completion_focused_rubric_reward
 from mcp_services.tasks.spec import write_tasks
-from training.rewards import completion_focused_rubric_reward
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("verifiers") is None, reason="needs the verifiers extra: pip install -e '.[verifiers]'"
