@@ -438,3 +438,16 @@ def test_a_card_payment_missing_from_the_books_can_be_reconciled_from_the_charge
                                                           "reference": charge["id"], "date": charge["created"][:10]})
         assert result.success, result.envelope()
         assert ep.call("accounting", "get_invoice", {"invoice_number": inv["invoice_number"]}).data["status"] == "PAID"
+
+
+def test_a_contacts_balance_counts_every_open_invoice_even_one_added_by_a_task_setup(ep: Episode) -> None:
+    contact = a_contact(ep)
+    row = dict(ep.dump()["accounting"]["invoices"][an_invoice(ep, "AUTHORISED")["invoice_number"]])
+    row.update(id="INV-0900", contact_id=contact["id"], due_date="2000-02-01", date="2000-01-01", amount_due=123.45,
+               amount_paid=0.0, amount_credited=0.0)
+    ep.apply_setup([{"service": "accounting", "table": "invoices", "row": row}])
+    after = call(ep, "get_contact", contact_id=contact["id"])
+    assert after["outstanding"] == round(contact["outstanding"] + 123.45, 2)
+    assert after["overdue"] == round(contact["overdue"] + 123.45, 2)
+    planted = call(ep, "get_invoice", invoice_number="INV-0900")
+    assert planted["overdue"] and planted["days_overdue"] > 9000 and planted["contact_name"] == contact["name"]

@@ -436,3 +436,11 @@ def test_deleting_a_trashed_folder_deletes_everything_in_it_and_its_shares(ep: E
     assert all(f["id"] not in remaining for f in below)
     assert all(s["item_id"] in remaining for s in rows_of(ep.dump()["files"], "shares"))
     assert len(remaining) == before - deleted["deleted_items"]
+
+
+def test_listings_stay_light_and_a_file_text_is_read_with_download(ep: Episode) -> None:
+    hits = ok(ep, "search_files", name="Master Services Agreement.pdf", limit=5)["items"]
+    assert hits and all("content" not in f for f in hits)
+    text = ok(ep, "download_file", file_id=hits[0]["id"])["content"]
+    assert text.startswith("MASTER SERVICES AGREEMENT")
+    assert ok(ep, "get_file", file_id=hits[0]["id"])["size"] > len(text)  # a PDF weighs more than its text
