@@ -560,8 +560,8 @@ def _build_plan(world: World) -> BusinessPlan:
     owners = {org.id: _pick(rng, sales) for org in orgs}
     terms = {org.id: rng.choice((14, 30, 30, 45)) for org in orgs}
     suppliers = frozenset(org.id for org in rng.sample(list(orgs), N_SUPPLIERS))
-    invoices = _plan_invoices(world, world.rng("plan:invoices"), billing, terms)
-    invoices, credits = _plan_credits(world.rng("plan:credits"), invoices, today.isoformat())
+    drafts = _plan_invoices(world, world.rng("plan:invoices"), billing, terms)
+    invoices, credits = _plan_credits(world.rng("plan:credits"), drafts, today.isoformat())
     charges = _plan_charges(world.rng("plan:charges"), invoices, today)
     contracts, proposals = _plan_agreements(world, world.rng("plan:agreements"), owners, terms)
     reports = _plan_reports(world, invoices)
@@ -591,6 +591,22 @@ def planned_lines(rng: random.Random, products: Sequence[Product], count: int) -
     return tuple(lines)
 
 
+def planned_status(
+    rng: random.Random, age: int, paid_by_now: bool, *, draft: tuple[int, float], voided: float, paid: float
+) -> InvoiceStatus:
+    """The status of a document ``age`` days old: a recent draft, voided, paid (if it could be by now) or open.
+
+    ``draft``: (within how many days, chance); ``voided`` and ``paid``: chances.
+    """
+    if age <= draft[0] and rng.random() < draft[1]:
+        return "DRAFT"
+    if rng.random() < voided:
+        return "VOIDED"
+    if paid_by_now and rng.random() < paid:
+        return "PAID"
+    return "AUTHORISED"
+
+
 def _plan_invoices(
     world: World, rng: random.Random, billing: Mapping[str, Person], terms: Mapping[str, int]
 ) -> list[PlannedInvoice]:
@@ -605,16 +621,11 @@ def _plan_invoices(
         due = issued + timedelta(days=terms[org.id])
         lines = planned_lines(rng, sold, rng.choices((1, 2, 3, 4), weights=(4, 3, 2, 1))[0])
         total = round(sum(line.amount for line in lines), 2)
-        status: InvoiceStatus = "AUTHORISED"
         payments: list[PlannedPayment] = []
         method: PaymentMethod = rng.choices(("card", "bank_transfer", "cheque"), weights=(4, 5, 1))[0]
         paid_on = issued + timedelta(days=rng.randint(1, terms[org.id] + 15))
-        if age <= 12 and rng.random() < 0.45:
-            status = "DRAFT"
-        elif rng.random() < 0.04:
-            status = "VOIDED"
-        elif paid_on <= today and rng.random() < 0.88:
-            status = "PAID"
+        status = planned_status(rng, age, paid_on <= today, draft=(12, 0.45), voided=0.04, paid=0.88)
+        if status == "PAID":
             if rng.random() < 0.15 and (paid_on - issued).days >= 3:
                 # Two instalments on different days, so they never look like a duplicate charge.
                 first = round(total / 2, 2)
@@ -623,7 +634,7 @@ def _plan_invoices(
                 payments.append(PlannedPayment(round(total - first, 2), paid_on.isoformat(), method))
             else:
                 payments = [PlannedPayment(total, paid_on.isoformat(), method)]
-        elif age > 20 and rng.random() < 0.25:
+        elif status == "AUTHORISED" and age > 20 and rng.random() < 0.25:
             part = float(round(total * rng.uniform(0.3, 0.7)))
             payments = [PlannedPayment(part, min(paid_on, today).isoformat(), method)]
         person = billing[org.id]

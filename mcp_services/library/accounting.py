@@ -43,7 +43,7 @@ from mcp_services.kernel.semantic import (
     Subject,
     Text,
 )
-from mcp_services.kernel.world import N_PLANNED_INVOICES, N_SUPPLIERS, PlannedLine, planned_lines
+from mcp_services.kernel.world import N_PLANNED_INVOICES, N_SUPPLIERS, PlannedLine, planned_lines, planned_status
 
 ContactId = EntityId("accounting.contact")
 ItemCode = EntityId("accounting.item")
@@ -169,7 +169,7 @@ class Invoice:
     invoice_number = derived(InvoiceNumber, lambda i: i.id)
     contact_name = joined(CompanyName, via="contact_id", field="name")
     contact_email = joined(EmailAddress, via="contact_id", field="email")
-    # Against the world's day for each call (see _on_today).
+    # Against the world's day for each call (see _invoice_now).
     days_overdue = derived(int, lambda i: i.days_late)
     overdue = derived(bool, lambda i: i.days_late > 0)
 
@@ -323,7 +323,7 @@ def _with_balances(ctx: ToolContext, contacts: Sequence[Contact]) -> list[Contac
     return [_view(_ContactNow, c, balance=sums.get(c.id, (0.0, 0.0))) for c in contacts]
 
 
-def _page(page: Page[R], now: Any) -> Page[R]:
+def _paged(page: Page[R], now: Any) -> Page[R]:
     page.items = list(now(page.items))
     return page
 
@@ -553,13 +553,7 @@ def _seed_bills(ctx: ToolContext, rng: Any, contacts: dict[str, Contact]) -> Non
         lines = _stored(planned_lines(rng, products, rng.choices((1, 2, 3, 4), weights=(4, 3, 2, 1))[0]))
         total = _total(lines)
         paid_on = issued + timedelta(days=rng.randint(3, 40))
-        status: InvoiceStatus = "AUTHORISED"
-        if age <= 7 and rng.random() < 0.4:
-            status = "DRAFT"
-        elif rng.random() < 0.05:
-            status = "VOIDED"
-        elif paid_on <= today and rng.random() < 0.8:
-            status = "PAID"
+        status = planned_status(rng, age, paid_on <= today, draft=(7, 0.4), voided=0.05, paid=0.8)
         paid = status == "PAID"
         bill = Bill(
             id=_document_number(ctx, "BILL"), contact_id=contact.id, supplier_reference=f"SI-{rng.randint(10000, 99999)}",
@@ -607,7 +601,7 @@ def list_contacts(
     ids = _contacts_matching(ctx, email=email)
     if ids is not None:
         q.where_in("id", ids)
-    return _page(q.order_by("name").page(limit, cursor), lambda items: _with_balances(ctx, items))
+    return _paged(q.order_by("name").page(limit, cursor), lambda items: _with_balances(ctx, items))
 
 
 @service.tool("read", intent="get", phrases=("check what {contact_id} owes us", "open {contact_id} in accounting"))
@@ -772,7 +766,7 @@ def list_invoices(
         q.where(status="AUTHORISED").compare("due_date", "<", _today(ctx)).compare("amount_due", ">", 0)
     _in_dates(q, "date", date_from, date_to).search(query, "id", "reference", "line_items")
     page = q.order_by("-date", "-id").page(limit, cursor)
-    return _page(page, lambda items: [_invoice_now(ctx, i) for i in items])
+    return _paged(page, lambda items: [_invoice_now(ctx, i) for i in items])
 
 
 @service.tool("read", intent="get", phrases=("open invoice {invoice_number}", "check what is still due on {invoice_number}"))
@@ -1206,7 +1200,7 @@ def list_bills(
     if overdue:
         q.where(status="AUTHORISED").compare("due_date", "<", _today(ctx)).compare("amount_due", ">", 0)
     page = _in_dates(q, "date", date_from, date_to).order_by("-date", "-id").page(limit, cursor)
-    return _page(page, lambda items: [_bill_now(ctx, b) for b in items])
+    return _paged(page, lambda items: [_bill_now(ctx, b) for b in items])
 
 
 @service.tool(

@@ -24,7 +24,7 @@ Rules (Box's and Drive's):
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 from random import Random
@@ -312,6 +312,11 @@ def _shares_now(ctx: ToolContext, shares: Sequence[Share]) -> list[Share]:
     return [_ShareNow(**_fields(s), file_name=names[s.item_id]) for s in shares]
 
 
+def _paged(page: Page[Any], now: Callable[[list[Any]], list[Any]]) -> Page[Any]:
+    page.items = now(page.items)
+    return page
+
+
 def _page_of(items: list[Any], limit: int, cursor: str | None) -> Page[Any]:
     """One page of a listing sorted here (across files and folders, or by name without regard to case)."""
     offset = decode_cursor(cursor)
@@ -524,21 +529,6 @@ _DOCS = (
          "- Read the employee handbook"),
     _Doc("HR", "Holiday calendar {year}.csv", "office manager", (60, 120),
          "date,holiday\n{year}-01-01,New Year\n{year}-07-04,Independence Day\n{year}-12-25,Christmas"),
-    _Doc("Engineering", "Runbook - Billing sync.md", "engineering lead", (30, 400),
-         "# Runbook: Billing sync\n\nOwner: {engineering_lead} <{engineering_lead_email}>\n\n1. Check the dashboard.\n"
-         "2. Restart the worker if the queue is stuck.\n3. Escalate to the on-call engineer."),
-    _Doc("Engineering", "Runbook - Backups.md", "engineering lead", (30, 400),
-         "# Runbook: Backups\n\nOwner: {engineering_lead} <{engineering_lead_email}>\n\n1. Check last night's job.\n"
-         "2. Restore a sample file to verify.\n3. Escalate to the on-call engineer."),
-    _Doc("Engineering", "Runbook - On-call.md", "engineering lead", (30, 400),
-         "# Runbook: On-call\n\nOwner: {engineering_lead} <{engineering_lead_email}>\n\n1. Acknowledge the page.\n"
-         "2. Post in the incident channel.\n3. Write the postmortem within two days."),
-    _Doc("Engineering", "API design - Webhooks.md", "engineering lead", (10, 150),
-         "# API design: Webhooks\n\nAuthor: {engineering_lead}\nReviewers: {product_manager}\nStatus: approved"),
-    _Doc("Engineering", "API design - SSO.md", "product manager", (10, 150),
-         "# API design: SSO\n\nAuthor: {engineering_lead}\nReviewers: {product_manager}\nStatus: in review"),
-    _Doc("Engineering", "API design - Usage export.md", "engineering lead", (10, 150),
-         "# API design: Usage export\n\nAuthor: {engineering_lead}\nReviewers: {product_manager}\nStatus: draft"),
     _Doc("Engineering", "Architecture overview.pptx", "engineering lead", (200, 500),
          "Architecture overview: API, workers, database, files."),
     _Doc("Marketing", "Brand guidelines.pdf", "product manager", (200, 500),
@@ -557,6 +547,18 @@ _DOCS = (
     _Doc("Archive", "Revenue report {last_year} summary.xlsx", "finance lead", (60, 80), "Summary of last year's revenue."),
 )
 
+#: Engineering's runbooks: (system, its three steps).
+_RUNBOOKS = (
+    ("Billing sync", ("Check the dashboard.", "Restart the worker if the queue is stuck.", "Escalate to the on-call engineer.")),
+    ("Backups", ("Check last night's job.", "Restore a sample file to verify.", "Escalate to the on-call engineer.")),
+    ("On-call", ("Acknowledge the page.", "Post in the incident channel.", "Write the postmortem within two days.")),
+)
+#: Engineering's API designs: (feature, author's role, status).
+_API_DESIGNS = (
+    ("Webhooks", "engineering lead", "approved"),
+    ("SSO", "product manager", "in review"),
+    ("Usage export", "engineering lead", "draft"),
+)
 _MEETING_TOPICS = (
     "hiring plan", "office move", "Q{q} targets", "customer churn", "pricing update", "support backlog",
     "security audit", "team offsite", "new onboarding flow", "invoice reminders",
@@ -916,6 +918,12 @@ class _Drive:
         self.file("HR", "Team directory.csv", "name,email,phone,role\n" + "\n".join(
             f"{p.name},{p.email},{p.phone},{p.job_title}" for p in team), self.person("office manager"), (10, 90))
         lead = self.person("engineering lead")
+        for system, steps in _RUNBOOKS:
+            self.file("Engineering", f"Runbook - {system}.md", f"# Runbook: {system}\n\nOwner: {lead.name} <{lead.email}>\n\n"
+                      + "\n".join(f"{n}. {step}" for n, step in enumerate(steps, start=1)), lead, (30, 400))
+        for feature, role, status in _API_DESIGNS:
+            self.file("Engineering", f"API design - {feature}.md", f"# API design: {feature}\n\nAuthor: {lead.name}\n"
+                      f"Reviewers: {facts['product_manager']}\nStatus: {status}", self.person(role), (10, 150))
         for _ in range(3):
             day = -rng.randint(5, 200)
             self.file("Engineering", f"Incident postmortem {self.date(day)}.md",
@@ -1020,8 +1028,7 @@ def list_folder_items(
     items = _sorted(_children(ctx, folder, live=not folder.trashed), order_by)
     items.sort(key=lambda i: 0 if isinstance(i, Folder) else 1)
     page = _page_of(items, limit, cursor)
-    page.items = _items_now(ctx, page.items)
-    return page
+    return _paged(page, lambda items: _items_now(ctx, items))
 
 
 @service.tool(
@@ -1090,8 +1097,7 @@ def search_files(
         page: Page[Any] = _page_of(_sorted(q.all(), "name"), limit, cursor)
     else:
         page = q.order_by(f"-{order_by}").page(limit, cursor)
-    page.items = _items_now(ctx, page.items)
-    return page
+    return _paged(page, lambda items: _items_now(ctx, items))
 
 
 @service.tool("read", intent="find", phrases=("find the {query} folder on the drive", "look for the folder of {query}"))
@@ -1118,8 +1124,7 @@ def search_folders(
     if not include_trashed:
         q.where(trashed=False)
     page: Page[Any] = _page_of(_sorted(q.all(), "name"), limit, cursor)
-    page.items = _folders_now(ctx, page.items)
-    return page
+    return _paged(page, lambda items: _folders_now(ctx, items))
 
 
 @service.tool("read", intent="get", phrases=("check the details of {file_id}", "see who owns {file_id}"))
@@ -1187,8 +1192,7 @@ def list_trash(ctx: ToolContext, limit: Limit = 20, cursor: Cursor = None) -> Pa
     items.sort(key=lambda i: i.id)
     items.sort(key=lambda i: i.trashed_at or "", reverse=True)
     page = _page_of(items, limit, cursor)
-    page.items = _items_now(ctx, page.items)
-    return page
+    return _paged(page, lambda items: _items_now(ctx, items))
 
 
 @service.tool("read", intent="find", phrases=("check who has access to {file_id}", "see who {file_id} is shared with"))
@@ -1202,8 +1206,7 @@ def list_shares(ctx: ToolContext, file_id: FileId, limit: Limit = 20, cursor: Cu
     """
     item = _item(ctx, file_id)
     page = ctx.query(Share).where(item_id=item.id).order_by("email").page(limit, cursor)
-    page.items = _shares_now(ctx, page.items)
-    return page
+    return _paged(page, lambda items: _shares_now(ctx, items))
 
 
 # -- creating and editing ------------------------------------------------------------------------
