@@ -15,16 +15,16 @@ payments are missing from these books on purpose: reconciling them is a task.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import date as date_cls
 from datetime import timedelta
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter, WithJsonSchema
 from typing_extensions import TypedDict
 
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field, joined
-from mcp_services.kernel.entity import runtime_of
+from mcp_services.kernel.context import META_TABLE
+from mcp_services.kernel.records import RecordAccess
 from mcp_services.kernel.schema import StateDef
 from mcp_services.kernel.semantic import (
     Address,
@@ -43,7 +43,7 @@ from mcp_services.kernel.semantic import (
     Subject,
     Text,
 )
-from mcp_services.kernel.world import N_PLANNED_INVOICES, N_SUPPLIERS, PlannedLine, planned_lines, planned_status
+from mcp_services.kernel.world import N_PLANNED_INVOICES, World, N_SUPPLIERS, PlannedLine, planned_lines, planned_status
 
 ContactId = EntityId("accounting.contact")
 ItemCode = EntityId("accounting.item")
@@ -106,6 +106,37 @@ service = Service(
 )
 
 
+# -- values read at call time ---------------------------------------------------------------------
+
+
+def _day_of(db: RecordAccess) -> str:
+    """The world's day for the store being read (a batch sees the store only; each store knows its world)."""
+    seed = db.sql(f"SELECT value FROM {META_TABLE} WHERE key = 'world_seed'")[0][0]
+    return World.from_seed(int(seed)).now[:10]
+
+
+def _days_late(db: RecordAccess, docs: Sequence[Any]) -> list[int]:
+    """Days each approved invoice or bill with money due is past its due date (0 when not overdue)."""
+    today = _day_of(db)
+    return [
+        (date_cls.fromisoformat(today) - date_cls.fromisoformat(d.due_date)).days
+        if d.status == "AUTHORISED" and d.amount_due > 0 and d.due_date < today else 0
+        for d in docs
+    ]
+
+
+def _balances(db: RecordAccess, contacts: Sequence[Any], part: int) -> list[float]:
+    """What each contact owes on its open invoices (part 0) and the overdue share of it (part 1), in one query."""
+    marks = ", ".join("?" for _ in contacts)
+    rows = db.sql(
+        "SELECT contact_id, SUM(amount_due), SUM(CASE WHEN due_date < ? THEN amount_due ELSE 0 END) FROM invoices "
+        f"WHERE status = 'AUTHORISED' AND contact_id IN ({marks}) GROUP BY contact_id",
+        _day_of(db), *(c.id for c in contacts),
+    )
+    sums = {row[0]: round(float(row[1 + part] or 0), 2) for row in rows}
+    return [sums.get(c.id, 0.0) for c in contacts]
+
+
 # -- entities --------------------------------------------------------------------------------------
 
 
@@ -139,9 +170,10 @@ class Contact:
     currency: Currency
     created_at: DateTime
 
-    # Summed over its open invoices for each call (see _with_balances).
-    outstanding = derived(Money, lambda c: c.balance[0], description="Amount due on its open (AUTHORISED) sales invoices")
-    overdue = derived(Money, lambda c: c.balance[1], description="The part of outstanding that is past its due date")
+    outstanding = derived(Money, batch=lambda db, cs: _balances(db, cs, 0),
+                          description="Amount due on its open (AUTHORISED) sales invoices")
+    overdue = derived(Money, batch=lambda db, cs: _balances(db, cs, 1),
+                      description="The part of outstanding that is past its due date")
 
 
 @service.entity(table="invoices", prefix="inv", search=("reference",), state=_DOCUMENT_STATES)
@@ -169,9 +201,8 @@ class Invoice:
     invoice_number = derived(InvoiceNumber, lambda i: i.id)
     contact_name = joined(CompanyName, via="contact_id", field="name")
     contact_email = joined(EmailAddress, via="contact_id", field="email")
-    # Against the world's day for each call (see _invoice_now).
-    days_overdue = derived(int, lambda i: i.days_late)
-    overdue = derived(bool, lambda i: i.days_late > 0)
+    days_overdue = derived(int, batch=_days_late)
+    overdue = derived(bool, batch=lambda db, invoices: [days > 0 for days in _days_late(db, invoices)])
 
 
 @service.entity(table="bills", prefix="bill", search=("supplier_reference",), state=_DOCUMENT_STATES)
@@ -195,7 +226,7 @@ class Bill:
 
     bill_number = derived(BillNumber, lambda b: b.id)
     supplier_name = joined(CompanyName, via="contact_id", field="name")
-    overdue = derived(bool, lambda b: b.days_late > 0)
+    overdue = derived(bool, batch=lambda db, bills: [days > 0 for days in _days_late(db, bills)])
 
 
 @service.entity(table="payments", prefix="pay")
@@ -256,22 +287,6 @@ class InvoiceEmail:
     amount_due = joined(Money, via="invoice_number", field="amount_due")
 
 
-# Records with the values a call computes put in place: the kernel's derived values see the record only.
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _ContactNow(Contact):
-    balance: tuple[float, float]  # (outstanding, overdue)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _InvoiceNow(Invoice):
-    days_late: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _BillNow(Bill):
-    days_late: int
-
-
 class LineItemIn(BaseModel):
     """One line of an invoice, bill or credit note: a product by SKU, or a free description and price."""
 
@@ -281,55 +296,8 @@ class LineItemIn(BaseModel):
     unit_price: Money | None = Field(None, description="Price per unit; defaults to the product's price.")
 
 
-# -- what a call computes --------------------------------------------------------------------------
-
-R = TypeVar("R")
-V = TypeVar("V")
-
-
-def _view(cls: type[V], record: Any, **values: Any) -> V:
-    return cls(**runtime_of(type(record)).dump(record), **values)
-
-
 def _today(ctx: ToolContext) -> str:
     return ctx.now_iso[:10]
-
-
-def _days_late(today: str, status: str, due_date: str, amount_due: float) -> int:
-    if status != "AUTHORISED" or amount_due <= 0 or due_date >= today:
-        return 0
-    return (date_cls.fromisoformat(today) - date_cls.fromisoformat(due_date)).days
-
-
-def _invoice_now(ctx: ToolContext, inv: Invoice) -> Invoice:
-    return _view(_InvoiceNow, inv, days_late=_days_late(_today(ctx), inv.status, inv.due_date, inv.amount_due))
-
-
-def _bill_now(ctx: ToolContext, bill: Bill) -> Bill:
-    return _view(_BillNow, bill, days_late=_days_late(_today(ctx), bill.status, bill.due_date, bill.amount_due))
-
-
-def _with_balances(ctx: ToolContext, contacts: Sequence[Contact]) -> list[Contact]:
-    """Contacts with what each owes (open and overdue), summed in one query per page."""
-    if not contacts:
-        return []
-    marks = ", ".join("?" for _ in contacts)
-    rows = ctx.sql(
-        "SELECT contact_id, SUM(amount_due), SUM(CASE WHEN due_date < ? THEN amount_due ELSE 0 END) FROM invoices "
-        f"WHERE status = 'AUTHORISED' AND contact_id IN ({marks}) GROUP BY contact_id",
-        _today(ctx), *(c.id for c in contacts),
-    )
-    sums = {contact_id: (round(float(due or 0), 2), round(float(late or 0), 2)) for contact_id, due, late in rows}
-    return [_view(_ContactNow, c, balance=sums.get(c.id, (0.0, 0.0))) for c in contacts]
-
-
-def _paged(page: Page[R], now: Any) -> Page[R]:
-    page.items = list(now(page.items))
-    return page
-
-
-def _contact_now(ctx: ToolContext, contact: Contact) -> Contact:
-    return _with_balances(ctx, [contact])[0]
 
 
 # -- shared rules ----------------------------------------------------------------------------------
@@ -601,7 +569,7 @@ def list_contacts(
     ids = _contacts_matching(ctx, email=email)
     if ids is not None:
         q.where_in("id", ids)
-    return _paged(q.order_by("name").page(limit, cursor), lambda items: _with_balances(ctx, items))
+    return q.order_by("name").page(limit, cursor)
 
 
 @service.tool("read", intent="get", phrases=("check what {contact_id} owes us", "open {contact_id} in accounting"))
@@ -611,7 +579,7 @@ def get_contact(ctx: ToolContext, contact_id: ContactId) -> Contact:
     Args:
         contact_id: The contact's id, e.g. con_0003.
     """
-    return _contact_now(ctx, _contact(ctx, contact_id))
+    return _contact(ctx, contact_id)
 
 
 @service.tool(
@@ -654,7 +622,7 @@ def create_contact(
         domain=address_email.split("@")[1], is_supplier=is_supplier, payment_terms_days=payment_terms_days,
         currency=ctx.world.currency, created_at=ctx.now_iso,
     )
-    return _contact_now(ctx, ctx.insert(contact))
+    return ctx.insert(contact)
 
 
 @service.tool(
@@ -698,7 +666,7 @@ def update_contact(
         raise ToolError.invalid_argument("Pass at least one field to change.")
     if payment_terms_days is not None and not 0 <= payment_terms_days <= 120:
         raise ToolError.invalid_argument("payment_terms_days must be between 0 and 120.")
-    return _contact_now(ctx, ctx.update(contact, **changes))
+    return ctx.update(contact, **changes)
 
 
 @service.tool("read", intent="find", phrases=("look up the price of {query}", "find the product code for {query}"))
@@ -765,8 +733,7 @@ def list_invoices(
     if overdue:
         q.where(status="AUTHORISED").compare("due_date", "<", _today(ctx)).compare("amount_due", ">", 0)
     _in_dates(q, "date", date_from, date_to).search(query, "id", "reference", "line_items")
-    page = q.order_by("-date", "-id").page(limit, cursor)
-    return _paged(page, lambda items: [_invoice_now(ctx, i) for i in items])
+    return q.order_by("-date", "-id").page(limit, cursor)
 
 
 @service.tool("read", intent="get", phrases=("open invoice {invoice_number}", "check what is still due on {invoice_number}"))
@@ -776,7 +743,7 @@ def get_invoice(ctx: ToolContext, invoice_number: InvoiceNumber) -> Invoice:
     Args:
         invoice_number: The invoice number, e.g. INV-0042.
     """
-    return _invoice_now(ctx, _invoice(ctx, invoice_number))
+    return _invoice(ctx, invoice_number)
 
 
 @service.tool(
@@ -823,7 +790,7 @@ def create_invoice(
         date=issued, due_date=due, currency=contact.currency, status="DRAFT", line_items=lines, total=total,
         amount_due=total, created_at=ctx.now_iso, updated_at=ctx.now_iso,
     )
-    return _invoice_now(ctx, ctx.insert(inv))
+    return ctx.insert(inv)
 
 
 @service.tool(
@@ -871,7 +838,7 @@ def update_invoice(
         changes["due_date"] = due_date
     if reference is not None:
         changes["reference"] = reference.strip() or None
-    return _invoice_now(ctx, ctx.update(inv, **changes))
+    return ctx.update(inv, **changes)
 
 
 @service.tool("write", intent="approve", phrases=("approve {invoice_number}", "sign off draft invoice {invoice_number}"))
@@ -884,7 +851,7 @@ def approve_invoice(ctx: ToolContext, invoice_number: InvoiceNumber) -> Invoice:
     inv = _invoice(ctx, invoice_number)
     if inv.status != "DRAFT":
         raise ToolError.invalid_state(f"Invoice {inv.id} is {inv.status}; only DRAFT invoices can be approved.")
-    return _invoice_now(ctx, ctx.update(inv, status="AUTHORISED", updated_at=ctx.now_iso))
+    return ctx.update(inv, status="AUTHORISED", updated_at=ctx.now_iso)
 
 
 @service.tool("write", intent="cancel", phrases=("void {invoice_number}", "cancel invoice {invoice_number}"))
@@ -903,7 +870,7 @@ def void_invoice(ctx: ToolContext, invoice_number: InvoiceNumber) -> Invoice:
             f"Invoice {inv.id} has {inv.amount_paid:.2f} paid and {inv.amount_credited:.2f} credited; an invoice "
             "with payments or credits cannot be voided. Issue a credit note for the rest instead."
         )
-    return _invoice_now(ctx, ctx.update(inv, status="VOIDED", amount_due=0.0, updated_at=ctx.now_iso))
+    return ctx.update(inv, status="VOIDED", amount_due=0.0, updated_at=ctx.now_iso)
 
 
 @service.tool(
@@ -1199,8 +1166,7 @@ def list_bills(
         q.where_in("contact_id", ids)
     if overdue:
         q.where(status="AUTHORISED").compare("due_date", "<", _today(ctx)).compare("amount_due", ">", 0)
-    page = _in_dates(q, "date", date_from, date_to).order_by("-date", "-id").page(limit, cursor)
-    return _paged(page, lambda items: [_bill_now(ctx, b) for b in items])
+    return _in_dates(q, "date", date_from, date_to).order_by("-date", "-id").page(limit, cursor)
 
 
 @service.tool(
@@ -1261,4 +1227,4 @@ def create_bill(
         currency=contact.currency, line_items=lines, total=total, amount_due=total, created_at=ctx.now_iso,
         updated_at=ctx.now_iso,
     )
-    return _bill_now(ctx, ctx.insert(bill))
+    return ctx.insert(bill)

@@ -24,8 +24,7 @@ Rules (Box's and Drive's):
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from datetime import date, timedelta
 from random import Random
 from typing import Any, Literal, NamedTuple
@@ -35,7 +34,7 @@ from pydantic import BaseModel
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field
 from mcp_services.kernel.entity import runtime_of
 from mcp_services.kernel.pagination import decode_cursor
-from mcp_services.kernel.records import check_search_text, like_pattern
+from mcp_services.kernel.records import RecordAccess, check_search_text, like_pattern
 from mcp_services.kernel.semantic import (
     URL,
     CompanyName,
@@ -103,6 +102,60 @@ service = Service(
 )
 
 
+# -- values read for a whole result ---------------------------------------------------------------
+
+
+def _folder_paths(db: RecordAccess) -> dict[str, str]:
+    """Every folder's path ("/" for the root), from one query: folders are few."""
+    rows = {folder_id: (name, parent) for folder_id, name, parent in db.sql("SELECT id, name, parent_id FROM folders")}
+    paths: dict[str, str] = {}
+
+    def path_of(folder_id: str) -> str:
+        if folder_id not in paths:
+            name, parent = rows[folder_id]
+            paths[folder_id] = "/" if parent is None else f"{path_of(parent).rstrip('/')}/{name}"
+        return paths[folder_id]
+
+    for folder_id in rows:
+        path_of(folder_id)
+    return paths
+
+
+def _paths(db: RecordAccess, items: Sequence[Any]) -> list[str]:
+    paths = _folder_paths(db)
+    return [
+        paths[i.id] if i.id.startswith("folder_") else f"{paths[i.parent_id].rstrip('/')}/{i.name}" if i.parent_id
+        else f"/{i.name}"
+        for i in items
+    ]
+
+
+def _sharers(db: RecordAccess, items: Sequence[Any]) -> list[list[str]]:
+    """Who each item is shared with, by email, in one query."""
+    found: dict[str, list[str]] = {i.id: [] for i in items}
+    for share in db.query(Share).where_in("item_id", list(found)).order_by("email").all():
+        found[share.item_id].append(share.email)
+    return [found[i.id] for i in items]
+
+
+def _item_counts(db: RecordAccess, folders: Sequence[Any]) -> list[int]:
+    """How many items that are not in the trash each folder holds (one query per kind)."""
+    ids = [f.id for f in folders]
+    marks = ", ".join("?" for _ in ids)
+    counts: dict[str, int] = {}
+    for table in ("folders", "files"):
+        statement = f"SELECT parent_id, COUNT(*) FROM {table} WHERE trashed = 0 AND parent_id IN ({marks}) GROUP BY parent_id"
+        for parent, n in db.sql(statement, *ids):
+            counts[parent] = counts.get(parent, 0) + n
+    return [counts.get(i, 0) for i in ids]
+
+
+def _item_names(db: RecordAccess, shares: Sequence[Any]) -> list[str]:
+    ids = sorted({s.item_id for s in shares})
+    names = {i.id: i.name for i in [*db.fetch_many(File, ids).values(), *db.fetch_many(Folder, ids).values()]}
+    return [names[s.item_id] for s in shares]
+
+
 # -- entities --------------------------------------------------------------------------------------
 
 
@@ -126,10 +179,9 @@ class Folder:
     shared_link_access: LinkAccess | None = None
     shared_link_expires_on: Date | None = field(None, mention="when the shared link expires")
 
-    # Put in place for each call (see _folders_now): they read the whole tree or other tables.
-    path = derived(FileRef, lambda f: f.path)
-    item_count = derived(int, lambda f: f.item_count)
-    shared_with = derived(list[EmailAddress], lambda f: f.shared_with)
+    path = derived(FileRef, batch=_paths)
+    item_count = derived(int, batch=_item_counts)
+    shared_with = derived(list[EmailAddress], batch=_sharers)
 
 
 @service.entity(table="files", prefix="file", label="name", search=("name",))
@@ -156,8 +208,8 @@ class File:
     shared_link_expires_on: Date | None = field(None, mention="when the shared link expires")
 
     type = derived(ItemType, lambda f: "folder" if f.id.startswith("folder_") else "file")
-    path = derived(FileRef, lambda f: f.path)
-    shared_with = derived(list[EmailAddress], lambda f: f.shared_with)
+    path = derived(FileRef, batch=_paths)
+    shared_with = derived(list[EmailAddress], batch=_sharers)
 
 
 @service.entity(table="file_texts", prefix="file", noun="file text")
@@ -182,28 +234,10 @@ class Share:
     updated_at: DateTime
 
     file_id = derived(FileId, lambda s: s.item_id)
-    file_name = derived(FileName, lambda s: s.file_name)
+    file_name = derived(FileName, batch=_item_names)
 
 
 Item = File | Folder
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _FileNow(File):
-    path: str
-    shared_with: list[str]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _FolderNow(Folder):
-    path: str
-    shared_with: list[str]
-    item_count: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _ShareNow(Share):
-    file_name: str
 
 
 class FileContentOut(BaseModel):
@@ -240,80 +274,19 @@ def _kind(item: Item) -> ItemType:
     return "folder" if isinstance(item, Folder) else "file"
 
 
-def _folder_paths(ctx: ToolContext) -> dict[str, str]:
-    """Every folder's path ("/" for the root), from one query: folders are few."""
-    rows = {folder_id: (name, parent) for folder_id, name, parent in ctx.sql("SELECT id, name, parent_id FROM folders")}
-    paths: dict[str, str] = {}
-
-    def path_of(folder_id: str) -> str:
-        if folder_id not in paths:
-            name, parent = rows[folder_id]
-            paths[folder_id] = "/" if parent is None else f"{path_of(parent).rstrip('/')}/{name}"
-        return paths[folder_id]
-
-    for folder_id in rows:
-        path_of(folder_id)
-    return paths
-
-
-def _path(paths: dict[str, str], item: Item) -> str:
-    if isinstance(item, Folder):
-        return paths[item.id]
-    return f"{paths[item.parent_id].rstrip('/')}/{item.name}" if item.parent_id else f"/{item.name}"
-
-
-def _shared_with(ctx: ToolContext, item_ids: Sequence[str]) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {i: [] for i in item_ids}
-    for share in ctx.query(Share).where_in("item_id", item_ids).order_by("email").all():
-        found[share.item_id].append(share.email)
-    return found
-
-
 def _fields(record: Any) -> dict[str, Any]:
     return runtime_of(type(record)).dump(record)
 
 
-def _items_now(ctx: ToolContext, items: Sequence[Item]) -> list[File]:
-    """Files and folders as drive items, with their paths and who they are shared with."""
-    paths, shares = _folder_paths(ctx), _shared_with(ctx, [i.id for i in items])
-    out: list[File] = []
-    for item in items:
-        values = _fields(item)
-        if isinstance(item, Folder):
-            values.update(mime_type=None, size=0, description=None, version=1)
-        out.append(_FileNow(**values, path=_path(paths, item), shared_with=shares[item.id]))
-    return out
+def _as_item(item: Item) -> File:
+    """A file, or a folder in the shape of a drive item (for listings and tools that take either)."""
+    if isinstance(item, File):
+        return item
+    return File(**_fields(item), mime_type=None, size=0, description=None, version=1)
 
 
-def _item_now(ctx: ToolContext, item: Item) -> File:
-    return _items_now(ctx, [item])[0]
-
-
-def _folders_now(ctx: ToolContext, folders: Sequence[Folder]) -> list[Folder]:
-    """Folders with their paths, sharing and how many live items each holds (two queries per page)."""
-    ids = [f.id for f in folders]
-    counts: dict[str, int] = {}
-    if ids:
-        marks = ", ".join("?" for _ in ids)
-        for table in ("folders", "files"):
-            statement = f"SELECT parent_id, COUNT(*) FROM {table} WHERE trashed = 0 AND parent_id IN ({marks}) GROUP BY parent_id"
-            for parent, n in ctx.sql(statement, *ids):
-                counts[parent] = counts.get(parent, 0) + n
-    paths, shares = _folder_paths(ctx), _shared_with(ctx, ids)
-    return [
-        _FolderNow(**_fields(f), path=paths[f.id], shared_with=shares[f.id], item_count=counts.get(f.id, 0))
-        for f in folders
-    ]
-
-
-def _shares_now(ctx: ToolContext, shares: Sequence[Share]) -> list[Share]:
-    ids = sorted({s.item_id for s in shares})
-    names = {i.id: i.name for i in [*ctx.fetch_many(File, ids).values(), *ctx.fetch_many(Folder, ids).values()]}
-    return [_ShareNow(**_fields(s), file_name=names[s.item_id]) for s in shares]
-
-
-def _paged(page: Page[Any], now: Callable[[list[Any]], list[Any]]) -> Page[Any]:
-    page.items = now(page.items)
+def _as_items(page: Page[Any]) -> Page[File]:
+    page.items = [_as_item(i) for i in page.items]
     return page
 
 
@@ -1028,7 +1001,7 @@ def list_folder_items(
     items = _sorted(_children(ctx, folder, live=not folder.trashed), order_by)
     items.sort(key=lambda i: 0 if isinstance(i, Folder) else 1)
     page = _page_of(items, limit, cursor)
-    return _paged(page, lambda items: _items_now(ctx, items))
+    return _as_items(page)
 
 
 @service.tool(
@@ -1097,7 +1070,7 @@ def search_files(
         page: Page[Any] = _page_of(_sorted(q.all(), "name"), limit, cursor)
     else:
         page = q.order_by(f"-{order_by}").page(limit, cursor)
-    return _paged(page, lambda items: _items_now(ctx, items))
+    return _as_items(page)
 
 
 @service.tool("read", intent="find", phrases=("find the {query} folder on the drive", "look for the folder of {query}"))
@@ -1124,7 +1097,7 @@ def search_folders(
     if not include_trashed:
         q.where(trashed=False)
     page: Page[Any] = _page_of(_sorted(q.all(), "name"), limit, cursor)
-    return _paged(page, lambda items: _folders_now(ctx, items))
+    return page
 
 
 @service.tool("read", intent="get", phrases=("check the details of {file_id}", "see who owns {file_id}"))
@@ -1134,7 +1107,7 @@ def get_file(ctx: ToolContext, file_id: FileId) -> File:
     Args:
         file_id: The file's (or folder's) id, e.g. file_0042.
     """
-    return _item_now(ctx, _item(ctx, file_id))
+    return _as_item(_item(ctx, file_id))
 
 
 @service.tool("read", intent="get", phrases=("open {file_id} and read it", "read what {file_id} says"))
@@ -1151,7 +1124,7 @@ def download_file(ctx: ToolContext, file_id: FileId) -> FileContentOut:
             f"File {file_id} ({item.name!r}, {item.mime_type}) has no text content; use get_file for its metadata."
         )
     return FileContentOut(
-        id=item.id, name=item.name, path=_path(_folder_paths(ctx), item), mime_type=item.mime_type or "text/plain",
+        id=item.id, name=item.name, path=_paths(ctx, [item])[0], mime_type=item.mime_type or "text/plain",
         size=item.size, version=item.version, modified_at=item.modified_at, content=content,
     )
 
@@ -1174,7 +1147,7 @@ def find_file_by_shared_link(ctx: ToolContext, url: URL) -> File:
             f"The shared link {url} expired on {item.shared_link_expires_on}; "
             f"the owner ({item.owner_email}) can renew it with create_shared_link."
         )
-    return _item_now(ctx, item)
+    return _as_item(item)
 
 
 @service.tool("read", intent="find", phrases=("check what is in the trash",))
@@ -1192,7 +1165,7 @@ def list_trash(ctx: ToolContext, limit: Limit = 20, cursor: Cursor = None) -> Pa
     items.sort(key=lambda i: i.id)
     items.sort(key=lambda i: i.trashed_at or "", reverse=True)
     page = _page_of(items, limit, cursor)
-    return _paged(page, lambda items: _items_now(ctx, items))
+    return _as_items(page)
 
 
 @service.tool("read", intent="find", phrases=("check who has access to {file_id}", "see who {file_id} is shared with"))
@@ -1206,7 +1179,7 @@ def list_shares(ctx: ToolContext, file_id: FileId, limit: Limit = 20, cursor: Cu
     """
     item = _item(ctx, file_id)
     page = ctx.query(Share).where(item_id=item.id).order_by("email").page(limit, cursor)
-    return _paged(page, lambda items: _shares_now(ctx, items))
+    return page
 
 
 # -- creating and editing ------------------------------------------------------------------------
@@ -1255,7 +1228,7 @@ def create_file(
         )
     )
     ctx.insert(FileText(id=item.id, content=content))
-    return _item_now(ctx, item)
+    return _as_item(item)
 
 
 @service.tool("write", intent="create", phrases=("make a folder called {name}", "create a folder {name} inside {parent_id}"))
@@ -1274,7 +1247,7 @@ def create_folder(ctx: ToolContext, name: FileName, parent_id: FolderId | None =
         id=ctx.new_id("folder"), name=name, parent_id=parent.id, owner_email=me.email, owner_name=me.name,
         created_at=ctx.now_iso, modified_at=ctx.now_iso, modified_by_email=me.email,
     )
-    return _folders_now(ctx, [ctx.insert(folder)])[0]
+    return ctx.insert(folder)
 
 
 @service.tool("write", intent="update", phrases=("rewrite {file_id} to say {content}", "update the text of {file_id}"))
@@ -1297,7 +1270,7 @@ def update_file_content(ctx: ToolContext, file_id: FileId, content: Text) -> Fil
         ctx.insert(FileText(id=item.id, content=content))
     else:
         ctx.update(text, content=content)
-    return _item_now(ctx, _touched(ctx, item, size=len(content.encode()), version=item.version + 1))
+    return _as_item(_touched(ctx, item, size=len(content.encode()), version=item.version + 1))
 
 
 @service.tool("write", intent="update", phrases=("rename {file_id} to {new_name}", "call {file_id} {new_name} from now on"))
@@ -1315,7 +1288,7 @@ def rename_file(ctx: ToolContext, file_id: FileId, new_name: FileName) -> File:
     if new_name == item.name:
         raise ToolError.invalid_argument(f"{_kind(item).capitalize()} {file_id} is already named {new_name!r}.")
     _check_name_free(ctx, _folder(ctx, item.parent_id), new_name, exclude_id=item.id)
-    return _item_now(ctx, _touched(ctx, item, name=new_name))
+    return _as_item(_touched(ctx, item, name=new_name))
 
 
 @service.tool("write", intent="update", phrases=("move {file_id} into {folder_id}", "file {file_id} under {folder_id}"))
@@ -1335,7 +1308,7 @@ def move_file(ctx: ToolContext, file_id: FileId, folder_id: FolderId) -> File:
     if item.parent_id == target.id:
         raise ToolError.invalid_state(f"{_kind(item).capitalize()} {item.id} is already in folder {target.id} ({target.name!r}).")
     _check_name_free(ctx, target, item.name)
-    return _item_now(ctx, _touched(ctx, item, parent_id=target.id))
+    return _as_item(_touched(ctx, item, parent_id=target.id))
 
 
 @service.tool("write", intent="create", phrases=("make a copy of {file_id}", "copy {file_id} into {folder_id}"))
@@ -1370,7 +1343,7 @@ def copy_file(
     content = _text(ctx, item.id)
     if content is not None:
         ctx.insert(FileText(id=copy.id, content=content))
-    return _item_now(ctx, copy)
+    return _as_item(copy)
 
 
 # -- sharing -------------------------------------------------------------------------------------
@@ -1406,7 +1379,7 @@ def share_file(ctx: ToolContext, file_id: FileId, email: EmailAddress, role: Sha
             Share(id=ctx.new_id("share"), item_id=item.id, email=email, person_name=_name_of(ctx.world, email),
                   role=role, shared_by_email=me, created_at=ctx.now_iso, updated_at=ctx.now_iso)
         )
-    return _shares_now(ctx, [share])[0]
+    return share
 
 
 @service.tool("write", intent="remove", phrases=("take away the access of {share_id}", "stop sharing through {share_id}"))
@@ -1417,9 +1390,8 @@ def remove_share(ctx: ToolContext, share_id: ShareId) -> Share:
         share_id: The share to remove, from list_shares, e.g. share_0012.
     """
     share = ctx.get(Share, share_id, "share", "Use list_shares on the file to find share ids.")
-    removed = _shares_now(ctx, [share])[0]
     ctx.delete(share)
-    return removed
+    return share  # presented after the call: its file is still there
 
 
 @service.tool(
@@ -1457,7 +1429,7 @@ def remove_shared_link(ctx: ToolContext, file_id: FileId) -> File:
     item = _item(ctx, file_id)
     if item.shared_link_url is None:
         raise ToolError.invalid_state(f"{_kind(item).capitalize()} {file_id} ({item.name!r}) has no shared link.")
-    return _item_now(ctx, ctx.update(item, shared_link_url=None, shared_link_access=None, shared_link_expires_on=None))
+    return _as_item(ctx.update(item, shared_link_url=None, shared_link_access=None, shared_link_expires_on=None))
 
 
 # -- trash ---------------------------------------------------------------------------------------
@@ -1483,7 +1455,7 @@ def trash_file(ctx: ToolContext, file_id: FileId) -> File:
         for child in _load(ctx, *_descendants(ctx, item.id)):
             if not child.trashed:  # items trashed earlier keep their own trash entry
                 ctx.update(child, trashed=True, explicitly_trashed=False, trashed_at=ctx.now_iso)
-    return _item_now(ctx, item)
+    return _as_item(item)
 
 
 def _restore_contents(ctx: ToolContext, folder: Folder) -> None:
@@ -1523,7 +1495,7 @@ def restore_file(ctx: ToolContext, file_id: FileId, folder_id: FolderId | None =
     item = ctx.update(item, parent_id=target.id, trashed=False, explicitly_trashed=False, trashed_at=None)
     if isinstance(item, Folder):
         _restore_contents(ctx, item)
-    return _item_now(ctx, item)
+    return _as_item(item)
 
 
 @service.tool("write", intent="delete", phrases=("delete {file_id} for good", "permanently delete {file_id}"))
