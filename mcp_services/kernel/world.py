@@ -781,8 +781,10 @@ def _plan_documents(
     for inv in invoices:
         if inv.status in ("AUTHORISED", "PAID"):  # drafts are not sent; voided ones were withdrawn
             docs.append(
-                PlannedDocument("invoice", "/Finance/Invoices", f"Invoice {inv.number} - {name[inv.organisation_id]}.pdf",
-                                accountant, inv.organisation_id, inv.number, inv.total, inv.date, inv)
+                PlannedDocument(
+                    "invoice", "/Finance/Invoices", f"Invoice {inv.number} - {name[inv.organisation_id]}.pdf",
+                    accountant, inv.organisation_id, inv.number, inv.total, inv.date, inv,
+                )
             )
     for contract in contracts:
         client = name[contract.organisation_id]

@@ -43,7 +43,7 @@ from mcp_services.kernel.semantic import (
     Subject,
     Text,
 )
-from mcp_services.kernel.world import N_PLANNED_INVOICES, World, N_SUPPLIERS, PlannedLine, planned_lines, planned_status
+from mcp_services.kernel.world import N_PLANNED_INVOICES, N_SUPPLIERS, PlannedLine, World, planned_lines, planned_status
 
 ContactId = EntityId("accounting.contact")
 ItemCode = EntityId("accounting.item")
@@ -59,6 +59,7 @@ PaymentMethod = Literal["bank_transfer", "card", "cheque", "cash"]
 
 N_SALES_INVOICES = N_PLANNED_INVOICES
 N_BILLS = 40
+__all__ = ["N_BILLS", "N_SALES_INVOICES", "N_SUPPLIERS", "seed", "service"]
 
 # What we buy from suppliers (bills); subscriptions and usage are what we sell.
 _BILL_CATEGORIES = ("furniture", "hardware", "pantry", "supplies", "merchandise")
@@ -393,7 +394,9 @@ def _resolve_contact(ctx: ToolContext, contact_id: str | None, contact_name: str
             "contact", contact_name, "No contact has that name; use list_contacts with query= to search by part of it."
         )
     if len(matches) > 1:
-        raise ToolError.invalid_argument(f"{len(matches)} contacts are named {contact_name!r}; pass contact_id instead.")
+        raise ToolError.invalid_argument(
+            f"{len(matches)} contacts are named {contact_name!r}; pass contact_id instead."
+        )
     return matches[0]
 
 
@@ -467,8 +470,11 @@ def _seed_invoices(ctx: ToolContext, rng: Any, contacts: dict[str, Contact]) -> 
                 InvoiceEmail(
                     id=ctx.new_id("ie"), invoice_number=plan.number, to=[contact.email], cc=[], sent_at=sent_at,
                     subject=f"{'Reminder: ' if reminder else ''}Invoice {plan.number} from {home}",
-                    message=(f"Invoice {plan.number} for {plan.total:.2f} {contact.currency} was due on {plan.due_date}."
-                             if reminder else f"Please find attached invoice {plan.number}, due {plan.due_date}."),
+                    message=(
+                        f"Invoice {plan.number} for {plan.total:.2f} {contact.currency} was due on {plan.due_date}."
+                        if reminder
+                        else f"Please find attached invoice {plan.number}, due {plan.due_date}."
+                    ),
                 )
             )
         invoices.append(
@@ -524,7 +530,8 @@ def _seed_bills(ctx: ToolContext, rng: Any, contacts: dict[str, Contact]) -> Non
         status = planned_status(rng, age, paid_on <= today, draft=(7, 0.4), voided=0.05, paid=0.8)
         paid = status == "PAID"
         bill = Bill(
-            id=_document_number(ctx, "BILL"), contact_id=contact.id, supplier_reference=f"SI-{rng.randint(10000, 99999)}",
+            id=_document_number(ctx, "BILL"), contact_id=contact.id,
+            supplier_reference=f"SI-{rng.randint(10000, 99999)}",
             date=issued.isoformat(), due_date=due.isoformat(), currency=world.currency, status=status, line_items=lines,
             total=total, amount_paid=total if paid else 0.0, amount_due=0.0 if paid else total,
             fully_paid_on=paid_on.isoformat() if paid else None, created_at=f"{issued.isoformat()}T15:00:00Z",
@@ -535,7 +542,8 @@ def _seed_bills(ctx: ToolContext, rng: Any, contacts: dict[str, Contact]) -> Non
             payments.append(
                 Payment(id=ctx.new_id("pay"), bill_number=bill.id, contact_id=contact.id, amount=total,
                         currency=world.currency, date=paid_on.isoformat(), method="bank_transfer",
-                        reference=f"Payment of {bill.supplier_reference}", created_at=f"{paid_on.isoformat()}T15:30:00Z")
+                        reference=f"Payment of {bill.supplier_reference}",
+                        created_at=f"{paid_on.isoformat()}T15:30:00Z")
             )
     ctx.insert_many(bills)
     ctx.insert_many(payments)
@@ -614,7 +622,9 @@ def create_contact(
         raise ToolError.invalid_argument("payment_terms_days must be between 0 and 120.")
     existing = ctx.query(Contact).where_sql("lower(name) = lower(?)", name.strip()).first()
     if existing:
-        raise ToolError.conflict(f"A contact named {name.strip()!r} already exists ({existing.id}); use update_contact.")
+        raise ToolError.conflict(
+            f"A contact named {name.strip()!r} already exists ({existing.id}); use update_contact."
+        )
     address_email = email.strip().lower()
     contact = Contact(
         id=ctx.new_id("con"), name=name.strip(), email=address_email,
@@ -628,7 +638,10 @@ def create_contact(
 @service.tool(
     "write",
     intent="update",
-    phrases=("update the billing details of {contact_id}", "change the payment terms of {contact_id} to {payment_terms_days} days"),
+    phrases=(
+        "update the billing details of {contact_id}",
+        "change the payment terms of {contact_id} to {payment_terms_days} days",
+    ),
 )
 def update_contact(
     ctx: ToolContext,
@@ -736,7 +749,11 @@ def list_invoices(
     return q.order_by("-date", "-id").page(limit, cursor)
 
 
-@service.tool("read", intent="get", phrases=("open invoice {invoice_number}", "check what is still due on {invoice_number}"))
+@service.tool(
+    "read",
+    intent="get",
+    phrases=("open invoice {invoice_number}", "check what is still due on {invoice_number}"),
+)
 def get_invoice(ctx: ToolContext, invoice_number: InvoiceNumber) -> Invoice:
     """Get one sales invoice by number, with its lines, totals, amount due and whether it was sent.
 
@@ -841,7 +858,11 @@ def update_invoice(
     return ctx.update(inv, **changes)
 
 
-@service.tool("write", intent="approve", phrases=("approve {invoice_number}", "sign off draft invoice {invoice_number}"))
+@service.tool(
+    "write",
+    intent="approve",
+    phrases=("approve {invoice_number}", "sign off draft invoice {invoice_number}"),
+)
 def approve_invoice(ctx: ToolContext, invoice_number: InvoiceNumber) -> Invoice:
     """Approve a DRAFT invoice: it becomes AUTHORISED (awaiting payment) and can be emailed and paid.
 
@@ -918,7 +939,10 @@ def email_invoice(
 @service.tool(
     "write",
     intent="pay",
-    phrases=("record the payment of {amount} on {invoice_number}", "mark {invoice_number} as paid with {amount} by {method}"),
+    phrases=(
+        "record the payment of {amount} on {invoice_number}",
+        "mark {invoice_number} as paid with {amount} by {method}",
+    ),
 )
 def create_payment(
     ctx: ToolContext,
@@ -981,7 +1005,9 @@ def create_payment(
 
 
 @service.tool(
-    "read", intent="find", phrases=("check the payments received on {invoice_number}", "find the payments from {contact_id}")
+    "read",
+    intent="find",
+    phrases=("check the payments received on {invoice_number}", "find the payments from {contact_id}"),
 )
 def list_payments(
     ctx: ToolContext,
@@ -1057,7 +1083,10 @@ def create_credit_note(
 @service.tool(
     "write",
     intent="link",
-    phrases=("apply {credit_note_number} to {invoice_number}", "use the credit on {credit_note_number} against {invoice_number}"),
+    phrases=(
+        "apply {credit_note_number} to {invoice_number}",
+        "use the credit on {credit_note_number} against {invoice_number}",
+    ),
 )
 def allocate_credit_note(
     ctx: ToolContext,
@@ -1109,7 +1138,11 @@ def allocate_credit_note(
     return cn
 
 
-@service.tool("read", intent="find", phrases=("check the credit notes of {contact_id}", "find the credit notes with credit left"))
+@service.tool(
+    "read",
+    intent="find",
+    phrases=("check the credit notes of {contact_id}", "find the credit notes with credit left"),
+)
 def list_credit_notes(
     ctx: ToolContext,
     contact_id: ContactId | None = None,
@@ -1136,7 +1169,11 @@ def list_credit_notes(
 # -- bills -----------------------------------------------------------------------------------------
 
 
-@service.tool("read", intent="find", phrases=("find the bills from {supplier_name}", "check which supplier bills are overdue"))
+@service.tool(
+    "read",
+    intent="find",
+    phrases=("find the bills from {supplier_name}", "check which supplier bills are overdue"),
+)
 def list_bills(
     ctx: ToolContext,
     contact_id: ContactId | None = None,
@@ -1172,7 +1209,10 @@ def list_bills(
 @service.tool(
     "write",
     intent="create",
-    phrases=("enter the bill from {contact_name} for {line_items}", "book supplier invoice {supplier_reference} from {contact_id}"),
+    phrases=(
+        "enter the bill from {contact_name} for {line_items}",
+        "book supplier invoice {supplier_reference} from {contact_id}",
+    ),
 )
 def create_bill(
     ctx: ToolContext,

@@ -144,7 +144,9 @@ def _item_counts(db: RecordAccess, folders: Sequence[Any]) -> list[int]:
     marks = ", ".join("?" for _ in ids)
     counts: dict[str, int] = {}
     for table in ("folders", "files"):
-        statement = f"SELECT parent_id, COUNT(*) FROM {table} WHERE trashed = 0 AND parent_id IN ({marks}) GROUP BY parent_id"
+        statement = (
+            f"SELECT parent_id, COUNT(*) FROM {table} WHERE trashed = 0 AND parent_id IN ({marks}) GROUP BY parent_id"
+        )
         for parent, n in db.sql(statement, *ids):
             counts[parent] = counts.get(parent, 0) + n
     return [counts.get(i, 0) for i in ids]
@@ -444,7 +446,9 @@ def _where_text(q: Any, text: str) -> Any:
     """Files whose name or text contains ``text`` (the kernel's escaping; the text lives in its own table)."""
     pattern = like_pattern(text)
     return q.where_sql(
-        "name LIKE ? ESCAPE '\\' OR id IN (SELECT id FROM file_texts WHERE content LIKE ? ESCAPE '\\')", pattern, pattern
+        "name LIKE ? ESCAPE '\\' OR id IN (SELECT id FROM file_texts WHERE content LIKE ? ESCAPE '\\')",
+        pattern,
+        pattern,
     )
 
 
@@ -517,12 +521,14 @@ _DOCS = (
          "Proposal for {{company}}\nPrepared by {{owner}}\nTotal: {{amount}}"),
     _Doc("Templates", "Meeting notes template.md", "user", (400, 850),
          "# {{title}} {{date}}\nAttendees:\n## Discussion\n## Action items"),
-    _Doc("Archive", "Revenue report {last_year} summary.xlsx", "finance lead", (60, 80), "Summary of last year's revenue."),
+    _Doc("Archive", "Revenue report {last_year} summary.xlsx", "finance lead", (60, 80),
+         "Summary of last year's revenue."),
 )
 
 #: Engineering's runbooks: (system, its three steps).
 _RUNBOOKS = (
-    ("Billing sync", ("Check the dashboard.", "Restart the worker if the queue is stuck.", "Escalate to the on-call engineer.")),
+    ("Billing sync", ("Check the dashboard.", "Restart the worker if the queue is stuck.",
+                      "Escalate to the on-call engineer.")),
     ("Backups", ("Check last night's job.", "Restore a sample file to verify.", "Escalate to the on-call engineer.")),
     ("On-call", ("Acknowledge the page.", "Post in the incident channel.", "Write the postmortem within two days.")),
 )
@@ -549,7 +555,8 @@ def _money(world: World, amount: float) -> str:
 
 def _table(world: World, lines: Sequence[PlannedLine]) -> str:
     rows = [
-        f"| {line.sku} | {line.description} | {line.quantity} | {_money(world, line.unit_price)} | {_money(world, line.amount)} |"
+        f"| {line.sku} | {line.description} | {line.quantity} | {_money(world, line.unit_price)} "
+        f"| {_money(world, line.amount)} |"
         for line in lines
     ]
     return "| SKU | Item | Qty | Unit price | Amount |\n|---|---|---|---|---|\n" + "\n".join(rows)
@@ -680,7 +687,8 @@ class _Drive:
         owner = self.person(doc.owner)
         extra = self.link(doc.link) if doc.link else {}
         text = doc.text.format(**self.facts) if doc.text is not None else None
-        item = self.file(doc.folder, doc.name.format(**self.facts), text, owner, doc.age, doc.description, doc.size, **extra)
+        name = doc.name.format(**self.facts)
+        item = self.file(doc.folder, name, text, owner, doc.age, doc.description, doc.size, **extra)
         for role, access in doc.shares:
             self.share(item, self.person(role).email, access)
 
@@ -702,7 +710,8 @@ class _Drive:
         world = self.world
         org = world.organisation(inv.organisation_id)
         today = self.now.date().isoformat()
-        status = f"Paid on {inv.fully_paid_on}" if inv.fully_paid_on else "Overdue" if inv.is_overdue(today) else "Unpaid"
+        late = "Overdue" if inv.is_overdue(today) else "Unpaid"
+        status = f"Paid on {inv.fully_paid_on}" if inv.fully_paid_on else late
         text = "\n".join([
             f"INVOICE {inv.number}",
             f"From: {world.home.name}, {world.home.address}",
@@ -710,7 +719,8 @@ class _Drive:
             *([f"Your reference: {inv.reference}"] if inv.reference else []),
             "", "Bill to:", inv.billing_name, org.name, org.address, inv.billing_email, "",
             _table(world, inv.lines), "",
-            f"Subtotal: {_money(world, inv.total)}", f"Tax: {_money(world, 0)}", f"Total due: {_money(world, inv.total)}",
+            f"Subtotal: {_money(world, inv.total)}", f"Tax: {_money(world, 0)}",
+            f"Total due: {_money(world, inv.total)}",
             f"Status: {status}", "", f"Questions: {accountant.name} <{accountant.email}>",
         ])
         issued = (self.now.date() - self._day(inv.date)).days
@@ -727,10 +737,11 @@ class _Drive:
         text = "\n".join([
             "MASTER SERVICES AGREEMENT", "", f"Agreement number: {c.number}", f"Effective date: {c.effective}",
             f"Term: {c.months} months, ending {c.ends}", "",
-            f'Between {world.home.name}, {world.home.address} ("Provider")', f'and {org.name}, {org.address} ("Customer").', "",
+            f'Between {world.home.name}, {world.home.address} ("Provider")',
+            f'and {org.name}, {org.address} ("Customer").', "",
             "1. Services. Provider will supply: " + "; ".join(f"{s.description} ({s.sku})" for s in c.services) + ".",
-            f"2. Fees. Customer will pay {_money(world, c.annual_fee)} per year, invoiced {c.billing}, due within "
-            f"{c.payment_days} days.",
+            (f"2. Fees. Customer will pay {_money(world, c.annual_fee)} per year, invoiced {c.billing}, due within "
+            f"{c.payment_days} days."),
             "3. Renewal. The agreement renews for 12 months unless either party gives 60 days' written notice.",
             "4. Confidentiality. Each party keeps the other's confidential information secret.",
             "5. Liability. Each party's liability is capped at the fees paid in the previous 12 months.", "",
@@ -758,7 +769,8 @@ class _Drive:
         age = (self.now.date() - self._day(p.date)).days
         valid_days = (self._day(p.valid_until) - self.now.date()).days
         extra = self.link("anyone", valid_days) if self.rng.random() < 0.35 else {}
-        item = self.file(path, name, text, owner, (age, age + 5), f"Commercial proposal, total {_money(world, p.total)}", **extra)
+        described = f"Commercial proposal, total {_money(world, p.total)}"
+        item = self.file(path, name, text, owner, (age, age + 5), described, **extra)
         self.share(item, contact.email, self.rng.choice(("viewer", "commenter", "editor")), owner.email)
 
     def revenue_report(self, path: str, name: str, r: PlannedReport, finance: Person) -> None:
@@ -789,7 +801,8 @@ class _Drive:
         if org.id in self.drafted:
             proposal = next(p for p in world.plan.proposals if p.organisation_id == org.id)
             self.file(path, f"{org.name} - Proposal draft v1.docx",
-                      f"DRAFT proposal for {org.name}. Superseded by the final proposal.\n\n{_table(world, proposal.lines)}",
+                      f"DRAFT proposal for {org.name}. Superseded by the final proposal.\n\n"
+                      f"{_table(world, proposal.lines)}",
                       owner, (60, 120), **self.trashed(rng.randint(1, 25)))
         if rng.random() < 0.6:
             days = sorted(rng.sample(range(-30, 120), 3))
@@ -805,7 +818,8 @@ class _Drive:
         if rng.random() < 0.5:
             ops = self.person("operations manager")
             nda = self.file(path, f"{org.name} - Mutual NDA.pdf",
-                            f"MUTUAL NON-DISCLOSURE AGREEMENT between {world.home.name} and {org.name}, {org.address}.\n"
+                            f"MUTUAL NON-DISCLOSURE AGREEMENT between {world.home.name} and {org.name}, "
+                            f"{org.address}.\n"
                             f"Effective {self.date(-rng.randint(200, 700))} for 3 years.\n"
                             f"Signed: {ops.name} for {world.home.name}; {people[-1].name} for {org.name}.",
                             world.user, (200, 700))
@@ -845,7 +859,8 @@ class _Drive:
             top = sorted(by_org, key=lambda o: -by_org[o])[:3]
             self.file("Finance/Reports", f"Quarterly report {quarter}.docx",
                       f"Quarterly report {quarter}\nRevenue invoiced: {_money(world, revenue)}\n"
-                      f"Top customers: {', '.join(world.organisation(o).name for o in top)}\nAuthor: {facts['finance_lead']}",
+                      f"Top customers: {', '.join(world.organisation(o).name for o in top)}\n"
+                      f"Author: {facts['finance_lead']}",
                       self.person("finance lead"), (20, 40))
         budget = "\n".join(f"{label},{round(rng.uniform(5_000, 90_000), 2):.2f}" for label in
                            ("Salaries", "Software", "Travel", "Office", "Marketing", "Hardware", "Training"))
@@ -853,8 +868,10 @@ class _Drive:
                   f"Budget {facts['year']} ({world.currency})\ncategory,annual_budget\n{budget}",
                   self.person("finance lead"), (60, 120), "Annual budget by category")
         for person in rng.sample(team, 4):
-            lines = "\n".join(f"{self.date(-rng.randint(5, 60))},{what},{round(rng.uniform(12, 900), 2):.2f}" for what in
-                              rng.sample(("Taxi", "Hotel", "Flight", "Client lunch", "Train", "Conference"), 3))
+            spent = rng.sample(("Taxi", "Hotel", "Flight", "Client lunch", "Train", "Conference"), 3)
+            lines = "\n".join(
+                f"{self.date(-rng.randint(5, 60))},{what},{round(rng.uniform(12, 900), 2):.2f}" for what in spent
+            )
             self.file("Finance/Reports", f"Expense report - {person.name} - {self.date(-3)[:7]}.xlsx",
                       f"Expense report for {person.name} <{person.email}>\ndate,item,amount\n{lines}", person, (2, 30))
         sales = self.person("sales lead")
@@ -878,8 +895,8 @@ class _Drive:
                 f"# Team sync {self.date(day)}", "Attendees: " + ", ".join(p.name for p in attendees), "", "## Topics",
                 *(f"- {t.format(q=rng.randint(1, 4))}" for t in rng.sample(_MEETING_TOPICS, 3)),
                 f"- Account update: {org.name} ({org.industry})", "", "## Action items",
-                *(f"- [ ] {p.name} ({p.email}): {rng.choice(_ACTIONS)} {org.name} by {self.date(day + rng.randint(2, 10))}"
-                  for p in attendees[1:3]),
+                *(f"- [ ] {p.name} ({p.email}): {rng.choice(_ACTIONS)} {org.name} "
+                  f"by {self.date(day + rng.randint(2, 10))}" for p in attendees[1:3]),
             ]), attendees[0], (-day, -day + 1))
             for person in attendees[1:]:
                 if rng.random() < 0.5:
@@ -892,8 +909,9 @@ class _Drive:
             f"{p.name},{p.email},{p.phone},{p.job_title}" for p in team), self.person("office manager"), (10, 90))
         lead = self.person("engineering lead")
         for system, steps in _RUNBOOKS:
-            self.file("Engineering", f"Runbook - {system}.md", f"# Runbook: {system}\n\nOwner: {lead.name} <{lead.email}>\n\n"
-                      + "\n".join(f"{n}. {step}" for n, step in enumerate(steps, start=1)), lead, (30, 400))
+            numbered = "\n".join(f"{n}. {step}" for n, step in enumerate(steps, start=1))
+            self.file("Engineering", f"Runbook - {system}.md",
+                      f"# Runbook: {system}\n\nOwner: {lead.name} <{lead.email}>\n\n{numbered}", lead, (30, 400))
         for feature, role, status in _API_DESIGNS:
             self.file("Engineering", f"API design - {feature}.md", f"# API design: {feature}\n\nAuthor: {lead.name}\n"
                       f"Reviewers: {facts['product_manager']}\nStatus: {status}", self.person(role), (10, 150))
@@ -901,7 +919,8 @@ class _Drive:
             day = -rng.randint(5, 200)
             self.file("Engineering", f"Incident postmortem {self.date(day)}.md",
                       f"# Incident {self.date(day)}\n\nImpact: {rng.choice(orgs).name} could not download invoices for "
-                      f"{rng.randint(15, 180)} minutes.\nRoot cause: expired certificate.\nFollow-up owner: {lead.name}.",
+                      f"{rng.randint(15, 180)} minutes.\nRoot cause: expired certificate.\n"
+                      f"Follow-up owner: {lead.name}.",
                       lead, (-day, -day + 3))
         pm = self.person("product manager")
         for org in rng.sample(orgs, 2):
@@ -915,9 +934,11 @@ class _Drive:
             month = self.date(-30 * back)[:7]
             self.file("Marketing", f"Newsletter draft - {month}.docx",
                       f"Newsletter {month}: product news, {rng.choice(world.products).name} now available.",
-                      pm, (30 * back, 30 * back + 5), **(self.link("anyone", -60) if back == 3 else {}))  # expired review link
+                      # the oldest draft had a review link that has since expired
+                      pm, (30 * back, 30 * back + 5), **(self.link("anyone", -60) if back == 3 else {}))
         self.file("Marketing", "Webinar attendees.csv", "name,email,company\n" + "\n".join(
-            f"{p.name},{p.email},{world.organisation(p.organisation_id).name}" for p in rng.sample(world.customers, 12)),
+            f"{p.name},{p.email},{world.organisation(p.organisation_id).name}"
+            for p in rng.sample(world.customers, 12)),
             pm, (10, 40))
         office = self.person("office manager")
         supplies = [p for p in world.products if p.category in ("supplies", "pantry", "hardware", "furniture")]
@@ -1140,7 +1161,9 @@ def find_file_by_shared_link(ctx: ToolContext, url: URL) -> File:
     item: Item | None = ctx.find(File, shared_link_url=wanted) or ctx.find(Folder, shared_link_url=wanted)
     if item is None or item.trashed:
         raise ToolError.not_found(
-            "shared link", url, "It may have been removed, or its file trashed. Ask the sender for a new link, or use search_files."
+            "shared link",
+            url,
+            "It may have been removed, or its file trashed. Ask the sender for a new link, or use search_files.",
         )
     if item.shared_link_expires_on is not None and item.shared_link_expires_on < ctx.now_iso[:10]:
         raise ToolError.invalid_state(
@@ -1222,7 +1245,8 @@ def create_file(
     item = ctx.insert(
         File(
             id=ctx.new_id("file"), name=name, parent_id=folder.id, mime_type=mime_type or guessed or "text/plain",
-            size=len(content.encode()), description=description.strip() if description and description.strip() else None,
+            size=len(content.encode()),
+            description=description.strip() if description and description.strip() else None,
             owner_email=me.email, owner_name=me.name, created_at=ctx.now_iso, modified_at=ctx.now_iso,
             modified_by_email=me.email,
         )
@@ -1231,7 +1255,11 @@ def create_file(
     return _as_item(item)
 
 
-@service.tool("write", intent="create", phrases=("make a folder called {name}", "create a folder {name} inside {parent_id}"))
+@service.tool(
+    "write",
+    intent="create",
+    phrases=("make a folder called {name}", "create a folder {name} inside {parent_id}"),
+)
 def create_folder(ctx: ToolContext, name: FileName, parent_id: FolderId | None = None) -> Folder:
     """Create an empty folder. The name must be free in the parent folder.
 
@@ -1273,7 +1301,11 @@ def update_file_content(ctx: ToolContext, file_id: FileId, content: Text) -> Fil
     return _as_item(_touched(ctx, item, size=len(content.encode()), version=item.version + 1))
 
 
-@service.tool("write", intent="update", phrases=("rename {file_id} to {new_name}", "call {file_id} {new_name} from now on"))
+@service.tool(
+    "write",
+    intent="update",
+    phrases=("rename {file_id} to {new_name}", "call {file_id} {new_name} from now on"),
+)
 def rename_file(ctx: ToolContext, file_id: FileId, new_name: FileName) -> File:
     """Rename a file or folder. The new name must be free in its folder.
 
@@ -1306,7 +1338,9 @@ def move_file(ctx: ToolContext, file_id: FileId, folder_id: FolderId) -> File:
     if target.id == item.id or (isinstance(item, Folder) and target.id in _descendants(ctx, item.id)[0]):
         raise ToolError.invalid_argument(f"Folder {item.id} cannot be moved into itself or one of its own subfolders.")
     if item.parent_id == target.id:
-        raise ToolError.invalid_state(f"{_kind(item).capitalize()} {item.id} is already in folder {target.id} ({target.name!r}).")
+        raise ToolError.invalid_state(
+            f"{_kind(item).capitalize()} {item.id} is already in folder {target.id} ({target.name!r})."
+        )
     _check_name_free(ctx, target, item.name)
     return _as_item(_touched(ctx, item, parent_id=target.id))
 
@@ -1349,7 +1383,11 @@ def copy_file(
 # -- sharing -------------------------------------------------------------------------------------
 
 
-@service.tool("write", intent="share", phrases=("share {file_id} with {email}", "give {email} {role} access to {file_id}"))
+@service.tool(
+    "write",
+    intent="share",
+    phrases=("share {file_id} with {email}", "give {email} {role} access to {file_id}"),
+)
 def share_file(ctx: ToolContext, file_id: FileId, email: EmailAddress, role: ShareRole = "viewer") -> Share:
     """Share a file or folder with a person by email as viewer, commenter or editor.
 
@@ -1382,7 +1420,11 @@ def share_file(ctx: ToolContext, file_id: FileId, email: EmailAddress, role: Sha
     return share
 
 
-@service.tool("write", intent="remove", phrases=("take away the access of {share_id}", "stop sharing through {share_id}"))
+@service.tool(
+    "write",
+    intent="remove",
+    phrases=("take away the access of {share_id}", "stop sharing through {share_id}"),
+)
 def remove_share(ctx: ToolContext, share_id: ShareId) -> Share:
     """Stop sharing: remove one person's access to a file or folder. Returns the removed share.
 
@@ -1419,7 +1461,11 @@ def create_shared_link(
     return SharedLinkOut(file_id=item.id, file_name=item.name, url=url, access=access, expires_on=expires_on)
 
 
-@service.tool("write", intent="remove", phrases=("remove the shared link of {file_id}", "turn off the link to {file_id}"))
+@service.tool(
+    "write",
+    intent="remove",
+    phrases=("remove the shared link of {file_id}", "turn off the link to {file_id}"),
+)
 def remove_shared_link(ctx: ToolContext, file_id: FileId) -> File:
     """Remove a file's or folder's shared link, so the URL stops working.
 
@@ -1467,7 +1513,11 @@ def _restore_contents(ctx: ToolContext, folder: Folder) -> None:
                 _restore_contents(ctx, child)
 
 
-@service.tool("write", intent="restore", phrases=("restore {file_id} from the trash", "bring {file_id} back into {folder_id}"))
+@service.tool(
+    "write",
+    intent="restore",
+    phrases=("restore {file_id} from the trash", "bring {file_id} back into {folder_id}"),
+)
 def restore_file(ctx: ToolContext, file_id: FileId, folder_id: FolderId | None = None) -> File:
     """Restore a file or folder from the trash, with everything that was trashed along with it.
 

@@ -69,7 +69,9 @@ _FAILURES = (
 _CARD_BRANDS = ("visa", "visa", "mastercard", "mastercard", "amex")
 _DISPUTE_REASONS = ("fraudulent", "product_not_received", "subscription_canceled", "unrecognized", "general")
 
-service = Service("payments", "Card payments: customers, charges, refunds, disputes and payment links.", title="Payments")
+service = Service(
+    "payments", "Card payments: customers, charges, refunds, disputes and payment links.", title="Payments"
+)
 
 
 # -- entities --------------------------------------------------------------------------------------
@@ -125,7 +127,9 @@ class Charge:
     customer_email = joined(EmailAddress, via="customer_id", field="email")
     company_name = joined(CompanyName | None, via="customer_id", field="company_name")
     captured = derived(bool, lambda c: c.status == "succeeded")
-    refunded = derived(bool, lambda c: c.status == "succeeded" and _cents(c.amount_refunded) >= _cents(c.amount_captured))
+    refunded = derived(
+        bool, lambda c: c.status == "succeeded" and _cents(c.amount_refunded) >= _cents(c.amount_captured)
+    )
     card = derived(str, lambda c: f"{c.card_brand} ending {c.card_last4}")
 
 
@@ -237,7 +241,9 @@ def _find_customer(ctx: ToolContext, customer_id: str | None, customer_email: st
     customer = ctx.find(Customer, email=address)
     if customer is None:
         raise ToolError.not_found(
-            "customer", address, "No customer has that email. Use list_customers to search, or create_customer to add them."
+            "customer",
+            address,
+            "No customer has that email. Use list_customers to search, or create_customer to add them.",
         )
     return customer
 
@@ -424,7 +430,8 @@ def _refunds_and_disputes(
         amount = spec.amount if i % 2 == 0 else round(spec.amount * rng.choice((0.1, 0.25, 0.5)), 2)
         moves.append((_after(spec.created, rng.randint(1, 3)), spec, amount, "requested_by_customer"))
     refunds = []
-    for created, spec, amount, reason in sorted((m for m in moves if m[0] <= ctx.now_iso), key=lambda m: (m[0], m[1].id)):
+    done = sorted((m for m in moves if m[0] <= ctx.now_iso), key=lambda m: (m[0], m[1].id))
+    for created, spec, amount, reason in done:
         spec.refunded = round(spec.refunded + amount, 2)
         refunds.append(
             Refund(id=ctx.new_id("re"), charge_id=spec.id, customer_id=customers[spec.email].id, amount=amount,
@@ -447,7 +454,8 @@ def _refunds_and_disputes(
         submitted = min(ctx.iso(start + timedelta(days=3)), ctx.now_iso) if status != "needs_response" else None
         closed = min(ctx.iso(start + timedelta(days=30)), ctx.now_iso) if status in ("won", "lost") else None
         spec.disputed = True
-        opened.append((created, spec, status, rng.choice(_DISPUTE_REASONS), submitted, closed, ctx.iso(start + timedelta(days=14))))
+        due = ctx.iso(start + timedelta(days=14))
+        opened.append((created, spec, status, rng.choice(_DISPUTE_REASONS), submitted, closed, due))
     disputes = [
         Dispute(
             id=ctx.new_id("dp"), charge_id=spec.id, customer_id=customers[spec.email].id, amount=spec.amount,
@@ -455,7 +463,8 @@ def _refunds_and_disputes(
             evidence="Signed delivery receipt and customer emails confirming the order." if submitted else None,
             evidence_submitted_at=submitted, evidence_due_by=due, created=created, closed_at=closed,
         )
-        for created, spec, status, reason, submitted, closed, due in sorted(opened, key=lambda d: d[0])  # ids follow time
+        # ids follow time, as Stripe's do
+        for created, spec, status, reason, submitted, closed, due in sorted(opened, key=lambda d: d[0])
     ]
     return refunds, disputes
 
@@ -473,15 +482,17 @@ def _seed_payment_links(ctx: ToolContext, rng: Random) -> None:
     for inv in failed[: len(failed) // 2]:
         since_due = (today - date_cls.fromisoformat(inv.due_date)).days
         drafts.append(
-            dict(description=f"Payment for invoice {inv.number}", unit_amount=inv.amount_due, amount=inv.amount_due,
-                 customer_email=inv.billing_email, invoice_number=inv.number,
-                 created=ctx.days_from_now(-rng.randint(0, min(5, since_due - 1))))
+            {
+                "description": f"Payment for invoice {inv.number}", "unit_amount": inv.amount_due,
+                "amount": inv.amount_due, "customer_email": inv.billing_email, "invoice_number": inv.number,
+                "created": ctx.days_from_now(-rng.randint(0, min(5, since_due - 1))),
+            }
         )
     catalogue = [p for p in world.products if p.category in ("services", "subscriptions", "merchandise")]
     for i, product in enumerate(rng.sample(catalogue, 10)):
         drafts.append(
-            dict(description=product.name, product_sku=product.sku, unit_amount=product.unit_price,
-                 amount=product.unit_price, active=i >= 3, created=ctx.days_from_now(-rng.randint(10, 300)))
+            {"description": product.name, "product_sku": product.sku, "unit_amount": product.unit_price,
+                 "amount": product.unit_price, "active": i >= 3, "created": ctx.days_from_now(-rng.randint(10, 300))}
         )
     links = []
     for draft in sorted(drafts, key=lambda d: d["created"]):
@@ -557,7 +568,9 @@ def create_customer(
         raise ToolError.invalid_argument("name must not be empty.")
     existing = ctx.find(Customer, email=email)
     if existing:
-        raise ToolError.conflict(f"Customer {existing.id} already has email {email}; use update_customer or charge them.")
+        raise ToolError.conflict(
+            f"Customer {existing.id} already has email {email}; use update_customer or charge them."
+        )
     return ctx.insert(
         Customer(
             id=ctx.new_id("cus"), name=name.strip(), email=email, phone=phone,
@@ -568,7 +581,11 @@ def create_customer(
     )
 
 
-@service.tool("write", intent="update", phrases=("update the payments details of {customer_id}", "change the email of {customer_id} to {email}"))
+@service.tool(
+    "write",
+    intent="update",
+    phrases=("update the payments details of {customer_id}", "change the email of {customer_id} to {email}"),
+)
 def update_customer(
     ctx: ToolContext,
     customer_id: CustomerId,
@@ -651,7 +668,9 @@ def list_charges(
         cursor: next_cursor from a previous page.
     """
     q = ctx.query(Charge).filter(
-        customer_id=customer_id, status=status, invoice_number=invoice_number.strip().upper() if invoice_number else None
+        customer_id=customer_id,
+        status=status,
+        invoice_number=invoice_number.strip().upper() if invoice_number else None,
     )
     if customer_email:
         address = customer_email.strip().lower()
@@ -686,7 +705,10 @@ def get_charge(ctx: ToolContext, charge_id: ChargeId) -> Charge:
 @service.tool(
     "write",
     intent="charge",
-    phrases=("charge {customer_email} {amount}", "take {amount} from the card of {customer_email} for {invoice_number}"),
+    phrases=(
+        "charge {customer_email} {amount}",
+        "take {amount} from the card of {customer_email} for {invoice_number}",
+    ),
 )
 def create_charge(
     ctx: ToolContext,
@@ -757,7 +779,11 @@ def capture_charge(ctx: ToolContext, charge_id: ChargeId, amount: Money | None =
 # -- refunds ---------------------------------------------------------------------------------------
 
 
-@service.tool("write", intent="refund", phrases=("refund {charge_id}", "give back {amount} of {charge_id} because it was {reason}"))
+@service.tool(
+    "write",
+    intent="refund",
+    phrases=("refund {charge_id}", "give back {amount} of {charge_id} because it was {reason}"),
+)
 def refund_charge(
     ctx: ToolContext,
     charge_id: ChargeId,
@@ -804,7 +830,11 @@ def refund_charge(
     )
 
 
-@service.tool("read", intent="find", phrases=("check the refunds of {customer_email}", "find the refunds on {charge_id}"))
+@service.tool(
+    "read",
+    intent="find",
+    phrases=("check the refunds of {customer_email}", "find the refunds on {charge_id}"),
+)
 def list_refunds(
     ctx: ToolContext,
     charge_id: ChargeId | None = None,
@@ -843,7 +873,11 @@ def get_refund(ctx: ToolContext, refund_id: RefundId) -> Refund:
 # -- disputes --------------------------------------------------------------------------------------
 
 
-@service.tool("read", intent="find", phrases=("check the disputes waiting for a response", "find the dispute on {charge_id}"))
+@service.tool(
+    "read",
+    intent="find",
+    phrases=("check the disputes waiting for a response", "find the dispute on {charge_id}"),
+)
 def list_disputes(
     ctx: ToolContext,
     status: DisputeStatus | None = None,
@@ -988,7 +1022,11 @@ def create_payment_link(
     )
 
 
-@service.tool("read", intent="find", phrases=("check the payment links for {invoice_number}", "find the links made for {customer_email}"))
+@service.tool(
+    "read",
+    intent="find",
+    phrases=("check the payment links for {invoice_number}", "find the links made for {customer_email}"),
+)
 def list_payment_links(
     ctx: ToolContext,
     active: bool | None = None,
