@@ -3,6 +3,12 @@
 The same person is the CRM contact, the mailbox correspondent and the calendar attendee, because
 each service draws its rows from the same ``World``. Worlds are immutable and a pure function of
 their seed: the same seed gives the same world, byte for byte (see ``World.to_json``).
+
+Records that several services hold come from the world's business plan (``World.plan``): the sales
+invoices of each customer organisation, the card charges that pay them and the documents the
+company keeps about them. Accounting books the invoices, payments holds their charges and files
+keeps their PDFs, so an invoice number read in one service is the same invoice, with the same
+amount, in the others.
 """
 
 from __future__ import annotations
@@ -10,10 +16,11 @@ from __future__ import annotations
 import json
 import random
 import re
-from dataclasses import asdict, dataclass
-from datetime import datetime, timedelta, timezone
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
+from datetime import date, datetime, timedelta, timezone
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 from faker import Faker
 
@@ -185,6 +192,15 @@ class World:
         """A private random stream for one purpose (e.g. ``"crm.seed"``), stable across runs."""
         return random.Random(f"{self.seed}:{purpose}")
 
+    @property
+    def plan(self) -> BusinessPlan:
+        """The business records several services share (built once per seed, then cached)."""
+        return business_plan(self.seed)
+
+    def people_of(self, organisation_id: str) -> tuple[Person, ...]:
+        """The people who work at an organisation, in world order."""
+        return tuple(p for p in self.people if p.organisation_id == organisation_id)
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -322,3 +338,494 @@ def _build_world(seed: int) -> World:
         products=products,
         places=tuple(places),
     )
+
+
+# -- the business plan: records that several services share -------------------------------------------
+
+#: Sales invoices in a world's books, oldest first (INV-0001 is the oldest).
+N_PLANNED_INVOICES = 120
+#: Organisations that also sell to the home organisation (they send it bills).
+N_SUPPLIERS = 5
+#: How far back the invoice history goes, in days.
+INVOICE_HISTORY_DAYS = 240
+
+InvoiceStatus = Literal["DRAFT", "AUTHORISED", "PAID", "VOIDED"]
+PaymentMethod = Literal["bank_transfer", "card", "cheque"]
+CardOutcome = Literal["none", "paid", "failed", "unrecorded"]
+DocumentKind = Literal["invoice", "contract", "proposal", "revenue_report"]
+
+T = TypeVar("T")
+
+# Typical quantities per product category, so totals look like real orders.
+QUANTITY_RANGE: Mapping[str, tuple[int, int]] = {
+    "subscriptions": (1, 25),
+    "services": (1, 3),
+    "furniture": (1, 12),
+    "hardware": (1, 15),
+    "pantry": (2, 30),
+    "supplies": (2, 40),
+    "usage": (1, 6),
+    "merchandise": (10, 120),
+}
+CREDIT_REASONS = (
+    "Service credit for the outage on our side",
+    "Returned goods: items arrived damaged",
+    "Goodwill discount agreed with the account manager",
+    "Billing error: seats charged twice",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedLine:
+    """One line of an invoice, contract or proposal: a product of the world's catalogue."""
+
+    sku: str
+    description: str
+    quantity: int
+    unit_price: float
+
+    @property
+    def amount(self) -> float:
+        return round(self.quantity * self.unit_price, 2)
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedPayment:
+    """Money received for an invoice and recorded in the books."""
+
+    amount: float
+    date: str
+    method: PaymentMethod
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedCredit:
+    """A credit note raised against an invoice; ``applied``: allocated to that invoice at once."""
+
+    number: str  # CN-0001
+    invoice_number: str
+    amount: float
+    date: str
+    reason: str
+    applied: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedInvoice:
+    """A sales invoice to a customer organisation, as its books hold it on the world's day.
+
+    ``card`` says what the payments service holds for it: ``paid`` (each card payment recorded
+    here has its charge), ``failed`` (a declined charge, the invoice still open and overdue),
+    ``unrecorded`` (a succeeded charge whose payment the books are missing: reconciling it is work).
+    """
+
+    number: str  # INV-0001
+    organisation_id: str
+    billing_email: str
+    billing_name: str
+    reference: str | None  # the customer's purchase order
+    date: str
+    due_date: str
+    lines: tuple[PlannedLine, ...]
+    total: float
+    status: InvoiceStatus
+    payments: tuple[PlannedPayment, ...]
+    card: CardOutcome
+    credit: PlannedCredit | None = None
+
+    @property
+    def amount_paid(self) -> float:
+        return round(sum(p.amount for p in self.payments), 2)
+
+    @property
+    def amount_credited(self) -> float:
+        return self.credit.amount if self.credit is not None and self.credit.applied else 0.0
+
+    @property
+    def amount_due(self) -> float:
+        if self.status in ("PAID", "VOIDED"):
+            return 0.0
+        return round(self.total - self.amount_paid - self.amount_credited, 2)
+
+    @property
+    def fully_paid_on(self) -> str | None:
+        return self.payments[-1].date if self.status == "PAID" else None
+
+    def is_overdue(self, today: str) -> bool:
+        """Approved, with money still due after its due date."""
+        return self.status == "AUTHORISED" and self.due_date < today and self.amount_due > 0
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedCharge:
+    """A card charge for an invoice, as the payments service holds it."""
+
+    invoice_number: str
+    email: str  # the billing email: the payer and the receipt address
+    amount: float
+    date: str
+    succeeded: bool
+    recorded: bool  # the books hold a payment for it
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedContract:
+    """A master services agreement with a customer organisation."""
+
+    number: str  # MSA-2025-001
+    organisation_id: str
+    owner_email: str  # the account owner, who signed for the home organisation
+    signatory_email: str  # the customer's signatory
+    effective: str
+    months: int
+    services: tuple[PlannedLine, ...]
+    annual_fee: float
+    billing: Literal["monthly", "quarterly"]
+    payment_days: int
+    signed_on: str | None  # None: a draft awaiting the customer's signature
+
+    @property
+    def ends(self) -> str:
+        return (date.fromisoformat(self.effective) + timedelta(days=self.months * 30)).isoformat()
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedProposal:
+    """A commercial proposal sent to a customer organisation."""
+
+    number: str  # PRO-2025-001
+    organisation_id: str
+    owner_email: str
+    prepared_for_email: str
+    date: str
+    valid_until: str
+    lines: tuple[PlannedLine, ...]
+
+    @property
+    def total(self) -> float:
+        return round(sum(line.amount for line in self.lines), 2)
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedReport:
+    """Revenue invoiced in one month (approved and paid invoices by issue date), by customer."""
+
+    month: str  # YYYY-MM
+    rows: tuple[tuple[str, float], ...]  # (organisation id, amount), largest first
+    prepared_by_email: str
+
+    @property
+    def total(self) -> float:
+        return round(sum(amount for _, amount in self.rows), 2)
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedDocument:
+    """A document the company keeps, and the record it describes (an invoice, a contract...)."""
+
+    kind: DocumentKind
+    folder: str  # path of its folder, e.g. /Finance/Invoices
+    name: str
+    owner_email: str
+    organisation_id: str | None
+    describes: str  # the described record's key: an invoice number, a contract number, a month
+    amount: float
+    date: str
+    record: PlannedInvoice | PlannedContract | PlannedProposal | PlannedReport
+
+
+@dataclass(frozen=True, slots=True)
+class BusinessPlan:
+    """The business of one world: who buys, what was invoiced and paid, and the papers about it."""
+
+    billing_contacts: Mapping[str, Person]  # organisation id -> who receives its invoices
+    account_owners: Mapping[str, Person]  # organisation id -> the colleague who owns the account
+    payment_terms: Mapping[str, int]  # organisation id -> days to pay
+    suppliers: frozenset[str]  # organisations that send us bills
+    invoices: tuple[PlannedInvoice, ...]
+    credits: tuple[PlannedCredit, ...]
+    charges: tuple[PlannedCharge, ...]
+    contracts: tuple[PlannedContract, ...]
+    proposals: tuple[PlannedProposal, ...]
+    reports: tuple[PlannedReport, ...]
+    documents: tuple[PlannedDocument, ...]
+    _by_number: Mapping[str, PlannedInvoice]
+
+    def invoice(self, number: str) -> PlannedInvoice | None:
+        """The invoice with this number (e.g. ``INV-0042``), or None."""
+        return self._by_number.get(number)
+
+    def invoices_of(self, organisation_id: str) -> tuple[PlannedInvoice, ...]:
+        return tuple(i for i in self.invoices if i.organisation_id == organisation_id)
+
+    def charges_for(self, invoice_number: str) -> tuple[PlannedCharge, ...]:
+        return tuple(c for c in self.charges if c.invoice_number == invoice_number)
+
+    def overdue(self, today: str) -> tuple[PlannedInvoice, ...]:
+        return tuple(i for i in self.invoices if i.is_overdue(today))
+
+
+@lru_cache(maxsize=64)
+def business_plan(seed: int) -> BusinessPlan:
+    """The business plan of the world of ``seed``: a pure function of the seed, built once per process."""
+    return _build_plan(World.from_seed(seed))
+
+
+def _pick(rng: random.Random, people: Sequence[T]) -> T:
+    return people[rng.randrange(len(people))]
+
+
+def _build_plan(world: World) -> BusinessPlan:
+    orgs = world.organisations[1:]
+    today = world.now_dt.date()
+    rng = world.rng("plan:accounts")
+    sales = [p for p in world.team if p.job_title in ("sales lead", "account executive")]
+    billing = {org.id: _pick(rng, world.people_of(org.id)) for org in orgs}
+    owners = {org.id: _pick(rng, sales) for org in orgs}
+    terms = {org.id: rng.choice((14, 30, 30, 45)) for org in orgs}
+    suppliers = frozenset(org.id for org in rng.sample(list(orgs), N_SUPPLIERS))
+    drafts = _plan_invoices(world, world.rng("plan:invoices"), billing, terms)
+    invoices, credits = _plan_credits(world.rng("plan:credits"), drafts, today.isoformat())
+    charges = _plan_charges(world.rng("plan:charges"), invoices, today)
+    contracts, proposals = _plan_agreements(world, world.rng("plan:agreements"), owners, terms)
+    reports = _plan_reports(world, invoices)
+    documents = _plan_documents(world, invoices, contracts, proposals, reports)
+    return BusinessPlan(
+        billing_contacts=billing,
+        account_owners=owners,
+        payment_terms=terms,
+        suppliers=suppliers,
+        invoices=invoices,
+        credits=credits,
+        charges=charges,
+        contracts=contracts,
+        proposals=proposals,
+        reports=reports,
+        documents=documents,
+        _by_number={i.number: i for i in invoices},
+    )
+
+
+def planned_lines(rng: random.Random, products: Sequence[Product], count: int) -> tuple[PlannedLine, ...]:
+    """``count`` lines of distinct products, in quantities typical of their category."""
+    lines = []
+    for product in rng.sample(list(products), count):
+        low, high = QUANTITY_RANGE.get(product.category, (1, 5))
+        lines.append(PlannedLine(product.sku, product.name, rng.randint(low, high), product.unit_price))
+    return tuple(lines)
+
+
+def planned_status(
+    rng: random.Random, age: int, paid_by_now: bool, *, draft: tuple[int, float], voided: float, paid: float
+) -> InvoiceStatus:
+    """The status of a document ``age`` days old: a recent draft, voided, paid (if it could be by now) or open.
+
+    ``draft``: (within how many days, chance); ``voided`` and ``paid``: chances.
+    """
+    if age <= draft[0] and rng.random() < draft[1]:
+        return "DRAFT"
+    if rng.random() < voided:
+        return "VOIDED"
+    if paid_by_now and rng.random() < paid:
+        return "PAID"
+    return "AUTHORISED"
+
+
+def _plan_invoices(
+    world: World, rng: random.Random, billing: Mapping[str, Person], terms: Mapping[str, int]
+) -> list[PlannedInvoice]:
+    today = world.now_dt.date()
+    orgs = world.organisations[1:]
+    sold = tuple(p for p in world.products if p.category != "pantry")
+    ages = sorted((rng.randint(1, INVOICE_HISTORY_DAYS) for _ in range(N_PLANNED_INVOICES)), reverse=True)
+    plans: list[PlannedInvoice] = []
+    for index, age in enumerate(ages):
+        org = rng.choice(orgs)
+        issued = today - timedelta(days=age)
+        due = issued + timedelta(days=terms[org.id])
+        lines = planned_lines(rng, sold, rng.choices((1, 2, 3, 4), weights=(4, 3, 2, 1))[0])
+        total = round(sum(line.amount for line in lines), 2)
+        payments: list[PlannedPayment] = []
+        method: PaymentMethod = rng.choices(("card", "bank_transfer", "cheque"), weights=(4, 5, 1))[0]
+        paid_on = issued + timedelta(days=rng.randint(1, terms[org.id] + 15))
+        status = planned_status(rng, age, paid_on <= today, draft=(12, 0.45), voided=0.04, paid=0.88)
+        if status == "PAID":
+            if rng.random() < 0.15 and (paid_on - issued).days >= 3:
+                # Two instalments on different days, so they never look like a duplicate charge.
+                first = round(total / 2, 2)
+                early = issued + timedelta(days=rng.randint(1, (paid_on - issued).days - 1))
+                payments = [PlannedPayment(first, early.isoformat(), method)]
+                payments.append(PlannedPayment(round(total - first, 2), paid_on.isoformat(), method))
+            else:
+                payments = [PlannedPayment(total, paid_on.isoformat(), method)]
+        elif status == "AUTHORISED" and age > 20 and rng.random() < 0.25:
+            part = float(round(total * rng.uniform(0.3, 0.7)))
+            payments = [PlannedPayment(part, min(paid_on, today).isoformat(), method)]
+        person = billing[org.id]
+        plans.append(
+            PlannedInvoice(
+                number=f"INV-{index + 1:04d}",
+                organisation_id=org.id,
+                billing_email=person.email,
+                billing_name=person.name,
+                reference=f"PO-{rng.randint(10000, 99999)}" if rng.random() < 0.5 else None,
+                date=issued.isoformat(),
+                due_date=due.isoformat(),
+                lines=lines,
+                total=total,
+                status=status,
+                payments=tuple(payments),
+                card="paid" if payments and method == "card" else "none",
+            )
+        )
+    # Open invoices with no payment yet: some had a declined card, a few were paid by card but never
+    # recorded in the books (three or more of each where the world has them, for both kinds of task).
+    open_unpaid = [i for i, p in enumerate(plans) if p.status == "AUTHORISED" and not p.payments]
+    overdue = [i for i in open_unpaid if plans[i].due_date < today.isoformat()]
+    for i in rng.sample(overdue, min(len(overdue), max(3, len(overdue) // 3))):
+        plans[i] = replace(plans[i], card="failed")
+    rest = [i for i in open_unpaid if plans[i].card == "none"]
+    for i in rng.sample(rest, min(len(rest), 3)):
+        plans[i] = replace(plans[i], card="unrecorded")
+    return plans
+
+
+def _plan_credits(
+    rng: random.Random, invoices: list[PlannedInvoice], today: str
+) -> tuple[tuple[PlannedInvoice, ...], tuple[PlannedCredit, ...]]:
+    """Ten credit notes: on open invoices (most applied at once) and on paid ones (credit left).
+
+    Only invoices with no card activity get credits, so every charge's amount stays what is due.
+    """
+    untouched = [p for p in invoices if p.status == "AUTHORISED" and not p.payments and p.card == "none"]
+    paid = [p for p in invoices if p.status == "PAID" and p.card == "none"]
+    chosen = rng.sample(untouched, min(5, len(untouched))) + rng.sample(paid, min(5, len(paid)))
+    drafts = []
+    for inv in chosen:
+        amount = round(inv.total * rng.choice((0.05, 0.1, 0.15, 0.2)), 2)
+        on = min((date.fromisoformat(inv.date) + timedelta(days=rng.randint(2, 20))).isoformat(), today)
+        reason = f"{rng.choice(CREDIT_REASONS)} ({inv.number})"
+        drafts.append((on, inv.number, amount, reason, inv.status == "AUTHORISED" and rng.random() < 0.6))
+    credits = tuple(
+        PlannedCredit(f"CN-{n:04d}", number, amount, on, reason, applied)
+        for n, (on, number, amount, reason, applied) in enumerate(sorted(drafts), start=1)
+    )
+    by_invoice = {c.invoice_number: c for c in credits}
+    return tuple(replace(p, credit=by_invoice[p.number]) if p.number in by_invoice else p for p in invoices), credits
+
+
+def _plan_charges(rng: random.Random, invoices: Sequence[PlannedInvoice], today: date) -> tuple[PlannedCharge, ...]:
+    charges: list[PlannedCharge] = []
+    for inv in invoices:
+        if inv.card == "paid":
+            for p in inv.payments:
+                charges.append(PlannedCharge(inv.number, inv.billing_email, p.amount, p.date, True, True))
+        elif inv.card == "unrecorded":
+            day = min(date.fromisoformat(inv.date) + timedelta(days=rng.randint(1, 10)), today)
+            charges.append(PlannedCharge(inv.number, inv.billing_email, inv.amount_due, day.isoformat(), True, False))
+        elif inv.card == "failed":
+            charges.append(PlannedCharge(inv.number, inv.billing_email, inv.amount_due, inv.due_date, False, False))
+    return tuple(charges)
+
+
+def _plan_agreements(
+    world: World, rng: random.Random, owners: Mapping[str, Person], terms: Mapping[str, int]
+) -> tuple[tuple[PlannedContract, ...], tuple[PlannedProposal, ...]]:
+    """One master services agreement and one current proposal per customer organisation."""
+    today = world.now_dt.date()
+    year = today.year
+    recurring = [p for p in world.products if p.category in ("services", "subscriptions")]
+    contracts, proposals = [], []
+    for n, org in enumerate(world.organisations[1:], start=1):
+        signatory = world.people_of(org.id)[0]
+        services = planned_lines(rng, recurring, rng.randint(1, 3))
+        effective = today - timedelta(days=rng.randint(30, 500))
+        signed = rng.random() < 0.8
+        contracts.append(
+            PlannedContract(
+                number=f"MSA-{year}-{n:03d}",
+                organisation_id=org.id,
+                owner_email=owners[org.id].email,
+                signatory_email=signatory.email,
+                effective=effective.isoformat(),
+                months=rng.choice((12, 24, 36)),
+                services=services,
+                annual_fee=round(sum(line.amount for line in services) * rng.choice((4, 6, 12)), 2),
+                billing=rng.choice(("monthly", "quarterly")),
+                payment_days=terms[org.id],
+                signed_on=(effective - timedelta(days=5)).isoformat() if signed else None,
+            )
+        )
+        prepared = today - timedelta(days=rng.randint(5, 60))
+        proposals.append(
+            PlannedProposal(
+                number=f"PRO-{year}-{n:03d}",
+                organisation_id=org.id,
+                owner_email=owners[org.id].email,
+                prepared_for_email=signatory.email,
+                date=prepared.isoformat(),
+                valid_until=(today + timedelta(days=rng.randint(-20, 45))).isoformat(),
+                lines=planned_lines(rng, world.products, rng.randint(2, 4)),
+            )
+        )
+    return tuple(contracts), tuple(proposals)
+
+
+def _plan_reports(world: World, invoices: Sequence[PlannedInvoice]) -> tuple[PlannedReport, ...]:
+    """Monthly revenue reports for the complete months the invoice history covers, newest first."""
+    today = world.now_dt.date()
+    first_day = (today - timedelta(days=INVOICE_HISTORY_DAYS)).isoformat()
+    revenue: dict[str, dict[str, float]] = {}
+    for inv in invoices:
+        if inv.status in ("AUTHORISED", "PAID"):
+            by_org = revenue.setdefault(inv.date[:7], {})
+            by_org[inv.organisation_id] = by_org.get(inv.organisation_id, 0.0) + inv.total
+    finance = world.team_member("finance lead").email
+    reports = []
+    for month in sorted(revenue, reverse=True):
+        if month == today.isoformat()[:7] or f"{month}-01" < first_day:
+            continue  # the current month is not over; the oldest is only partly covered
+        rows = sorted(((org, round(amount, 2)) for org, amount in revenue[month].items()), key=lambda r: (-r[1], r[0]))
+        reports.append(PlannedReport(month, tuple(rows), finance))
+    return tuple(reports)
+
+
+def _plan_documents(
+    world: World,
+    invoices: Sequence[PlannedInvoice],
+    contracts: Sequence[PlannedContract],
+    proposals: Sequence[PlannedProposal],
+    reports: Sequence[PlannedReport],
+) -> tuple[PlannedDocument, ...]:
+    """The files the company keeps about its customers: issued invoices, agreements, reports."""
+    name = {org.id: org.name for org in world.organisations}
+    year = world.now_dt.year
+    accountant = world.team_member("accountant").email
+    docs: list[PlannedDocument] = []
+    for inv in invoices:
+        if inv.status in ("AUTHORISED", "PAID"):  # drafts are not sent; voided ones were withdrawn
+            docs.append(
+                PlannedDocument(
+                    "invoice", "/Finance/Invoices", f"Invoice {inv.number} - {name[inv.organisation_id]}.pdf",
+                    accountant, inv.organisation_id, inv.number, inv.total, inv.date, inv,
+                )
+            )
+    for contract in contracts:
+        client = name[contract.organisation_id]
+        docs.append(
+            PlannedDocument("contract", f"/Clients/{client}", f"{client} - Master Services Agreement.pdf",
+                            contract.owner_email, contract.organisation_id, contract.number, contract.annual_fee,
+                            contract.effective, contract)
+        )
+    for proposal in proposals:
+        client = name[proposal.organisation_id]
+        docs.append(
+            PlannedDocument("proposal", f"/Clients/{client}", f"{client} - Proposal {year}.docx", proposal.owner_email,
+                            proposal.organisation_id, proposal.number, proposal.total, proposal.date, proposal)
+        )
+    for report in reports:
+        docs.append(
+            PlannedDocument("revenue_report", "/Finance/Reports", f"Revenue report {report.month}.xlsx",
+                            report.prepared_by_email, None, report.month, report.total, f"{report.month}-01", report)
+        )
+    return tuple(docs)

@@ -1,11 +1,14 @@
 """Files: the team's cloud drive of folders and documents (modelled on Box and Google Drive).
 
-One table holds files and folders, as in Google Drive: a folder is an item whose ``type`` is
-"folder", and every tool that takes a ``file_id`` (rename, move, trash, restore, share, shared
-links, permanent delete) accepts a folder id as well. The drive belongs to the home team; the
-acting user is ``world.user``. Seeded documents are contracts, proposals, statements of work and
-NDAs naming the world's companies and people (same names and emails as in the CRM), invoices and
-reports with amounts, price lists with product SKUs, meeting notes and policies.
+Folders and files are two kinds of item, as in Box; every tool that takes a ``file_id`` (get,
+rename, move, trash, restore, share, shared links, permanent delete) accepts a folder id as well,
+and listings that mix both show each as an item with its ``type``. The drive belongs to the home
+team; the acting user is ``world.user``.
+
+The documents about customers are the world's business plan (``world.plan``): every invoice PDF is
+an invoice of the accounting books (same number, lines and total), contracts and proposals name the
+CRM's companies and people, and the revenue reports add up the invoices. The rest of the drive
+(policies, runbooks, meeting notes, templates) is written from the texts below.
 
 Rules (Box's and Drive's):
 - Names are unique, case-insensitively, among the items of a folder that are not in the trash.
@@ -21,16 +24,17 @@ Rules (Box's and Drive's):
 from __future__ import annotations
 
 import hashlib
-import random
 from collections.abc import Iterable, Sequence
-from datetime import timedelta
-from typing import Literal
+from datetime import date, timedelta
+from random import Random
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel
-from sqlalchemy import ForeignKey, Select, String, UniqueConstraint, case, delete, func, or_, select
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, paginate
+from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field
+from mcp_services.kernel.entity import runtime_of
+from mcp_services.kernel.pagination import decode_cursor
+from mcp_services.kernel.records import RecordAccess, check_search_text, like_pattern
 from mcp_services.kernel.semantic import (
     URL,
     CompanyName,
@@ -43,11 +47,22 @@ from mcp_services.kernel.semantic import (
     PersonName,
     Text,
 )
-from mcp_services.kernel.world import Organisation, Person, Product, World
+from mcp_services.kernel.world import (
+    Organisation,
+    Person,
+    PlannedContract,
+    PlannedDocument,
+    PlannedInvoice,
+    PlannedLine,
+    PlannedProposal,
+    PlannedReport,
+    World,
+)
 
 FileId = EntityId("files.file")
 FolderId = EntityId("files.folder")
 ShareId = EntityId("files.share")
+FileTextId = EntityId("files.file_text")
 
 ItemType = Literal["file", "folder"]
 ShareRole = Literal["viewer", "commenter", "editor"]
@@ -76,98 +91,155 @@ MIME_BY_EXTENSION: dict[str, str] = {
 }
 #: Mime types whose text can be written directly (create_file, update_file_content).
 TEXT_MIME_TYPES = ("text/plain", "text/markdown", "text/csv", "application/json", "text/html")
-
-
-class Base(DeclarativeBase):
-    pass
-
-
-class Item(Base):
-    """A file or a folder. ``content`` is the text (extracted text for PDFs and Office files)."""
-
-    __tablename__ = "items"
-    id: Mapped[str] = mapped_column(primary_key=True)
-    kind: Mapped[str]  # "file" | "folder"
-    name: Mapped[str] = mapped_column(String(255), index=True)
-    parent_id: Mapped[str | None] = mapped_column(ForeignKey("items.id"), index=True)
-    mime_type: Mapped[str | None]
-    size: Mapped[int] = mapped_column(default=0)
-    content: Mapped[str | None]
-    description: Mapped[str | None]
-    owner_email: Mapped[str] = mapped_column(index=True)
-    created_at: Mapped[str]
-    modified_at: Mapped[str]
-    modified_by_email: Mapped[str]
-    version: Mapped[int] = mapped_column(default=1)
-    trashed: Mapped[bool] = mapped_column(default=False)
-    # True for the item the user trashed; False for the contents trashed along with a folder.
-    explicitly_trashed: Mapped[bool] = mapped_column(default=False)
-    trashed_at: Mapped[str | None]
-    shared_link_url: Mapped[str | None] = mapped_column(unique=True)
-    shared_link_access: Mapped[str | None]
-    shared_link_expires_on: Mapped[str | None]
-
-
-class Share(Base):
-    """A person's access to a file or folder (Box collaboration, Drive permission)."""
-
-    __tablename__ = "shares"
-    __table_args__ = (UniqueConstraint("item_id", "email"),)
-    id: Mapped[str] = mapped_column(primary_key=True)
-    item_id: Mapped[str] = mapped_column(ForeignKey("items.id"), index=True)
-    email: Mapped[str] = mapped_column(index=True)
-    role: Mapped[str]
-    shared_by_email: Mapped[str]
-    created_at: Mapped[str]
-    updated_at: Mapped[str]
-
+FILE_HINT = "Use search_files or list_folder_items to find file ids."
+FOLDER_HINT = "Use search_folders or list_folder_items to find folder ids."
 
 service = Service(
     "files",
     "Cloud drive: folders and documents (contracts, proposals, invoices, reports, meeting notes) "
     "with search, text content, sharing with people, shared links and a trash.",
-    Base,
     title="Files",
 )
 
 
-# -- results -------------------------------------------------------------------------------------
+# -- values read for a whole result ---------------------------------------------------------------
 
 
-class FileOut(BaseModel):
-    id: FileId
-    type: ItemType
-    name: FileName
-    path: FileRef
-    parent_id: FolderId | None
-    mime_type: str | None
-    size: int
-    description: Text | None
-    owner_email: EmailAddress
-    owner_name: PersonName | None
-    created_at: DateTime
-    modified_at: DateTime
-    modified_by_email: EmailAddress
-    version: int
-    trashed: bool
-    trashed_at: DateTime | None
-    shared_with: list[EmailAddress]
-    shared_link_url: URL | None
+def _folder_paths(db: RecordAccess) -> dict[str, str]:
+    """Every folder's path ("/" for the root), from one query: folders are few."""
+    rows = {folder_id: (name, parent) for folder_id, name, parent in db.sql("SELECT id, name, parent_id FROM folders")}
+    paths: dict[str, str] = {}
+
+    def path_of(folder_id: str) -> str:
+        if folder_id not in paths:
+            name, parent = rows[folder_id]
+            paths[folder_id] = "/" if parent is None else f"{path_of(parent).rstrip('/')}/{name}"
+        return paths[folder_id]
+
+    for folder_id in rows:
+        path_of(folder_id)
+    return paths
 
 
-class FolderOut(BaseModel):
+def _paths(db: RecordAccess, items: Sequence[Any]) -> list[str]:
+    paths = _folder_paths(db)
+    return [
+        paths[i.id] if i.id.startswith("folder_") else f"{paths[i.parent_id].rstrip('/')}/{i.name}" if i.parent_id
+        else f"/{i.name}"
+        for i in items
+    ]
+
+
+def _sharers(db: RecordAccess, items: Sequence[Any]) -> list[list[str]]:
+    """Who each item is shared with, by email, in one query."""
+    found: dict[str, list[str]] = {i.id: [] for i in items}
+    for share in db.query(Share).where_in("item_id", list(found)).order_by("email").all():
+        found[share.item_id].append(share.email)
+    return [found[i.id] for i in items]
+
+
+def _item_counts(db: RecordAccess, folders: Sequence[Any]) -> list[int]:
+    """How many items that are not in the trash each folder holds (one query per kind)."""
+    ids = [f.id for f in folders]
+    marks = ", ".join("?" for _ in ids)
+    counts: dict[str, int] = {}
+    for table in ("folders", "files"):
+        statement = (
+            f"SELECT parent_id, COUNT(*) FROM {table} WHERE trashed = 0 AND parent_id IN ({marks}) GROUP BY parent_id"
+        )
+        for parent, n in db.sql(statement, *ids):
+            counts[parent] = counts.get(parent, 0) + n
+    return [counts.get(i, 0) for i in ids]
+
+
+def _item_names(db: RecordAccess, shares: Sequence[Any]) -> list[str]:
+    ids = sorted({s.item_id for s in shares})
+    names = {i.id: i.name for i in [*db.fetch_many(File, ids).values(), *db.fetch_many(Folder, ids).values()]}
+    return [names[s.item_id] for s in shares]
+
+
+# -- entities --------------------------------------------------------------------------------------
+
+
+@service.entity(table="folders", prefix="folder", label="name", search=("name",))
+class Folder:
+    """A folder of the drive; the root folder ("All Files") has no parent."""
+
     id: FolderId
-    name: FileName
-    path: FileRef
-    parent_id: FolderId | None
-    owner_email: EmailAddress
-    owner_name: PersonName | None
-    item_count: int
+    name: FileName = field(index=True)
+    parent_id: FolderId | None = None
+    owner_email: EmailAddress = field(index=True, role="owner")
+    owner_name: PersonName | None = field(None, role="owner")
     created_at: DateTime
     modified_at: DateTime
-    trashed: bool
-    shared_with: list[EmailAddress]
-    shared_link_url: URL | None
+    modified_by_email: EmailAddress = field(role="last editor")
+    trashed: bool = False
+    # True for the item the user trashed; False for the contents trashed along with a folder.
+    explicitly_trashed: bool = False
+    trashed_at: DateTime | None = None
+    shared_link_url: URL | None = field(None, unique=True, mention="the shared link")
+    shared_link_access: LinkAccess | None = None
+    shared_link_expires_on: Date | None = field(None, mention="when the shared link expires")
+
+    path = derived(FileRef, batch=_paths)
+    item_count = derived(int, batch=_item_counts)
+    shared_with = derived(list[EmailAddress], batch=_sharers)
+
+
+@service.entity(table="files", prefix="file", label="name", search=("name",))
+class File:
+    """A document, spreadsheet, image... in a folder; folders listed beside files take this shape too."""
+
+    id: FileId
+    name: FileName = field(index=True)
+    parent_id: FolderId | None = None
+    mime_type: str | None = None
+    size: int = 0
+    description: Text | None = None
+    owner_email: EmailAddress = field(index=True, role="owner")
+    owner_name: PersonName | None = field(None, role="owner")
+    created_at: DateTime
+    modified_at: DateTime
+    modified_by_email: EmailAddress = field(role="last editor")
+    version: int = 1
+    trashed: bool = False
+    explicitly_trashed: bool = False
+    trashed_at: DateTime | None = None
+    shared_link_url: URL | None = field(None, unique=True, mention="the shared link")
+    shared_link_access: LinkAccess | None = None
+    shared_link_expires_on: Date | None = field(None, mention="when the shared link expires")
+
+    type = derived(ItemType, lambda f: "folder" if f.id.startswith("folder_") else "file")
+    path = derived(FileRef, batch=_paths)
+    shared_with = derived(list[EmailAddress], batch=_sharers)
+
+
+@service.entity(table="file_texts", prefix="file", noun="file text")
+class FileText:
+    """The text of a file (for PDFs and Office files, their extracted text), kept apart so listings stay light."""
+
+    id: FileTextId  # the file's id
+    content: Text
+
+
+@service.entity(table="shares", prefix="share")
+class Share:
+    """A person's access to a file or folder (Box collaboration, Drive permission)."""
+
+    id: ShareId
+    item_id: str = field(index=True)  # a file or folder id: no single foreign key fits both
+    email: EmailAddress = field(index=True, role="collaborator")
+    person_name: PersonName | None = field(None, role="collaborator")
+    role: ShareRole
+    shared_by_email: EmailAddress = field(role="sharer")
+    created_at: DateTime
+    updated_at: DateTime
+
+    file_id = derived(FileId, lambda s: s.item_id)
+    file_name = derived(FileName, batch=_item_names)
+
+
+Item = File | Folder
 
 
 class FileContentOut(BaseModel):
@@ -179,18 +251,6 @@ class FileContentOut(BaseModel):
     version: int
     modified_at: DateTime
     content: Text
-
-
-class ShareOut(BaseModel):
-    id: ShareId
-    file_id: FileId
-    file_name: FileName
-    email: EmailAddress
-    person_name: PersonName | None
-    role: ShareRole
-    shared_by_email: EmailAddress
-    created_at: DateTime
-    updated_at: DateTime
 
 
 class SharedLinkOut(BaseModel):
@@ -209,176 +269,101 @@ class DeletedOut(BaseModel):
     removed_shares: int
 
 
-# -- helpers -------------------------------------------------------------------------------------
-
-FILE_HINT = "Use search_files or list_folder_items to find file ids."
-FOLDER_HINT = "Use search_folders or list_folder_items to find folder ids."
+# -- what a call computes --------------------------------------------------------------------------
 
 
-def _names_by_email(world: World) -> dict[str, str]:
-    return {p.email: p.name for p in world.people}
+def _kind(item: Item) -> ItemType:
+    return "folder" if isinstance(item, Folder) else "file"
 
 
-def _folder_paths(ctx: ToolContext) -> dict[str, str]:
-    """Every folder's path ("/" for the root), from one query: folders are few."""
-    rows = ctx.db.execute(select(Item.id, Item.name, Item.parent_id).where(Item.kind == "folder")).all()
-    by_id = {r.id: r for r in rows}
-    paths: dict[str, str] = {}
-
-    def path_of(folder_id: str) -> str:
-        if folder_id not in paths:
-            row = by_id[folder_id]
-            if row.parent_id is None:
-                paths[folder_id] = "/"
-            else:
-                parent = path_of(row.parent_id)
-                paths[folder_id] = f"{parent.rstrip('/')}/{row.name}"
-        return paths[folder_id]
-
-    for folder_id in by_id:
-        path_of(folder_id)
-    return paths
+def _fields(record: Any) -> dict[str, Any]:
+    return runtime_of(type(record)).dump(record)
 
 
-def _path(paths: dict[str, str], item: Item) -> str:
-    if item.kind == "folder":
-        return paths[item.id]
-    return f"{paths[item.parent_id].rstrip('/')}/{item.name}" if item.parent_id else f"/{item.name}"
+def _as_item(item: Item) -> File:
+    """A file, or a folder in the shape of a drive item (for listings and tools that take either)."""
+    if isinstance(item, File):
+        return item
+    return File(**_fields(item), mime_type=None, size=0, description=None, version=1)
 
 
-def _shared_with(ctx: ToolContext, item_ids: Sequence[str]) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {i: [] for i in item_ids}
-    if item_ids:
-        stmt = select(Share.item_id, Share.email).where(Share.item_id.in_(item_ids)).order_by(Share.email)
-        for item_id, email in ctx.db.execute(stmt):
-            found[item_id].append(email)
-    return found
+def _as_items(page: Page[Any]) -> Page[File]:
+    page.items = [_as_item(i) for i in page.items]
+    return page
 
 
-def _file_outs(ctx: ToolContext, items: Sequence[Item]) -> list[FileOut]:
-    paths = _folder_paths(ctx)
-    shares = _shared_with(ctx, [i.id for i in items])
-    names = _names_by_email(ctx.world)
-    return [
-        FileOut(
-            id=i.id,
-            type=i.kind,  # type: ignore[arg-type]
-            name=i.name,
-            path=_path(paths, i),
-            parent_id=i.parent_id,
-            mime_type=i.mime_type,
-            size=i.size,
-            description=i.description,
-            owner_email=i.owner_email,
-            owner_name=names.get(i.owner_email),
-            created_at=i.created_at,
-            modified_at=i.modified_at,
-            modified_by_email=i.modified_by_email,
-            version=i.version,
-            trashed=i.trashed,
-            trashed_at=i.trashed_at,
-            shared_with=shares[i.id],
-            shared_link_url=i.shared_link_url,
-        )
-        for i in items
-    ]
+def _page_of(items: list[Any], limit: int, cursor: str | None) -> Page[Any]:
+    """One page of a listing sorted here (across files and folders, or by name without regard to case)."""
+    offset = decode_cursor(cursor)
+    rows = items[offset : offset + limit]
+    end = offset + len(rows)
+    return Page(items=rows, total=len(items), next_cursor=str(end) if end < len(items) else None)
 
 
-def _file_out(ctx: ToolContext, item: Item) -> FileOut:
-    return _file_outs(ctx, [item])[0]
+def _sorted(items: list[Item], order_by: str) -> list[Item]:
+    """Names A-Z (ignoring case); dates newest first; size largest first; ids break ties."""
+    items.sort(key=lambda i: i.id)
+    if order_by == "name":
+        items.sort(key=lambda i: i.name.lower())
+    else:
+        items.sort(key=lambda i: getattr(i, order_by) if isinstance(i, File) or order_by != "size" else 0, reverse=True)
+    return items
 
 
-def _folder_outs(ctx: ToolContext, folders: Sequence[Item]) -> list[FolderOut]:
-    paths = _folder_paths(ctx)
-    shares = _shared_with(ctx, [f.id for f in folders])
-    names = _names_by_email(ctx.world)
-    counts: dict[str, int] = {}
-    if folders:
-        stmt = (
-            select(Item.parent_id, func.count())
-            .where(Item.parent_id.in_([f.id for f in folders]), Item.trashed.is_(False))
-            .group_by(Item.parent_id)
-        )
-        counts = {parent: n for parent, n in ctx.db.execute(stmt)}
-    return [
-        FolderOut(
-            id=f.id,
-            name=f.name,
-            path=paths[f.id],
-            parent_id=f.parent_id,
-            owner_email=f.owner_email,
-            owner_name=names.get(f.owner_email),
-            item_count=counts.get(f.id, 0),
-            created_at=f.created_at,
-            modified_at=f.modified_at,
-            trashed=f.trashed,
-            shared_with=shares[f.id],
-            shared_link_url=f.shared_link_url,
-        )
-        for f in folders
-    ]
+# -- rules -----------------------------------------------------------------------------------------
 
 
-def _share_out(ctx: ToolContext, share: Share) -> ShareOut:
-    item = ctx.get(Item, share.item_id, "file")
-    return ShareOut(
-        id=share.id,
-        file_id=item.id,
-        file_name=item.name,
-        email=share.email,
-        person_name=_names_by_email(ctx.world).get(share.email),
-        role=share.role,  # type: ignore[arg-type]
-        shared_by_email=share.shared_by_email,
-        created_at=share.created_at,
-        updated_at=share.updated_at,
-    )
-
-
-def _root(ctx: ToolContext) -> Item:
-    root = ctx.db.scalar(select(Item).where(Item.parent_id.is_(None), Item.kind == "folder"))
+def _root(ctx: ToolContext) -> Folder:
+    root = ctx.find(Folder, parent_id=None)
     if root is None:  # every seeded store has one and no tool can remove it
         raise RuntimeError("the files store has no root folder")
     return root
 
 
 def _item(ctx: ToolContext, file_id: str) -> Item:
-    return ctx.get(Item, file_id, "file or folder", FILE_HINT)
+    item: Item | None = ctx.fetch(Folder, file_id) if file_id.startswith("folder_") else ctx.fetch(File, file_id)
+    if item is None:
+        raise ToolError.not_found("file or folder", file_id, FILE_HINT)
+    return item
 
 
-def _file(ctx: ToolContext, file_id: str) -> Item:
+def _file(ctx: ToolContext, file_id: str) -> File:
     """A file (not a folder)."""
     item = _item(ctx, file_id)
-    if item.kind != "file":
+    if isinstance(item, Folder):
         raise ToolError.invalid_argument(
             f"{file_id} is a folder ({item.name!r}), not a file; use list_folder_items to see what it holds."
         )
     return item
 
 
-def _folder(ctx: ToolContext, folder_id: str | None) -> Item:
+def _folder(ctx: ToolContext, folder_id: str | None) -> Folder:
     """A folder by id; None means the root folder."""
     if folder_id is None:
         return _root(ctx)
-    folder = ctx.get(Item, folder_id, "folder", FOLDER_HINT)
-    if folder.kind != "folder":
-        raise ToolError.invalid_argument(f"{folder_id} is a file ({folder.name!r}), not a folder. {FOLDER_HINT}")
-    return folder
+    folder = ctx.fetch(Folder, folder_id)
+    if folder is not None:
+        return folder
+    file = ctx.fetch(File, folder_id)
+    if file is not None:
+        raise ToolError.invalid_argument(f"{folder_id} is a file ({file.name!r}), not a folder. {FOLDER_HINT}")
+    raise ToolError.not_found("folder", folder_id, FOLDER_HINT)
 
 
 def _not_trashed(item: Item, action: str) -> None:
     if item.trashed:
         raise ToolError.invalid_state(
-            f"{item.kind.capitalize()} {item.id} ({item.name!r}) is in the trash and cannot be {action}; "
+            f"{_kind(item).capitalize()} {item.id} ({item.name!r}) is in the trash and cannot be {action}; "
             "restore_file it first."
         )
 
 
 def _not_root(item: Item, action: str) -> None:
-    if item.parent_id is None:
+    if isinstance(item, Folder) and item.parent_id is None:
         raise ToolError.invalid_argument(f"The root folder ({item.id}) cannot be {action}.")
 
 
-def _open_folder(ctx: ToolContext, folder_id: str | None, action: str) -> Item:
+def _open_folder(ctx: ToolContext, folder_id: str | None, action: str) -> Folder:
     folder = _folder(ctx, folder_id)
     if folder.trashed:
         raise ToolError.invalid_state(
@@ -399,38 +384,36 @@ def _clean_name(name: str) -> str:
     return cleaned
 
 
-def _check_name_free(ctx: ToolContext, folder: Item, name: str, exclude_id: str | None = None) -> None:
-    """Names are unique (case-insensitive) among a folder's items that are not in the trash."""
-    stmt = select(Item).where(
-        Item.parent_id == folder.id, Item.trashed.is_(False), func.lower(Item.name) == name.lower()
-    )
-    if exclude_id is not None:
-        stmt = stmt.where(Item.id != exclude_id)
-    clash = ctx.db.scalars(stmt).first()
-    if clash is not None:
-        raise ToolError.conflict(
-            f"Folder {folder.id} ({folder.name!r}) already holds a {clash.kind} named {clash.name!r} ({clash.id}). "
-            "Choose another name, or rename or trash the existing item first."
-        )
-
-
-def _children(ctx: ToolContext) -> dict[str, list[str]]:
-    children: dict[str, list[str]] = {}
-    for item_id, parent_id in ctx.db.execute(select(Item.id, Item.parent_id).where(Item.parent_id.is_not(None))):
-        children.setdefault(parent_id, []).append(item_id)
-    return children
-
-
-def _descendants(ctx: ToolContext, folder_id: str) -> list[str]:
-    """Every item below a folder (not the folder itself), parents before children."""
-    children = _children(ctx)
-    found: list[str] = []
-    queue = list(children.get(folder_id, ()))
-    while queue:
-        item_id = queue.pop(0)
-        found.append(item_id)
-        queue.extend(children.get(item_id, ()))
+def _children(ctx: ToolContext, folder: Folder, *, live: bool) -> list[Item]:
+    found: list[Item] = []
+    for cls in (Folder, File):
+        q = ctx.query(cls).where(parent_id=folder.id)
+        found += q.where(trashed=False).all() if live else q.all()
     return found
+
+
+def _check_name_free(ctx: ToolContext, folder: Folder, name: str, exclude_id: str | None = None) -> None:
+    """Names are unique (case-insensitive) among a folder's items that are not in the trash."""
+    for item in _children(ctx, folder, live=True):
+        if item.name.lower() == name.lower() and item.id != exclude_id:
+            raise ToolError.conflict(
+                f"Folder {folder.id} ({folder.name!r}) already holds a {_kind(item)} named {item.name!r} ({item.id}). "
+                "Choose another name, or rename or trash the existing item first."
+            )
+
+
+def _descendants(ctx: ToolContext, folder_id: str) -> tuple[list[str], list[str]]:
+    """The folders and the files below a folder (not the folder itself), parents before children."""
+    below: dict[str, list[str]] = {}
+    for child, parent in ctx.sql("SELECT id, parent_id FROM folders WHERE parent_id IS NOT NULL ORDER BY id"):
+        below.setdefault(parent, []).append(child)
+    folders: list[str] = []
+    queue = list(below.get(folder_id, ()))
+    while queue:
+        folders.append(queue.pop(0))
+        queue.extend(below.get(folders[-1], ()))
+    files = [f.id for f in ctx.query(File).where_in("parent_id", [folder_id, *folders]).all()]
+    return folders, files
 
 
 def _mime_for_name(name: str) -> str | None:
@@ -446,61 +429,176 @@ def _link_url(ctx: ToolContext, item_id: str) -> str:
     return f"https://files.{ctx.world.home.domain}/s/{token}"
 
 
-def _touch(ctx: ToolContext, item: Item) -> None:
-    item.modified_at = ctx.now_iso
-    item.modified_by_email = ctx.world.user.email
+def _touched(ctx: ToolContext, item: Item, **changes: Any) -> Item:
+    return ctx.update(item, **changes, modified_at=ctx.now_iso, modified_by_email=ctx.world.user.email)
 
 
-def _order(stmt: Select[tuple[Item]], order_by: str) -> Select[tuple[Item]]:
-    """Names A-Z; dates newest first; size largest first; ids break ties so pages are stable."""
-    column = {
-        "name": func.lower(Item.name),
-        "modified_at": Item.modified_at.desc(),
-        "created_at": Item.created_at.desc(),
-        "size": Item.size.desc(),
-    }[order_by]
-    return stmt.order_by(column, Item.id)
+def _name_of(world: World, email: str) -> str | None:
+    return next((p.name for p in world.people if p.email == email), None)
 
 
-# -- seed ----------------------------------------------------------------------------------------
+def _text(ctx: ToolContext, file_id: str) -> str | None:
+    found = ctx.fetch(FileText, file_id)
+    return found.content if found else None
+
+
+def _where_text(q: Any, text: str) -> Any:
+    """Files whose name or text contains ``text`` (the kernel's escaping; the text lives in its own table)."""
+    pattern = like_pattern(text)
+    return q.where_sql(
+        "name LIKE ? ESCAPE '\\' OR id IN (SELECT id FROM file_texts WHERE content LIKE ? ESCAPE '\\')",
+        pattern,
+        pattern,
+    )
+
+
+# -- seed: the drive as data -----------------------------------------------------------------------
+
+#: (path, owner's role, age in days). "user" is the person the agent acts for.
+_FOLDERS = (
+    ("Clients", "sales lead", 700),
+    ("Finance", "finance lead", 700),
+    ("Finance/Invoices", "accountant", 600),
+    ("Finance/Reports", "finance lead", 600),
+    ("Finance/Receipts", "accountant", 500),
+    ("Sales", "sales lead", 650),
+    ("Meeting Notes", "user", 650),
+    ("HR", "office manager", 800),
+    ("Engineering", "engineering lead", 700),
+    ("Marketing", "product manager", 600),
+    ("Operations", "user", 700),
+    ("Templates", "user", 850),
+    ("Archive", "user", 880),
+)
+
+
+class _Doc(NamedTuple):
+    """A document written from a template: ``{home}``, ``{year}``, ``{finance_lead}``, ``{finance_lead_email}``..."""
+
+    folder: str
+    name: str
+    owner: str  # a role of the home team, or "user"
+    age: tuple[int, int]
+    text: str | None
+    description: str | None = None
+    link: LinkAccess | None = None
+    shares: tuple[tuple[str, ShareRole], ...] = ()  # (role, access)
+    size: int | None = None
+
+
+_DOCS = (
+    _Doc("Sales", "Sales playbook.docx", "sales lead", (100, 300),
+         "Sales playbook for {home}.\nDiscounts above 15% need approval from {sales_lead} ({sales_lead_email}). "
+         "Contracts above {currency} 50,000.00 need the finance lead, {finance_lead}, to sign off.",
+         shares=(("account executive", "editor"),)),
+    _Doc("HR", "Employee handbook.pdf", "office manager", (300, 800),
+         "{home} employee handbook.\nOffice: {home_address}. Phone {home_phone}.\n"
+         "Questions about benefits: {office_manager} <{office_manager_email}>.", link="organization"),
+    _Doc("HR", "Travel policy.docx", "finance lead", (100, 400),
+         "Travel policy.\nFlights over {currency} 800.00 need approval from the finance lead, {finance_lead} "
+         "({finance_lead_email}).\nHotels up to {currency} 220.00 per night."),
+    _Doc("HR", "Expense policy.md", "finance lead", (100, 400),
+         "# Expense policy\n\n- Keep receipts for anything over {currency} 75.00.\n"
+         "- Submit expense reports by the 5th of the month to {accountant_email}.\n"
+         "- Client meals up to {currency} 60.00 per person."),
+    _Doc("HR", "Onboarding checklist.md", "office manager", (50, 300),
+         "# Onboarding checklist\n- Laptop and dock\n- Accounts: mail, chat, files, CRM\n- Intro with {user}\n"
+         "- Read the employee handbook"),
+    _Doc("HR", "Holiday calendar {year}.csv", "office manager", (60, 120),
+         "date,holiday\n{year}-01-01,New Year\n{year}-07-04,Independence Day\n{year}-12-25,Christmas"),
+    _Doc("Engineering", "Architecture overview.pptx", "engineering lead", (200, 500),
+         "Architecture overview: API, workers, database, files."),
+    _Doc("Marketing", "Brand guidelines.pdf", "product manager", (200, 500),
+         "{home} brand guidelines: logo clear space, colours, tone of voice. Website {home_website}.", link="anyone"),
+    _Doc("Marketing", "Logo.png", "product manager", (300, 600), None, size=48_213),
+    _Doc("Marketing", "Logo dark.png", "product manager", (300, 600), None, size=51_877),
+    _Doc("Operations", "Office floor plan.png", "office manager", (300, 700), None, size=412_330),
+    _Doc("Templates", "Invoice template.docx", "user", (400, 850),
+         "INVOICE {{number}}\nBill to: {{customer}}\nTotal due: {{amount}}"),
+    _Doc("Templates", "NDA template.docx", "user", (400, 850),
+         "MUTUAL NON-DISCLOSURE AGREEMENT between {{party_a}} and {{party_b}}."),
+    _Doc("Templates", "Proposal template.docx", "user", (400, 850),
+         "Proposal for {{company}}\nPrepared by {{owner}}\nTotal: {{amount}}"),
+    _Doc("Templates", "Meeting notes template.md", "user", (400, 850),
+         "# {{title}} {{date}}\nAttendees:\n## Discussion\n## Action items"),
+    _Doc("Archive", "Revenue report {last_year} summary.xlsx", "finance lead", (60, 80),
+         "Summary of last year's revenue."),
+)
+
+#: Engineering's runbooks: (system, its three steps).
+_RUNBOOKS = (
+    ("Billing sync", ("Check the dashboard.", "Restart the worker if the queue is stuck.",
+                      "Escalate to the on-call engineer.")),
+    ("Backups", ("Check last night's job.", "Restore a sample file to verify.", "Escalate to the on-call engineer.")),
+    ("On-call", ("Acknowledge the page.", "Post in the incident channel.", "Write the postmortem within two days.")),
+)
+#: Engineering's API designs: (feature, author's role, status).
+_API_DESIGNS = (
+    ("Webhooks", "engineering lead", "approved"),
+    ("SSO", "product manager", "in review"),
+    ("Usage export", "engineering lead", "draft"),
+)
+_MEETING_TOPICS = (
+    "hiring plan", "office move", "Q{q} targets", "customer churn", "pricing update", "support backlog",
+    "security audit", "team offsite", "new onboarding flow", "invoice reminders",
+)
+_ACTIONS = ("follow up with", "send the contract to", "book a call with", "chase the invoice for")
+_CALL_KINDS = ("Kickoff", "Quarterly review", "Renewal", "Support escalation", "Pricing")
+_ASKS = ("volume discounts", "a longer contract", "SSO", "support")
+_SOW_STEPS = ("Discovery workshop", "Data migration", "Pilot go-live", "Training", "Full rollout", "Handover")
+_SIZE_FACTOR = {"application/pdf": 9, DOCX: 4, XLSX: 5, PPTX: 12}  # Office files and PDFs weigh more than their text
 
 
 def _money(world: World, amount: float) -> str:
     return f"{world.currency} {amount:,.2f}"
 
 
-class _Seeder:
-    """Builds the seeded drive: folder tree, documents, shares and shared links."""
+def _table(world: World, lines: Sequence[PlannedLine]) -> str:
+    rows = [
+        f"| {line.sku} | {line.description} | {line.quantity} | {_money(world, line.unit_price)} "
+        f"| {_money(world, line.amount)} |"
+        for line in lines
+    ]
+    return "| SKU | Item | Qty | Unit price | Amount |\n|---|---|---|---|---|\n" + "\n".join(rows)
+
+
+def _role_key(role: str) -> str:
+    return role.replace(" ", "_")
+
+
+class _Drive:
+    """Writes the seeded drive: its folder tree, documents, shares and shared links."""
 
     def __init__(self, ctx: ToolContext) -> None:
-        self.ctx = ctx
-        self.world = ctx.world
-        self.rng: random.Random = ctx.rng("seed")
-        self.user = ctx.world.user
-        self.team = list(ctx.world.team)
-        self.orgs = list(ctx.world.organisations[1:])
-        self.people_by_org: dict[str, list[Person]] = {}
-        for person in ctx.world.customers:
-            self.people_by_org.setdefault(person.organisation_id, []).append(person)
-        self.n_invoices = 0
-        self.n_contracts = 0
-        self.now = ctx.now  # parsed once: ctx.days_from_now re-parses the clock on every call
+        self.ctx, self.world = ctx, ctx.world
+        self.rng: Random = ctx.rng("seed")
+        self.now = ctx.now  # parsed once: days_from_now re-parses the clock on every call
+        self.names = {p.email: p.name for p in ctx.world.people}
+        self.folders: dict[str, Folder] = {}
+        self.files: list[File] = []
+        self.texts: list[FileText] = []
+        self.shares: list[Share] = []
         self.taken: set[tuple[str, str]] = set()  # (folder id, lower-case name): names are unique per folder
+        world, team = ctx.world, ctx.world.team
+        self.facts: dict[str, Any] = {
+            "home": world.home.name, "home_address": world.home.address, "home_phone": world.home.phone,
+            "home_website": world.home.website, "currency": world.currency, "user": world.user.name,
+            "year": self.now.year, "last_year": self.now.year - 1,
+        }
+        for person in team:
+            self.facts[_role_key(person.job_title)] = person.name
+            self.facts[f"{_role_key(person.job_title)}_email"] = person.email
+        # Clients whose superseded first draft sits in the trash (a few, always some).
+        self.drafted = set(self.rng.sample([o.id for o in world.organisations[1:]], 4))
 
-    def free_name(self, parent: Item | None, name: str) -> str:
-        key = parent.id if parent else ""
-        stem, dot, ext = name.rpartition(".") if "." in name else (name, "", "")
-        candidate, n = name, 1
-        while (key, candidate.lower()) in self.taken:
-            n += 1
-            candidate = f"{stem} ({n}){dot}{ext}"
-        self.taken.add((key, candidate.lower()))
-        return candidate
+    def person(self, role: str) -> Person:
+        return self.world.user if role == "user" else self.world.team_member(role)
 
-    # -- building blocks --
+    def ago(self, days: float) -> str:
+        return self.ctx.iso(self.now - timedelta(days=days))
 
-    def role(self, title: str) -> Person:
-        return self.world.team_member(title)
+    def date(self, days_ahead: int) -> str:
+        return self.ago(-days_ahead)[:10]
 
     def when(self, min_days: int, max_days: int) -> tuple[str, str]:
         """A (created, modified) pair between max_days and min_days ago, modified after created."""
@@ -509,774 +607,407 @@ class _Seeder:
         offset = self.rng.randint(0, 8 * 60)
         return self.ago(created + offset / 1440), self.ago(modified + offset / 2880)
 
-    def ago(self, days: float) -> str:
-        return self.ctx.iso(self.now - timedelta(days=days))
+    def free_name(self, parent_id: str, name: str) -> str:
+        stem, dot, ext = name.rpartition(".") if "." in name else (name, "", "")
+        candidate, n = name, 1
+        while (parent_id, candidate.lower()) in self.taken:
+            n += 1
+            candidate = f"{stem} ({n}){dot}{ext}"
+        self.taken.add((parent_id, candidate.lower()))
+        return candidate
 
-    def date(self, days: int) -> str:
-        return self.ago(-days)[:10]
-
-    def folder(self, name: str, parent: Item | None, owner: Person, age: int = 400) -> Item:
+    def folder(self, path: str, owner: Person, age: int) -> Folder:
+        parent_path, _, name = path.rpartition("/")
+        parent = self.folders.get(parent_path) if path else None
         created, modified = self.when(max(1, age - 60), age)
-        item = Item(
-            id=self.ctx.new_id("folder"),
-            kind="folder",
-            name=self.free_name(parent, name),
-            parent_id=parent.id if parent else None,
-            mime_type=None,
-            size=0,
-            content=None,
-            description=None,
-            owner_email=owner.email,
-            created_at=created,
-            modified_at=modified,
-            modified_by_email=owner.email,
+        folder = Folder(
+            id=self.ctx.new_id("folder"), name=self.free_name(parent.id, name) if parent else ROOT_NAME,
+            parent_id=parent.id if parent else None, owner_email=owner.email, owner_name=owner.name,
+            created_at=created, modified_at=modified, modified_by_email=owner.email,
         )
-        self.ctx.db.add(item)
-        return item
+        self.folders[path] = folder
+        return folder
 
-    def file(
-        self,
-        folder: Item,
-        name: str,
-        content: str | None,
-        owner: Person,
-        age: tuple[int, int] = (1, 300),
-        description: str | None = None,
-        size: int | None = None,
-    ) -> Item:
+    def file(self, path: str, name: str, text: str | None, owner: Person, age: tuple[int, int],
+             description: str | None = None, size: int | None = None, **extra: Any) -> File:
         mime = _mime_for_name(name) or "text/plain"
         if size is None:
-            text_bytes = len((content or "").encode())
-            # Office files and PDFs weigh more than their extracted text.
-            factor = {"application/pdf": 9, DOCX: 4, XLSX: 5, PPTX: 12}.get(mime, 1)
-            size = text_bytes * factor + (self.rng.randint(2_000, 30_000) if factor > 1 else 0)
+            factor = _SIZE_FACTOR.get(mime, 1)
+            size = len((text or "").encode()) * factor + (self.rng.randint(2_000, 30_000) if factor > 1 else 0)
         created, modified = self.when(*age)
-        editor = owner if self.rng.random() < 0.7 else self.rng.choice(self.team)
-        item = Item(
-            id=self.ctx.new_id("file"),
-            kind="file",
-            name=self.free_name(folder, name),
-            parent_id=folder.id,
-            mime_type=mime,
-            size=size,
-            content=content,
-            description=description,
-            owner_email=owner.email,
-            created_at=created,
-            modified_at=modified,
-            modified_by_email=editor.email,
-            version=1 if modified == created else self.rng.randint(1, 6),
+        editor = owner if self.rng.random() < 0.7 else self.rng.choice(self.world.team)
+        folder = self.folders[path]
+        item = File(
+            id=self.ctx.new_id("file"), name=self.free_name(folder.id, name), parent_id=folder.id, mime_type=mime,
+            size=size, description=description, owner_email=owner.email, owner_name=owner.name, created_at=created,
+            modified_at=modified, modified_by_email=editor.email,
+            version=1 if modified == created else self.rng.randint(1, 6), **extra,
         )
-        self.ctx.db.add(item)
+        self.files.append(item)
+        if text is not None:
+            self.texts.append(FileText(id=item.id, content=text))
         return item
 
-    def share(self, item: Item, person: Person, role: str, by: Person | None = None) -> None:
-        if person.email in (item.owner_email, self.user.email):
+    def share(self, item: Item, email: str, role: ShareRole, by: str | None = None) -> None:
+        if email in (item.owner_email, self.world.user.email):
             return
         created = self.ago(self.rng.randint(0, 60))
-        self.ctx.db.add(
-            Share(
-                id=self.ctx.new_id("share"),
-                item_id=item.id,
-                email=person.email,
-                role=role,
-                shared_by_email=by.email if by else item.owner_email,
-                created_at=created,
-                updated_at=created,
-            )
+        self.shares.append(
+            Share(id=self.ctx.new_id("share"), item_id=item.id, email=email, person_name=self.names.get(email),
+                  role=role, shared_by_email=by or item.owner_email, created_at=created, updated_at=created)
         )
 
-    def link(self, item: Item, access: str, expires_in_days: int | None = None) -> None:
-        item.shared_link_url = _link_url(self.ctx, item.id)
-        item.shared_link_access = access
-        item.shared_link_expires_on = self.date(expires_in_days) if expires_in_days is not None else None
+    def link(self, access: LinkAccess, expires_in_days: int | None = None) -> dict[str, Any]:
+        """The shared-link fields of a new file (its id is the next one)."""
+        expires = self.date(expires_in_days) if expires_in_days is not None else None
+        return {"shared_link_access": access, "shared_link_expires_on": expires, "shared_link_url": "pending"}
 
-    def trash(self, item: Item, days_ago: int) -> None:
-        item.trashed = True
-        item.explicitly_trashed = True
-        item.trashed_at = self.ago(days_ago)
-
-    def line_items(self, count: int, services_only: bool = False) -> list[tuple[Product, int]]:
-        products = [p for p in self.world.products if not services_only or p.category in ("services", "subscriptions")]
-        picked = self.rng.sample(products, count)
-        return [(p, self.rng.choice((1, 1, 2, 3, 5, 10, 12))) for p in picked]
-
-    def table(self, lines: list[tuple[Product, int]]) -> tuple[str, float]:
-        rows, total = [], 0.0
-        for product, qty in lines:
-            amount = round(product.unit_price * qty, 2)
-            total += amount
-            rows.append(
-                f"| {product.sku} | {product.name} | {qty} | {_money(self.world, product.unit_price)} "
-                f"| {_money(self.world, amount)} |"
-            )
-        header = "| SKU | Item | Qty | Unit price | Amount |\n|---|---|---|---|---|"
-        return header + "\n" + "\n".join(rows), round(total, 2)
+    def trashed(self, days_ago: int, explicitly: bool = True) -> dict[str, Any]:
+        return {"trashed": True, "explicitly_trashed": explicitly, "trashed_at": self.ago(days_ago)}
 
     # -- the drive --
 
-    def run(self) -> None:
-        world, ctx = self.world, self.ctx
-        root = self.folder(ROOT_NAME, None, self.user, age=900)
-        sales_lead, ae = self.role("sales lead"), self.role("account executive")
-        finance, accountant = self.role("finance lead"), self.role("accountant")
-        clients = self.folder("Clients", root, sales_lead, 700)
-        finance_dir = self.folder("Finance", root, finance, 700)
-        invoices_dir = self.folder("Invoices", finance_dir, accountant, 600)
-        reports_dir = self.folder("Reports", finance_dir, finance, 600)
-        receipts_dir = self.folder("Receipts", finance_dir, accountant, 500)
-        sales_dir = self.folder("Sales", root, sales_lead, 650)
-        notes_dir = self.folder("Meeting Notes", root, self.user, 650)
-        hr_dir = self.folder("HR", root, self.role("office manager"), 800)
-        eng_dir = self.folder("Engineering", root, self.role("engineering lead"), 700)
-        marketing_dir = self.folder("Marketing", root, self.role("product manager"), 600)
-        ops_dir = self.folder("Operations", root, self.user, 700)
-        templates_dir = self.folder("Templates", root, self.user, 850)
-        archive_dir = self.folder("Archive", root, self.user, 880)
+    def write(self) -> None:
+        world, plan = self.world, self.world.plan
+        self.folder("", world.user, 900)
+        for path, role, age in _FOLDERS:
+            self.folder(path, self.person(role), age)
+        for org in world.organisations[1:]:
+            self.folder(f"Clients/{org.name}", plan.account_owners[org.id], self.rng.randint(200, 600))
+        for doc in plan.documents:
+            self.planned(doc)
+        for org in world.organisations[1:]:
+            self.client_papers(org)
+        for doc in _DOCS:
+            self.from_template(doc)
+        self.series()
+        self.archive()
 
-        for org in self.orgs:
-            self.client_folder(clients, org, sales_lead, ae)
-        self.invoices(invoices_dir, accountant)
-        self.reports(reports_dir, finance)
-        for i in range(10):
-            self.file(
-                receipts_dir,
-                f"Receipt {self.date(-self.rng.randint(3, 200))} #{1000 + i}.jpg",
-                None,
-                self.rng.choice(self.team),
-                (3, 200),
-                description="Scanned receipt",
-                size=self.rng.randint(180_000, 2_400_000),
-            )
-        self.sales(sales_dir, sales_lead)
-        self.meeting_notes(notes_dir)
-        self.hr(hr_dir)
-        self.engineering(eng_dir)
-        self.marketing(marketing_dir)
-        self.operations(ops_dir)
-        self.templates(templates_dir)
-        self.archive(archive_dir)
-        ctx.db.flush()
+    def from_template(self, doc: _Doc) -> None:
+        owner = self.person(doc.owner)
+        extra = self.link(doc.link) if doc.link else {}
+        text = doc.text.format(**self.facts) if doc.text is not None else None
+        name = doc.name.format(**self.facts)
+        item = self.file(doc.folder, name, text, owner, doc.age, doc.description, doc.size, **extra)
+        for role, access in doc.shares:
+            self.share(item, self.person(role).email, access)
 
-    def client_folder(self, clients: Item, org: Organisation, sales_lead: Person, ae: Person) -> None:
+    def planned(self, doc: PlannedDocument) -> None:
+        """A document of the world's plan, written from the record it describes."""
+        world, record = self.world, doc.record
+        owner = next(p for p in world.people if p.email == doc.owner_email)
+        path = doc.folder.lstrip("/")
+        if isinstance(record, PlannedInvoice):
+            self.invoice_pdf(path, doc.name, record, owner)
+        elif isinstance(record, PlannedContract):
+            self.contract(path, doc.name, record, owner)
+        elif isinstance(record, PlannedProposal):
+            self.proposal(path, doc.name, record, owner)
+        elif isinstance(record, PlannedReport):
+            self.revenue_report(path, doc.name, record, owner)
+
+    def invoice_pdf(self, path: str, name: str, inv: PlannedInvoice, accountant: Person) -> None:
         world = self.world
-        people = self.people_by_org.get(org.id, [])
-        owner = self.rng.choice((sales_lead, ae, ae))
-        folder = self.folder(org.name, clients, owner, self.rng.randint(200, 600))
-        contact = people[0] if people else None
-        if contact is not None and self.rng.random() < 0.4:
-            self.share(folder, contact, "viewer", owner)
-        year = self.date(0)[:4]
-
-        # Contract (signed for most clients, a draft for some).
-        self.n_contracts += 1
-        lines = self.line_items(self.rng.randint(1, 3), services_only=True)
-        annual = round(sum(p.unit_price * q for p, q in lines) * self.rng.choice((4, 6, 12)), 2)
-        start = -self.rng.randint(30, 500)
-        months = self.rng.choice((12, 24, 36))
-        signed = self.rng.random() < 0.8
-        signatory = contact.name if contact else "Authorised signatory"
-        contract = self.file(
-            folder,
-            f"{org.name} - Master Services Agreement.pdf",
-            "\n".join(
-                [
-                    "MASTER SERVICES AGREEMENT",
-                    "",
-                    f"Agreement number: MSA-{year}-{self.n_contracts:03d}",
-                    f"Effective date: {self.date(start)}",
-                    f"Term: {months} months, ending {self.date(start + months * 30)}",
-                    "",
-                    f'Between {world.home.name}, {world.home.address} ("Provider")',
-                    f'and {org.name}, {org.address} ("Customer").',
-                    "",
-                    "1. Services. Provider will supply: " + "; ".join(f"{p.name} ({p.sku})" for p, _ in lines) + ".",
-                    f"2. Fees. Customer will pay {_money(world, annual)} per year, invoiced "
-                    f"{self.rng.choice(('monthly', 'quarterly'))}, due within {self.rng.choice((15, 30, 45))} days.",
-                    "3. Renewal. The agreement renews for 12 months unless either party gives 60 days' written notice.",
-                    "4. Confidentiality. Each party keeps the other's confidential information secret.",
-                    "5. Liability. Each party's liability is capped at the fees paid in the previous 12 months.",
-                    "",
-                    f"Signed for {world.home.name}: {owner.name}, {owner.job_title} ({owner.email})",
-                    f"Signed for {org.name}: {signatory}"
-                    + (f", {contact.job_title} ({contact.email})" if contact else ""),
-                    "Status: "
-                    + (f"signed on {self.date(start - 5)}" if signed else "DRAFT - awaiting customer signature"),
-                ]
-            ),
-            owner,
-            (max(1, -start - 10), -start + 20),
-            description=f"MSA with {org.name}" + ("" if signed else " (draft)"),
-        )
-        for person in people[:2]:
-            self.share(contract, person, "viewer" if signed else "commenter", owner)
-
-        # Proposal.
-        lines = self.line_items(self.rng.randint(2, 4))
-        table, total = self.table(lines)
-        valid_until = self.rng.randint(-20, 45)
-        proposal = self.file(
-            folder,
-            f"{org.name} - Proposal {year}.docx",
-            "\n".join(
-                [
-                    f"Proposal for {org.name}",
-                    f"Prepared by {owner.name} ({owner.email}), {world.home.name}",
-                    f"Prepared for {contact.name} ({contact.email})" if contact else "",
-                    f"Date: {self.date(-self.rng.randint(5, 60))}   Valid until: {self.date(valid_until)}",
-                    "",
-                    f"{org.name} works in {org.industry}; this proposal covers the tools and services below.",
-                    "",
-                    table,
-                    "",
-                    f"Total: {_money(world, total)} (excluding tax)",
-                    "Payment terms: 30 days from invoice.",
-                ]
-            ),
-            owner,
-            (5, 90),
-            description=f"Commercial proposal, total {_money(world, total)}",
-        )
-        if contact is not None:
-            self.share(proposal, contact, self.rng.choice(("viewer", "commenter", "editor")), owner)
-            if self.rng.random() < 0.35:
-                self.link(proposal, "anyone", self.rng.randint(-5, 30))
-        if self.rng.random() < 0.3:
-            draft = self.file(
-                folder,
-                f"{org.name} - Proposal draft v1.docx",
-                f"DRAFT proposal for {org.name}. Superseded by the final proposal.\n\n{table}",
-                owner,
-                (60, 120),
-            )
-            self.trash(draft, self.rng.randint(1, 25))
-
-        # Statement of work and NDA for some clients.
-        if self.rng.random() < 0.6:
-            steps = ("Discovery workshop", "Data migration", "Pilot go-live", "Training", "Full rollout", "Handover")
-            days = sorted(self.rng.sample(range(-30, 120), 3))
-            milestones = [
-                f"- Milestone {i + 1}: {name} by {self.date(day)}"
-                for i, (name, day) in enumerate(zip(sorted(self.rng.sample(steps, 3), key=steps.index), days))
-            ]
-            fee = round(self.rng.choice((2400.0, 5200.0, 7800.0, 12500.0, 18000.0)), 2)
-            self.file(
-                folder,
-                f"{org.name} - Statement of Work.pdf",
-                "\n".join(
-                    [
-                        f"STATEMENT OF WORK under the Master Services Agreement with {org.name}",
-                        f"Project lead ({world.home.name}): {owner.name} ({owner.email})",
-                        f"Customer lead: {contact.name} ({contact.email})" if contact else "",
-                        "",
-                        *milestones,
-                        "",
-                        f"Fixed fee: {_money(world, fee)}, 50% on signature and 50% on completion.",
-                    ]
-                ),
-                owner,
-                (10, 200),
-            )
+        org = world.organisation(inv.organisation_id)
+        today = self.now.date().isoformat()
+        late = "Overdue" if inv.is_overdue(today) else "Unpaid"
+        status = f"Paid on {inv.fully_paid_on}" if inv.fully_paid_on else late
+        text = "\n".join([
+            f"INVOICE {inv.number}",
+            f"From: {world.home.name}, {world.home.address}",
+            f"Issued: {inv.date}    Due: {inv.due_date}",
+            *([f"Your reference: {inv.reference}"] if inv.reference else []),
+            "", "Bill to:", inv.billing_name, org.name, org.address, inv.billing_email, "",
+            _table(world, inv.lines), "",
+            f"Subtotal: {_money(world, inv.total)}", f"Tax: {_money(world, 0)}",
+            f"Total due: {_money(world, inv.total)}",
+            f"Status: {status}", "", f"Questions: {accountant.name} <{accountant.email}>",
+        ])
+        issued = (self.now.date() - self._day(inv.date)).days
+        item = self.file(path, name, text, accountant, (issued, issued),
+                         f"{inv.number} for {org.name}, {_money(world, inv.total)}, {status.split(' on ')[0].lower()}")
         if self.rng.random() < 0.5:
-            nda = self.file(
-                folder,
-                f"{org.name} - Mutual NDA.pdf",
-                f"MUTUAL NON-DISCLOSURE AGREEMENT between {world.home.name} and {org.name}, "
-                f"{org.address}.\nEffective {self.date(-self.rng.randint(200, 700))} for 3 years.\n"
-                f"Signed: {self.role('operations manager').name} for {world.home.name}; "
-                f"{people[-1].name if people else 'the customer'} for {org.name}.",
-                self.user,
-                (200, 700),
-            )
-            if people:
-                self.share(nda, people[-1], "viewer", self.user)
+            self.share(item, inv.billing_email, "viewer", accountant.email)
 
-        # Meeting notes with the client's people.
-        finance = self.role("finance lead")
-        for n in range(self.rng.randint(1, 3)):
-            day = -self.rng.randint(1, 150)
-            ours = self.rng.sample(self.team, 2)
-            theirs = people[: self.rng.randint(1, max(1, len(people)))]
-            kind = self.rng.choice(("Kickoff", "Quarterly review", "Renewal", "Support escalation", "Pricing"))
-            actions = [
-                f"- [ ] {ours[0].name} to send the updated pricing to {theirs[0].email if theirs else org.name} "
-                f"by {self.date(day + 7)}",
-                f"- [ ] {theirs[0].name if theirs else org.name} to confirm the "
-                f"{self.rng.choice(lines)[0].name} rollout date",
-            ]
-            notes = self.file(
-                folder,
-                f"{org.name} - {kind} call {self.date(day)}.md",
-                "\n".join(
-                    [
-                        f"# {org.name} - {kind} call, {self.date(day)}",
-                        "",
-                        "Attendees: "
-                        + ", ".join(f"{p.name} <{p.email}>" for p in [*ours, *theirs]),
-                        "",
-                        "## Discussion",
-                        f"- {org.name} is happy with {self.rng.choice(self.world.products).name}; "
-                        f"asked about {self.rng.choice(('volume discounts', 'a longer contract', 'SSO', 'support'))}.",
-                        f"- Open invoice questions go to {finance.name} ({finance.email}).",
-                        "",
-                        "## Action items",
-                        *actions,
-                    ]
-                ),
-                ours[0],
-                (-day, -day + 1),
-            )
-            for person in ours[1:]:
-                self.share(notes, person, "editor", ours[0])
-
-    def invoices(self, folder: Item, accountant: Person) -> None:
+    def contract(self, path: str, name: str, c: PlannedContract, owner: Person) -> None:
         world = self.world
-        for _ in range(70):
-            org = self.rng.choice(self.orgs)
-            people = self.people_by_org.get(org.id, [])
-            contact = self.rng.choice(people) if people else None
-            self.n_invoices += 1
-            issued = -self.rng.randint(1, 330)
-            due = issued + 30
-            lines = self.line_items(self.rng.randint(1, 4))
-            table, total = self.table(lines)
-            if due > 0:
-                status = "Unpaid"
-            elif self.rng.random() < 0.8:
-                status = f"Paid on {self.date(due - self.rng.randint(0, 25))}"
-            else:
-                status = "Overdue"
-            number = f"INV-{self.date(issued)[:4]}-{self.n_invoices:04d}"
-            invoice = self.file(
-                folder,
-                f"Invoice {number} - {org.name}.pdf",
-                "\n".join(
-                    [
-                        f"INVOICE {number}",
-                        f"From: {world.home.name}, {world.home.address}",
-                        f"Issued: {self.date(issued)}    Due: {self.date(due)}",
-                        "",
-                        "Bill to:",
-                        contact.name if contact else org.name,
-                        org.name,
-                        org.address,
-                        contact.email if contact else org.website,
-                        "",
-                        table,
-                        "",
-                        f"Subtotal: {_money(world, total)}",
-                        f"Tax: {_money(world, 0)}",
-                        f"Total due: {_money(world, total)}",
-                        f"Status: {status}",
-                        "",
-                        f"Questions: {accountant.name} <{accountant.email}>",
-                    ]
-                ),
-                accountant,
-                (-issued, -issued + 1),
-                description=f"{number} for {org.name}, {_money(world, total)}, {status.split(' on ')[0].lower()}",
-            )
-            if contact is not None and self.rng.random() < 0.5:
-                self.share(invoice, contact, "viewer", accountant)
+        org = world.organisation(c.organisation_id)
+        signatory = next(p for p in world.people if p.email == c.signatory_email)
+        status = f"signed on {c.signed_on}" if c.signed_on else "DRAFT - awaiting customer signature"
+        text = "\n".join([
+            "MASTER SERVICES AGREEMENT", "", f"Agreement number: {c.number}", f"Effective date: {c.effective}",
+            f"Term: {c.months} months, ending {c.ends}", "",
+            f'Between {world.home.name}, {world.home.address} ("Provider")',
+            f'and {org.name}, {org.address} ("Customer").', "",
+            "1. Services. Provider will supply: " + "; ".join(f"{s.description} ({s.sku})" for s in c.services) + ".",
+            (f"2. Fees. Customer will pay {_money(world, c.annual_fee)} per year, invoiced {c.billing}, due within "
+            f"{c.payment_days} days."),
+            "3. Renewal. The agreement renews for 12 months unless either party gives 60 days' written notice.",
+            "4. Confidentiality. Each party keeps the other's confidential information secret.",
+            "5. Liability. Each party's liability is capped at the fees paid in the previous 12 months.", "",
+            f"Signed for {world.home.name}: {owner.name}, {owner.job_title} ({owner.email})",
+            f"Signed for {org.name}: {signatory.name}, {signatory.job_title} ({signatory.email})",
+            f"Status: {status}",
+        ])
+        age = (self.now.date() - self._day(c.effective)).days
+        item = self.file(path, name, text, owner, (max(1, age - 10), age + 20),
+                         f"{c.number}: MSA with {org.name}" + ("" if c.signed_on else " (draft)"))
+        for person in world.people_of(org.id)[:2]:
+            self.share(item, person.email, "viewer" if c.signed_on else "commenter", owner.email)
 
-    def reports(self, folder: Item, finance: Person) -> None:
+    def proposal(self, path: str, name: str, p: PlannedProposal, owner: Person) -> None:
         world = self.world
-        now = self.ctx.now
-        for back in range(1, 13):
-            index = now.year * 12 + now.month - 1 - back  # months since year 0, `back` months ago
-            month = f"{index // 12:04d}-{index % 12 + 1:02d}"
-            rows = []
-            total = 0.0
-            for org in self.rng.sample(self.orgs, 6):
-                amount = round(self.rng.uniform(800, 25_000), 2)
-                total += amount
-                rows.append(f"{org.name},{amount:.2f}")
-            report = self.file(
-                folder,
-                f"Revenue report {month}.xlsx",
-                f"Revenue report {month} ({world.currency})\ncustomer,revenue\n"
-                + "\n".join(rows)
-                + f"\nTotal,{total:.2f}\nPrepared by {finance.name} <{finance.email}>",
-                finance,
-                (30 * back - 25, 30 * back - 20),
-                description=f"Monthly revenue for {month}: {_money(world, total)}",
-            )
-            if back <= 3:
-                for title in ("accountant", "operations manager", "sales lead"):
-                    self.share(report, self.role(title), "viewer" if title != "accountant" else "editor", finance)
-        for q in range(1, 5):
-            revenue = round(self.rng.uniform(120_000, 400_000), 2)
-            costs = round(revenue * self.rng.uniform(0.55, 0.85), 2)
-            self.file(
-                folder,
-                f"Quarterly report Q{q} {int(self.date(0)[:4]) - (1 if q > 2 else 0)}.docx",
-                f"Quarterly report Q{q}\nRevenue: {_money(world, revenue)}\nCosts: {_money(world, costs)}\n"
-                f"Operating profit: {_money(world, revenue - costs)}\n"
-                f"Top customers: {', '.join(o.name for o in self.rng.sample(self.orgs, 3))}\n"
-                f"Author: {finance.name}",
-                finance,
-                (20 + 90 * (q - 1), 40 + 90 * (q - 1)),
-            )
-        budget_lines = [
-            f"{label},{round(self.rng.uniform(5_000, 90_000), 2):.2f}"
-            for label in ("Salaries", "Software", "Travel", "Office", "Marketing", "Hardware", "Training")
-        ]
-        self.file(
-            folder,
-            f"Budget {self.date(0)[:4]}.xlsx",
-            f"Budget {self.date(0)[:4]} ({world.currency})\ncategory,annual_budget\n" + "\n".join(budget_lines),
-            finance,
-            (60, 120),
-            description="Annual budget by category",
-        )
-        for person in self.rng.sample(self.team, 4):
-            lines = [
-                f"{self.date(-self.rng.randint(5, 60))},{what},{round(self.rng.uniform(12, 900), 2):.2f}"
-                for what in self.rng.sample(("Taxi", "Hotel", "Flight", "Client lunch", "Train", "Conference"), 3)
-            ]
-            self.file(
-                folder,
-                f"Expense report - {person.name} - {self.date(-3)[:7]}.xlsx",
-                f"Expense report for {person.name} <{person.email}>\ndate,item,amount\n" + "\n".join(lines),
-                person,
-                (2, 30),
-            )
+        org = world.organisation(p.organisation_id)
+        contact = next(x for x in world.people if x.email == p.prepared_for_email)
+        text = "\n".join([
+            f"Proposal {p.number} for {org.name}", f"Prepared by {owner.name} ({owner.email}), {world.home.name}",
+            f"Prepared for {contact.name} ({contact.email})", f"Date: {p.date}   Valid until: {p.valid_until}", "",
+            f"{org.name} works in {org.industry}; this proposal covers the tools and services below.", "",
+            _table(world, p.lines), "", f"Total: {_money(world, p.total)} (excluding tax)",
+            "Payment terms: 30 days from invoice.",
+        ])
+        age = (self.now.date() - self._day(p.date)).days
+        valid_days = (self._day(p.valid_until) - self.now.date()).days
+        extra = self.link("anyone", valid_days) if self.rng.random() < 0.35 else {}
+        described = f"Commercial proposal, total {_money(world, p.total)}"
+        item = self.file(path, name, text, owner, (age, age + 5), described, **extra)
+        self.share(item, contact.email, self.rng.choice(("viewer", "commenter", "editor")), owner.email)
 
-    def sales(self, folder: Item, sales_lead: Person) -> None:
+    def revenue_report(self, path: str, name: str, r: PlannedReport, finance: Person) -> None:
         world = self.world
-        year = self.date(0)[:4]
-        price_list = self.file(
-            folder,
-            f"Price list {year}.csv",
-            "sku,name,category,unit_price,currency\n"
-            + "\n".join(f"{p.sku},{p.name},{p.category},{p.unit_price:.2f},{p.currency}" for p in world.products),
-            sales_lead,
-            (20, 90),
-            description="Current list prices for every product",
-        )
-        self.link(price_list, "organization")
-        self.file(
-            folder,
-            "Customer contacts.csv",
-            "name,email,phone,company,job_title,city\n"
-            + "\n".join(
-                f"{p.name},{p.email},{p.phone},{world.organisation(p.organisation_id).name},"
-                f"\"{p.job_title}\",{p.city}"
-                for p in world.customers
-            ),
-            sales_lead,
-            (5, 60),
-            description="Export of customer contacts",
-        )
+        rows = "\n".join(f"{world.organisation(org).name},{amount:.2f}" for org, amount in r.rows)
+        text = (f"Revenue report {r.month} ({world.currency})\ncustomer,revenue\n{rows}\nTotal,{r.total:.2f}\n"
+                f"Prepared by {finance.name} <{finance.email}>")
+        age = (self.now.date() - self._day(f"{r.month}-01")).days - 31
+        item = self.file(path, name, text, finance, (max(1, age - 5), max(1, age)),
+                         f"Monthly revenue for {r.month}: {_money(world, r.total)}")
+        if r in world.plan.reports[:3]:
+            for role in ("accountant", "operations manager", "sales lead"):
+                self.share(item, self.person(role).email, "editor" if role == "accountant" else "viewer", finance.email)
+
+    @staticmethod
+    def _day(iso: str) -> date:
+        return date.fromisoformat(iso[:10])
+
+    def client_papers(self, org: Organisation) -> None:
+        """What a client's folder holds beside its plan documents: SOW, NDA, call notes, a discarded draft."""
+        world, rng = self.world, self.rng
+        path = f"Clients/{org.name}"
+        owner = world.plan.account_owners[org.id]
+        people = world.people_of(org.id)
+        contact = people[0]
+        if rng.random() < 0.4:
+            self.share(self.folders[path], contact.email, "viewer", owner.email)
+        if org.id in self.drafted:
+            proposal = next(p for p in world.plan.proposals if p.organisation_id == org.id)
+            self.file(path, f"{org.name} - Proposal draft v1.docx",
+                      f"DRAFT proposal for {org.name}. Superseded by the final proposal.\n\n"
+                      f"{_table(world, proposal.lines)}",
+                      owner, (60, 120), **self.trashed(rng.randint(1, 25)))
+        if rng.random() < 0.6:
+            days = sorted(rng.sample(range(-30, 120), 3))
+            steps = sorted(rng.sample(_SOW_STEPS, 3), key=_SOW_STEPS.index)
+            fee = rng.choice((2400.0, 5200.0, 7800.0, 12500.0, 18000.0))
+            self.file(path, f"{org.name} - Statement of Work.pdf", "\n".join([
+                f"STATEMENT OF WORK under the Master Services Agreement with {org.name}",
+                f"Project lead ({world.home.name}): {owner.name} ({owner.email})",
+                f"Customer lead: {contact.name} ({contact.email})", "",
+                *(f"- Milestone {i + 1}: {step} by {self.date(day)}" for i, (step, day) in enumerate(zip(steps, days))),
+                "", f"Fixed fee: {_money(world, fee)}, 50% on signature and 50% on completion.",
+            ]), owner, (10, 200))
+        if rng.random() < 0.5:
+            ops = self.person("operations manager")
+            nda = self.file(path, f"{org.name} - Mutual NDA.pdf",
+                            f"MUTUAL NON-DISCLOSURE AGREEMENT between {world.home.name} and {org.name}, "
+                            f"{org.address}.\n"
+                            f"Effective {self.date(-rng.randint(200, 700))} for 3 years.\n"
+                            f"Signed: {ops.name} for {world.home.name}; {people[-1].name} for {org.name}.",
+                            world.user, (200, 700))
+            self.share(nda, people[-1].email, "viewer", world.user.email)
+        finance = self.person("finance lead")
+        services = next(c for c in world.plan.contracts if c.organisation_id == org.id).services
+        for _ in range(rng.randint(1, 3)):
+            day = -rng.randint(1, 150)
+            ours = rng.sample(world.team, 2)
+            theirs = people[: rng.randint(1, len(people))]
+            kind = rng.choice(_CALL_KINDS)
+            notes = self.file(path, f"{org.name} - {kind} call {self.date(day)}.md", "\n".join([
+                f"# {org.name} - {kind} call, {self.date(day)}", "",
+                "Attendees: " + ", ".join(f"{p.name} <{p.email}>" for p in [*ours, *theirs]), "",
+                "## Discussion",
+                f"- {org.name} is happy with {rng.choice(world.products).name}; asked about {rng.choice(_ASKS)}.",
+                f"- Open invoice questions go to {finance.name} ({finance.email}).", "",
+                "## Action items",
+                f"- [ ] {ours[0].name} to send the updated pricing to {theirs[0].email} by {self.date(day + 7)}",
+                f"- [ ] {theirs[0].name} to confirm the {rng.choice(services).description} rollout date",
+            ]), ours[0], (-day, -day + 1))
+            self.share(notes, ours[1].email, "editor", ours[0].email)
+
+    def series(self) -> None:
+        """Documents that come in runs: receipts, notes, expenses, exports, orders."""
+        world, rng, facts = self.world, self.rng, self.facts
+        team, orgs = list(world.team), list(world.organisations[1:])
+        for i in range(10):
+            self.file("Finance/Receipts", f"Receipt {self.date(-rng.randint(3, 200))} #{1000 + i}.jpg", None,
+                      rng.choice(team), (3, 200), "Scanned receipt", rng.randint(180_000, 2_400_000))
+        for quarter, months in self.quarters():
+            revenue = round(sum(r.total for r in months), 2)
+            by_org: dict[str, float] = {}
+            for report in months:
+                for org_id, amount in report.rows:
+                    by_org[org_id] = by_org.get(org_id, 0.0) + amount
+            top = sorted(by_org, key=lambda o: -by_org[o])[:3]
+            self.file("Finance/Reports", f"Quarterly report {quarter}.docx",
+                      f"Quarterly report {quarter}\nRevenue invoiced: {_money(world, revenue)}\n"
+                      f"Top customers: {', '.join(world.organisation(o).name for o in top)}\n"
+                      f"Author: {facts['finance_lead']}",
+                      self.person("finance lead"), (20, 40))
+        budget = "\n".join(f"{label},{round(rng.uniform(5_000, 90_000), 2):.2f}" for label in
+                           ("Salaries", "Software", "Travel", "Office", "Marketing", "Hardware", "Training"))
+        self.file("Finance/Reports", f"Budget {facts['year']}.xlsx",
+                  f"Budget {facts['year']} ({world.currency})\ncategory,annual_budget\n{budget}",
+                  self.person("finance lead"), (60, 120), "Annual budget by category")
+        for person in rng.sample(team, 4):
+            spent = rng.sample(("Taxi", "Hotel", "Flight", "Client lunch", "Train", "Conference"), 3)
+            lines = "\n".join(
+                f"{self.date(-rng.randint(5, 60))},{what},{round(rng.uniform(12, 900), 2):.2f}" for what in spent
+            )
+            self.file("Finance/Reports", f"Expense report - {person.name} - {self.date(-3)[:7]}.xlsx",
+                      f"Expense report for {person.name} <{person.email}>\ndate,item,amount\n{lines}", person, (2, 30))
+        sales = self.person("sales lead")
+        self.file("Sales", f"Price list {facts['year']}.csv", "sku,name,category,unit_price,currency\n" + "\n".join(
+            f"{p.sku},{p.name},{p.category},{p.unit_price:.2f},{p.currency}" for p in world.products),
+            sales, (20, 90), "Current list prices for every product", **self.link("organization"))
+        self.file("Sales", "Customer contacts.csv", "name,email,phone,company,job_title,city\n" + "\n".join(
+            f"{p.name},{p.email},{p.phone},{world.organisation(p.organisation_id).name},\"{p.job_title}\",{p.city}"
+            for p in world.customers), sales, (5, 60), "Export of customer contacts")
         for q in range(1, 4):
-            picks = self.rng.sample(self.orgs, 4)
-            self.file(
-                folder,
-                f"Pipeline review {year}-Q{q}.md",
-                f"# Pipeline review {year} Q{q}\n\nOwner: {sales_lead.name}\n\n"
-                + "\n".join(
-                    f"- {o.name}: {self.rng.choice(('proposal sent', 'negotiation', 'verbal yes', 'at risk'))}, "
-                    f"est. {_money(world, round(self.rng.uniform(3_000, 60_000), 2))}"
-                    for o in picks
-                ),
-                sales_lead,
-                (10 + 90 * (3 - q), 30 + 90 * (3 - q)),
-            )
-        playbook = self.file(
-            folder,
-            "Sales playbook.docx",
-            f"Sales playbook for {world.home.name}.\nDiscounts above 15% need approval from {sales_lead.name} "
-            f"({sales_lead.email}). Contracts above {_money(world, 50_000)} need the finance lead, "
-            f"{self.role('finance lead').name}, to sign off.",
-            sales_lead,
-            (100, 300),
-        )
-        self.share(playbook, self.role("account executive"), "editor", sales_lead)
-
-    def meeting_notes(self, folder: Item) -> None:
-        world = self.world
-        topics = (
-            "hiring plan", "office move", "Q{q} targets", "customer churn", "pricing update", "support backlog",
-            "security audit", "team offsite", "new onboarding flow", "invoice reminders",
-        )
-        verbs = ("follow up with", "send the contract to", "book a call with", "chase the invoice for")
+            self.file("Sales", f"Pipeline review {facts['year']}-Q{q}.md",
+                      f"# Pipeline review {facts['year']} Q{q}\n\nOwner: {sales.name}\n\n" + "\n".join(
+                          f"- {o.name}: {rng.choice(('proposal sent', 'negotiation', 'verbal yes', 'at risk'))}, "
+                          f"est. {_money(world, round(rng.uniform(3_000, 60_000), 2))}" for o in rng.sample(orgs, 4)),
+                      sales, (10 + 90 * (3 - q), 30 + 90 * (3 - q)))
         for week in range(1, 25):
-            day = -7 * week + self.rng.randint(0, 2)
-            attendees = self.rng.sample(self.team, self.rng.randint(3, 6))
-            org = self.rng.choice(self.orgs)
-            owner = attendees[0]
-            doc = self.file(
-                folder,
-                f"Team sync {self.date(day)}.md",
-                "\n".join(
-                    [
-                        f"# Team sync {self.date(day)}",
-                        "Attendees: " + ", ".join(p.name for p in attendees),
-                        "",
-                        "## Topics",
-                        *(f"- {t.format(q=self.rng.randint(1, 4))}" for t in self.rng.sample(topics, 3)),
-                        f"- Account update: {org.name} ({org.industry})",
-                        "",
-                        "## Action items",
-                        *(
-                            f"- [ ] {p.name} ({p.email}): {self.rng.choice(verbs)} {org.name} "
-                            f"by {self.date(day + self.rng.randint(2, 10))}"
-                            for p in attendees[1:3]
-                        ),
-                    ]
-                ),
-                owner,
-                (-day, -day + 1),
-            )
+            day = -7 * week + rng.randint(0, 2)
+            attendees = rng.sample(team, rng.randint(3, 6))
+            org = rng.choice(orgs)
+            doc = self.file("Meeting Notes", f"Team sync {self.date(day)}.md", "\n".join([
+                f"# Team sync {self.date(day)}", "Attendees: " + ", ".join(p.name for p in attendees), "", "## Topics",
+                *(f"- {t.format(q=rng.randint(1, 4))}" for t in rng.sample(_MEETING_TOPICS, 3)),
+                f"- Account update: {org.name} ({org.industry})", "", "## Action items",
+                *(f"- [ ] {p.name} ({p.email}): {rng.choice(_ACTIONS)} {org.name} "
+                  f"by {self.date(day + rng.randint(2, 10))}" for p in attendees[1:3]),
+            ]), attendees[0], (-day, -day + 1))
             for person in attendees[1:]:
-                if self.rng.random() < 0.5:
-                    self.share(doc, person, "editor", owner)
-        place = self.rng.choice(world.places)
-        self.file(
-            folder,
-            f"All-hands {self.date(-20)}.md",
-            f"# All-hands {self.date(-20)}\nLocation: {place.name}, {place.address}\n"
-            + "\n".join(f"- {p.name} ({p.job_title}) presented" for p in self.team[:5]),
-            self.user,
-            (20, 21),
-        )
-
-    def hr(self, folder: Item) -> None:
-        world = self.world
-        office = self.role("office manager")
-        finance = self.role("finance lead")
-        handbook = self.file(
-            folder,
-            "Employee handbook.pdf",
-            f"{world.home.name} employee handbook.\nOffice: {world.home.address}. Phone {world.home.phone}.\n"
-            f"Questions about benefits: {office.name} <{office.email}>.",
-            office,
-            (300, 800),
-        )
-        self.link(handbook, "organization")
-        self.file(
-            folder,
-            "Travel policy.docx",
-            f"Travel policy.\nFlights over {_money(world, 800)} need approval from the finance lead, "
-            f"{finance.name} ({finance.email}).\nHotels up to {_money(world, 220)} per night.",
-            finance,
-            (100, 400),
-        )
-        self.file(
-            folder,
-            "Expense policy.md",
-            f"# Expense policy\n\n- Keep receipts for anything over {_money(world, 75)}.\n"
-            f"- Submit expense reports by the 5th of the month to {self.role('accountant').email}.\n"
-            f"- Client meals up to {_money(world, 60)} per person.",
-            finance,
-            (100, 400),
-        )
-        self.file(
-            folder,
-            "Team directory.csv",
-            "name,email,phone,role\n" + "\n".join(f"{p.name},{p.email},{p.phone},{p.job_title}" for p in self.team),
-            office,
-            (10, 90),
-        )
-        self.file(
-            folder,
-            "Onboarding checklist.md",
-            "# Onboarding checklist\n- Laptop and dock\n- Accounts: mail, chat, files, CRM\n"
-            f"- Intro with {self.user.name}\n- Read the employee handbook",
-            office,
-            (50, 300),
-        )
-        self.file(
-            folder,
-            f"Holiday calendar {self.date(0)[:4]}.csv",
-            "date,holiday\n"
-            + "\n".join(
-                f"{self.date(0)[:4]}-{md},{h}"
-                for md, h in (("01-01", "New Year"), ("07-04", "Independence Day"), ("12-25", "Christmas"))
-            ),
-            office,
-            (60, 120),
-        )
-
-    def engineering(self, folder: Item) -> None:
-        lead = self.role("engineering lead")
-        for system in ("Billing sync", "Backups", "On-call"):
-            self.file(
-                folder,
-                f"Runbook - {system}.md",
-                f"# Runbook: {system}\n\nOwner: {lead.name} <{lead.email}>\n\n1. Check the dashboard.\n"
-                "2. Restart the worker if the queue is stuck.\n3. Escalate to the on-call engineer.",
-                lead,
-                (30, 400),
-            )
-        for i in range(3):
-            day = -self.rng.randint(5, 200)
-            org = self.rng.choice(self.orgs)
-            self.file(
-                folder,
-                f"Incident postmortem {self.date(day)}.md",
-                f"# Incident {self.date(day)}\n\nImpact: {org.name} could not download invoices for "
-                f"{self.rng.randint(15, 180)} minutes.\nRoot cause: expired certificate.\n"
-                f"Follow-up owner: {lead.name}.",
-                lead,
-                (-day, -day + 3),
-            )
-        for feature in ("Webhooks", "SSO", "Usage export"):
-            self.file(
-                folder,
-                f"API design - {feature}.md",
-                f"# API design: {feature}\n\nAuthor: {lead.name}\nReviewers: {self.role('product manager').name}\n"
-                f"Status: {self.rng.choice(('draft', 'in review', 'approved'))}",
-                self.rng.choice((lead, self.role("product manager"))),
-                (10, 150),
-            )
-        overview = "Architecture overview: API, workers, database, files."
-        self.file(folder, "Architecture overview.pptx", overview, lead, (200, 500))
-
-    def marketing(self, folder: Item) -> None:
-        world = self.world
-        pm = self.role("product manager")
-        guidelines = self.file(
-            folder,
-            "Brand guidelines.pdf",
-            f"{world.home.name} brand guidelines: logo clear space, colours, tone of voice. "
-            f"Website {world.home.website}.",
-            pm,
-            (200, 500),
-        )
-        self.link(guidelines, "anyone")
-        self.file(folder, "Logo.png", None, pm, (300, 600), size=48_213)
-        self.file(folder, "Logo dark.png", None, pm, (300, 600), size=51_877)
-        for org in self.rng.sample(self.orgs, 2):
-            people = self.people_by_org.get(org.id, [])
-            study = self.file(
-                folder,
-                f"Case study - {org.name}.docx",
-                f"How {org.name} ({org.industry}) saved time with {world.home.name}.\n"
-                + (f'"We rolled out in weeks." - {people[0].name}, {people[0].job_title}' if people else ""),
-                pm,
-                (20, 200),
-            )
-            if people:
-                self.share(study, people[0], "commenter", pm)
-            if self.rng.random() < 0.5:
-                self.link(study, "anyone", 60)
+                if rng.random() < 0.5:
+                    self.share(doc, person.email, "editor", attendees[0].email)
+        place = rng.choice(world.places)
+        self.file("Meeting Notes", f"All-hands {self.date(-20)}.md", f"# All-hands {self.date(-20)}\n"
+                  f"Location: {place.name}, {place.address}\n" + "\n".join(
+                      f"- {p.name} ({p.job_title}) presented" for p in team[:5]), world.user, (20, 21))
+        self.file("HR", "Team directory.csv", "name,email,phone,role\n" + "\n".join(
+            f"{p.name},{p.email},{p.phone},{p.job_title}" for p in team), self.person("office manager"), (10, 90))
+        lead = self.person("engineering lead")
+        for system, steps in _RUNBOOKS:
+            numbered = "\n".join(f"{n}. {step}" for n, step in enumerate(steps, start=1))
+            self.file("Engineering", f"Runbook - {system}.md",
+                      f"# Runbook: {system}\n\nOwner: {lead.name} <{lead.email}>\n\n{numbered}", lead, (30, 400))
+        for feature, role, status in _API_DESIGNS:
+            self.file("Engineering", f"API design - {feature}.md", f"# API design: {feature}\n\nAuthor: {lead.name}\n"
+                      f"Reviewers: {facts['product_manager']}\nStatus: {status}", self.person(role), (10, 150))
+        for _ in range(3):
+            day = -rng.randint(5, 200)
+            self.file("Engineering", f"Incident postmortem {self.date(day)}.md",
+                      f"# Incident {self.date(day)}\n\nImpact: {rng.choice(orgs).name} could not download invoices for "
+                      f"{rng.randint(15, 180)} minutes.\nRoot cause: expired certificate.\n"
+                      f"Follow-up owner: {lead.name}.",
+                      lead, (-day, -day + 3))
+        pm = self.person("product manager")
+        for org in rng.sample(orgs, 2):
+            person = world.people_of(org.id)[0]
+            study = self.file("Marketing", f"Case study - {org.name}.docx",
+                              f"How {org.name} ({org.industry}) saved time with {world.home.name}.\n"
+                              f'"We rolled out in weeks." - {person.name}, {person.job_title}', pm, (20, 200),
+                              **(self.link("anyone", 60) if rng.random() < 0.5 else {}))
+            self.share(study, person.email, "commenter", pm.email)
         for back in range(1, 4):
-            draft = self.file(
-                folder,
-                f"Newsletter draft - {self.date(-30 * back)[:7]}.docx",
-                f"Newsletter {self.date(-30 * back)[:7]}: product news, "
-                f"{self.rng.choice(world.products).name} now available.",
-                pm,
-                (30 * back, 30 * back + 5),
-            )
-            if back == 3:  # a review link that has since expired
-                self.link(draft, "anyone", -60)
-        attendees = self.rng.sample(list(world.customers), 12)
-        self.file(
-            folder,
-            "Webinar attendees.csv",
-            "name,email,company\n"
-            + "\n".join(f"{p.name},{p.email},{world.organisation(p.organisation_id).name}" for p in attendees),
-            pm,
-            (10, 40),
-        )
-
-    def operations(self, folder: Item) -> None:
-        world = self.world
-        office = self.role("office manager")
+            month = self.date(-30 * back)[:7]
+            self.file("Marketing", f"Newsletter draft - {month}.docx",
+                      f"Newsletter {month}: product news, {rng.choice(world.products).name} now available.",
+                      # the oldest draft had a review link that has since expired
+                      pm, (30 * back, 30 * back + 5), **(self.link("anyone", -60) if back == 3 else {}))
+        self.file("Marketing", "Webinar attendees.csv", "name,email,company\n" + "\n".join(
+            f"{p.name},{p.email},{world.organisation(p.organisation_id).name}"
+            for p in rng.sample(world.customers, 12)),
+            pm, (10, 40))
+        office = self.person("office manager")
         supplies = [p for p in world.products if p.category in ("supplies", "pantry", "hardware", "furniture")]
         for back in range(1, 5):
-            picks = self.rng.sample(supplies, 4)
-            lines = [(p, self.rng.randint(1, 12)) for p in picks]
-            total = sum(p.unit_price * q for p, q in lines)
-            self.file(
-                folder,
-                f"Office supplies order {self.date(-30 * back)[:7]}.csv",
-                "sku,item,quantity,unit_price,amount\n"
-                + "\n".join(f"{p.sku},{p.name},{q},{p.unit_price:.2f},{p.unit_price * q:.2f}" for p, q in lines)
-                + f"\nTOTAL,,,,{total:.2f}",
-                office,
-                (30 * back, 30 * back + 2),
-            )
-        place = next((p for p in world.places if p.kind == "conference venue"), world.places[0])
-        self.file(
-            folder,
-            f"Team offsite plan {self.date(0)[:4]}.md",
-            f"# Team offsite\n\nVenue: {place.name}, {place.address}\nBudget: {_money(world, 5200)}\n"
-            f"Organiser: {office.name} <{office.email}>",
-            office,
-            (5, 40),
-        )
-        self.file(
-            folder,
-            "Vendor list.csv",
-            "vendor,contact,email,phone\n"
-            + "\n".join(
-                f"{o.name},{p.name},{p.email},{p.phone}"
-                for o in self.rng.sample(self.orgs, 5)
-                for p in self.people_by_org.get(o.id, [])[:1]
-            ),
-            self.user,
-            (30, 200),
-        )
-        self.file(folder, "Office floor plan.png", None, office, (300, 700), size=412_330)
+            lines = [(p, rng.randint(1, 12)) for p in rng.sample(supplies, 4)]
+            self.file("Operations", f"Office supplies order {self.date(-30 * back)[:7]}.csv",
+                      "sku,item,quantity,unit_price,amount\n" + "\n".join(
+                          f"{p.sku},{p.name},{q},{p.unit_price:.2f},{p.unit_price * q:.2f}" for p, q in lines)
+                      + f"\nTOTAL,,,,{sum(p.unit_price * q for p, q in lines):.2f}", office, (30 * back, 30 * back + 2))
+        venue = next((p for p in world.places if p.kind == "conference venue"), world.places[0])
+        self.file("Operations", f"Team offsite plan {facts['year']}.md",
+                  f"# Team offsite\n\nVenue: {venue.name}, {venue.address}\nBudget: {_money(world, 5200)}\n"
+                  f"Organiser: {office.name} <{office.email}>", office, (5, 40))
+        vendors = [world.organisation(o) for o in sorted(world.plan.suppliers)]
+        self.file("Operations", "Vendor list.csv", "vendor,contact,email,phone\n" + "\n".join(
+            f"{o.name},{world.plan.billing_contacts[o.id].name},{world.plan.billing_contacts[o.id].email},{o.phone}"
+            for o in vendors), world.user, (30, 200), "Suppliers that send us bills")
 
-    def templates(self, folder: Item) -> None:
-        for name, text in (
-            ("Invoice template.docx", "INVOICE {number}\nBill to: {customer}\nTotal due: {amount}"),
-            ("NDA template.docx", "MUTUAL NON-DISCLOSURE AGREEMENT between {party_a} and {party_b}."),
-            ("Proposal template.docx", "Proposal for {company}\nPrepared by {owner}\nTotal: {amount}"),
-            ("Meeting notes template.md", "# {title} {date}\nAttendees:\n## Discussion\n## Action items"),
-        ):
-            self.file(folder, name, text, self.user, (400, 850))
+    def quarters(self) -> list[tuple[str, list[PlannedReport]]]:
+        """The calendar quarters whose three months all have a revenue report, newest first."""
+        by_quarter: dict[str, list[PlannedReport]] = {}
+        for report in self.world.plan.reports:
+            year, month = report.month.split("-")
+            by_quarter.setdefault(f"Q{(int(month) - 1) // 3 + 1} {year}", []).append(report)
+        return [(q, months) for q, months in by_quarter.items() if len(months) == 3]
 
-    def archive(self, folder: Item) -> None:
-        world = self.world
-        last_year = int(self.date(0)[:4]) - 1
-        self.file(
-            folder,
-            f"Price list {last_year}.csv",
-            "sku,name,unit_price\n"
-            + "\n".join(f"{p.sku},{p.name},{p.unit_price * 0.95:.2f}" for p in world.products),
-            self.role("sales lead"),
-            (380, 420),
-        )
-        old = self.folder("Old proposals", folder, self.role("sales lead"), 500)
-        self.trash(old, 12)
-        for org in self.rng.sample(self.orgs, 3):
-            child = self.file(
-                old, f"{org.name} - Proposal {last_year}.docx", f"Proposal for {org.name} ({last_year}).",
-                self.role("sales lead"), (380, 480),
-            )
+    def archive(self) -> None:
+        world, last_year = self.world, self.facts["last_year"]
+        sales = self.person("sales lead")
+        self.file("Archive", f"Price list {last_year}.csv", "sku,name,unit_price\n" + "\n".join(
+            f"{p.sku},{p.name},{p.unit_price * 0.95:.2f}" for p in world.products), sales, (380, 420))
+        old = self.folder("Archive/Old proposals", sales, 500)
+        self.folders["Archive/Old proposals"] = old = Folder(**{**_fields(old), **self.trashed(12)})
+        for org in self.rng.sample(list(world.organisations[1:]), 3):
             # Trashed along with the folder: restoring "Old proposals" brings them back.
-            child.trashed, child.trashed_at = True, old.trashed_at
-        stale = self.file(folder, "Untitled document.txt", "", self.user, (30, 60), size=0)
-        self.trash(stale, 3)
-        self.file(
-            folder, f"Revenue report {last_year} summary.xlsx", "Summary of last year's revenue.",
-            self.role("finance lead"), (60, 80),
-        )
+            self.file("Archive/Old proposals", f"{org.name} - Proposal {last_year}.docx",
+                      f"Proposal for {org.name} ({last_year}).", sales, (380, 480),
+                      trashed=True, trashed_at=old.trashed_at)
+        self.file("Archive", "Untitled document.txt", "", world.user, (30, 60), size=0, **self.trashed(3))
+
+    def save(self) -> None:
+        ctx = self.ctx
+        # Shared links get their URL in id order, once every id is known.
+        files = [File(**{**_fields(f), "shared_link_url": _link_url(ctx, f.id)}) if f.shared_link_url else f
+                 for f in self.files]
+        ctx.insert_many(list(self.folders.values()))
+        ctx.insert_many(files)
+        ctx.insert_many(self.texts)
+        ctx.insert_many(self.shares)
 
 
 @service.seeder
 def seed(ctx: ToolContext) -> None:
-    # new_id runs SQL; without no_autoflush every row would be flushed on its own (10x slower).
-    with ctx.db.no_autoflush:
-        _Seeder(ctx).run()
+    drive = _Drive(ctx)
+    drive.write()
+    drive.save()
 
 
 # -- browsing and search -------------------------------------------------------------------------
 
 
-@service.tool("read")
+@service.tool("read", intent="find", phrases=("list what is in {folder_id}", "look through the folder {folder_id}"))
 def list_folder_items(
     ctx: ToolContext,
     folder_id: FolderId | None = None,
     order_by: FileOrder = "name",
     limit: Limit = 20,
     cursor: Cursor = None,
-) -> Page[FileOut]:
+) -> Page[File]:
     """List what a folder holds (subfolders first, then files). Without folder_id, lists the root folder.
 
     Items in the trash are not listed (see list_trash), except when the folder itself is in the trash.
@@ -1288,15 +1019,17 @@ def list_folder_items(
         cursor: next_cursor from a previous page.
     """
     folder = _folder(ctx, folder_id)
-    stmt = select(Item).where(Item.parent_id == folder.id)
-    if not folder.trashed:
-        stmt = stmt.where(Item.trashed.is_(False))
-    stmt = _order(stmt.order_by(case((Item.kind == "folder", 0), else_=1)), order_by)
-    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[FileOut](items=_file_outs(ctx, rows), total=total, next_cursor=next_cursor)
+    items = _sorted(_children(ctx, folder, live=not folder.trashed), order_by)
+    items.sort(key=lambda i: 0 if isinstance(i, Folder) else 1)
+    page = _page_of(items, limit, cursor)
+    return _as_items(page)
 
 
-@service.tool("read")
+@service.tool(
+    "read",
+    intent="find",
+    phrases=("look for {query} in the drive", "find the files about {company_name}"),
+)
 def search_files(
     ctx: ToolContext,
     query: str | None = None,
@@ -1313,7 +1046,7 @@ def search_files(
     order_by: FileOrder = "modified_at",
     limit: Limit = 20,
     cursor: Cursor = None,
-) -> Page[FileOut]:
+) -> Page[File]:
     """Search files (not folders) by words in their name or text, owner, who they are shared with, type, folder or date.
 
     All filters combine (AND). Newest first by default.
@@ -1334,42 +1067,34 @@ def search_files(
         limit: Maximum number of files to return (1-100).
         cursor: next_cursor from a previous page.
     """
-    stmt = select(Item).where(Item.kind == "file", Item.trashed.is_(in_trash))
-    for word in (query or "").split():
-        stmt = stmt.where(
-            or_(Item.name.icontains(word, autoescape=True), Item.content.icontains(word, autoescape=True))
-        )
-    if name and name.strip():
-        stmt = stmt.where(Item.name.icontains(name.strip(), autoescape=True))
+    q = ctx.query(File).where(trashed=in_trash).contains("name", name)
+    for word in (check_search_text(query).split() if query else ()):
+        _where_text(q, word)
     for mentioned in (company_name, person_name):
         if mentioned and mentioned.strip():
-            text = mentioned.strip()
-            stmt = stmt.where(
-                or_(Item.name.icontains(text, autoescape=True), Item.content.icontains(text, autoescape=True))
-            )
-    if owner_email:
-        stmt = stmt.where(Item.owner_email == owner_email.lower())
+            _where_text(q, check_search_text(mentioned))
+    q.filter(owner_email=owner_email.lower() if owner_email else None)
     if shared_with_email:
-        stmt = stmt.where(Item.id.in_(select(Share.item_id).where(Share.email == shared_with_email.lower())))
+        q.where_in("id", [s.item_id for s in ctx.query(Share).where(email=shared_with_email.lower()).all()])
     if mime_type and mime_type.strip():
         mime = mime_type.strip().lower()
         if mime.endswith("/*"):
-            stmt = stmt.where(Item.mime_type.startswith(mime[:-1], autoescape=True))
+            q.where_sql("substr(mime_type, 1, ?) = ?", len(mime) - 1, mime[:-1])
         else:
-            stmt = stmt.where(Item.mime_type == mime)
+            q.where(mime_type=mime)
     if folder_id is not None:
         folder = _folder(ctx, folder_id)
-        folders = [folder.id, *(i for i in _descendants(ctx, folder.id))]
-        stmt = stmt.where(Item.parent_id.in_(folders))
-    if modified_after:
-        stmt = stmt.where(Item.modified_at >= f"{modified_after}T00:00:00Z")
-    if modified_before:
-        stmt = stmt.where(Item.modified_at < f"{modified_before}T00:00:00Z")
-    rows, total, next_cursor = paginate(ctx, _order(stmt, order_by), limit, cursor)
-    return Page[FileOut](items=_file_outs(ctx, rows), total=total, next_cursor=next_cursor)
+        q.where_in("parent_id", [folder.id, *_descendants(ctx, folder.id)[0]])
+    q.compare("modified_at", ">=", f"{modified_after}T00:00:00Z" if modified_after else None)
+    q.compare("modified_at", "<", f"{modified_before}T00:00:00Z" if modified_before else None)
+    if order_by == "name":
+        page: Page[Any] = _page_of(_sorted(q.all(), "name"), limit, cursor)
+    else:
+        page = q.order_by(f"-{order_by}").page(limit, cursor)
+    return _as_items(page)
 
 
-@service.tool("read")
+@service.tool("read", intent="find", phrases=("find the {query} folder on the drive", "look for the folder of {query}"))
 def search_folders(
     ctx: ToolContext,
     query: str | None = None,
@@ -1377,7 +1102,7 @@ def search_folders(
     include_trashed: bool = False,
     limit: Limit = 20,
     cursor: Cursor = None,
-) -> Page[FolderOut]:
+) -> Page[Folder]:
     """Find folders by name, e.g. a client's folder by the company's name.
 
     Args:
@@ -1387,28 +1112,26 @@ def search_folders(
         limit: Maximum number of folders to return (1-100).
         cursor: next_cursor from a previous page.
     """
-    stmt = select(Item).where(Item.kind == "folder").order_by(func.lower(Item.name), Item.id)
-    if query and query.strip():
-        stmt = stmt.where(Item.name.icontains(query.strip(), autoescape=True))
+    q = ctx.query(Folder).contains("name", query)
     if parent_id is not None:
-        stmt = stmt.where(Item.parent_id == _folder(ctx, parent_id).id)
+        q.where(parent_id=_folder(ctx, parent_id).id)
     if not include_trashed:
-        stmt = stmt.where(Item.trashed.is_(False))
-    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[FolderOut](items=_folder_outs(ctx, rows), total=total, next_cursor=next_cursor)
+        q.where(trashed=False)
+    page: Page[Any] = _page_of(_sorted(q.all(), "name"), limit, cursor)
+    return page
 
 
-@service.tool("read")
-def get_file(ctx: ToolContext, file_id: FileId) -> FileOut:
+@service.tool("read", intent="get", phrases=("check the details of {file_id}", "see who owns {file_id}"))
+def get_file(ctx: ToolContext, file_id: FileId) -> File:
     """Get a file's or folder's metadata: name, path, type, size, owner, dates, version, who it is shared with.
 
     Args:
         file_id: The file's (or folder's) id, e.g. file_0042.
     """
-    return _file_out(ctx, _item(ctx, file_id))
+    return _as_item(_item(ctx, file_id))
 
 
-@service.tool("read")
+@service.tool("read", intent="get", phrases=("open {file_id} and read it", "read what {file_id} says"))
 def download_file(ctx: ToolContext, file_id: FileId) -> FileContentOut:
     """Read a file's text content (for PDFs and Office documents, their extracted text). Images have no text.
 
@@ -1416,47 +1139,42 @@ def download_file(ctx: ToolContext, file_id: FileId) -> FileContentOut:
         file_id: The file to read, e.g. file_0042.
     """
     item = _file(ctx, file_id)
-    if item.content is None:
+    content = _text(ctx, item.id)
+    if content is None:
         raise ToolError.invalid_argument(
             f"File {file_id} ({item.name!r}, {item.mime_type}) has no text content; use get_file for its metadata."
         )
-    paths = _folder_paths(ctx)
     return FileContentOut(
-        id=item.id,
-        name=item.name,
-        path=_path(paths, item),
-        mime_type=item.mime_type or "text/plain",
-        size=item.size,
-        version=item.version,
-        modified_at=item.modified_at,
-        content=item.content,
+        id=item.id, name=item.name, path=_paths(ctx, [item])[0], mime_type=item.mime_type or "text/plain",
+        size=item.size, version=item.version, modified_at=item.modified_at, content=content,
     )
 
 
-@service.tool("read")
-def find_file_by_shared_link(ctx: ToolContext, url: URL) -> FileOut:
+@service.tool("read", intent="find", phrases=("find the file behind the link {url}", "open the shared link {url}"))
+def find_file_by_shared_link(ctx: ToolContext, url: URL) -> File:
     """Find the file or folder a shared link points to, e.g. a link someone pasted into an email or chat.
 
     Args:
         url: The shared link, e.g. https://files.example/s/3f9a1c0d2b7e4a61.
     """
-    item = ctx.db.scalar(select(Item).where(Item.shared_link_url == url.strip().rstrip("/")))
+    wanted = url.strip().rstrip("/")
+    item: Item | None = ctx.find(File, shared_link_url=wanted) or ctx.find(Folder, shared_link_url=wanted)
     if item is None or item.trashed:
-        raise ToolError(
-            "not_found",
-            f"No shared link {url!r} exists (it may have been removed, or its file trashed). "
-            "Ask the sender for a new link, or use search_files.",
+        raise ToolError.not_found(
+            "shared link",
+            url,
+            "It may have been removed, or its file trashed. Ask the sender for a new link, or use search_files.",
         )
     if item.shared_link_expires_on is not None and item.shared_link_expires_on < ctx.now_iso[:10]:
         raise ToolError.invalid_state(
             f"The shared link {url} expired on {item.shared_link_expires_on}; "
             f"the owner ({item.owner_email}) can renew it with create_shared_link."
         )
-    return _file_out(ctx, item)
+    return _as_item(item)
 
 
-@service.tool("read")
-def list_trash(ctx: ToolContext, limit: Limit = 20, cursor: Cursor = None) -> Page[FileOut]:
+@service.tool("read", intent="find", phrases=("check what is in the trash",))
+def list_trash(ctx: ToolContext, limit: Limit = 20, cursor: Cursor = None) -> Page[File]:
     """List the files and folders in the trash, most recently trashed first.
 
     Items trashed along with their folder are not listed separately: restore the folder.
@@ -1465,13 +1183,16 @@ def list_trash(ctx: ToolContext, limit: Limit = 20, cursor: Cursor = None) -> Pa
         limit: Maximum number of items to return (1-100).
         cursor: next_cursor from a previous page.
     """
-    stmt = select(Item).where(Item.explicitly_trashed.is_(True)).order_by(Item.trashed_at.desc(), Item.id)
-    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[FileOut](items=_file_outs(ctx, rows), total=total, next_cursor=next_cursor)
+    items: list[Item] = [*ctx.query(Folder).where(explicitly_trashed=True).all(),
+                         *ctx.query(File).where(explicitly_trashed=True).all()]
+    items.sort(key=lambda i: i.id)
+    items.sort(key=lambda i: i.trashed_at or "", reverse=True)
+    page = _page_of(items, limit, cursor)
+    return _as_items(page)
 
 
-@service.tool("read")
-def list_shares(ctx: ToolContext, file_id: FileId, limit: Limit = 20, cursor: Cursor = None) -> Page[ShareOut]:
+@service.tool("read", intent="find", phrases=("check who has access to {file_id}", "see who {file_id} is shared with"))
+def list_shares(ctx: ToolContext, file_id: FileId, limit: Limit = 20, cursor: Cursor = None) -> Page[Share]:
     """List the people a file or folder is shared with, and their roles.
 
     Args:
@@ -1480,15 +1201,18 @@ def list_shares(ctx: ToolContext, file_id: FileId, limit: Limit = 20, cursor: Cu
         cursor: next_cursor from a previous page.
     """
     item = _item(ctx, file_id)
-    stmt = select(Share).where(Share.item_id == item.id).order_by(Share.email, Share.id)
-    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[ShareOut](items=[_share_out(ctx, s) for s in rows], total=total, next_cursor=next_cursor)
+    page = ctx.query(Share).where(item_id=item.id).order_by("email").page(limit, cursor)
+    return page
 
 
 # -- creating and editing ------------------------------------------------------------------------
 
 
-@service.tool("write")
+@service.tool(
+    "write",
+    intent="create",
+    phrases=("save a file called {name} saying {content}", "put a note named {name} in {folder_id}"),
+)
 def create_file(
     ctx: ToolContext,
     name: FileName,
@@ -1496,7 +1220,7 @@ def create_file(
     folder_id: FolderId | None = None,
     mime_type: TextMimeType | None = None,
     description: Text | None = None,
-) -> FileOut:
+) -> File:
     """Upload a new text file (notes, CSV, Markdown, JSON...) into a folder. You become its owner.
 
     The name must be free in that folder. Binary types (PDF, Office, images) cannot be created from text.
@@ -1517,29 +1241,26 @@ def create_file(
             "use a text extension such as .txt, .md, .csv or .json."
         )
     _check_name_free(ctx, folder, name)
-    me = ctx.world.user.email
-    item = Item(
-        id=ctx.new_id("file"),
-        kind="file",
-        name=name,
-        parent_id=folder.id,
-        mime_type=mime_type or guessed or "text/plain",
-        size=len(content.encode()),
-        content=content,
-        description=description.strip() if description and description.strip() else None,
-        owner_email=me,
-        created_at=ctx.now_iso,
-        modified_at=ctx.now_iso,
-        modified_by_email=me,
-        version=1,
+    me = ctx.world.user
+    item = ctx.insert(
+        File(
+            id=ctx.new_id("file"), name=name, parent_id=folder.id, mime_type=mime_type or guessed or "text/plain",
+            size=len(content.encode()),
+            description=description.strip() if description and description.strip() else None,
+            owner_email=me.email, owner_name=me.name, created_at=ctx.now_iso, modified_at=ctx.now_iso,
+            modified_by_email=me.email,
+        )
     )
-    ctx.db.add(item)
-    ctx.db.flush()
-    return _file_out(ctx, item)
+    ctx.insert(FileText(id=item.id, content=content))
+    return _as_item(item)
 
 
-@service.tool("write")
-def create_folder(ctx: ToolContext, name: FileName, parent_id: FolderId | None = None) -> FolderOut:
+@service.tool(
+    "write",
+    intent="create",
+    phrases=("make a folder called {name}", "create a folder {name} inside {parent_id}"),
+)
+def create_folder(ctx: ToolContext, name: FileName, parent_id: FolderId | None = None) -> Folder:
     """Create an empty folder. The name must be free in the parent folder.
 
     Args:
@@ -1549,29 +1270,16 @@ def create_folder(ctx: ToolContext, name: FileName, parent_id: FolderId | None =
     name = _clean_name(name)
     parent = _open_folder(ctx, parent_id, "add folders to")
     _check_name_free(ctx, parent, name)
-    me = ctx.world.user.email
-    folder = Item(
-        id=ctx.new_id("folder"),
-        kind="folder",
-        name=name,
-        parent_id=parent.id,
-        mime_type=None,
-        size=0,
-        content=None,
-        description=None,
-        owner_email=me,
-        created_at=ctx.now_iso,
-        modified_at=ctx.now_iso,
-        modified_by_email=me,
-        version=1,
+    me = ctx.world.user
+    folder = Folder(
+        id=ctx.new_id("folder"), name=name, parent_id=parent.id, owner_email=me.email, owner_name=me.name,
+        created_at=ctx.now_iso, modified_at=ctx.now_iso, modified_by_email=me.email,
     )
-    ctx.db.add(folder)
-    ctx.db.flush()
-    return _folder_outs(ctx, [folder])[0]
+    return ctx.insert(folder)
 
 
-@service.tool("write")
-def update_file_content(ctx: ToolContext, file_id: FileId, content: Text) -> FileOut:
+@service.tool("write", intent="update", phrases=("rewrite {file_id} to say {content}", "update the text of {file_id}"))
+def update_file_content(ctx: ToolContext, file_id: FileId, content: Text) -> File:
     """Replace a text file's content with new text (a new version). PDFs, Office files and images cannot be edited here.
 
     Args:
@@ -1585,15 +1293,20 @@ def update_file_content(ctx: ToolContext, file_id: FileId, content: Text) -> Fil
             f"File {file_id} is {item.mime_type}; only text files ({', '.join(TEXT_MIME_TYPES)}) can be edited. "
             "Create a new text file with create_file instead."
         )
-    item.content = content
-    item.size = len(content.encode())
-    item.version += 1
-    _touch(ctx, item)
-    return _file_out(ctx, item)
+    text = ctx.fetch(FileText, item.id)
+    if text is None:
+        ctx.insert(FileText(id=item.id, content=content))
+    else:
+        ctx.update(text, content=content)
+    return _as_item(_touched(ctx, item, size=len(content.encode()), version=item.version + 1))
 
 
-@service.tool("write")
-def rename_file(ctx: ToolContext, file_id: FileId, new_name: FileName) -> FileOut:
+@service.tool(
+    "write",
+    intent="update",
+    phrases=("rename {file_id} to {new_name}", "call {file_id} {new_name} from now on"),
+)
+def rename_file(ctx: ToolContext, file_id: FileId, new_name: FileName) -> File:
     """Rename a file or folder. The new name must be free in its folder.
 
     Args:
@@ -1605,15 +1318,13 @@ def rename_file(ctx: ToolContext, file_id: FileId, new_name: FileName) -> FileOu
     _not_trashed(item, "renamed")
     new_name = _clean_name(new_name)
     if new_name == item.name:
-        raise ToolError.invalid_argument(f"{item.kind.capitalize()} {file_id} is already named {new_name!r}.")
+        raise ToolError.invalid_argument(f"{_kind(item).capitalize()} {file_id} is already named {new_name!r}.")
     _check_name_free(ctx, _folder(ctx, item.parent_id), new_name, exclude_id=item.id)
-    item.name = new_name
-    _touch(ctx, item)
-    return _file_out(ctx, item)
+    return _as_item(_touched(ctx, item, name=new_name))
 
 
-@service.tool("write")
-def move_file(ctx: ToolContext, file_id: FileId, folder_id: FolderId) -> FileOut:
+@service.tool("write", intent="update", phrases=("move {file_id} into {folder_id}", "file {file_id} under {folder_id}"))
+def move_file(ctx: ToolContext, file_id: FileId, folder_id: FolderId) -> File:
     """Move a file or folder (with everything in it) into another folder.
 
     Args:
@@ -1624,22 +1335,20 @@ def move_file(ctx: ToolContext, file_id: FileId, folder_id: FolderId) -> FileOut
     _not_root(item, "moved")
     _not_trashed(item, "moved")
     target = _open_folder(ctx, folder_id, "move items into")
-    if target.id == item.id or (item.kind == "folder" and target.id in _descendants(ctx, item.id)):
+    if target.id == item.id or (isinstance(item, Folder) and target.id in _descendants(ctx, item.id)[0]):
         raise ToolError.invalid_argument(f"Folder {item.id} cannot be moved into itself or one of its own subfolders.")
     if item.parent_id == target.id:
         raise ToolError.invalid_state(
-            f"{item.kind.capitalize()} {item.id} is already in folder {target.id} ({target.name!r})."
+            f"{_kind(item).capitalize()} {item.id} is already in folder {target.id} ({target.name!r})."
         )
     _check_name_free(ctx, target, item.name)
-    item.parent_id = target.id
-    _touch(ctx, item)
-    return _file_out(ctx, item)
+    return _as_item(_touched(ctx, item, parent_id=target.id))
 
 
-@service.tool("write")
+@service.tool("write", intent="create", phrases=("make a copy of {file_id}", "copy {file_id} into {folder_id}"))
 def copy_file(
     ctx: ToolContext, file_id: FileId, folder_id: FolderId | None = None, new_name: FileName | None = None
-) -> FileOut:
+) -> File:
     """Copy a file (folders cannot be copied). The copy is yours, with no shares and no shared link.
 
     Args:
@@ -1648,7 +1357,7 @@ def copy_file(
         new_name: The copy's name; by default the same name, or "Copy of <name>" in the same folder.
     """
     item = _item(ctx, file_id)
-    if item.kind == "folder":
+    if isinstance(item, Folder):
         raise ToolError.invalid_argument(f"{file_id} is a folder; folders cannot be copied. Copy its files one by one.")
     _not_trashed(item, "copied")
     target = _open_folder(ctx, folder_id if folder_id is not None else item.parent_id, "copy files into")
@@ -1657,32 +1366,29 @@ def copy_file(
     else:
         name = f"Copy of {item.name}" if target.id == item.parent_id else item.name
     _check_name_free(ctx, target, name)
-    me = ctx.world.user.email
-    copy = Item(
-        id=ctx.new_id("file"),
-        kind="file",
-        name=name,
-        parent_id=target.id,
-        mime_type=item.mime_type,
-        size=item.size,
-        content=item.content,
-        description=item.description,
-        owner_email=me,
-        created_at=ctx.now_iso,
-        modified_at=ctx.now_iso,
-        modified_by_email=me,
-        version=1,
+    me = ctx.world.user
+    copy = ctx.insert(
+        File(
+            id=ctx.new_id("file"), name=name, parent_id=target.id, mime_type=item.mime_type, size=item.size,
+            description=item.description, owner_email=me.email, owner_name=me.name, created_at=ctx.now_iso,
+            modified_at=ctx.now_iso, modified_by_email=me.email,
+        )
     )
-    ctx.db.add(copy)
-    ctx.db.flush()
-    return _file_out(ctx, copy)
+    content = _text(ctx, item.id)
+    if content is not None:
+        ctx.insert(FileText(id=copy.id, content=content))
+    return _as_item(copy)
 
 
 # -- sharing -------------------------------------------------------------------------------------
 
 
-@service.tool("write")
-def share_file(ctx: ToolContext, file_id: FileId, email: EmailAddress, role: ShareRole = "viewer") -> ShareOut:
+@service.tool(
+    "write",
+    intent="share",
+    phrases=("share {file_id} with {email}", "give {email} {role} access to {file_id}"),
+)
+def share_file(ctx: ToolContext, file_id: FileId, email: EmailAddress, role: ShareRole = "viewer") -> Share:
     """Share a file or folder with a person by email as viewer, commenter or editor.
 
     If the person already has access with another role, their role changes. You cannot share with
@@ -1696,45 +1402,45 @@ def share_file(ctx: ToolContext, file_id: FileId, email: EmailAddress, role: Sha
     item = _item(ctx, file_id)
     _not_trashed(item, "shared")
     email = email.strip().lower()
-    if email == ctx.world.user.email:
+    me = ctx.world.user.email
+    if email == me:
         raise ToolError.invalid_argument("You cannot share a file with yourself; give another person's email.")
     if email == item.owner_email:
         raise ToolError.invalid_argument(f"{email} owns {item.name!r} and already has full access.")
-    share = ctx.db.scalar(select(Share).where(Share.item_id == item.id, Share.email == email))
+    share = ctx.find(Share, item_id=item.id, email=email)
     if share is not None:
         if share.role == role:
             raise ToolError.conflict(f"{email} already has {role} access to {item.name!r} (share {share.id}).")
-        share.role = role
-        share.updated_at = ctx.now_iso
+        share = ctx.update(share, role=role, updated_at=ctx.now_iso)
     else:
-        share = Share(
-            id=ctx.new_id("share"),
-            item_id=item.id,
-            email=email,
-            role=role,
-            shared_by_email=ctx.world.user.email,
-            created_at=ctx.now_iso,
-            updated_at=ctx.now_iso,
+        share = ctx.insert(
+            Share(id=ctx.new_id("share"), item_id=item.id, email=email, person_name=_name_of(ctx.world, email),
+                  role=role, shared_by_email=me, created_at=ctx.now_iso, updated_at=ctx.now_iso)
         )
-        ctx.db.add(share)
-        ctx.db.flush()
-    return _share_out(ctx, share)
+    return share
 
 
-@service.tool("write")
-def remove_share(ctx: ToolContext, share_id: ShareId) -> ShareOut:
+@service.tool(
+    "write",
+    intent="remove",
+    phrases=("take away the access of {share_id}", "stop sharing through {share_id}"),
+)
+def remove_share(ctx: ToolContext, share_id: ShareId) -> Share:
     """Stop sharing: remove one person's access to a file or folder. Returns the removed share.
 
     Args:
         share_id: The share to remove, from list_shares, e.g. share_0012.
     """
     share = ctx.get(Share, share_id, "share", "Use list_shares on the file to find share ids.")
-    out = _share_out(ctx, share)
-    ctx.db.delete(share)
-    return out
+    ctx.delete(share)
+    return share  # presented after the call: its file is still there
 
 
-@service.tool("write")
+@service.tool(
+    "write",
+    intent="share",
+    phrases=("make a shared link for {file_id}", "get a link to {file_id} that works until {expires_on}"),
+)
 def create_shared_link(
     ctx: ToolContext, file_id: FileId, access: LinkAccess = "anyone", expires_on: Date | None = None
 ) -> SharedLinkOut:
@@ -1750,17 +1456,17 @@ def create_shared_link(
     _not_trashed(item, "shared by link")
     if expires_on is not None and expires_on <= ctx.now_iso[:10]:
         raise ToolError.invalid_argument(f"expires_on must be after today ({ctx.now_iso[:10]}); got {expires_on}.")
-    if item.shared_link_url is None:
-        item.shared_link_url = _link_url(ctx, item.id)
-    item.shared_link_access = access
-    item.shared_link_expires_on = expires_on
-    return SharedLinkOut(
-        file_id=item.id, file_name=item.name, url=item.shared_link_url, access=access, expires_on=expires_on
-    )
+    url = item.shared_link_url or _link_url(ctx, item.id)
+    ctx.update(item, shared_link_url=url, shared_link_access=access, shared_link_expires_on=expires_on)
+    return SharedLinkOut(file_id=item.id, file_name=item.name, url=url, access=access, expires_on=expires_on)
 
 
-@service.tool("write")
-def remove_shared_link(ctx: ToolContext, file_id: FileId) -> FileOut:
+@service.tool(
+    "write",
+    intent="remove",
+    phrases=("remove the shared link of {file_id}", "turn off the link to {file_id}"),
+)
+def remove_shared_link(ctx: ToolContext, file_id: FileId) -> File:
     """Remove a file's or folder's shared link, so the URL stops working.
 
     Args:
@@ -1768,18 +1474,19 @@ def remove_shared_link(ctx: ToolContext, file_id: FileId) -> FileOut:
     """
     item = _item(ctx, file_id)
     if item.shared_link_url is None:
-        raise ToolError.invalid_state(f"{item.kind.capitalize()} {file_id} ({item.name!r}) has no shared link.")
-    item.shared_link_url = None
-    item.shared_link_access = None
-    item.shared_link_expires_on = None
-    return _file_out(ctx, item)
+        raise ToolError.invalid_state(f"{_kind(item).capitalize()} {file_id} ({item.name!r}) has no shared link.")
+    return _as_item(ctx.update(item, shared_link_url=None, shared_link_access=None, shared_link_expires_on=None))
 
 
 # -- trash ---------------------------------------------------------------------------------------
 
 
-@service.tool("write")
-def trash_file(ctx: ToolContext, file_id: FileId) -> FileOut:
+def _load(ctx: ToolContext, folder_ids: Iterable[str], file_ids: Iterable[str]) -> list[Item]:
+    return [*ctx.fetch_many(Folder, folder_ids).values(), *ctx.fetch_many(File, file_ids).values()]
+
+
+@service.tool("write", intent="delete", phrases=("trash {file_id}", "move {file_id} to the trash"))
+def trash_file(ctx: ToolContext, file_id: FileId) -> File:
     """Move a file or folder to the trash; a folder's contents go with it. Restore it with restore_file.
 
     Args:
@@ -1788,32 +1495,30 @@ def trash_file(ctx: ToolContext, file_id: FileId) -> FileOut:
     item = _item(ctx, file_id)
     _not_root(item, "trashed")
     if item.trashed:
-        raise ToolError.invalid_state(f"{item.kind.capitalize()} {file_id} ({item.name!r}) is already in the trash.")
-    item.trashed, item.explicitly_trashed, item.trashed_at = True, True, ctx.now_iso
-    if item.kind == "folder":
-        for child in _load(ctx, _descendants(ctx, item.id)):
+        raise ToolError.invalid_state(f"{_kind(item).capitalize()} {file_id} ({item.name!r}) is already in the trash.")
+    item = ctx.update(item, trashed=True, explicitly_trashed=True, trashed_at=ctx.now_iso)
+    if isinstance(item, Folder):
+        for child in _load(ctx, *_descendants(ctx, item.id)):
             if not child.trashed:  # items trashed earlier keep their own trash entry
-                child.trashed, child.explicitly_trashed, child.trashed_at = True, False, ctx.now_iso
-    return _file_out(ctx, item)
+                ctx.update(child, trashed=True, explicitly_trashed=False, trashed_at=ctx.now_iso)
+    return _as_item(item)
 
 
-def _load(ctx: ToolContext, ids: Iterable[str]) -> list[Item]:
-    ids = list(ids)
-    return list(ctx.db.scalars(select(Item).where(Item.id.in_(ids)))) if ids else []
-
-
-def _restore_contents(ctx: ToolContext, folder: Item) -> None:
+def _restore_contents(ctx: ToolContext, folder: Folder) -> None:
     """Bring back what was trashed along with a folder; items trashed on their own stay in the trash."""
-    children = list(ctx.db.scalars(select(Item).where(Item.parent_id == folder.id)))
-    for child in children:
+    for child in _children(ctx, folder, live=False):
         if child.trashed and not child.explicitly_trashed:
-            child.trashed, child.trashed_at = False, None
-            if child.kind == "folder":
+            ctx.update(child, trashed=False, trashed_at=None)
+            if isinstance(child, Folder):
                 _restore_contents(ctx, child)
 
 
-@service.tool("write")
-def restore_file(ctx: ToolContext, file_id: FileId, folder_id: FolderId | None = None) -> FileOut:
+@service.tool(
+    "write",
+    intent="restore",
+    phrases=("restore {file_id} from the trash", "bring {file_id} back into {folder_id}"),
+)
+def restore_file(ctx: ToolContext, file_id: FileId, folder_id: FolderId | None = None) -> File:
     """Restore a file or folder from the trash, with everything that was trashed along with it.
 
     It goes back to its folder; if that folder is itself in the trash (or you want it elsewhere), pass folder_id.
@@ -1824,7 +1529,7 @@ def restore_file(ctx: ToolContext, file_id: FileId, folder_id: FolderId | None =
     """
     item = _item(ctx, file_id)
     if not item.trashed:
-        raise ToolError.invalid_state(f"{item.kind.capitalize()} {file_id} ({item.name!r}) is not in the trash.")
+        raise ToolError.invalid_state(f"{_kind(item).capitalize()} {file_id} ({item.name!r}) is not in the trash.")
     if folder_id is None:
         target = _folder(ctx, item.parent_id)
         if target.trashed:
@@ -1834,17 +1539,16 @@ def restore_file(ctx: ToolContext, file_id: FileId, folder_id: FolderId | None =
             )
     else:
         target = _open_folder(ctx, folder_id, "restore items into")
-        if item.kind == "folder" and (target.id == item.id or target.id in _descendants(ctx, item.id)):
+        if isinstance(item, Folder) and (target.id == item.id or target.id in _descendants(ctx, item.id)[0]):
             raise ToolError.invalid_argument(f"Folder {item.id} cannot be restored into itself or its own subfolders.")
     _check_name_free(ctx, target, item.name)
-    item.parent_id = target.id
-    item.trashed, item.explicitly_trashed, item.trashed_at = False, False, None
-    if item.kind == "folder":
+    item = ctx.update(item, parent_id=target.id, trashed=False, explicitly_trashed=False, trashed_at=None)
+    if isinstance(item, Folder):
         _restore_contents(ctx, item)
-    return _file_out(ctx, item)
+    return _as_item(item)
 
 
-@service.tool("write")
+@service.tool("write", intent="delete", phrases=("delete {file_id} for good", "permanently delete {file_id}"))
 def delete_file_permanently(ctx: ToolContext, file_id: FileId) -> DeletedOut:
     """Permanently delete a trashed file or folder, with a folder's contents and all their shares. Cannot be undone.
 
@@ -1854,16 +1558,18 @@ def delete_file_permanently(ctx: ToolContext, file_id: FileId) -> DeletedOut:
     item = _item(ctx, file_id)
     if not item.trashed:
         raise ToolError.invalid_state(
-            f"{item.kind.capitalize()} {file_id} ({item.name!r}) is not in the trash; "
+            f"{_kind(item).capitalize()} {file_id} ({item.name!r}) is not in the trash; "
             "move it there with trash_file first."
         )
-    ids = [item.id, *(_descendants(ctx, item.id) if item.kind == "folder" else [])]
-    removed = ctx.scalar_count(select(Share.id).where(Share.item_id.in_(ids)))
-    kind: ItemType = "folder" if item.kind == "folder" else "file"
-    out = DeletedOut(id=item.id, type=kind, name=item.name, deleted_items=len(ids), removed_shares=removed)
-    ctx.db.execute(delete(Share).where(Share.item_id.in_(ids)))
-    # Children first, so no row ever points at a deleted parent.
-    for item_id in reversed(ids):
-        ctx.db.execute(delete(Item).where(Item.id == item_id))
-    ctx.db.expunge_all()
-    return out
+    folders, files = _descendants(ctx, item.id) if isinstance(item, Folder) else ([], [])
+    ids = [item.id, *folders, *files]
+    shares = ctx.query(Share).where_in("item_id", ids).all()
+    for share in shares:
+        ctx.delete(share)
+    for text in ctx.fetch_many(FileText, [*files, item.id]).values():
+        ctx.delete(text)
+    # Files first, then folders deepest first, so no row ever points at a deleted folder.
+    below = ctx.fetch_many(Folder, folders)
+    for record in [*ctx.fetch_many(File, files).values(), *(below[f] for f in reversed(folders)), item]:
+        ctx.delete(record)
+    return DeletedOut(id=item.id, type=_kind(item), name=item.name, deleted_items=len(ids), removed_shares=len(shares))

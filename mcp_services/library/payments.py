@@ -6,26 +6,26 @@ while the charge is disputed. Disputes wait for a response (evidence) until thei
 be accepted (closed as lost).
 
 Customers are the world's people outside the home organisation: the same name, email and phone as
-in the CRM, with their organisation as ``company_name``. Charges that pay sales invoices follow the
-accounting service's seed plan (same invoice number, amount and billing email), and a few customers
-were charged twice for the same thing, so "refund the duplicate charge" tasks have something to find.
+in the CRM, with their organisation as ``company_name``. Charges that pay sales invoices are the
+charges of the world's business plan (``world.plan``): every invoice number here is an invoice of
+the accounting books with the same billing email, and a charge or payment link can only name such
+an invoice. A few customers were charged twice for the same thing, so "refund the duplicate
+charge" tasks have something to find.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import date as date_cls
 from datetime import datetime, timedelta
-from typing import Literal
+from random import Random
+from typing import Any, Literal
 
-from pydantic import BaseModel
-from sqlalchemy import ForeignKey, String, func, or_, select
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
-
-from mcp_services.kernel import Cursor, ErrorCode, Limit, Page, Service, ToolContext, ToolError, paginate
+from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field, joined
+from mcp_services.kernel.records import check_search_text, like_pattern
+from mcp_services.kernel.schema import StateDef
 from mcp_services.kernel.semantic import (
     URL,
     Address,
@@ -42,7 +42,6 @@ from mcp_services.kernel.semantic import (
     Quantity,
     Text,
 )
-from mcp_services.library.accounting import Rng, planned_sales_invoices
 
 CustomerId = EntityId("payments.customer")
 ChargeId = EntityId("payments.charge")
@@ -51,6 +50,7 @@ DisputeId = EntityId("payments.dispute")
 PaymentLinkId = EntityId("payments.payment_link")
 # Charges name the accounting invoice they pay, so the two services reconcile.
 InvoiceNumber = EntityId("accounting.invoice")
+INVOICE_LINK = "accounting.invoice.id"
 
 ChargeStatus = Literal["succeeded", "pending", "failed"]
 RefundReason = Literal["duplicate", "fraudulent", "requested_by_customer"]
@@ -66,319 +66,140 @@ _FAILURES = (
     ("insufficient_funds", "Your card has insufficient funds."),
     ("expired_card", "Your card has expired."),
 )
-
-
-class Base(DeclarativeBase):
-    pass
-
-
-class Customer(Base):
-    __tablename__ = "customers"
-    id: Mapped[str] = mapped_column(primary_key=True)
-    name: Mapped[str] = mapped_column(String(200), index=True)
-    email: Mapped[str] = mapped_column(unique=True)
-    phone: Mapped[str | None]
-    company_name: Mapped[str | None]
-    address: Mapped[str | None]
-    description: Mapped[str | None]
-    currency: Mapped[str]
-    card_brand: Mapped[str]
-    card_last4: Mapped[str]
-    created: Mapped[str]
-
-
-class Charge(Base):
-    __tablename__ = "charges"
-    id: Mapped[str] = mapped_column(primary_key=True)
-    customer_id: Mapped[str] = mapped_column(ForeignKey("customers.id"), index=True)
-    amount: Mapped[float]
-    amount_captured: Mapped[float]
-    amount_refunded: Mapped[float] = mapped_column(default=0.0)
-    currency: Mapped[str]
-    status: Mapped[str]
-    description: Mapped[str | None]
-    receipt_email: Mapped[str | None]
-    invoice_number: Mapped[str | None] = mapped_column(index=True)
-    card_brand: Mapped[str]
-    card_last4: Mapped[str]
-    failure_code: Mapped[str | None]
-    failure_message: Mapped[str | None]
-    created: Mapped[str]
-
-
-class Refund(Base):
-    __tablename__ = "refunds"
-    id: Mapped[str] = mapped_column(primary_key=True)
-    charge_id: Mapped[str] = mapped_column(ForeignKey("charges.id"), index=True)
-    amount: Mapped[float]
-    currency: Mapped[str]
-    reason: Mapped[str | None]
-    status: Mapped[str]
-    created: Mapped[str]
-
-
-class Dispute(Base):
-    __tablename__ = "disputes"
-    id: Mapped[str] = mapped_column(primary_key=True)
-    charge_id: Mapped[str] = mapped_column(ForeignKey("charges.id"), index=True)
-    amount: Mapped[float]
-    currency: Mapped[str]
-    reason: Mapped[str]
-    status: Mapped[str]
-    evidence: Mapped[str | None]
-    evidence_submitted_at: Mapped[str | None]
-    evidence_due_by: Mapped[str]
-    created: Mapped[str]
-    closed_at: Mapped[str | None]
-
-
-class PaymentLink(Base):
-    __tablename__ = "payment_links"
-    id: Mapped[str] = mapped_column(primary_key=True)
-    url: Mapped[str] = mapped_column(unique=True)
-    active: Mapped[bool]
-    description: Mapped[str]
-    product_sku: Mapped[str | None]
-    quantity: Mapped[int]
-    unit_amount: Mapped[float]
-    amount: Mapped[float]
-    currency: Mapped[str]
-    customer_email: Mapped[str | None]
-    invoice_number: Mapped[str | None] = mapped_column(index=True)
-    created: Mapped[str]
-
+_CARD_BRANDS = ("visa", "visa", "mastercard", "mastercard", "amex")
+_DISPUTE_REASONS = ("fraudulent", "product_not_received", "subscription_canceled", "unrecognized", "general")
 
 service = Service(
-    "payments",
-    "Card payments: customers, charges, refunds, disputes and payment links.",
-    Base,
-    title="Payments",
+    "payments", "Card payments: customers, charges, refunds, disputes and payment links.", title="Payments"
 )
 
 
-# -- results -------------------------------------------------------------------------------------
+# -- entities --------------------------------------------------------------------------------------
 
 
-class CustomerOut(BaseModel):
+@service.entity(table="customers", prefix="cus", label="name", search=("name", "email", "phone", "company_name"))
+class Customer:
+    """A person we take card payments from."""
+
     id: CustomerId
-    name: PersonName
-    email: EmailAddress
-    phone: PhoneNumber | None
-    company_name: CompanyName | None
-    address: Address | None
-    description: Text | None
+    name: PersonName = field(index=True, role="self", link="crm.contact.name")
+    email: EmailAddress = field(unique=True, role="self", link="crm.contact.email")
+    phone: PhoneNumber | None = None
+    company_name: CompanyName | None = field(None, role="employer", link="crm.company.name")
+    address: Address | None = None
+    description: Text | None = None
     currency: Currency
-    card: str
+    card_brand: str
+    card_last4: str
     created: DateTime
 
+    card = derived(str, lambda c: f"{c.card_brand} ending {c.card_last4}")
 
-class ChargeOut(BaseModel):
-    id: ChargeId
-    customer_id: CustomerId
-    customer_name: PersonName
-    customer_email: EmailAddress
-    company_name: CompanyName | None
-    amount: Money
+
+@service.entity(
+    table="charges",
+    prefix="ch",
+    search=("description", "invoice_number"),
+    state=StateDef(field="status", values=["succeeded", "pending", "failed"], initial="pending",
+                   terminal=["failed"], transitions={"pending": ["succeeded"]}),
+)
+class Charge:
+    """A payment taken (or authorised) from a customer's card."""
+
+    id: ChargeId = field(mention="the charge id")
+    customer_id: CustomerId = field(role="customer")
+    amount: Money = field(mention="the charge amount")
     amount_captured: Money
-    amount_refunded: Money
+    amount_refunded: Money = 0.0
     currency: Currency
     status: ChargeStatus
-    captured: bool
-    refunded: bool
-    disputed: bool
-    description: Text | None
-    receipt_email: EmailAddress | None
-    invoice_number: InvoiceNumber | None
-    card: str
-    failure_code: str | None
-    failure_message: str | None
-    created: DateTime
+    description: Text | None = None
+    receipt_email: EmailAddress | None = field(None, role="receipt")
+    invoice_number: InvoiceNumber | None = field(None, index=True, link=INVOICE_LINK, mention="the invoice number")
+    card_brand: str
+    card_last4: str
+    failure_code: str | None = None
+    failure_message: str | None = None
+    disputed: bool = False  # as on Stripe's charge object; disputes are opened by banks, never by a tool
+    created: DateTime = field(mention="when the charge was made")
+
+    customer_name = joined(PersonName, via="customer_id", field="name")
+    customer_email = joined(EmailAddress, via="customer_id", field="email")
+    company_name = joined(CompanyName | None, via="customer_id", field="company_name")
+    captured = derived(bool, lambda c: c.status == "succeeded")
+    refunded = derived(
+        bool, lambda c: c.status == "succeeded" and _cents(c.amount_refunded) >= _cents(c.amount_captured)
+    )
+    card = derived(str, lambda c: f"{c.card_brand} ending {c.card_last4}")
 
 
-class RefundOut(BaseModel):
-    id: RefundId
+@service.entity(table="refunds", prefix="re")
+class Refund:
+    """Money given back on a charge."""
+
+    id: RefundId = field(mention="the refund id")
     charge_id: ChargeId
-    amount: Money
+    customer_id: CustomerId = field(role="customer")
+    amount: Money = field(mention="the refund amount")
     currency: Currency
-    reason: RefundReason | None
-    status: Literal["succeeded"]
-    customer_email: EmailAddress
-    charge_description: Text | None
-    invoice_number: InvoiceNumber | None
+    reason: RefundReason | None = None
+    status: Literal["succeeded"] = "succeeded"
     created: DateTime
 
+    customer_email = joined(EmailAddress, via="customer_id", field="email")
+    charge_description = joined(Text | None, via="charge_id", field="description")
+    invoice_number = joined(InvoiceNumber | None, via="charge_id", field="invoice_number")
 
-class DisputeOut(BaseModel):
-    id: DisputeId
+
+@service.entity(
+    table="disputes",
+    prefix="dp",
+    state=StateDef(field="status", values=["needs_response", "under_review", "won", "lost"], initial="needs_response",
+                   terminal=["won", "lost"], transitions={"needs_response": ["under_review", "lost"],
+                                                          "under_review": ["won", "lost"]}),
+)
+class Dispute:
+    """A chargeback the customer's bank opened on a charge."""
+
+    id: DisputeId = field(mention="the dispute id")
     charge_id: ChargeId
-    amount: Money
+    customer_id: CustomerId = field(role="customer")
+    amount: Money = field(mention="the disputed amount")
     currency: Currency
     reason: DisputeReason
     status: DisputeStatus
-    evidence: Text | None
-    evidence_submitted_at: DateTime | None
-    evidence_due_by: DateTime
-    customer_email: EmailAddress
+    evidence: Text | None = None
+    evidence_submitted_at: DateTime | None = None
+    evidence_due_by: DateTime = field(mention="the evidence deadline")
     created: DateTime
-    closed_at: DateTime | None
+    closed_at: DateTime | None = None
+
+    customer_email = joined(EmailAddress, via="customer_id", field="email")
 
 
-class PaymentLinkOut(BaseModel):
+@service.entity(table="payment_links", prefix="plink", label="description", search=("description",))
+class PaymentLink:
+    """A shareable payment page for a product or an amount."""
+
     id: PaymentLinkId
-    url: URL
-    active: bool
+    url: URL = field(unique=True, mention="the payment link")
+    active: bool = True
     description: Text
-    product_sku: ProductSKU | None
-    quantity: Quantity
+    product_sku: ProductSKU | None = None
+    quantity: Quantity = 1
     unit_amount: Money
-    amount: Money
+    amount: Money = field(mention="the amount to pay")
     currency: Currency
-    customer_email: EmailAddress | None
-    invoice_number: InvoiceNumber | None
+    customer_email: EmailAddress | None = field(None, role="payer")
+    invoice_number: InvoiceNumber | None = field(None, index=True, link=INVOICE_LINK, mention="the invoice number")
     created: DateTime
+
+
+# -- shared rules ----------------------------------------------------------------------------------
 
 
 def _cents(amount: float) -> int:
     return round(amount * 100)
-
-
-def _card(brand: str, last4: str) -> str:
-    return f"{brand} ending {last4}"
-
-
-def _customer_out(c: Customer) -> CustomerOut:
-    return CustomerOut(
-        id=c.id,
-        name=c.name,
-        email=c.email,
-        phone=c.phone,
-        company_name=c.company_name,
-        address=c.address,
-        description=c.description,
-        currency=c.currency,
-        card=_card(c.card_brand, c.card_last4),
-        created=c.created,
-    )
-
-
-def _dispute_of(ctx: ToolContext, charge_id: str) -> Dispute | None:
-    return ctx.db.scalar(select(Dispute).where(Dispute.charge_id == charge_id).order_by(Dispute.created.desc()))
-
-
-def _charge_out(ctx: ToolContext, ch: Charge) -> ChargeOut:
-    return _charges_out(ctx, [ch])[0]
-
-
-def _charges_out(ctx: ToolContext, rows: list[Charge]) -> list[ChargeOut]:
-    # One query each for the page's customers and disputes, rather than two per charge.
-    ids = [ch.id for ch in rows]
-    disputed = set(ctx.db.scalars(select(Dispute.charge_id).where(Dispute.charge_id.in_(ids))))
-    wanted = {ch.customer_id for ch in rows}
-    customers = {c.id: c for c in ctx.db.scalars(select(Customer).where(Customer.id.in_(wanted)))}
-    return [
-        ChargeOut(
-            id=ch.id,
-            customer_id=ch.customer_id,
-            customer_name=customers[ch.customer_id].name,
-            customer_email=customers[ch.customer_id].email,
-            company_name=customers[ch.customer_id].company_name,
-            amount=ch.amount,
-            amount_captured=ch.amount_captured,
-            amount_refunded=ch.amount_refunded,
-            currency=ch.currency,
-            status=ch.status,  # type: ignore[arg-type]
-            captured=ch.status == "succeeded",
-            refunded=ch.status == "succeeded" and _cents(ch.amount_refunded) >= _cents(ch.amount_captured),
-            disputed=ch.id in disputed,
-            description=ch.description,
-            receipt_email=ch.receipt_email,
-            invoice_number=ch.invoice_number,
-            card=_card(ch.card_brand, ch.card_last4),
-            failure_code=ch.failure_code,
-            failure_message=ch.failure_message,
-            created=ch.created,
-        )
-        for ch in rows
-    ]
-
-
-def _charges_with_customers(ctx: ToolContext, charge_ids: Iterable[str]) -> dict[str, tuple[Charge, Customer]]:
-    """The charges with these ids and their customers, in one query; a missing one is a not-found error."""
-    wanted = list(dict.fromkeys(charge_ids))
-    if not wanted:
-        return {}
-    found = {
-        charge.id: (charge, customer)
-        for charge, customer in ctx.db.execute(
-            select(Charge, Customer)
-            .outerjoin(Customer, Customer.id == Charge.customer_id)
-            .where(Charge.id.in_(wanted))
-        )
-    }
-    for charge_id in wanted:
-        if charge_id not in found:
-            raise ToolError.not_found("charge", charge_id)
-        charge, customer = found[charge_id]
-        if customer is None:
-            raise ToolError.not_found("customer", charge.customer_id)
-    return found
-
-
-def _refund_out(ctx: ToolContext, r: Refund) -> RefundOut:
-    return _refund_outs(ctx, [r])[0]
-
-
-def _refund_outs(ctx: ToolContext, refunds: list[Refund]) -> list[RefundOut]:
-    """Refunds as results, with their charges and customers fetched in one query per page."""
-    charges = _charges_with_customers(ctx, (r.charge_id for r in refunds))
-    out = []
-    for r in refunds:
-        charge, customer = charges[r.charge_id]
-        out.append(
-            RefundOut(
-                id=r.id,
-                charge_id=r.charge_id,
-                amount=r.amount,
-                currency=r.currency,
-                reason=r.reason,  # type: ignore[arg-type]
-                status="succeeded",
-                customer_email=customer.email,
-                charge_description=charge.description,
-                invoice_number=charge.invoice_number,
-                created=r.created,
-            )
-        )
-    return out
-
-
-def _dispute_out(ctx: ToolContext, d: Dispute) -> DisputeOut:
-    return _dispute_outs(ctx, [d])[0]
-
-
-def _dispute_outs(ctx: ToolContext, disputes: list[Dispute]) -> list[DisputeOut]:
-    """Disputes as results, with their charges and customers fetched in one query per page."""
-    charges = _charges_with_customers(ctx, (d.charge_id for d in disputes))
-    return [
-        DisputeOut(
-            id=d.id,
-            charge_id=d.charge_id,
-            amount=d.amount,
-            currency=d.currency,
-            reason=d.reason,  # type: ignore[arg-type]
-            status=d.status,  # type: ignore[arg-type]
-            evidence=d.evidence,
-            evidence_submitted_at=d.evidence_submitted_at,
-            evidence_due_by=d.evidence_due_by,
-            customer_email=charges[d.charge_id][1].email,
-            created=d.created,
-            closed_at=d.closed_at,
-        )
-        for d in disputes
-    ]
-
-
-def _link_out(link: PaymentLink) -> PaymentLinkOut:
-    return PaymentLinkOut.model_validate(link, from_attributes=True)
 
 
 def _link_url(seed: int, link_id: str) -> str:
@@ -395,22 +216,77 @@ def _day_bounds(value: str, name: str) -> tuple[str, str]:
     return f"{value}T00:00:00Z", f"{value}T23:59:59Z"
 
 
+def _created_between(q: Any, created_from: str | None, created_to: str | None, column: str = "created") -> Any:
+    if created_from:
+        q.compare(column, ">=", _day_bounds(created_from, "created_from")[0])
+    if created_to:
+        q.compare(column, "<=", _day_bounds(created_to, "created_to")[1])
+    return q
+
+
+def _customer_id_of(ctx: ToolContext, email: str | None) -> str | None:
+    """The id of the customer with this email ("" when nobody has it, so a filter matches nothing)."""
+    if email is None:
+        return None
+    customer = ctx.find(Customer, email=email.strip().lower())
+    return customer.id if customer else ""
+
+
 def _find_customer(ctx: ToolContext, customer_id: str | None, customer_email: str | None) -> Customer:
     if bool(customer_id) == bool(customer_email):
         raise ToolError.invalid_argument("Pass exactly one of customer_id or customer_email.")
     if customer_id:
         return ctx.get(Customer, customer_id, "customer", "Use list_customers to find customer ids.")
     address = (customer_email or "").strip().lower()
-    customer = ctx.db.scalar(select(Customer).where(Customer.email == address))
+    customer = ctx.find(Customer, email=address)
     if customer is None:
-        raise ToolError(
-            ErrorCode.NOT_FOUND,
-            f"No customer has the email {address}. Use list_customers to search, or create_customer to add them.",
+        raise ToolError.not_found(
+            "customer",
+            address,
+            "No customer has that email. Use list_customers to search, or create_customer to add them.",
         )
     return customer
 
 
+def _known_invoice(ctx: ToolContext, invoice_number: str | None) -> str | None:
+    """An accounting invoice number, normalised; one the books do not hold is refused."""
+    if invoice_number is None:
+        return None
+    number = invoice_number.strip().upper()
+    if ctx.world.plan.invoice(number) is None:
+        invoices = ctx.world.plan.invoices
+        raise ToolError.not_found(
+            "invoice", number,
+            f"Accounting holds invoices {invoices[0].number} to {invoices[-1].number}; use accounting's list_invoices "
+            "or the invoice_number of an existing charge to find the right one.",
+        )
+    return number
+
+
+def _charge(ctx: ToolContext, charge_id: str, hint: str = "Use list_charges to find charge ids.") -> Charge:
+    return ctx.get(Charge, charge_id, "charge", hint)
+
+
 # -- seed ----------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Planned:
+    """A seeded charge before ids are given out in time order, with what happens to it later."""
+
+    email: str
+    amount: float
+    status: ChargeStatus
+    description: str
+    created: str
+    kind: Literal["invoice", "unrecorded", "subscription", "purchase", "duplicate"]
+    invoice: str | None = None
+    failure: tuple[str, str] | None = None
+    has_twin: bool = False  # another charge duplicates this one
+    refund_as_duplicate: bool = False  # this duplicate was already caught and refunded
+    id: str = ""
+    refunded: float = 0.0
+    disputed: bool = False
 
 
 @service.seeder
@@ -418,73 +294,39 @@ def seed(ctx: ToolContext) -> None:
     world = ctx.world
     rng = ctx.rng("seed")
     org_name = {o.id: o.name for o in world.organisations}
-    customers: dict[str, Customer] = {}
-    for person in world.customers:
-        customer = Customer(
-            id=ctx.new_id("cus"),
-            name=person.name,
-            email=person.email,
-            phone=person.phone,
-            company_name=org_name[person.organisation_id],
-            address=person.address,
-            description=None,
-            currency=world.currency,
-            card_brand=rng.choice(("visa", "visa", "mastercard", "mastercard", "amex")),
-            card_last4=f"{rng.randint(0, 9999):04d}",
-            created=ctx.days_from_now(-rng.randint(250, 900)),
+    customers = [
+        Customer(
+            id=ctx.new_id("cus"), name=p.name, email=p.email, phone=p.phone, company_name=org_name[p.organisation_id],
+            address=p.address, currency=world.currency, card_brand=rng.choice(_CARD_BRANDS),
+            card_last4=f"{rng.randint(0, 9999):04d}", created=ctx.days_from_now(-rng.randint(250, 900)),
         )
-        customers[person.email] = customer
-        ctx.db.add(customer)
-    ctx.db.flush()
-
-    specs = sorted(_planned_charges(ctx, rng, list(customers.values())), key=lambda s: (s.created, s.email))
-    charges: list[Charge] = []
-    for spec in specs:
-        customer = customers[spec.email]
-        charge = Charge(
-            id=ctx.new_id("ch"),
-            customer_id=customer.id,
-            amount=spec.amount,
-            amount_captured=spec.amount if spec.status == "succeeded" else 0.0,
-            amount_refunded=0.0,
-            currency=world.currency,
-            status=spec.status,
-            description=spec.description,
-            receipt_email=customer.email,
-            invoice_number=spec.invoice,
-            card_brand=customer.card_brand,
-            card_last4=customer.card_last4,
-            failure_code=spec.failure[0] if spec.failure else None,
-            failure_message=spec.failure[1] if spec.failure else None,
-            created=spec.created,
-        )
-        ctx.db.add(charge)
-        charges.append(charge)
-    ctx.db.flush()
-    _seed_refunds_and_disputes(ctx, rng, list(zip(charges, specs, strict=True)))
+        for p in world.customers
+    ]
+    ctx.insert_many(customers)
+    by_email = {c.email: c for c in customers}
+    planned = sorted(_planned_charges(ctx, rng, customers), key=lambda s: (s.created, s.email))
+    for spec in planned:
+        spec.id = ctx.new_id("ch")
+    refunds, disputes = _refunds_and_disputes(ctx, rng, planned, by_email)
+    ctx.insert_many(
+        [
+            Charge(
+                id=s.id, customer_id=by_email[s.email].id, amount=s.amount,
+                amount_captured=s.amount if s.status == "succeeded" else 0.0, amount_refunded=s.refunded,
+                currency=world.currency, status=s.status, description=s.description, receipt_email=s.email,
+                invoice_number=s.invoice, card_brand=by_email[s.email].card_brand,
+                card_last4=by_email[s.email].card_last4, failure_code=s.failure[0] if s.failure else None,
+                failure_message=s.failure[1] if s.failure else None, disputed=s.disputed, created=s.created,
+            )
+            for s in planned
+        ]
+    )
+    ctx.insert_many(refunds)
+    ctx.insert_many(disputes)
     _seed_payment_links(ctx, rng)
 
 
-ChargeKind = Literal["invoice", "unrecorded", "subscription", "purchase", "duplicate"]
-
-
-@dataclass(slots=True)
-class _ChargeSpec:
-    """A seeded charge before ids are given out in time order."""
-
-    email: str
-    amount: float
-    status: ChargeStatus
-    description: str
-    created: str
-    kind: ChargeKind
-    invoice: str | None = None
-    failure: tuple[str, str] | None = None
-    has_twin: bool = False  # another charge duplicates this one
-    refund_as_duplicate: bool = False  # this duplicate was already caught and refunded
-
-
-def _moment(ctx: ToolContext, rng: Rng, day: date_cls) -> str:
+def _moment(ctx: ToolContext, rng: Random, day: date_cls) -> str:
     """A time on ``day``, never later than the frozen clock."""
     today = ctx.now.date()
     day = min(day, today)
@@ -493,28 +335,20 @@ def _moment(ctx: ToolContext, rng: Rng, day: date_cls) -> str:
     return f"{day.isoformat()}T{hour:02d}:{minute:02d}:{second:02d}Z"
 
 
-def _planned_charges(ctx: ToolContext, rng: Rng, customers: list[Customer]) -> list[_ChargeSpec]:
+def _planned_charges(ctx: ToolContext, rng: Random, customers: list[Customer]) -> list[_Planned]:
     world = ctx.world
     today = ctx.now.date()
-    specs: list[_ChargeSpec] = []
+    specs: list[_Planned] = []
 
-    # Invoice charges, mirroring the accounting plan.
-    for plan in planned_sales_invoices(world):
-        email = plan.billing_email
-        label = f"Invoice {plan.number}"
-        if plan.card == "paid":
-            for p in plan.payments:
-                moment = _moment(ctx, rng, date_cls.fromisoformat(p.date))
-                specs.append(_ChargeSpec(email, p.amount, "succeeded", label, moment, "invoice", plan.number))
-        elif plan.card == "unrecorded":
-            moment = _moment(ctx, rng, date_cls.fromisoformat(plan.date) + timedelta(days=rng.randint(1, 10)))
-            specs.append(_ChargeSpec(email, plan.amount_due, "succeeded", label, moment, "unrecorded", plan.number))
-        elif plan.card == "failed":
-            moment = _moment(ctx, rng, date_cls.fromisoformat(plan.due_date))
-            specs.append(
-                _ChargeSpec(email, plan.amount_due, "failed", label, moment, "invoice", plan.number,
-                            failure=rng.choice(_FAILURES))
-            )
+    # The world's invoice charges: paid, declined, or paid but missing from the books.
+    for charge in world.plan.charges:
+        day = date_cls.fromisoformat(charge.date)
+        status: ChargeStatus = "succeeded" if charge.succeeded else "failed"
+        kind = "invoice" if charge.recorded or not charge.succeeded else "unrecorded"
+        specs.append(
+            _Planned(charge.email, charge.amount, status, f"Invoice {charge.invoice_number}", _moment(ctx, rng, day),
+                     kind, charge.invoice_number, failure=None if charge.succeeded else rng.choice(_FAILURES))
+        )
 
     # Monthly subscriptions (per-seat plans), charged on the same day each month.
     plans = [p for p in world.products if p.category == "subscriptions"]
@@ -533,7 +367,7 @@ def _planned_charges(ctx: ToolContext, rng: Rng, customers: list[Customer]) -> l
                 continue
             failed = rng.random() < 0.06
             specs.append(
-                _ChargeSpec(
+                _Planned(
                     customer.email, round(product.unit_price * seats, 2), "failed" if failed else "succeeded",
                     f"{product.name} x {seats} seat{'s' if seats > 1 else ''}, {day:%b %Y}",
                     _moment(ctx, rng, day), "subscription", failure=rng.choice(_FAILURES) if failed else None,
@@ -549,10 +383,10 @@ def _planned_charges(ctx: ToolContext, rng: Rng, customers: list[Customer]) -> l
         recent = i < 6
         day = today - timedelta(days=rng.randint(0, 3) if recent else rng.randint(1, 200))
         failed = not recent and rng.random() < 0.07
-        status: ChargeStatus = "pending" if recent else ("failed" if failed else "succeeded")
+        state: ChargeStatus = "pending" if recent else ("failed" if failed else "succeeded")
         specs.append(
-            _ChargeSpec(
-                customer.email, round(product.unit_price * quantity, 2), status, f"{quantity} x {product.name}",
+            _Planned(
+                customer.email, round(product.unit_price * quantity, 2), state, f"{quantity} x {product.name}",
                 _moment(ctx, rng, day), "purchase", failure=rng.choice(_FAILURES) if failed else None,
             )
         )
@@ -576,100 +410,101 @@ def _planned_charges(ctx: ToolContext, rng: Rng, customers: list[Customer]) -> l
     return specs
 
 
-def _seed_refunds_and_disputes(ctx: ToolContext, rng: Rng, seeded: list[tuple[Charge, _ChargeSpec]]) -> None:
-    refunds: list[tuple[str, Charge, float, str]] = []  # (created, charge, amount, reason)
-    for charge, spec in seeded:
+def _refunds_and_disputes(
+    ctx: ToolContext, rng: Random, planned: list[_Planned], customers: dict[str, Customer]
+) -> tuple[list[Refund], list[Dispute]]:
+    currency = ctx.world.currency
+    moves: list[tuple[str, _Planned, float, RefundReason]] = []  # (created, charge, amount, reason)
+    for spec in planned:
         if spec.refund_as_duplicate:
-            refunds.append((_after(charge.created, 1), charge, charge.amount, "duplicate"))
+            moves.append((_after(spec.created, 1), spec, spec.amount, "duplicate"))
     # Ordinary refunds only on purchases and subscriptions, never on invoice charges, so the
     # accounting books stay right; and never on the duplicate pairs.
     plain = [
-        charge for charge, spec in seeded
-        if charge.status == "succeeded" and spec.kind in ("purchase", "subscription") and not spec.has_twin
-        and charge.created < ctx.days_from_now(-3)
+        s for s in planned
+        if s.status == "succeeded" and s.kind in ("purchase", "subscription") and not s.has_twin
+        and s.created < ctx.days_from_now(-3)
     ]
     chosen = rng.sample(plain, 20)
-    for i, charge in enumerate(chosen[:12]):
-        amount = charge.amount if i % 2 == 0 else round(charge.amount * rng.choice((0.1, 0.25, 0.5)), 2)
-        refunds.append((_after(charge.created, rng.randint(1, 3)), charge, amount, "requested_by_customer"))
-    refunds = [r for r in refunds if r[0] <= ctx.now_iso]
-    for created, charge, amount, reason in sorted(refunds, key=lambda r: (r[0], r[1].id)):
-        ctx.db.add(
-            Refund(id=ctx.new_id("re"), charge_id=charge.id, amount=amount, currency=charge.currency,
-                   reason=reason, status="succeeded", created=created)
+    for i, spec in enumerate(chosen[:12]):
+        amount = spec.amount if i % 2 == 0 else round(spec.amount * rng.choice((0.1, 0.25, 0.5)), 2)
+        moves.append((_after(spec.created, rng.randint(1, 3)), spec, amount, "requested_by_customer"))
+    refunds = []
+    done = sorted((m for m in moves if m[0] <= ctx.now_iso), key=lambda m: (m[0], m[1].id))
+    for created, spec, amount, reason in done:
+        spec.refunded = round(spec.refunded + amount, 2)
+        refunds.append(
+            Refund(id=ctx.new_id("re"), charge_id=spec.id, customer_id=customers[spec.email].id, amount=amount,
+                   currency=currency, reason=reason, created=created)
         )
-        charge.amount_refunded = round(charge.amount_refunded + amount, 2)
 
     # Disputes on other charges. The oldest charges get the closed ones (won, lost) and the one whose
     # evidence deadline has passed; the rest await a response or are under review.
-    candidates = sorted(chosen[12:], key=lambda c: c.created)
-    plans: list[tuple[DisputeStatus, int]] = [
+    candidates = sorted(chosen[12:], key=lambda s: s.created)
+    outcomes: list[tuple[DisputeStatus, int]] = [
         ("lost", rng.randint(60, 90)), ("won", rng.randint(60, 90)), ("needs_response", 20),
         ("under_review", rng.randint(15, 30)), ("under_review", rng.randint(15, 30)),
         ("needs_response", rng.randint(1, 8)), ("needs_response", rng.randint(1, 8)),
         ("needs_response", rng.randint(1, 8)),
     ]
-    disputes: list[Dispute] = []
-    for charge, (status, age_days) in zip(candidates, plans, strict=False):
-        created = max(ctx.days_from_now(-age_days), _after(charge.created, 2))
-        opened = datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ")
-        due = ctx.iso(opened + timedelta(days=14))
-        reason = rng.choice(("fraudulent", "product_not_received", "subscription_canceled", "unrecognized", "general"))
-        submitted = min(ctx.iso(opened + timedelta(days=3)), ctx.now_iso) if status != "needs_response" else None
-        closed = min(ctx.iso(opened + timedelta(days=30)), ctx.now_iso) if status in ("won", "lost") else None
-        disputes.append(
-            Dispute(
-                id="", charge_id=charge.id, amount=charge.amount, currency=charge.currency, reason=reason,
-                status=status,
-                evidence="Signed delivery receipt and customer emails confirming the order." if submitted else None,
-                evidence_submitted_at=submitted, evidence_due_by=due, created=created, closed_at=closed,
-            )
+    opened = []
+    for spec, (status, age_days) in zip(candidates, outcomes, strict=False):
+        created = max(ctx.days_from_now(-age_days), _after(spec.created, 2))
+        start = datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ")
+        submitted = min(ctx.iso(start + timedelta(days=3)), ctx.now_iso) if status != "needs_response" else None
+        closed = min(ctx.iso(start + timedelta(days=30)), ctx.now_iso) if status in ("won", "lost") else None
+        spec.disputed = True
+        due = ctx.iso(start + timedelta(days=14))
+        opened.append((created, spec, status, rng.choice(_DISPUTE_REASONS), submitted, closed, due))
+    disputes = [
+        Dispute(
+            id=ctx.new_id("dp"), charge_id=spec.id, customer_id=customers[spec.email].id, amount=spec.amount,
+            currency=currency, reason=reason, status=status,
+            evidence="Signed delivery receipt and customer emails confirming the order." if submitted else None,
+            evidence_submitted_at=submitted, evidence_due_by=due, created=created, closed_at=closed,
         )
-    for dispute in sorted(disputes, key=lambda d: d.created):  # ids follow time, as Stripe's do
-        dispute.id = ctx.new_id("dp")
-        ctx.db.add(dispute)
+        # ids follow time, as Stripe's do
+        for created, spec, status, reason, submitted, closed, due in sorted(opened, key=lambda d: d[0])
+    ]
+    return refunds, disputes
 
 
 def _after(moment: str, days: int) -> str:
     return f"{(date_cls.fromisoformat(moment[:10]) + timedelta(days=days)).isoformat()}{moment[10:]}"
 
 
-def _seed_payment_links(ctx: ToolContext, rng: Rng) -> None:
+def _seed_payment_links(ctx: ToolContext, rng: Random) -> None:
     world = ctx.world
     today = ctx.now.date()
-    links: list[PaymentLink] = []
-    failed = [p for p in planned_sales_invoices(world) if p.card == "failed"]
+    drafts: list[dict[str, Any]] = []
+    failed = [i for i in world.plan.invoices if i.card == "failed"]
     # Half the invoices whose card failed already got a link; the rest still need one.
-    for plan in failed[: len(failed) // 2]:
-        since_due = (today - date_cls.fromisoformat(plan.due_date)).days
-        links.append(
-            PaymentLink(
-                description=f"Payment for invoice {plan.number}", product_sku=None, quantity=1,
-                unit_amount=plan.amount_due, amount=plan.amount_due, active=True,
-                customer_email=plan.billing_email, invoice_number=plan.number,
-                created=ctx.days_from_now(-rng.randint(0, min(5, since_due - 1))),
-            )
+    for inv in failed[: len(failed) // 2]:
+        since_due = (today - date_cls.fromisoformat(inv.due_date)).days
+        drafts.append(
+            {
+                "description": f"Payment for invoice {inv.number}", "unit_amount": inv.amount_due,
+                "amount": inv.amount_due, "customer_email": inv.billing_email, "invoice_number": inv.number,
+                "created": ctx.days_from_now(-rng.randint(0, min(5, since_due - 1))),
+            }
         )
     catalogue = [p for p in world.products if p.category in ("services", "subscriptions", "merchandise")]
     for i, product in enumerate(rng.sample(catalogue, 10)):
-        links.append(
-            PaymentLink(
-                description=product.name, product_sku=product.sku, quantity=1, unit_amount=product.unit_price,
-                amount=product.unit_price, active=i >= 3, customer_email=None, invoice_number=None,
-                created=ctx.days_from_now(-rng.randint(10, 300)),
-            )
+        drafts.append(
+            {"description": product.name, "product_sku": product.sku, "unit_amount": product.unit_price,
+                 "amount": product.unit_price, "active": i >= 3, "created": ctx.days_from_now(-rng.randint(10, 300))}
         )
-    for link in sorted(links, key=lambda link: link.created):
-        link.id = ctx.new_id("plink")
-        link.url = _link_url(world.seed, link.id)
-        link.currency = world.currency
-        ctx.db.add(link)
+    links = []
+    for draft in sorted(drafts, key=lambda d: d["created"]):
+        link_id = ctx.new_id("plink")
+        links.append(PaymentLink(id=link_id, url=_link_url(world.seed, link_id), currency=world.currency, **draft))
+    ctx.insert_many(links)
 
 
 # -- customers -------------------------------------------------------------------------------------
 
 
-@service.tool("read")
+@service.tool("read", intent="find", phrases=("look {query} up in payments", "find the payments customer {email}"))
 def list_customers(
     ctx: ToolContext,
     query: str | None = None,
@@ -679,11 +514,11 @@ def list_customers(
     created_to: Date | None = None,
     limit: Limit = 20,
     cursor: Cursor = None,
-) -> Page[CustomerOut]:
+) -> Page[Customer]:
     """List or search customers, alphabetically by name.
 
     Args:
-        query: Text to match in the customer's name, email, phone or company (case-insensitive).
+        query: Words to match in the customer's name, email, phone or company (case-insensitive).
         email: Only the customer with exactly this email address.
         company_name: Only customers whose company name contains this text (case-insensitive).
         created_from: Only customers created on or after this date (YYYY-MM-DD).
@@ -691,36 +526,24 @@ def list_customers(
         limit: Maximum number of customers to return (1-100).
         cursor: next_cursor from a previous page.
     """
-    stmt = select(Customer).order_by(Customer.name, Customer.id)
-    if query:
-        like = f"%{query.strip()}%"
-        stmt = stmt.where(
-            or_(Customer.name.ilike(like), Customer.email.ilike(like), Customer.phone.ilike(like),
-                Customer.company_name.ilike(like))
-        )
-    if email:
-        stmt = stmt.where(Customer.email == email.strip().lower())
-    if company_name:
-        stmt = stmt.where(Customer.company_name.ilike(f"%{company_name.strip()}%"))
-    if created_from:
-        stmt = stmt.where(Customer.created >= _day_bounds(created_from, "created_from")[0])
-    if created_to:
-        stmt = stmt.where(Customer.created <= _day_bounds(created_to, "created_to")[1])
-    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[CustomerOut](items=[_customer_out(c) for c in rows], total=total, next_cursor=next_cursor)
+    q = ctx.query(Customer).search(query).contains("company_name", company_name)
+    q.filter(email=email.strip().lower() if email else None)
+    return _created_between(q, created_from, created_to).order_by("name").page(limit, cursor)
 
 
-@service.tool("read")
-def get_customer(ctx: ToolContext, customer_id: CustomerId) -> CustomerOut:
+@service.tool("read", intent="get", phrases=("open the payments profile of {customer_id}",))
+def get_customer(ctx: ToolContext, customer_id: CustomerId) -> Customer:
     """Get one customer by id, with their contact details and saved card.
 
     Args:
         customer_id: The customer's id, e.g. cus_0012.
     """
-    return _customer_out(ctx.get(Customer, customer_id, "customer", "Use list_customers to find customer ids."))
+    return ctx.get(Customer, customer_id, "customer", "Use list_customers to find customer ids.")
 
 
-@service.tool("write")
+@service.tool(
+    "write", intent="create", phrases=("set {name} up as a payments customer", "add {email} as a customer in payments")
+)
 def create_customer(
     ctx: ToolContext,
     name: PersonName,
@@ -729,7 +552,7 @@ def create_customer(
     company_name: CompanyName | None = None,
     address: Address | None = None,
     description: Text | None = None,
-) -> CustomerOut:
+) -> Customer:
     """Create a customer who can then be charged. The email must not belong to another customer.
 
     Args:
@@ -743,28 +566,26 @@ def create_customer(
     email = email.strip().lower()
     if not name.strip():
         raise ToolError.invalid_argument("name must not be empty.")
-    existing = ctx.db.scalar(select(Customer.id).where(Customer.email == email))
+    existing = ctx.find(Customer, email=email)
     if existing:
-        raise ToolError.conflict(f"Customer {existing} already has email {email}; use update_customer or charge them.")
-    customer = Customer(
-        id=ctx.new_id("cus"),
-        name=name.strip(),
-        email=email,
-        phone=phone,
-        company_name=company_name.strip() if company_name else None,
-        address=address,
-        description=description.strip() if description and description.strip() else None,
-        currency=ctx.world.currency,
-        card_brand="visa",
-        card_last4="4242",
-        created=ctx.now_iso,
+        raise ToolError.conflict(
+            f"Customer {existing.id} already has email {email}; use update_customer or charge them."
+        )
+    return ctx.insert(
+        Customer(
+            id=ctx.new_id("cus"), name=name.strip(), email=email, phone=phone,
+            company_name=company_name.strip() if company_name else None, address=address,
+            description=description.strip() if description and description.strip() else None,
+            currency=ctx.world.currency, card_brand="visa", card_last4="4242", created=ctx.now_iso,
+        )
     )
-    ctx.db.add(customer)
-    ctx.db.flush()
-    return _customer_out(customer)
 
 
-@service.tool("write")
+@service.tool(
+    "write",
+    intent="update",
+    phrases=("update the payments details of {customer_id}", "change the email of {customer_id} to {email}"),
+)
 def update_customer(
     ctx: ToolContext,
     customer_id: CustomerId,
@@ -774,7 +595,7 @@ def update_customer(
     company_name: CompanyName | None = None,
     address: Address | None = None,
     description: Text | None = None,
-) -> CustomerOut:
+) -> Customer:
     """Update a customer's name, email, phone, company, address or note. Only the fields you pass change;
     past charges keep the receipt email they were sent to.
 
@@ -790,31 +611,32 @@ def update_customer(
     customer = ctx.get(Customer, customer_id, "customer", "Use list_customers to find customer ids.")
     if all(v is None for v in (name, email, phone, company_name, address, description)):
         raise ToolError.invalid_argument("Pass at least one field to change.")
+    changes: dict[str, Any] = {"phone": phone, "address": address}
     if name is not None:
         if not name.strip():
             raise ToolError.invalid_argument("name must not be empty.")
-        customer.name = name.strip()
+        changes["name"] = name.strip()
     if email is not None:
         email = email.strip().lower()
-        other = ctx.db.scalar(select(Customer.id).where(Customer.email == email, Customer.id != customer.id))
-        if other:
-            raise ToolError.conflict(f"Email {email} already belongs to customer {other}.")
-        customer.email = email
-    if phone is not None:
-        customer.phone = phone
+        other = ctx.find(Customer, email=email)
+        if other is not None and other.id != customer.id:
+            raise ToolError.conflict(f"Email {email} already belongs to customer {other.id}.")
+        changes["email"] = email
     if company_name is not None:
-        customer.company_name = company_name.strip()
-    if address is not None:
-        customer.address = address
+        changes["company_name"] = company_name.strip()
     if description is not None:
-        customer.description = description.strip() or None
-    return _customer_out(customer)
+        changes["description"] = description.strip() or None
+    return ctx.update(customer, **{k: v for k, v in changes.items() if v is not None or k == "description"})
 
 
 # -- charges ---------------------------------------------------------------------------------------
 
 
-@service.tool("read")
+@service.tool(
+    "read",
+    intent="find",
+    phrases=("check the charges of {customer_email}", "find the card payments for {invoice_number}"),
+)
 def list_charges(
     ctx: ToolContext,
     customer_id: CustomerId | None = None,
@@ -828,7 +650,7 @@ def list_charges(
     query: str | None = None,
     limit: Limit = 20,
     cursor: Cursor = None,
-) -> Page[ChargeOut]:
+) -> Page[Charge]:
     """List or search charges, newest first. Look for duplicates by listing one customer's charges:
     twins have the same amount and description minutes apart.
 
@@ -841,53 +663,53 @@ def list_charges(
         created_to: Only charges made on or before this date (YYYY-MM-DD).
         amount_min: Only charges of at least this amount.
         amount_max: Only charges of at most this amount.
-        query: Text to match in the description, invoice number, customer name or company (case-insensitive).
+        query: Words to match in the description, invoice number, customer name or company (case-insensitive).
         limit: Maximum number of charges to return (1-100).
         cursor: next_cursor from a previous page.
     """
-    stmt = (
-        select(Charge)
-        .join(Customer, Customer.id == Charge.customer_id)
-        .order_by(Charge.created.desc(), Charge.id.desc())
+    q = ctx.query(Charge).filter(
+        customer_id=customer_id,
+        status=status,
+        invoice_number=invoice_number.strip().upper() if invoice_number else None,
     )
-    if customer_id:
-        stmt = stmt.where(Charge.customer_id == customer_id)
     if customer_email:
         address = customer_email.strip().lower()
-        stmt = stmt.where(or_(Customer.email == address, func.lower(Charge.receipt_email) == address))
-    if status:
-        stmt = stmt.where(Charge.status == status)
-    if invoice_number:
-        stmt = stmt.where(Charge.invoice_number == invoice_number.strip().upper())
-    if created_from:
-        stmt = stmt.where(Charge.created >= _day_bounds(created_from, "created_from")[0])
-    if created_to:
-        stmt = stmt.where(Charge.created <= _day_bounds(created_to, "created_to")[1])
-    if amount_min is not None:
-        stmt = stmt.where(Charge.amount >= amount_min - 0.005)
-    if amount_max is not None:
-        stmt = stmt.where(Charge.amount <= amount_max + 0.005)
-    if query:
-        like = f"%{query.strip()}%"
-        stmt = stmt.where(
-            or_(Charge.description.ilike(like), Charge.invoice_number.ilike(like), Customer.name.ilike(like),
-                Customer.company_name.ilike(like))
-        )
-    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[ChargeOut](items=_charges_out(ctx, rows), total=total, next_cursor=next_cursor)
+        q.where_sql("customer_id = ? OR lower(receipt_email) = ?", _customer_id_of(ctx, address), address)
+    _created_between(q, created_from, created_to)
+    q.compare("amount", ">=", amount_min - 0.005 if amount_min is not None else None)
+    q.compare("amount", "<=", amount_max + 0.005 if amount_max is not None else None)
+    if query and query.strip():
+        # A word matches the charge's own text or its customer's name or company (the kernel's search
+        # covers one table; the customers it names are looked up first, with the same escaping).
+        for word in check_search_text(query).split(" "):
+            who = [c.id for c in ctx.query(Customer).search(word, "name", "company_name").all()]
+            pattern = like_pattern(word)
+            q.where_sql(
+                "description LIKE ? ESCAPE '\\' OR invoice_number LIKE ? ESCAPE '\\' "
+                f"OR customer_id IN ({', '.join('?' for _ in who) or 'NULL'})",
+                pattern, pattern, *who,
+            )
+    return q.order_by("-created", "-id").page(limit, cursor)
 
 
-@service.tool("read")
-def get_charge(ctx: ToolContext, charge_id: ChargeId) -> ChargeOut:
+@service.tool("read", intent="get", phrases=("look at charge {charge_id}", "check whether {charge_id} was refunded"))
+def get_charge(ctx: ToolContext, charge_id: ChargeId) -> Charge:
     """Get one charge by id, with how much was captured and refunded and whether it is disputed.
 
     Args:
         charge_id: The charge's id, e.g. ch_0042.
     """
-    return _charge_out(ctx, ctx.get(Charge, charge_id, "charge", "Use list_charges to find charge ids."))
+    return _charge(ctx, charge_id)
 
 
-@service.tool("write")
+@service.tool(
+    "write",
+    intent="charge",
+    phrases=(
+        "charge {customer_email} {amount}",
+        "take {amount} from the card of {customer_email} for {invoice_number}",
+    ),
+)
 def create_charge(
     ctx: ToolContext,
     amount: Money,
@@ -898,9 +720,10 @@ def create_charge(
     receipt_email: EmailAddress | None = None,
     invoice_number: InvoiceNumber | None = None,
     capture: bool = True,
-) -> ChargeOut:
+) -> Charge:
     """Charge a customer's saved card. With capture=false the money is only authorised (status
-    pending) until capture_charge, within 7 days.
+    pending) until capture_charge, within 7 days. A charge that pays an invoice names an invoice of
+    the accounting books.
 
     Args:
         amount: The amount to charge, at least 0.50.
@@ -909,37 +732,27 @@ def create_charge(
         currency: ISO currency code; defaults to the customer's currency.
         description: What the charge is for; shown on the receipt.
         receipt_email: Where to send the receipt; defaults to the customer's email.
-        invoice_number: The accounting invoice this charge pays, e.g. INV-0042.
+        invoice_number: The accounting invoice this charge pays, e.g. INV-0042 (see accounting's list_invoices).
         capture: Capture now (default) or only authorise (pending).
     """
     customer = _find_customer(ctx, customer_id, customer_email)
     if _cents(amount) < _cents(MIN_CHARGE):
         raise ToolError.invalid_argument(f"amount must be at least {MIN_CHARGE:.2f}.")
+    invoice = _known_invoice(ctx, invoice_number)
     total = round(amount, 2)
-    charge = Charge(
-        id=ctx.new_id("ch"),
-        customer_id=customer.id,
-        amount=total,
-        amount_captured=total if capture else 0.0,
-        amount_refunded=0.0,
-        currency=currency or customer.currency,
-        status="succeeded" if capture else "pending",
-        description=description.strip() if description and description.strip() else None,
-        receipt_email=(receipt_email or customer.email).strip().lower(),
-        invoice_number=invoice_number.strip().upper() if invoice_number else None,
-        card_brand=customer.card_brand,
-        card_last4=customer.card_last4,
-        failure_code=None,
-        failure_message=None,
-        created=ctx.now_iso,
+    return ctx.insert(
+        Charge(
+            id=ctx.new_id("ch"), customer_id=customer.id, amount=total, amount_captured=total if capture else 0.0,
+            currency=currency or customer.currency, status="succeeded" if capture else "pending",
+            description=description.strip() if description and description.strip() else None,
+            receipt_email=(receipt_email or customer.email).strip().lower(), invoice_number=invoice,
+            card_brand=customer.card_brand, card_last4=customer.card_last4, created=ctx.now_iso,
+        )
     )
-    ctx.db.add(charge)
-    ctx.db.flush()
-    return _charge_out(ctx, charge)
 
 
-@service.tool("write")
-def capture_charge(ctx: ToolContext, charge_id: ChargeId, amount: Money | None = None) -> ChargeOut:
+@service.tool("write", intent="charge", phrases=("capture {charge_id}", "take the authorised payment on {charge_id}"))
+def capture_charge(ctx: ToolContext, charge_id: ChargeId, amount: Money | None = None) -> Charge:
     """Capture a pending (authorised) charge, in full or in part; the uncaptured rest is released.
     Authorisations expire 7 days after the charge was made.
 
@@ -947,7 +760,7 @@ def capture_charge(ctx: ToolContext, charge_id: ChargeId, amount: Money | None =
         charge_id: The pending charge, e.g. ch_0042.
         amount: How much to capture (at most the authorised amount); defaults to all of it.
     """
-    charge = ctx.get(Charge, charge_id, "charge", "Use list_charges with status=pending to find it.")
+    charge = _charge(ctx, charge_id, "Use list_charges with status=pending to find it.")
     if charge.status != "pending":
         raise ToolError.invalid_state(f"Charge {charge.id} is {charge.status}; only pending charges can be captured.")
     if charge.created < ctx.days_from_now(-AUTHORISATION_DAYS):
@@ -960,21 +773,23 @@ def capture_charge(ctx: ToolContext, charge_id: ChargeId, amount: Money | None =
         raise ToolError.invalid_argument(f"amount must be at least {MIN_CHARGE:.2f}.")
     if _cents(captured) > _cents(charge.amount):
         raise ToolError.invalid_argument(f"Charge {charge.id} authorised only {charge.amount:.2f} {charge.currency}.")
-    charge.amount_captured = captured
-    charge.status = "succeeded"
-    return _charge_out(ctx, charge)
+    return ctx.update(charge, amount_captured=captured, status="succeeded")
 
 
 # -- refunds ---------------------------------------------------------------------------------------
 
 
-@service.tool("write")
+@service.tool(
+    "write",
+    intent="refund",
+    phrases=("refund {charge_id}", "give back {amount} of {charge_id} because it was {reason}"),
+)
 def refund_charge(
     ctx: ToolContext,
     charge_id: ChargeId,
     amount: Money | None = None,
     reason: RefundReason | None = None,
-) -> RefundOut:
+) -> Refund:
     """Refund a succeeded charge, fully or partly. Refunds together cannot exceed what was captured;
     failed or pending charges cannot be refunded, nor can a charge with an open or lost dispute
     (answer the dispute instead).
@@ -984,14 +799,14 @@ def refund_charge(
         amount: How much to refund; defaults to everything not yet refunded.
         reason: duplicate, fraudulent or requested_by_customer.
     """
-    charge = ctx.get(Charge, charge_id, "charge", "Use list_charges to find charge ids.")
+    charge = _charge(ctx, charge_id)
     if charge.status == "failed":
         raise ToolError.invalid_state(f"Charge {charge.id} failed, so no money was taken; there is nothing to refund.")
     if charge.status == "pending":
         raise ToolError.invalid_state(
             f"Charge {charge.id} is pending (not captured); capture it first, or let it expire."
         )
-    dispute = _dispute_of(ctx, charge.id)
+    dispute = ctx.query(Dispute).where(charge_id=charge.id).order_by("-created").first()
     if dispute is not None and dispute.status != "won":
         raise ToolError.invalid_state(
             f"Charge {charge.id} is disputed ({dispute.id}, {dispute.status}); the bank handles the money. "
@@ -1008,22 +823,18 @@ def refund_charge(
             f"Only {refundable:.2f} {charge.currency} of charge {charge.id} can still be refunded "
             f"({charge.amount_refunded:.2f} already refunded)."
         )
-    refund = Refund(
-        id=ctx.new_id("re"),
-        charge_id=charge.id,
-        amount=value,
-        currency=charge.currency,
-        reason=reason,
-        status="succeeded",
-        created=ctx.now_iso,
+    ctx.update(charge, amount_refunded=round(charge.amount_refunded + value, 2))
+    return ctx.insert(
+        Refund(id=ctx.new_id("re"), charge_id=charge.id, customer_id=charge.customer_id, amount=value,
+               currency=charge.currency, reason=reason, created=ctx.now_iso)
     )
-    ctx.db.add(refund)
-    charge.amount_refunded = round(charge.amount_refunded + value, 2)
-    ctx.db.flush()
-    return _refund_out(ctx, refund)
 
 
-@service.tool("read")
+@service.tool(
+    "read",
+    intent="find",
+    phrases=("check the refunds of {customer_email}", "find the refunds on {charge_id}"),
+)
 def list_refunds(
     ctx: ToolContext,
     charge_id: ChargeId | None = None,
@@ -1033,7 +844,7 @@ def list_refunds(
     created_to: Date | None = None,
     limit: Limit = 20,
     cursor: Cursor = None,
-) -> Page[RefundOut]:
+) -> Page[Refund]:
     """List refunds, newest first.
 
     Args:
@@ -1045,40 +856,28 @@ def list_refunds(
         limit: Maximum number of refunds to return (1-100).
         cursor: next_cursor from a previous page.
     """
-    stmt = (
-        select(Refund)
-        .join(Charge, Charge.id == Refund.charge_id)
-        .join(Customer, Customer.id == Charge.customer_id)
-        .order_by(Refund.created.desc(), Refund.id.desc())
-    )
-    if charge_id:
-        stmt = stmt.where(Refund.charge_id == charge_id)
-    if customer_email:
-        stmt = stmt.where(Customer.email == customer_email.strip().lower())
-    if reason:
-        stmt = stmt.where(Refund.reason == reason)
-    if created_from:
-        stmt = stmt.where(Refund.created >= _day_bounds(created_from, "created_from")[0])
-    if created_to:
-        stmt = stmt.where(Refund.created <= _day_bounds(created_to, "created_to")[1])
-    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[RefundOut](items=_refund_outs(ctx, rows), total=total, next_cursor=next_cursor)
+    q = ctx.query(Refund).filter(charge_id=charge_id, customer_id=_customer_id_of(ctx, customer_email), reason=reason)
+    return _created_between(q, created_from, created_to).order_by("-created", "-id").page(limit, cursor)
 
 
-@service.tool("read")
-def get_refund(ctx: ToolContext, refund_id: RefundId) -> RefundOut:
+@service.tool("read", intent="get", phrases=("look up refund {refund_id}",))
+def get_refund(ctx: ToolContext, refund_id: RefundId) -> Refund:
     """Get one refund by id.
 
     Args:
         refund_id: The refund's id, e.g. re_0007.
     """
-    return _refund_out(ctx, ctx.get(Refund, refund_id, "refund", "Use list_refunds to find refund ids."))
+    return ctx.get(Refund, refund_id, "refund", "Use list_refunds to find refund ids.")
 
 
 # -- disputes --------------------------------------------------------------------------------------
 
 
-@service.tool("read")
+@service.tool(
+    "read",
+    intent="find",
+    phrases=("check the disputes waiting for a response", "find the dispute on {charge_id}"),
+)
 def list_disputes(
     ctx: ToolContext,
     status: DisputeStatus | None = None,
@@ -1086,7 +885,7 @@ def list_disputes(
     customer_email: EmailAddress | None = None,
     limit: Limit = 20,
     cursor: Cursor = None,
-) -> Page[DisputeOut]:
+) -> Page[Dispute]:
     """List disputes (chargebacks), soonest evidence deadline first.
 
     Args:
@@ -1096,24 +895,20 @@ def list_disputes(
         limit: Maximum number of disputes to return (1-100).
         cursor: next_cursor from a previous page.
     """
-    stmt = (
-        select(Dispute)
-        .join(Charge, Charge.id == Dispute.charge_id)
-        .join(Customer, Customer.id == Charge.customer_id)
-        .order_by(Dispute.evidence_due_by, Dispute.id)
-    )
-    if status:
-        stmt = stmt.where(Dispute.status == status)
-    if charge_id:
-        stmt = stmt.where(Dispute.charge_id == charge_id)
-    if customer_email:
-        stmt = stmt.where(Customer.email == customer_email.strip().lower())
-    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[DisputeOut](items=_dispute_outs(ctx, rows), total=total, next_cursor=next_cursor)
+    q = ctx.query(Dispute).filter(status=status, charge_id=charge_id, customer_id=_customer_id_of(ctx, customer_email))
+    return q.order_by("evidence_due_by").page(limit, cursor)
 
 
-@service.tool("write")
-def update_dispute(ctx: ToolContext, dispute_id: DisputeId, evidence: Text, submit: bool = True) -> DisputeOut:
+def _dispute(ctx: ToolContext, dispute_id: str) -> Dispute:
+    return ctx.get(Dispute, dispute_id, "dispute", "Use list_disputes to find dispute ids.")
+
+
+@service.tool(
+    "write",
+    intent="submit",
+    phrases=("answer dispute {dispute_id} with {evidence}", "send the bank our evidence for {dispute_id}: {evidence}"),
+)
+def update_dispute(ctx: ToolContext, dispute_id: DisputeId, evidence: Text, submit: bool = True) -> Dispute:
     """Respond to a dispute with evidence. With submit=true (default) the evidence goes to the bank
     and the dispute moves to under_review; with submit=false it is only saved as a draft. Only
     disputes in needs_response can be answered, and only before their evidence deadline.
@@ -1123,7 +918,7 @@ def update_dispute(ctx: ToolContext, dispute_id: DisputeId, evidence: Text, subm
         evidence: The evidence: what was sold, delivery proof, the customer's messages, the refund policy.
         submit: Send it to the bank now (true) or keep it as a draft (false).
     """
-    dispute = ctx.get(Dispute, dispute_id, "dispute", "Use list_disputes to find dispute ids.")
+    dispute = _dispute(ctx, dispute_id)
     if dispute.status != "needs_response":
         raise ToolError.invalid_state(
             f"Dispute {dispute.id} is {dispute.status}; only needs_response disputes take evidence."
@@ -1135,37 +930,37 @@ def update_dispute(ctx: ToolContext, dispute_id: DisputeId, evidence: Text, subm
         )
     if not evidence.strip():
         raise ToolError.invalid_argument("evidence must not be empty.")
-    dispute.evidence = evidence.strip()
     if submit:
-        dispute.status = "under_review"
-        dispute.evidence_submitted_at = ctx.now_iso
-    return _dispute_out(ctx, dispute)
+        return ctx.update(dispute, evidence=evidence.strip(), status="under_review", evidence_submitted_at=ctx.now_iso)
+    return ctx.update(dispute, evidence=evidence.strip())
 
 
-@service.tool("write")
-def close_dispute(ctx: ToolContext, dispute_id: DisputeId) -> DisputeOut:
+@service.tool("write", intent="close", phrases=("accept dispute {dispute_id}", "stop contesting {dispute_id}"))
+def close_dispute(ctx: ToolContext, dispute_id: DisputeId) -> Dispute:
     """Accept a dispute: we stop contesting it and it is closed as lost (the customer keeps the money).
     Only disputes still in needs_response can be accepted.
 
     Args:
         dispute_id: The dispute to accept, e.g. dp_0003.
     """
-    dispute = ctx.get(Dispute, dispute_id, "dispute", "Use list_disputes to find dispute ids.")
+    dispute = _dispute(ctx, dispute_id)
     if dispute.status == "under_review":
         raise ToolError.invalid_state(
             f"Dispute {dispute.id} already has evidence under review; wait for the bank's decision."
         )
     if dispute.status in ("won", "lost"):
         raise ToolError.invalid_state(f"Dispute {dispute.id} is already closed ({dispute.status}).")
-    dispute.status = "lost"
-    dispute.closed_at = ctx.now_iso
-    return _dispute_out(ctx, dispute)
+    return ctx.update(dispute, status="lost", closed_at=ctx.now_iso)
 
 
 # -- payment links ---------------------------------------------------------------------------------
 
 
-@service.tool("write")
+@service.tool(
+    "write",
+    intent="invoice",
+    phrases=("make a payment link for {invoice_number}", "send {customer_email} a link to pay {amount}"),
+)
 def create_payment_link(
     ctx: ToolContext,
     product_sku: ProductSKU | None = None,
@@ -1174,7 +969,7 @@ def create_payment_link(
     quantity: Quantity = 1,
     customer_email: EmailAddress | None = None,
     invoice_number: InvoiceNumber | None = None,
-) -> PaymentLinkOut:
+) -> PaymentLink:
     """Create a shareable payment page URL (send it by email or SMS). Sell a catalogue product by
     SKU, or ask for a custom amount such as an invoice's amount due. One invoice can have only one
     active link.
@@ -1191,7 +986,7 @@ def create_payment_link(
         raise ToolError.invalid_argument("Pass exactly one of product_sku or amount.")
     if quantity < 1:
         raise ToolError.invalid_argument("quantity must be at least 1.")
-    invoice = invoice_number.strip().upper() if invoice_number else None
+    invoice = _known_invoice(ctx, invoice_number)
     sku: str | None = None
     if amount is not None:
         unit = round(amount, 2)
@@ -1210,35 +1005,28 @@ def create_payment_link(
     if not label:
         raise ToolError.invalid_argument("A custom-amount link needs a description (or an invoice_number).")
     if invoice:
-        existing = ctx.db.scalar(
-            select(PaymentLink.id).where(PaymentLink.invoice_number == invoice, PaymentLink.active.is_(True))
-        )
+        existing = ctx.find(PaymentLink, invoice_number=invoice, active=True)
         if existing:
             raise ToolError.conflict(
-                f"Payment link {existing} is already active for invoice {invoice}; reuse it, or deactivate it "
+                f"Payment link {existing.id} is already active for invoice {invoice}; reuse it, or deactivate it "
                 "with update_payment_link first."
             )
     link_id = ctx.new_id("plink")
-    link = PaymentLink(
-        id=link_id,
-        url=_link_url(ctx.world.seed, link_id),
-        active=True,
-        description=label,
-        product_sku=sku,
-        quantity=quantity,
-        unit_amount=unit,
-        amount=round(unit * quantity, 2),
-        currency=ctx.world.currency,
-        customer_email=customer_email.strip().lower() if customer_email else None,
-        invoice_number=invoice,
-        created=ctx.now_iso,
+    return ctx.insert(
+        PaymentLink(
+            id=link_id, url=_link_url(ctx.world.seed, link_id), description=label, product_sku=sku, quantity=quantity,
+            unit_amount=unit, amount=round(unit * quantity, 2), currency=ctx.world.currency,
+            customer_email=customer_email.strip().lower() if customer_email else None, invoice_number=invoice,
+            created=ctx.now_iso,
+        )
     )
-    ctx.db.add(link)
-    ctx.db.flush()
-    return _link_out(link)
 
 
-@service.tool("read")
+@service.tool(
+    "read",
+    intent="find",
+    phrases=("check the payment links for {invoice_number}", "find the links made for {customer_email}"),
+)
 def list_payment_links(
     ctx: ToolContext,
     active: bool | None = None,
@@ -1246,7 +1034,7 @@ def list_payment_links(
     invoice_number: InvoiceNumber | None = None,
     limit: Limit = 20,
     cursor: Cursor = None,
-) -> Page[PaymentLinkOut]:
+) -> Page[PaymentLink]:
     """List payment links, newest first.
 
     Args:
@@ -1256,19 +1044,18 @@ def list_payment_links(
         limit: Maximum number of links to return (1-100).
         cursor: next_cursor from a previous page.
     """
-    stmt = select(PaymentLink).order_by(PaymentLink.created.desc(), PaymentLink.id.desc())
-    if active is not None:
-        stmt = stmt.where(PaymentLink.active.is_(active))
-    if customer_email:
-        stmt = stmt.where(PaymentLink.customer_email == customer_email.strip().lower())
-    if invoice_number:
-        stmt = stmt.where(PaymentLink.invoice_number == invoice_number.strip().upper())
-    rows, total, next_cursor = paginate(ctx, stmt, limit, cursor)
-    return Page[PaymentLinkOut](items=[_link_out(p) for p in rows], total=total, next_cursor=next_cursor)
+    q = ctx.query(PaymentLink).filter(
+        active=active,
+        customer_email=customer_email.strip().lower() if customer_email else None,
+        invoice_number=invoice_number.strip().upper() if invoice_number else None,
+    )
+    return q.order_by("-created", "-id").page(limit, cursor)
 
 
-@service.tool("write")
-def update_payment_link(ctx: ToolContext, payment_link_id: PaymentLinkId, active: bool) -> PaymentLinkOut:
+@service.tool(
+    "write", intent="update", phrases=("switch off payment link {payment_link_id}", "turn {payment_link_id} back on")
+)
+def update_payment_link(ctx: ToolContext, payment_link_id: PaymentLinkId, active: bool) -> PaymentLink:
     """Deactivate a payment link (active=false) so it stops taking payments, or reactivate it (active=true).
     An invoice can have only one active link at a time.
 
@@ -1280,14 +1067,7 @@ def update_payment_link(ctx: ToolContext, payment_link_id: PaymentLinkId, active
     if link.active == active:
         raise ToolError.invalid_state(f"Payment link {link.id} is already {'active' if active else 'inactive'}.")
     if active and link.invoice_number:
-        other = ctx.db.scalar(
-            select(PaymentLink.id).where(
-                PaymentLink.invoice_number == link.invoice_number,
-                PaymentLink.active.is_(True),
-                PaymentLink.id != link.id,
-            )
-        )
-        if other:
-            raise ToolError.conflict(f"Payment link {other} is already active for invoice {link.invoice_number}.")
-    link.active = active
-    return _link_out(link)
+        other = ctx.find(PaymentLink, invoice_number=link.invoice_number, active=True)
+        if other is not None:
+            raise ToolError.conflict(f"Payment link {other.id} is already active for invoice {link.invoice_number}.")
+    return ctx.update(link, active=active)

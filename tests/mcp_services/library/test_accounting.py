@@ -48,7 +48,7 @@ def an_invoice(ep: Episode, status: str, *, untouched: bool = True) -> dict[str,
     """A seeded invoice in ``status``; ``untouched``: with nothing paid or credited yet."""
     for row in ep.dump()["accounting"]["invoices"].values():
         if row["status"] == status and (not untouched or (row["amount_paid"] == 0 and row["amount_credited"] == 0)):
-            return call(ep, "get_invoice", invoice_number=row["number"])
+            return call(ep, "get_invoice", invoice_number=row["id"])
     raise AssertionError(f"no seeded {status} invoice")
 
 
@@ -88,7 +88,7 @@ def test_seeded_invoices_are_priced_from_the_product_catalogue_and_add_up(ep: Ep
             assert line["unit_price"] == prices[line["sku"]]
             assert line["line_amount"] == round(line["quantity"] * line["unit_price"], 2)
         assert inv["total"] == round(sum(line["line_amount"] for line in inv["line_items"]), 2)
-        assert round(paid_by.get(inv["number"], 0), 2) == inv["amount_paid"]
+        assert round(paid_by.get(inv["id"], 0), 2) == inv["amount_paid"]
         if inv["status"] == "AUTHORISED":
             assert inv["amount_due"] == round(inv["total"] - inv["amount_paid"] - inv["amount_credited"], 2)
         else:
@@ -105,11 +105,11 @@ def test_approved_invoices_were_emailed_to_the_billing_contact_and_drafts_never(
     contacts = tables["contacts"]
     sent = {e["invoice_number"]: e for e in tables["invoice_emails"].values()}
     for inv in tables["invoices"].values():
-        assert inv["sent_to_contact"] == (inv["number"] in sent)
+        assert inv["sent_to_contact"] == (inv["id"] in sent)
         if inv["status"] == "DRAFT":
             assert not inv["sent_to_contact"]
-        elif inv["number"] in sent:
-            assert sent[inv["number"]]["to"] == [contacts[inv["contact_id"]]["email"]]
+        elif inv["id"] in sent:
+            assert sent[inv["id"]]["to"] == [contacts[inv["contact_id"]]["email"]]
     assert len(sent) >= 60
 
 
@@ -438,3 +438,16 @@ def test_a_card_payment_missing_from_the_books_can_be_reconciled_from_the_charge
                                                           "reference": charge["id"], "date": charge["created"][:10]})
         assert result.success, result.envelope()
         assert ep.call("accounting", "get_invoice", {"invoice_number": inv["invoice_number"]}).data["status"] == "PAID"
+
+
+def test_a_contacts_balance_counts_every_open_invoice_even_one_added_by_a_task_setup(ep: Episode) -> None:
+    contact = a_contact(ep)
+    row = dict(ep.dump()["accounting"]["invoices"][an_invoice(ep, "AUTHORISED")["invoice_number"]])
+    row.update(id="INV-0900", contact_id=contact["id"], due_date="2000-02-01", date="2000-01-01", amount_due=123.45,
+               amount_paid=0.0, amount_credited=0.0)
+    ep.apply_setup([{"service": "accounting", "table": "invoices", "row": row}])
+    after = call(ep, "get_contact", contact_id=contact["id"])
+    assert after["outstanding"] == round(contact["outstanding"] + 123.45, 2)
+    assert after["overdue"] == round(contact["overdue"] + 123.45, 2)
+    planted = call(ep, "get_invoice", invoice_number="INV-0900")
+    assert planted["overdue"] and planted["days_overdue"] > 9000 and planted["contact_name"] == contact["name"]

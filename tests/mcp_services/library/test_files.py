@@ -50,7 +50,9 @@ def refused(ep: Episode, code: str, tool: str, **args: Any) -> str:
 
 
 def items(ep: Episode) -> list[dict[str, Any]]:
-    return rows_of(ep.dump()["files"], "items")
+    """Every file and folder row of the drive."""
+    dump = ep.dump()["files"]
+    return rows_of(dump, "folders") + rows_of(dump, "files")
 
 
 def find(ep: Episode, name: str) -> dict[str, Any]:
@@ -82,9 +84,9 @@ def test_seeded_drive_has_a_folder_per_crm_company_with_its_contract_and_proposa
 
 def test_seeded_drive_is_large_and_varied(ep: Episode) -> None:
     dump = ep.dump()["files"]
-    rows = list(dump["items"].values())
+    rows = items(ep)
     assert 200 <= len(rows) <= 1000 and 100 <= len(dump["shares"]) <= 1000
-    types = {r["mime_type"] for r in rows}
+    types = {r.get("mime_type") for r in rows}
     assert {"application/pdf", "text/markdown", "text/csv", "image/png"} <= types
     assert any(r["trashed"] for r in rows) and any(r["shared_link_url"] for r in rows)
 
@@ -155,7 +157,7 @@ def test_search_filters_by_owner_type_folder_and_sharing(ep: Episode) -> None:
     finance = folder(ep, "Finance")
     inside = ok(ep, "search_files", folder_id=finance["id"], limit=100)
     assert inside["total"] > 70 and all(f["path"].startswith("/Finance/") for f in inside["items"])
-    share = rows_of(ep.dump()["files"], "shares")[0]
+    share = next(s for s in rows_of(ep.dump()["files"], "shares") if s["item_id"].startswith("file_"))
     shared = ok(ep, "search_files", shared_with_email=share["email"], limit=100)["items"]
     assert shared and all(share["email"] in f["shared_with"] for f in shared)
 
@@ -434,3 +436,11 @@ def test_deleting_a_trashed_folder_deletes_everything_in_it_and_its_shares(ep: E
     assert all(f["id"] not in remaining for f in below)
     assert all(s["item_id"] in remaining for s in rows_of(ep.dump()["files"], "shares"))
     assert len(remaining) == before - deleted["deleted_items"]
+
+
+def test_listings_stay_light_and_a_file_text_is_read_with_download(ep: Episode) -> None:
+    hits = ok(ep, "search_files", name="Master Services Agreement.pdf", limit=5)["items"]
+    assert hits and all("content" not in f for f in hits)
+    text = ok(ep, "download_file", file_id=hits[0]["id"])["content"]
+    assert text.startswith("MASTER SERVICES AGREEMENT")
+    assert ok(ep, "get_file", file_id=hits[0]["id"])["size"] > len(text)  # a PDF weighs more than its text

@@ -392,3 +392,14 @@ def test_seeded_links_include_inactive_ones_and_invoice_links(ep: Episode) -> No
     assert inactive and not any(link["active"] for link in inactive)
     all_links = call(ep, "list_payment_links", limit=100)["items"]
     assert any(link["invoice_number"] and link["customer_email"] for link in all_links)
+
+
+def test_a_charge_or_link_for_an_invoice_the_books_do_not_hold_is_refused(ep: Episode) -> None:
+    email = ep.world.customers[0].email
+    result = refused(ep, "create_charge", "not_found", customer_email=email, amount=10, invoice_number="INV-9999")
+    message = result.error_message or ""
+    assert "INV-9999" in message and "list_invoices" in message and "INV-0001" in message
+    refused(ep, "create_charge", "not_found", customer_email=email, amount=10, invoice_number="INV-2024-0042")
+    refused(ep, "create_payment_link", "not_found", amount=10, invoice_number="INV-9999")
+    paid = call(ep, "create_charge", customer_email=email, amount=10, invoice_number=" inv-0001 ")
+    assert paid["invoice_number"] == "INV-0001"
