@@ -52,7 +52,13 @@ def test_an_old_task_file_loads_byte_identical_with_the_same_ids() -> None:
     assert kinds == {"row_exists", "row_unchanged", "info_flow", "no_collateral", "answer"}
 
 
-@pytest.mark.parametrize("task", load_tasks(TASKS), ids=lambda t: t.id)
+#: Tasks that write to the drive by seeded ids of the files service as it was seeded before the World's
+#: business plan (issue 11 moved the drive's documents onto it): the format still loads, but their plans
+#: name files that no longer exist under those ids, so their grades cannot be the same.
+RESEEDED = {"ed65a061b8546256", "a2497f9cd3ccdc8b", "f09f778ef34f6289"}
+
+
+@pytest.mark.parametrize("task", [t for t in load_tasks(TASKS) if t.id not in RESEEDED], ids=lambda t: t.id)
 def test_an_old_task_file_grades_every_run_as_it_did_before(task: TaskSpec) -> None:
     recorded = GRADES[task.id]
     runs = _runs(task)
