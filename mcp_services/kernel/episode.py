@@ -78,7 +78,7 @@ class Episode:
                 ErrorCode.UNKNOWN_SERVICE, f"No service {abridge(service)} is available here. Available: {mounted}."
             )
         args = dict(arguments) if isinstance(arguments, Mapping) else arguments
-        return svc.call(self.stores[service], self.world, tool, args)  # type: ignore[arg-type]
+        return svc.call(self.stores[service], self.world, tool, args)
 
     # -- the control API ------------------------------------------------------------------------------
 

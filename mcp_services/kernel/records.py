@@ -137,7 +137,7 @@ class Query(Generic[E]):
 
     def first(self) -> E | None:
         row = self._conn.execute(self._sql() + " LIMIT 1", self._params).fetchone()
-        return None if row is None else self._rt.load(row)  # type: ignore[no-any-return]
+        return None if row is None else self._rt.load(row)
 
     def count(self) -> int:
         where = f" WHERE {' AND '.join(self._where)}" if self._where else ""
@@ -176,7 +176,7 @@ class RecordAccess:
         """The record with this id, or None."""
         runtime = runtime_of(cls)
         row = self.conn.execute(runtime.by_id_sql, (key,)).fetchone()
-        return None if row is None else runtime.load(row)  # type: ignore[no-any-return]
+        return None if row is None else runtime.load(row)
 
     def fetch_many(self, cls: type[E], keys: Iterable[object]) -> dict[Any, E]:
         """The records with these ids, by id, in one query (missing ids are absent)."""

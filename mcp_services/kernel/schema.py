@@ -176,8 +176,8 @@ def entity_problems(entity: EntityDef, entities: dict[str, EntityDef]) -> list[s
     if entity.label and entity.field(entity.label) is None:
         problems.append(f"{where}: label {entity.label!r} is not a field")
     for name in entity.search:
-        f = entity.field(name)
-        if f is None or not f.stored or f.type != "string":
+        searched = entity.field(name)
+        if searched is None or not searched.stored or searched.type != "string":
             problems.append(f"{where}: search field {name!r} is not a stored text field")
     if entity.per_parent and entity.owner_field is None:
         problems.append(f"{where}: per_parent needs an owner field (a ref with owner: true)")

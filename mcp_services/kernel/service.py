@@ -26,7 +26,8 @@ from mcp_services.kernel.schema import EntityDef, StateDef, entity_problems
 from mcp_services.kernel.errors import ErrorCode, ToolError
 from mcp_services.kernel.results import ToolResult
 from mcp_services.kernel.store import Store
-from mcp_services.kernel.tools import Effect, ToolSpec, build_tool, describe_validation_error
+from mcp_services.kernel.intents import Effect
+from mcp_services.kernel.tools import ToolSpec, build_tool, describe_validation_error
 from mcp_services.kernel.world import World
 
 log = logging.getLogger(__name__)
@@ -99,7 +100,7 @@ class Service:
         table = build_table(definition, known, self.metadata, constrained)
         runtime = EntityRuntime(self.name, cls, definition, extras or {}, table)
         runtime.siblings = self.entities
-        cls.__entity__ = runtime  # type: ignore[attr-defined]
+        setattr(cls, "__entity__", runtime)  # the record class carries its runtime (see entity.runtime_of)
         self.entities[definition.name] = runtime
         return runtime
 

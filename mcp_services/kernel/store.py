@@ -274,20 +274,27 @@ class Store:
             work.deserialize(current)
             work.execute("ATTACH DATABASE ':memory:' AS _kernel_before")
             work.deserialize(image, name="_kernel_before")
-            changed = _tables_on_changed_pages(work, image, current)
+            changed = _changed_rows(work, image, current)
             for table in self._tables:
                 if table.name not in changed:
                     continue
+                rowids = changed[table.name]
+                if rowids is not None and not rowids:
+                    continue  # only an index page moved (its rows are on table pages that did not change)
                 columns, pk = _columns(table)
                 cols = ", ".join(_quote(c) for c in columns)
                 name = _quote(table.name)
+                only, params = "", ""
+                if rowids is not None:
+                    only = " WHERE rowid IN (SELECT value FROM json_each(?))"
+                    params = json.dumps(sorted(set(rowids)))
                 now[table.name] = self._rows(
                     table.name, columns, pk,
-                    work.execute(f"SELECT {cols} FROM main.{name} EXCEPT SELECT {cols} FROM _kernel_before.{name}"),
+                    work.execute(f"SELECT {cols} FROM main.{name}{only} EXCEPT SELECT {cols} FROM _kernel_before.{name}{only}", [params] * 2 if only else []),
                 )
                 then[table.name] = self._rows(
                     table.name, columns, pk,
-                    work.execute(f"SELECT {cols} FROM _kernel_before.{name} EXCEPT SELECT {cols} FROM main.{name}"),
+                    work.execute(f"SELECT {cols} FROM _kernel_before.{name}{only} EXCEPT SELECT {cols} FROM main.{name}{only}", [params] * 2 if only else []),
                 )
         finally:
             work.close()
@@ -338,7 +345,7 @@ def _prototype_engine() -> Engine:
 def _engine_for(connection: sqlite3.Connection) -> Engine:
     """A cheap engine over exactly this connection, sharing the prototype's dialect."""
     prototype = _prototype_engine()
-    pool = StaticPool(lambda: connection, dialect=prototype.dialect)
+    pool = StaticPool(lambda: connection, dialect=prototype.dialect)  # type: ignore[arg-type]  # a DBAPI connection is what the creator returns
     return Engine(pool, prototype.dialect, prototype.url)
 
 
@@ -363,11 +370,71 @@ def _quote(identifier: str) -> str:
     return '"' + identifier.replace('"', '""') + '"'
 
 
-def _tables_on_changed_pages(work: sqlite3.Connection, before: bytes, after: bytes) -> set[str]:
-    """The tables that own a database page whose bytes differ between two images (``work`` holds both).
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    """SQLite's variable-length integer at ``at``: (value, the offset after it)."""
+    first = data[at]
+    if first < 0x80:
+        return first, at + 1
+    value = 0
+    for i in range(8):
+        byte = data[at + i]
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            return value, at + i + 1
+    return (value << 8) | data[at + 8], at + 9
 
-    A page belongs to a table, or to one of its indexes, in either image (``dbstat`` says which);
-    a table none of whose pages changed cannot hold a changed row.
+
+def _btree_pages(image: bytes, root: int, size: int, wanted: set[int], spill: bool = False) -> tuple[dict[int, list[int] | None], bool]:
+    """The pages of one b-tree (from its root page); for the ``wanted`` table leaves, the rowids they hold.
+
+    With ``spill``, also whether any cell spills onto overflow pages (a change may then live on a page
+    no tree lists). Read straight from the image's bytes (the SQLite file format): no query walks the
+    database, and only the pages asked about are parsed cell by cell.
+    """
+    usable = size - image[20]
+    pages: dict[int, list[int] | None] = {}
+    overflow = False
+    stack = [root]
+    while stack:
+        pageno = stack.pop()
+        if pageno in pages or pageno < 1 or pageno * size > len(image):
+            continue
+        start = (pageno - 1) * size
+        header = start + (100 if pageno == 1 else 0)
+        kind = image[header]
+        cells = int.from_bytes(image[header + 3:header + 5], "big")
+        interior = kind in (0x02, 0x05)
+        pointers = header + (12 if interior else 8)
+        pages[pageno] = None
+        if interior:
+            for n in range(cells):
+                cell = start + int.from_bytes(image[pointers + 2 * n:pointers + 2 * n + 2], "big")
+                stack.append(int.from_bytes(image[cell:cell + 4], "big"))
+            stack.append(int.from_bytes(image[header + 8:header + 12], "big"))
+            continue
+        if kind != 0x0D or not (pageno in wanted or spill):
+            continue
+        rowids = []
+        for n in range(cells):
+            cell = start + int.from_bytes(image[pointers + 2 * n:pointers + 2 * n + 2], "big")
+            payload, at = _varint(image, cell)
+            if payload > usable - 35:
+                overflow = True
+            rowids.append(_varint(image, at)[0])
+        if pageno in wanted:
+            pages[pageno] = rowids
+    return pages, overflow
+
+
+Changed = dict[str, list[int] | None]  # table -> rowids that may have changed (None: compare the whole table)
+
+
+def _changed_rows(work: sqlite3.Connection, before: bytes, after: bytes) -> Changed:
+    """Per table, the rows that may differ between two images (``work`` holds both), from the pages that differ.
+
+    A page belongs to a table or one of its indexes in either image. A changed leaf page of a table names
+    its rows (every row on it, in both images); a changed interior page, or a changed page no tree holds
+    (an overflow page) where the table spills onto overflow pages, means the whole table is compared.
     """
     size = int.from_bytes(before[16:18], "big") or 65536
     pages = max(len(before), len(after)) // size
@@ -375,15 +442,29 @@ def _tables_on_changed_pages(work: sqlite3.Connection, before: bytes, after: byt
         n + 1 for n in range(1, pages)  # page 1 (the schema and header) changes with every write
         if before[n * size:(n + 1) * size] != after[n * size:(n + 1) * size]
     }
+    changed: Changed = {}
     if not differing:
-        return set()
-    owners: set[str] = set()
-    for schema in ("main", "_kernel_before"):
-        tables = dict(work.execute(f"SELECT name, tbl_name FROM {schema}.sqlite_schema"))
-        for name, pageno in work.execute("SELECT name, pageno FROM dbstat(?)", (schema,)):
-            if pageno in differing:
-                owners.add(tables.get(name, name))
-    return owners
+        return changed
+    trees = [
+        (image, name, table, int(root))
+        for schema, image in (("main", after), ("_kernel_before", before))
+        for name, table, root in work.execute(f"SELECT name, tbl_name, rootpage FROM {schema}.sqlite_schema WHERE rootpage > 0")
+    ]
+    placed: set[int] = set()
+    for image, name, table, root in trees:
+        tree, _ = _btree_pages(image, root, size, differing if name == table else set())
+        placed |= tree.keys()
+        for pageno in differing & tree.keys():
+            rowids, known = tree[pageno], changed.get(table, [])
+            if name != table:  # an index page: the table's own pages say which rows moved
+                changed.setdefault(table, [])
+            else:
+                changed[table] = None if rowids is None or known is None else known + rowids
+    if differing - placed:  # overflow pages changed: the tables that spill are compared whole
+        for image, name, table, root in trees:
+            if name == table and _btree_pages(image, root, size, set(), spill=True)[1]:
+                changed[table] = None
+    return changed
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:

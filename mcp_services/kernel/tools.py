@@ -183,7 +183,7 @@ def build_tool(
     if "return" not in hints:
         raise ValueError(f"tool {service}.{tool_name} needs a return type annotation")
     # Strict: JSON input keeps its types (no bool for a number, no "yes" for a bool, no 5 for a string).
-    arg_model = create_model(  # type: ignore[call-overload]  # create_model's overloads do not cover **fields
+    arg_model = create_model(
         f"{_camel(service)}{_camel(tool_name)}Arguments",
         __config__=ConfigDict(extra="forbid", strict=True),
         **fields,

@@ -345,3 +345,26 @@ def test_a_batch_derived_value_is_computed_once_per_result() -> None:
     svc.tool("read", intent="find")(list_items)
     page = Episode([svc], 0).call("batch_probe", "list_items", {}).data
     assert [i["shown"] for i in page["items"]] == [3, 4, 5] and calls == [3]
+
+
+def test_the_fast_diff_equals_the_diff_of_two_full_dumps_for_every_kind_of_change() -> None:
+    """Diffs read only the rows on changed pages; they must find exactly what comparing every row finds."""
+    from mcp_services.kernel.diff import diff_states
+
+    episode = Episode.create(["crm"], 0)
+    store = episode.stores["crm"]
+    changes = [
+        'UPDATE "contacts" SET job_title = \'CEO\' WHERE id = \'ct_0002\'',  # a small in-place change
+        'DELETE FROM "notes" WHERE id = \'nt_0003\'',
+        'INSERT INTO "notes" (id, entity_type, entity_id, body, author_email, created_at) '
+        "VALUES ('nt_0900', 'contact', 'ct_0001', 'x', 'a@b.example', '2025-01-01T00:00:00Z')",
+        "UPDATE \"notes\" SET body = printf('%.9000c', 'y') WHERE id = 'nt_0001'",  # spills onto overflow pages
+        "UPDATE \"notes\" SET body = body || 'z' WHERE id = 'nt_0001'",  # changes only an overflow page
+        'UPDATE "deals" SET amount = amount + 1',  # every row of a table
+    ]
+    for change in changes:
+        image = store.snapshot()
+        before = store.dump_image(image)
+        with store.transaction() as tx:
+            tx.conn.execute(change)
+        assert diff_states(*store.changed_rows_since(image)).to_dict() == diff_states(before, store.dump()).to_dict(), change
