@@ -117,7 +117,7 @@ def compose_task(
         if trap.step is None:
             continue
         runner.fresh(s.setup)
-        cf = runner.execute(s.specs, overrides={trap.step: trap.rec.key})
+        cf = runner.execute(s.specs, overrides={trap.step: trap.rec.key}, per_step=False)
         if len(cf.steps) <= trap.step or not cf.steps[trap.step].ok:
             raise Dropped("trap-unreachable", f"{trap.description}: the step that should tell it apart never shows it")
         counterfactuals.append(
@@ -132,7 +132,7 @@ def compose_task(
             assert s.policy.param is not None and s.policy.violating is not None
             ignored = list(s.specs)
             ignored[s.policy.step] = ignored[s.policy.step].with_arg(s.policy.param, s.policy.violating)
-        cf = runner.execute(ignored)
+        cf = runner.execute(ignored, per_step=False)
         counterfactuals.append(
             Counterfactual(id="ignores-policy", description=f"ignores the rule: {s.policy.rule}", plan=cf.calls, answer=_answer_text(s, cf))
         )

@@ -119,8 +119,11 @@ class Runner:
             self._dirty.add(service)
         return result
 
-    def execute(self, specs: Sequence[StepSpec], overrides: Mapping[int, Any] | None = None) -> Run:
-        """Run ``specs`` in order on the current state; stop at the first failure."""
+    def execute(self, specs: Sequence[StepSpec], overrides: Mapping[int, Any] | None = None, *, per_step: bool = True) -> Run:
+        """Run ``specs`` in order on the current state; stop at the first failure.
+
+        ``per_step``: record what each write changed (the reference run needs it; replays only need ``diff``).
+        """
         overrides = overrides or {}
         run = Run()
         items: list[dict[str, Any] | None] = []
@@ -130,7 +133,7 @@ class Runner:
             except MissingValue as exc:
                 run.complete, run.failure = False, f"step {index + 1}: {exc}"
                 return run
-            step = self.run_step(spec, arguments, overrides.get(index, spec.select_value))
+            step = self.run_step(spec, arguments, overrides.get(index, spec.select_value), per_step=per_step)
             run.steps.append(step)
             items.append(step.item)
             if not step.ok:
@@ -138,10 +141,10 @@ class Runner:
                 return run
         return run
 
-    def run_step(self, spec: StepSpec, arguments: dict[str, Any], select_value: Any) -> StepRun:
+    def run_step(self, spec: StepSpec, arguments: dict[str, Any], select_value: Any, *, per_step: bool = True) -> StepRun:
         info = self.catalog.tools[f"{spec.service}.{spec.tool}"]
         store = self.episode.stores[spec.service]
-        before = store.snapshot() if info.is_write else None
+        before = store.snapshot() if info.is_write and per_step else None
         result = self.call(spec.service, spec.tool, arguments)
         call = PlanStep(service=spec.service, tool=spec.tool, arguments=arguments)
         if not result.success:

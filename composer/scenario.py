@@ -368,7 +368,7 @@ class Scenario:
         spec = StepSpec(service, tool, exprs, "id" if key is not None else None, key)
         index = len(self.specs)
         arguments = {name: self._value(expr) for name, expr in exprs}
-        run: StepRun = self.runner.run_step(spec, arguments, spec.select_value)
+        run: StepRun = self.runner.run_step(spec, arguments, spec.select_value, per_step=False)
         if not run.ok:
             raise Skip(f"{service}.{tool} failed while building: {run.error}")
         if info.is_write:
