@@ -17,7 +17,7 @@ from typing import Any
 
 from functools import cache
 
-from sqlalchemy import JSON, MetaData, Table, create_engine, insert
+from sqlalchemy import JSON, MetaData, Table, create_engine
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, StatementError
 from sqlalchemy.orm import Session
@@ -172,9 +172,21 @@ class Store:
         unknown = sorted({k for row in rows for k in row} - set(table.columns.keys()))
         if unknown:
             raise ValueError(f"table {table_name!r} has no column(s) {', '.join(unknown)}")
+        json_columns = self._json_columns[table_name]
         with self.transaction() as tx:
-            if rows:
-                tx.orm_session().execute(insert(table), rows)
+            for columns in sorted({tuple(row) for row in rows}):
+                batch = [row for row in rows if tuple(row) == columns]
+                statement = (
+                    f"INSERT INTO {_quote(table_name)} ({', '.join(_quote(c) for c in columns)}) "
+                    f"VALUES ({', '.join('?' for _ in columns)})"
+                )
+                tx.conn.executemany(
+                    statement,
+                    [
+                        tuple(json.dumps(row[c]) if c in json_columns and row[c] is not None else row[c] for c in columns)
+                        for row in batch
+                    ],
+                )
 
     def advance_counters(self, tables: Iterable[str] | None = None) -> None:
         """Move each id counter past the ids already stored (``ch_0042`` -> the next ``ch`` is 43 or later).

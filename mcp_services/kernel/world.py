@@ -143,7 +143,7 @@ class World:
 
     @property
     def now_dt(self) -> datetime:
-        return datetime.strptime(self.now, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+        return _moment(self.now)
 
     @property
     def home(self) -> Organisation:
@@ -152,7 +152,7 @@ class World:
     @property
     def team(self) -> tuple[Person, ...]:
         """The colleagues at the home organisation; ``team[0]`` is the user the agent acts for."""
-        return tuple(p for p in self.people if p.organisation_id == self.home_organisation_id)
+        return _split(self)[0]
 
     @property
     def user(self) -> Person:
@@ -161,7 +161,7 @@ class World:
     @property
     def customers(self) -> tuple[Person, ...]:
         """People outside the home organisation."""
-        return tuple(p for p in self.people if p.organisation_id != self.home_organisation_id)
+        return _split(self)[1]
 
     def organisation(self, organisation_id: str) -> Organisation:
         for org in self.organisations:
@@ -190,6 +190,30 @@ class World:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+@lru_cache(maxsize=64)
+def _moment(iso: str) -> datetime:
+    return datetime.strptime(iso, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+
+
+_SPLITS: dict[tuple[int, str], tuple[tuple[Person, ...], tuple[Person, ...]]] = {}
+
+
+def _split(world: World) -> tuple[tuple[Person, ...], tuple[Person, ...]]:
+    """(team, customers) of a world, computed once per world (worlds are immutable, a function of the seed)."""
+    key = (world.seed, world.now)
+    found = _SPLITS.get(key)
+    if found is None:
+        home = world.home_organisation_id
+        found = (
+            tuple(p for p in world.people if p.organisation_id == home),
+            tuple(p for p in world.people if p.organisation_id != home),
+        )
+        if len(_SPLITS) >= 64:
+            _SPLITS.clear()
+        _SPLITS[key] = found
+    return found
 
 
 def _slug(text: str) -> str:
