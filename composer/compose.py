@@ -69,11 +69,20 @@ class ComposeSettings:
     paraphrase: Complete | None = None
 
 
+_TABLES: dict[int, dict[str, dict[str, Table]]] = {}
+
+
 def _tables(runner: Runner) -> dict[str, dict[str, Table]]:
-    return {
-        name: {t.name: t for t in store.metadata.sorted_tables if not t.name.startswith("_")}
-        for name, store in runner.episode.stores.items()
-    }
+    """Each service's tables by name (the same for every candidate on this runner: computed once)."""
+    found = _TABLES.get(id(runner))
+    if found is None:
+        found = {
+            name: {t.name: t for t in store.metadata.tables.values() if not t.name.startswith("_")}
+            for name, store in runner.episode.stores.items()
+        }
+        _TABLES.clear()
+        _TABLES[id(runner)] = found
+    return found
 
 
 def _norm(value: Any) -> str:
