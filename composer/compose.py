@@ -69,22 +69,6 @@ class ComposeSettings:
     paraphrase: Complete | None = None
 
 
-_TABLES: dict[int, dict[str, dict[str, Table]]] = {}
-
-
-def _tables(runner: Runner) -> dict[str, dict[str, Table]]:
-    """Each service's tables by name (the same for every candidate on this runner: computed once)."""
-    found = _TABLES.get(id(runner))
-    if found is None:
-        found = {
-            name: {t.name: t for t in store.metadata.tables.values() if not t.name.startswith("_")}
-            for name, store in runner.episode.stores.items()
-        }
-        _TABLES.clear()
-        _TABLES[id(runner)] = found
-    return found
-
-
 def _norm(value: Any) -> str:
     return " ".join(str(value).lower().split())
 
@@ -147,7 +131,7 @@ def compose_task(
         )
         cf_diffs.append(runner.diff())
 
-    checks, rubric = _derive(s, catalog, run, diff, _tables(runner))
+    checks, rubric = _derive(s, catalog, run, diff, runner.tables)
     stated = {_norm(a) for a in s.brief.anchors}
     # Where the request gives a text to use (a title, a reason), checks match it: say to keep it verbatim.
     verbatim = any(

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy import Table
+
 from mcp_services.kernel.diff import StateDiff, diff_states
 from mcp_services.kernel.episode import Episode
 from mcp_services.kernel.results import ToolResult
@@ -80,6 +82,11 @@ class Runner:
         self._baseline_writes: dict[str, int] = {}  # their write counts then: unchanged since, nothing to diff
         self._dirty: set[str] = set()  # stores that differ from the pristine image
         self.calls = 0
+        #: Each service's tables by name (checks name them).
+        self.tables: dict[str, dict[str, Table]] = {
+            name: {t.name: t for t in store.metadata.tables.values() if not t.name.startswith("_")}
+            for name, store in self.episode.stores.items()
+        }
 
     @property
     def world(self) -> Any:
