@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 
 from mcp_services.kernel.world import Organisation, Person
 
+from composer.plan import Ref
 from composer.scenario import Rec, Scenario, Skip
 from composer.phrasing import long_date
 
@@ -137,3 +138,24 @@ def rule_source(s: Scenario, title: str, text: str, *, author_role: str = "opera
     manager = s.world.team_member(author_role)
     message = policy_email(s, manager, title, f"Hi all,\n\nA reminder of our {title.lower()}:\n\n{text}\n\nThanks,\n{manager.name}")
     return message, f"Stick to the {title.lower()} {manager.first_name} emailed the team"
+
+
+def maybe_log_in_crm(s: Scenario, person: Person, what: str, value: Ref | None, noun: str, *, p: float = 0.5) -> bool:
+    """Now and then, the step a careful colleague adds: a note on the person's CRM record saying what was done.
+
+    ``what`` says it in words ("Refunded the duplicate charge"); ``value`` (an id, a number) goes in with it.
+    Returns whether the step was added; the caller adds "and note it in the CRM" to the goal when it was.
+    """
+    if not s.has("crm") or s.rng.random() >= p:
+        return False
+    contacts = s.records("crm", "contact", where={"email": person.email, "archived": False})
+    if len(contacts) != 1:
+        return False
+    parts: tuple[str | Ref, ...] = (f"{what}: ", value, ".") if value is not None else (f"{what}.",)
+    found = s.call("crm", "find_contact_by_email", {"email": person.email}, say=f"find {person.first_name} in the CRM")
+    s.call(
+        "crm", "add_note", {"entity_type": "contact", "entity_id": found.ref("id"), "body": s.text(*parts)},
+        say="note on their CRM contact what you did" + (f", with {noun}" if value is not None else ""),
+        mentions=[(value, noun)] if value is not None else [],
+    )
+    return True

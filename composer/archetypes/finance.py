@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 
 from composer.archetypes.common import (
     chat_post,
+    maybe_log_in_crm,
     colleague,
     inbound_email,
     money,
@@ -99,8 +100,10 @@ def double_charge_refund(s: Scenario) -> None:
                          "The finance lead is in copy, as the refund policy requires")
         else:
             s.policy_documents.append(document)
+    logged = maybe_log_in_crm(s, person, "Refunded a duplicate charge", refund.ref("id"), "the refund id")
     s.brief.intro = f"{person.name} from {org.name} emailed {when} about being charged twice"
-    s.brief.goal = f"Sort out the double charge and reply to {person.first_name} with the refund reference"
+    s.brief.goal = f"Sort out the double charge and reply to {person.first_name} with the refund reference" + (
+        ", and log the refund id on their CRM contact" if logged else "")
     if policy:
         s.brief.constraints.append("Follow our refund policy (it is in the Policies folder of the shared drive)")
     s.brief.constraints.append("Leave the original charge alone")
@@ -217,6 +220,9 @@ def refund_needs_approval(s: Scenario) -> None:
     violation = [s.specs[0], s.spec("payments", "refund_charge", {"charge_id": found.ref("id")}), s.specs[2]]
     s.forbid_by_policy(document, f"refunds above {money(limit)} need the finance lead's approval", forward, violation,
                        ("payments", "refunds", {"charge_id": charge.key}), "No refund was issued without the finance lead's approval")
+    logged = maybe_log_in_crm(s, person, "Refund request sent to finance for approval", None, "")
+    if logged:
+        s.brief.constraints.append("Note on their CRM contact what you did")
     s.brief.intro = f"{person.name} from {org.name} emailed {when} asking for a full refund"
     s.brief.goal = f"Handle {person.first_name}'s refund request and let them know where it stands"
     s.brief.constraints.append(pointer)
@@ -285,8 +291,10 @@ def bank_payment_recorded(s: Scenario) -> None:
            say=f"record the bank transfer against it for the amount due, dated today, with their reference {reference}")
     s.call("mailbox", "reply_to_message", {"message_id": email.key, "body": detail(f"Hi {person.first_name}, thanks - we've recorded your payment.")},
            say=f"thank {person.first_name} and confirm it's recorded")
+    logged = maybe_log_in_crm(s, person, "Paid by bank transfer, invoice", found.ref("invoice_number"), "the invoice number")
     s.brief.intro = f"{person.name} from {org.name} emailed {when} to say they paid an invoice by bank transfer"
-    s.brief.goal = f"Record {person.first_name}'s payment in accounting (bank transfer, today, reference {reference}) and confirm it to them"
+    s.brief.goal = f"Record {person.first_name}'s payment in accounting (bank transfer, today, reference {reference}) and confirm it to them" + (
+        "; also note on their CRM contact which invoice they paid" if logged else "")
     s.brief.anchors += [person.name, reference]
 
 

@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from composer.archetypes.common import chat_post, clock, colleague, day_name, inbound_email, money, org_of, rule_source, signature
+from composer.archetypes.common import (
+    chat_post,
+    clock,
+    colleague,
+    day_name,
+    inbound_email,
+    maybe_log_in_crm,
+    money,
+    org_of,
+    rule_source,
+    signature,
+)
 from composer.scenario import Scenario, Skip, archetype, detail
 
 
@@ -118,6 +129,9 @@ def share_document(s: Scenario) -> None:
         mentions=[(found.ref("name"), "the file's name")],
     )
     s.brief.intro = f"{person.name} from {org.name} emailed {when} asking for a copy of their agreement"
+    logged = maybe_log_in_crm(s, person, "Shared the signed agreement", found.ref("name"), "the file's name", p=0.35)
+    if logged:
+        s.brief.constraints.append("Note on their CRM contact which file you shared")
     if rules:
         s.brief.goal = f"Give {person.first_name} access to their agreement and reply with the name of the file you shared"
         s.brief.constraints += [pointer, "Only share that one document"]

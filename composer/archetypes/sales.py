@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from composer.archetypes.common import chat_post, clock, colleague, day_name, inbound_email, org_of, rule_source, signature
+from composer.archetypes.common import (
+    chat_post,
+    clock,
+    colleague,
+    day_name,
+    inbound_email,
+    maybe_log_in_crm,
+    org_of,
+    rule_source,
+    signature,
+)
 from composer.plan import ListOf, Lit
 from composer.scenario import Scenario, archetype, detail
 
@@ -188,6 +198,9 @@ def meeting_request(s: Scenario) -> None:
         say=f"reply to {person.first_name} to confirm, with the meeting link",
         mentions=[(event.ref("meeting_url"), "the meeting link")],
     )
+    logged = maybe_log_in_crm(s, person, "Call booked, meeting link", event.ref("meeting_url"), "the meeting link", p=0.35)
+    if logged:
+        s.brief.constraints.append("Log the call with its link on their CRM contact")
     s.brief.intro = f"{person.name} from {org.name} emailed {when} asking for a call"
     if rules:
         s.brief.goal = f"Set up the call {person.first_name} asked for and confirm it to them with the meeting link"

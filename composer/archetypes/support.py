@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from composer.archetypes.common import (
     chat_post,
+    maybe_log_in_crm,
     colleague,
     inbound_email,
     inbound_text,
@@ -78,8 +79,10 @@ def email_to_ticket(s: Scenario) -> None:
         say=f"reply to {person.first_name} with the ticket number",
         mentions=[(ticket.ref("id"), "the ticket number")],
     )
+    logged = maybe_log_in_crm(s, person, "Reported a problem, helpdesk ticket", ticket.ref("id"), "the ticket number")
     s.brief.intro = f"{person.name} ({org.name}) emailed support {when} about \"{subject}\""
-    s.brief.goal = f"Get this logged in the helpdesk and let {person.first_name} know the ticket number"
+    s.brief.goal = f"Get this logged in the helpdesk and let {person.first_name} know the ticket number" + (
+        ", and put the ticket number on their CRM contact" if logged else "")
     if policy:
         s.brief.constraints.append("Triage it by the rules in our shared drive")
     s.brief.anchors += [person.name]
