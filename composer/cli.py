@@ -1,4 +1,4 @@
-"""``composer generate | stats | verify | graph``: a thin command line over the composer library.
+"""``composer generate | stats | verify | audit | archetypes | graph``: a thin command line over the composer library.
 
 Bad input (unknown services, impossible constraints, a missing, empty or corrupt task file) prints
 one ``composer: error: ...`` line and exits with status 2; nothing is half written. ``verify``
@@ -37,6 +37,15 @@ def _services(text: str | None) -> tuple[str, ...] | None:
     return names
 
 
+def _names(text: str | None, option: str) -> tuple[str, ...] | None:
+    if text is None:
+        return None
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    if not names:
+        raise ComposerError(f"{option} names nothing; pass a comma-separated list")
+    return names
+
+
 def _say(message: str) -> None:
     print(f"{PROG}: {message}", file=sys.stderr, flush=True)
 
@@ -50,8 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--seed", type=int, default=0, help="random seed (same arguments, same bytes)")
     gen.add_argument("--out", type=Path, default=Path("tasks.jsonl"), help="output file (default tasks.jsonl)")
     gen.add_argument("--services", help="comma-separated services to compose (default: the whole library)")
-    gen.add_argument("--min-services", type=int, default=3, help="services each task must need (default 3)")
-    gen.add_argument("--max-calls", type=int, default=10, help="most reference calls per task (default 10)")
+    gen.add_argument("--archetypes", help="comma-separated archetype ids to use (default: all; see `composer archetypes`)")
+    gen.add_argument("--families", help="comma-separated families: support, sales, finance, operations, hr, marketing")
     gen.add_argument("--distractor-services", type=int, default=5, help="extra services mounted per task (default 5)")
     gen.add_argument("--worlds", type=int, default=1, help="world seeds to spread tasks over (default 1)")
     gen.add_argument("--paraphrase-model", help="litellm model that rewrites instructions (optional, needs the llm extra)")
@@ -66,6 +75,14 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("--exact", action="store_true", help="grade with Episode.diff() on episode_for(task) (slow)")
     ver.add_argument("--json", action="store_true", help="print a JSON report")
     ver.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+    aud = sub.add_parser("audit", help="a task file as reviewers read it: scenario, trigger, references re-proved, flows, traps, rubric")
+    aud.add_argument("tasks", type=Path)
+    aud.add_argument("--id", help="only the task with this id (or id prefix)")
+    aud.add_argument("--json", action="store_true", help="one JSON object per task")
+
+    arch = sub.add_parser("archetypes", help="list the workflow archetypes and the services each needs")
+    arch.add_argument("--json", action="store_true", help="print JSON")
 
     graph = sub.add_parser("graph", help="write the dependency graph (JSON, GraphML, pictures)")
     graph.add_argument("--out", type=Path, required=True, help="output directory")
@@ -82,8 +99,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
         n=args.n,
         seed=args.seed,
         services=_services(args.services),
-        min_services=args.min_services,
-        max_calls=args.max_calls,
+        archetypes=_names(args.archetypes, "--archetypes"),
+        families=_names(args.families, "--families"),
         distractor_services=args.distractor_services,
         worlds=args.worlds,
         paraphrase_model=args.paraphrase_model,
@@ -99,6 +116,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
             _say(f"{done}/{total} candidates, {kept} kept ({rate:.1f} tasks/s)")
 
     tasks, report = generate(config, progress=progress)
+    if not args.quiet and report.details:
+        for detail, count in sorted(report.details.items(), key=lambda kv: -kv[1])[:8]:
+            _say(f"  dropped {count} x {detail}")
     if not tasks:
         _say(f"no task passed verification ({report.summary()}); nothing written")
         return 1
@@ -118,16 +138,12 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from composer.catalog import load_catalog
     from composer.runner import Runner
     from composer.verify import verify_task, verify_task_exact
     from mcp_services.tasks.spec import load_tasks
 
     tasks = load_tasks(args.tasks)
-    names = sorted({s for t in tasks for s in t.mounted_services})
-    from mcp_services.registry import LIBRARY
-
-    catalog = load_catalog([n for n in LIBRARY if n in names] + [n for n in names if n not in LIBRARY])
+    catalog = _catalog_for(tasks)
     runners: dict[int, Runner] = {}
     failures: dict[str, list[str]] = {}
     for n, task in enumerate(tasks, 1):
@@ -151,6 +167,49 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
+def _catalog_for(tasks: list[object]) -> object:
+    from composer.catalog import load_catalog
+    from mcp_services.registry import LIBRARY
+
+    names = sorted({s for t in tasks for s in t.mounted_services})  # type: ignore[attr-defined]
+    return load_catalog([n for n in LIBRARY if n in names] + [n for n in names if n not in LIBRARY])
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from composer.audit import audit_json, audit_records, format_audit
+    from mcp_services.tasks.spec import find_task, load_tasks
+
+    tasks = load_tasks(args.tasks)
+    if args.id:
+        try:
+            tasks = [find_task(tasks, args.id)]
+        except KeyError as exc:
+            raise ComposerError(str(exc).strip("'\"")) from None
+    unresolved = 0
+    for record in audit_records(tasks, _catalog_for(tasks)):  # type: ignore[arg-type]
+        unresolved += sum(not r["resolved"] for r in record["references"])
+        print(audit_json(record) if args.json else format_audit(record) + "\n")
+    if not args.json:
+        print(f"{len(tasks)} task(s); {unresolved} referring expression(s) that do not pick out their own record")
+    return 1 if unresolved else 0
+
+
+def cmd_archetypes(args: argparse.Namespace) -> int:
+    import composer.archetypes  # noqa: F401 - registers the library
+    from composer.scenario import ARCHETYPES
+
+    rows = [
+        {"id": a.id, "family": a.family, "services": list(a.services), "title": a.title}
+        for a in sorted(ARCHETYPES.values(), key=lambda a: (a.family, a.id))
+    ]
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    else:
+        for row in rows:
+            print(f"{row['family']:<11} {row['id']:<32} {', '.join(row['services']):<34} {row['title']}")
+    return 0
+
+
 def cmd_graph(args: argparse.Namespace) -> int:
     from composer.catalog import load_catalog
     from composer.graph import build_graph, graph_summary, write_graph
@@ -172,7 +231,14 @@ def cmd_graph(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"generate": cmd_generate, "stats": cmd_stats, "verify": cmd_verify, "graph": cmd_graph}
+COMMANDS = {
+    "generate": cmd_generate,
+    "stats": cmd_stats,
+    "verify": cmd_verify,
+    "audit": cmd_audit,
+    "archetypes": cmd_archetypes,
+    "graph": cmd_graph,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

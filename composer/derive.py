@@ -1,39 +1,28 @@
-"""Checks and rubric from the reference run: what must exist afterwards, what must flow, what must not change.
+"""Row checks from the reference run: what each write must leave behind, matched on meaningful columns.
 
-- Each write step gives ``row_exists`` checks on the rows it added or changed, matching only
-  meaningful columns: values the plan passed (looked-up ones included), references to existing
-  records, and state fields it moved (``status``...). Generated ids and timestamps are never
-  matched unless they came from a read.
-- Each looked-up value that crosses into another service's write gives an ``info_flow`` check.
-- A question gives an ``answer`` check; a house rule its own check; each distractor a
-  ``row_unchanged`` check; the whole diff a ``no_collateral`` check.
-- Every rubric criterion binds at least one positive check, so none can pass on inaction.
+A write step gives ``row_exists`` checks on the rows it added or changed, matching only columns
+whose values the plan passed (looked-up ones included), references to existing records, and state
+fields it moved (``status``...). Generated ids and timestamps are never matched unless they came
+from a read. ``composer.compose`` adds the rest (flows, traps, policy, answer, no collateral).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import Table
 
 from mcp_services.kernel.diff import StateDiff
-from mcp_services.tasks.checks import AnswerCheck, InfoFlow, NoCollateral, RowExists, RowUnchanged
-from mcp_services.tasks.grading import RubricItem
+from mcp_services.tasks.checks import RowExists
 
 from composer.catalog import Catalog
-from composer.distractors import Distractor
-from composer.plan import Composed, Cond, ListOf, Lit, Ref, StepSpec, field_value, resolve, text_of
-from composer.policy import Policy
-from composer.runner import Run
-from composer.walk import is_timestamp
+from composer.plan import Composed, Lit, Ref, StepSpec, resolve, text_of
 
 _STATE_NAMES = ("status", "state", "stage")
 
-#: Info-flow criteria per task: the first few crossings say it; more only inflate the rubric.
-MAX_FLOWS = 3
 _SLUG = re.compile(r"[^a-z0-9]+")
 
 
@@ -41,35 +30,11 @@ def slug(text: str) -> str:
     return _SLUG.sub("-", text.lower()).strip("-")[:40]
 
 
-@dataclass(slots=True)
-class Derived:
-    checks: list[Any] = field(default_factory=list)
-    rubric: list[RubricItem] = field(default_factory=list)
-    flows: list[InfoFlow] = field(default_factory=list)
-    positive: list[str] = field(default_factory=list)  # ids of checks that fail on inaction by construction
-    unchecked_writes: list[int] = field(default_factory=list)  # write steps whose change no check can name
-
-    def add(self, check: Any, positive: bool = True) -> str:
-        existing = {c.id for c in self.checks}
-        base, n = check.id, 2
-        while check.id in existing:
-            check = check.model_copy(update={"id": f"{base}-{n}"})
-            n += 1
-        self.checks.append(check)
-        if positive:
-            self.positive.append(check.id)
-        return str(check.id)
+_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
 
 
-@dataclass(frozen=True, slots=True)
-class Describe:
-    """Phrases from the verbaliser for criterion descriptions."""
-
-    step: Callable[[int], str]
-    value: Callable[[Ref], str]
-    distractor: Callable[[Distractor], str]
-    policy: Callable[[Policy], str]
-    answer: Callable[[Ref], str]
+def is_timestamp(value: Any) -> bool:
+    return isinstance(value, str) and bool(_TIMESTAMP.match(value))
 
 
 def _arg_values(spec: StepSpec, arguments: Mapping[str, Any], items: Sequence[Any]) -> list[tuple[str, Any, Any]]:
@@ -192,105 +157,12 @@ def row_checks(
     return checks
 
 
-def derive(
-    catalog: Catalog,
-    specs: Sequence[StepSpec],
-    run: Run,
-    diff: Mapping[str, StateDiff],
-    tables: Mapping[str, Mapping[str, Table]],
-    describe: Describe,
-    *,
-    answer: Ref | None,
-    answer_value: Any,
-    distractors: Sequence[Distractor],
-    policy: Policy | None,
-    stated_values: set[str],
-) -> Derived:
-    items = run.items
-    out = Derived()
-    created_keys = {
-        (table, key)
-        for service, state in diff.items()
-        for table, t in state.tables.items()
-        for key in t.added
-    }
-    step_checks: dict[int, list[str]] = {}
-    for j, (spec, step) in enumerate(zip(specs, run.steps, strict=True)):
-        if step.changes is None:
-            continue
-        checks = row_checks(
-            catalog, spec.service, spec, step.call.arguments, items, step.changes, diff[spec.service],
-            tables[spec.service], created_keys,
-        )
-        if checks and _met_by_other_steps(checks, spec.service, step.changes, diff):
-            out.unchecked_writes.append(j)  # leaving this step out would still pass
-            continue
-        ids = [out.add(check) for check in checks]
-        if ids:
-            step_checks[j] = ids
-            out.rubric.append(
-                RubricItem(id=f"step-{j + 1}-{slug(spec.tool)}", description=describe.step(j), checks=ids)
-            )
-        elif step.changes:
-            out.unchecked_writes.append(j)
-    _add_flows(catalog, specs, run, diff, describe, out, stated_values)
-    if answer is not None:
-        expected = answer_value
-        check = AnswerCheck(
-            id="answer",
-            description="The final answer states the value asked for",
-            expected=expected,
-            match="number" if isinstance(expected, (int, float)) and not isinstance(expected, bool) else "contains",
-        )
-        aid = out.add(check)
-        out.rubric.append(RubricItem(id="answer", description=describe.answer(answer), checks=[aid]))
-    if policy is not None:
-        pid = _policy_check(policy, specs, run, diff, tables, out)
-        if pid is not None:
-            out.rubric.append(RubricItem(id="policy", description=describe.policy(policy), checks=[pid]))
-    anchor_positive = out.positive[0] if out.positive else None
-    for n, distractor in enumerate(distractors, 1):
-        record = distractor.record
-        did = out.add(
-            RowUnchanged(
-                id=f"distractor-{n}-untouched",
-                description="A near-miss record the task does not ask for stays as it was",
-                service=record.service,
-                table=record.table,
-                key=distractor.key,
-            ),
-            positive=False,
-        )
-        positive = _positive_for_step(distractor.step, specs, step_checks) or anchor_positive
-        if positive is None:
-            continue
-        out.rubric.append(
-            RubricItem(id=f"distractor-{n}", description=describe.distractor(distractor), checks=[did, positive])
-        )
-    collateral = NoCollateral(
-        id="no-collateral",
-        description="Nothing changed beyond what the task needs",
-        changed_keys={
-            service: {table: sorted(set(t.changed) | set(t.deleted)) for table, t in state.tables.items() if t.changed or t.deleted}
-            for service, state in diff.items()
-            if any(t.changed or t.deleted for t in state.tables.values())
-        },
-        added_counts={
-            service: {table: len(t.added) for table, t in state.tables.items() if t.added}
-            for service, state in diff.items()
-            if any(t.added for t in state.tables.values())
-        },
-    )
-    cid = out.add(collateral, positive=False)
-    if anchor_positive is not None:
-        out.rubric.append(
-            RubricItem(id="no-collateral", description="Changes nothing the task does not ask for", checks=[cid, anchor_positive])
-        )
-    return out
+def met_by_other_steps(checks: Sequence[RowExists], service: str, own: StateDiff, final: Mapping[str, StateDiff]) -> bool:
+    """Whether rows that other steps added already satisfy every check of one step's added rows.
 
-
-def _met_by_other_steps(checks: Sequence[RowExists], service: str, own: StateDiff, final: Mapping[str, StateDiff]) -> bool:
-    """Whether rows that other steps added already satisfy every check of one step's added rows."""
+    Then leaving the step out would still pass (a reply and a forward in one thread look alike): the
+    step has no check of its own.
+    """
     if any(c.change != "added" for c in checks):
         return False
     rest = {
@@ -299,151 +171,3 @@ def _met_by_other_steps(checks: Sequence[RowExists], service: str, own: StateDif
     }
     without = {**final, service: StateDiff(rest)}
     return all(c.holds(without, None) for c in checks)
-
-
-def _positive_for_step(step: int, specs: Sequence[StepSpec], step_checks: Mapping[int, list[str]]) -> str | None:
-    """A check on a write that acts on (or after) the item picked at ``step``."""
-    for j in sorted(step_checks):
-        if any(isinstance(r, Ref) and r.step == step for _, e in specs[j].args for r in _refs(e)):
-            return step_checks[j][0]
-    return None
-
-
-def _refs(expr: Any) -> list[Ref]:
-    if isinstance(expr, Ref):
-        return [expr]
-    if isinstance(expr, Composed):
-        return [p for p in expr.parts if isinstance(p, Ref)]
-    if isinstance(expr, ListOf):
-        return [r for i in expr.items for r in _refs(i)]
-    if isinstance(expr, Cond):
-        return [expr.ref]
-    return []
-
-
-def _touched_rows(step_changes: StateDiff, final: StateDiff) -> list[tuple[str, dict[str, Any]]]:
-    rows: list[tuple[str, dict[str, Any]]] = []
-    for table, t in sorted(step_changes.tables.items()):
-        final_table = final.table(table)
-        for key in sorted(t.added):
-            if key in final_table.added:
-                rows.append((table, final_table.added[key]))
-        for key in sorted(t.changed):
-            if key in final_table.changed:
-                rows.append((table, final_table.changed[key].after))
-    return rows
-
-
-def _holds(value: Any, cell: Any) -> bool:
-    if isinstance(cell, list):
-        return any(_holds(value, c) for c in cell)
-    if isinstance(value, str) and isinstance(cell, str):
-        return value.lower() in cell.lower()
-    if isinstance(value, (int, float)) and isinstance(cell, (int, float)) and not isinstance(cell, bool):
-        return abs(float(value) - float(cell)) <= 0.005
-    return False
-
-
-def _add_flows(
-    catalog: Catalog,
-    specs: Sequence[StepSpec],
-    run: Run,
-    diff: Mapping[str, StateDiff],
-    describe: Describe,
-    out: Derived,
-    stated_values: set[str],
-) -> None:
-    seen: set[tuple[str, str, str, str]] = set()
-    for j, (spec, step) in enumerate(zip(specs, run.steps, strict=True)):
-        if step.changes is None or len(out.flows) >= MAX_FLOWS:
-            continue
-        rows = _touched_rows(step.changes, diff[spec.service])
-        for _, expr in spec.args:
-            for ref in _refs(expr):
-                if isinstance(expr, Cond):
-                    continue
-                source = specs[ref.step]
-                source_tool = catalog.tool(source.service, source.tool)
-                if source.service == spec.service and not source_tool.is_write:
-                    continue
-                value = field_value(run.items[ref.step], ref.field)
-                if value is None or isinstance(value, bool) or " ".join(str(value).lower().split()) in stated_values:
-                    continue
-                if isinstance(value, str) and len(value) < 4:
-                    continue
-                if isinstance(value, (int, float)) and value <= 0:
-                    continue  # a zero says nothing about where it came from
-                for table, row in rows:
-                    column = next((c for c, cell in row.items() if _holds(value, cell)), None)
-                    if column is None:
-                        continue
-                    key = (str(value), spec.service, table, column)
-                    if key in seen:
-                        break
-                    seen.add(key)
-                    check = InfoFlow(
-                        id=f"flow-{slug(ref.field)}-to-{spec.service}",
-                        description=f"{source.service}.{source.tool} -> {spec.service}.{table}.{column}",
-                        value=value if isinstance(value, (str, int, float)) else str(value),
-                        source_service=source.service,
-                        source_tool=source.tool,
-                        service=spec.service,
-                        table=table,
-                        column=column,
-                    )
-                    if len(out.flows) >= MAX_FLOWS:
-                        break
-                    fid = out.add(check)
-                    out.flows.append(check)
-                    out.rubric.append(
-                        RubricItem(
-                            id=f"flow-{len(out.flows)}",
-                            description=f"{describe.value(ref)[:1].upper()}{describe.value(ref)[1:]} (found in {source.service}) is used in {spec.service}",
-                            checks=[fid],
-                        )
-                    )
-                    break
-
-
-def _policy_check(
-    policy: Policy,
-    specs: Sequence[StepSpec],
-    run: Run,
-    diff: Mapping[str, StateDiff],
-    tables: Mapping[str, Mapping[str, Table]],
-    out: Derived,
-) -> str | None:
-    spec = specs[policy.step]
-    step = run.steps[policy.step]
-    if step.changes is None:
-        return None
-    for table, row in _touched_rows(step.changes, diff[spec.service]):
-        for column, cell in row.items():
-            if policy.kind == "threshold" and cell == policy.expected and isinstance(cell, str):
-                return out.add(
-                    RowExists(
-                        id="policy-rule",
-                        description="The house rule decided this value",
-                        service=spec.service,
-                        table=table,
-                        match={**_key_match(row, diff[spec.service], tables[spec.service][table]), column: cell},
-                    )
-                )
-            if policy.kind == "signature" and isinstance(cell, str) and str(policy.expected).lower() in cell.lower():
-                return out.add(
-                    RowExists(
-                        id="policy-sign-off",
-                        description="Text the agent wrote carries the required sign-off",
-                        service=spec.service,
-                        table=table,
-                        match={column: {"$icontains": str(policy.expected)}},
-                    )
-                )
-    return None
-
-
-def _key_match(row: Mapping[str, Any], final: StateDiff, table: Table) -> dict[str, Any]:
-    """Match a changed row by its key (it existed before, the agent had to find it); an added row by nothing."""
-    pk = [c.name for c in table.primary_key.columns]
-    key = "|".join(str(row[k]) for k in pk)
-    return {k: row[k] for k in pk} if key in final.table(table.name).changed else {}

@@ -1,7 +1,9 @@
-"""Generating a task set: N candidates, each walked, instantiated and verified; the failures counted.
+"""Generating a task set: N candidates, each an archetype filled on a world, verified, or dropped and counted.
 
-Every candidate has its own random streams (``random.Random(f"{seed}:candidate:{i}:...")``) and
-runs on a fresh state of its world, so the same configuration gives the same tasks, byte for byte.
+Candidates take the archetypes the catalog can serve in turn (a fresh shuffle every round, each
+archetype as often as its weight says), so a set covers every family and service the library holds.
+Every candidate has its own random streams (``random.Random(f"{seed}:candidate:{i}:...")``) and runs
+on a fresh state of its world, so the same configuration gives the same tasks, byte for byte.
 """
 
 from __future__ import annotations
@@ -13,20 +15,17 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from composer.build import BuildContext, Dropped, Shape, build_task
+import composer.archetypes  # noqa: F401 - registers the archetype library
 from composer.catalog import Catalog, load_catalog
+from composer.compose import ComposeSettings, Dropped, compose_task
 from composer.errors import ComposerError
-from composer.graph import build_graph, max_reachable_services
 from composer.paraphrase import litellm_complete
 from composer.runner import Runner
-from composer.walk import WalkIndex
+from composer.scenario import ARCHETYPES, FAMILIES, Archetype, Phrasing
 from mcp_services.tasks.spec import TaskSpec
 
-#: Shares of candidates asked to have each optional shape (kept sets land near these).
-MEMO = True  # memoise tool calls by state (see Runner)
-ASK_SHARE = 0.3
-DISTRACTOR_SHARE = 0.55
-POLICY_SHARE = 0.4
+#: Share of candidates phrased ``guided`` (the rest are ``goal``).
+GUIDED_SHARE = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,41 +34,31 @@ class GenerateConfig:
 
     ``n`` candidates are generated; those that fail verification are dropped and counted.
     ``worlds`` world seeds are used in turn (``seed * 1000 + k``); each costs one seeding of the library.
+    ``archetypes`` / ``families`` narrow the archetype library (default: every archetype the services serve).
     """
 
     n: int
     seed: int = 0
     services: tuple[str, ...] | None = None
-    min_services: int = 3
-    max_calls: int = 10
+    archetypes: tuple[str, ...] | None = None
+    families: tuple[str, ...] | None = None
     distractor_services: int = 5
     worlds: int = 1
     paraphrase_model: str | None = None
 
-    def validate(self, catalog: Catalog, reachable: int) -> None:
+    def validate(self) -> None:
         if self.n < 1:
             raise ComposerError(f"--n must be at least 1 (got {self.n})")
         if self.worlds < 1:
             raise ComposerError(f"--worlds must be at least 1 (got {self.worlds})")
-        if self.min_services < 1:
-            raise ComposerError(f"--min-services must be at least 1 (got {self.min_services})")
         if self.distractor_services < 0:
             raise ComposerError(f"--distractor-services must not be negative (got {self.distractor_services})")
-        if self.min_services > len(catalog.names):
-            raise ComposerError(
-                f"--min-services {self.min_services} is impossible: only {len(catalog.names)} service(s) are available "
-                f"({', '.join(catalog.names)})"
-            )
-        if self.min_services > reachable:
-            raise ComposerError(
-                f"--min-services {self.min_services} is impossible: a walk from any anchor reaches at most "
-                f"{reachable} of these services"
-            )
-        if self.max_calls < max(2, self.min_services):
-            raise ComposerError(
-                f"--max-calls {self.max_calls} is impossible: a task over {self.min_services} service(s) needs at least "
-                f"{max(2, self.min_services)} calls"
-            )
+        unknown = [a for a in self.archetypes or () if a not in ARCHETYPES]
+        if unknown:
+            raise ComposerError(f"unknown archetype {unknown[0]!r}; known: {', '.join(sorted(ARCHETYPES))}")
+        bad = [f for f in self.families or () if f not in FAMILIES]
+        if bad:
+            raise ComposerError(f"unknown family {bad[0]!r}; families: {', '.join(FAMILIES)}")
 
     @property
     def world_seeds(self) -> list[int]:
@@ -81,8 +70,7 @@ class GenerateReport:
     candidates: int = 0
     kept: int = 0
     dropped: Counter[str] = field(default_factory=Counter)
-    walk_failures: Counter[str] = field(default_factory=Counter)
-    graph_seconds: float = 0.0
+    details: Counter[str] = field(default_factory=Counter)  # "reason: archetype" for people reading the summary
     world_seconds: float = 0.0
     generate_seconds: float = 0.0
 
@@ -98,16 +86,38 @@ class GenerateReport:
 Progress = Callable[[int, int, int], None]
 
 
-def shape_for(i: int, seed: int, config: GenerateConfig) -> Shape:
-    rng = random.Random(f"{seed}:candidate:{i}:shape")
-    low = max(config.min_services + 2, 5)
-    high = max(low, min(9, config.max_calls))
-    return Shape(
-        kind="ask" if rng.random() < ASK_SHARE else "act",
-        distractor=rng.random() < DISTRACTOR_SHARE,
-        policy=rng.random() < POLICY_SHARE,
-        target_len=min(config.max_calls, rng.randint(low, high)),
-    )
+def usable_archetypes(catalog: Catalog, config: GenerateConfig) -> list[Archetype]:
+    """The archetypes this catalog can serve (every service they need is in it), narrowed by the config."""
+    found = [
+        a for a in ARCHETYPES.values()
+        if a.serves(catalog)
+        and (config.archetypes is None or a.id in config.archetypes)
+        and (config.families is None or a.family in config.families)
+    ]
+    if not found:
+        wanted = f" among {', '.join(config.archetypes)}" if config.archetypes else ""
+        raise ComposerError(
+            f"no archetype{wanted} can be built from the services {', '.join(catalog.names)}; "
+            "name more services with --services (each archetype lists the services it needs in `composer archetypes`)"
+        )
+    return sorted(found, key=lambda a: a.id)
+
+
+def schedule(archetypes: list[Archetype], n: int, seed: int) -> list[Archetype]:
+    """Which archetype each candidate takes: every archetype in turn, ``weight`` times per round, shuffled per round."""
+    pool = [a for a in archetypes for _ in range(max(1, round(a.weight)))]
+    order: list[Archetype] = []
+    rounds = 0
+    while len(order) < n:
+        batch = list(pool)
+        random.Random(f"{seed}:round:{rounds}").shuffle(batch)
+        order += batch
+        rounds += 1
+    return order[:n]
+
+
+def phrasing_for(i: int, seed: int) -> Phrasing:
+    return "guided" if random.Random(f"{seed}:candidate:{i}:phrasing").random() < GUIDED_SHARE else "goal"
 
 
 def generate(
@@ -116,48 +126,42 @@ def generate(
     progress: Progress | None = None,
 ) -> tuple[list[TaskSpec], GenerateReport]:
     """Generate ``config.n`` candidates and return the verified tasks with a report."""
+    config.validate()
     catalog = catalog or load_catalog(config.services)
-    report = GenerateReport()
-    started = time.perf_counter()
-    graph = build_graph(catalog)
-    report.graph_seconds = time.perf_counter() - started
-    config.validate(catalog, max_reachable_services(graph))
-    index = WalkIndex(catalog, graph)
-    ctx = BuildContext(
+    order = schedule(usable_archetypes(catalog, config), config.n, config.seed)
+    settings = ComposeSettings(
         catalog=catalog,
-        index=index,
-        min_services=config.min_services,
-        max_calls=config.max_calls,
         distractor_services=config.distractor_services,
         paraphrase=litellm_complete(config.paraphrase_model) if config.paraphrase_model else None,
     )
+    report = GenerateReport()
     runners: dict[int, Runner] = {}
     tasks: list[TaskSpec] = []
     seen: set[str] = set()
-    walk_failures: dict[str, int] = {}
-    for i in range(config.n):
+    started = time.perf_counter()
+    for i, archetype in enumerate(order):
         world_seed = config.world_seeds[i % config.worlds]
         if world_seed not in runners:
             t0 = time.perf_counter()
-            runners[world_seed] = Runner(catalog, world_seed, memo=MEMO)
+            runners[world_seed] = Runner(catalog, world_seed)
             report.world_seconds += time.perf_counter() - t0
-        t0 = time.perf_counter()
         report.candidates += 1
         try:
-            task = build_task(ctx, runners[world_seed], shape_for(i, config.seed, config), f"{config.seed}:candidate:{i}", walk_failures)
+            task = compose_task(settings, runners[world_seed], archetype, phrasing_for(i, config.seed), f"{config.seed}:candidate:{i}")
         except Dropped as exc:
             report.dropped[exc.reason] += 1
+            report.details[f"{exc.reason}: {archetype.id}"] += 1
         else:
             if task.id in seen:
                 report.dropped["duplicate"] += 1
+                report.details[f"duplicate: {archetype.id}"] += 1
             else:
                 seen.add(task.id)
                 tasks.append(task)
                 report.kept += 1
-        report.generate_seconds += time.perf_counter() - t0
         if progress is not None:
             progress(i + 1, config.n, report.kept)
-    report.walk_failures.update(walk_failures)
+    report.generate_seconds = time.perf_counter() - started - report.world_seconds
     return tasks, report
 
 

@@ -1,25 +1,27 @@
 """Running plans on a world: one episode per world seed, restored to a fresh state for every run.
 
 Restoring the seeded snapshot images gives a state byte-identical to a newly created episode, at a
-fraction of the cost; setup records are inserted on top, and the change tracker makes the run's diff
-cheap. Every run of the composer (exploration, reference, counterfactual) goes through here.
+fraction of the cost; setup records go in on top and become the baseline. Diffs come from the
+kernel's one change tracker (``Store.changed_rows_since``: SQLite compares a store with an image of
+it), per step for writes and for the whole run. Every run of the composer (building a scenario,
+the reference run, each counterfactual, ``composer verify``) goes through here.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_services.kernel.diff import StateDiff
+from sqlalchemy import Table
+
+from mcp_services.kernel.diff import StateDiff, diff_states
 from mcp_services.kernel.episode import Episode
 from mcp_services.kernel.results import ToolResult
 from mcp_services.tasks.spec import PlanStep, SetupRecord
 
 from composer.catalog import Catalog, ToolInfo
 from composer.plan import MissingValue, StepSpec, field_value, resolve
-from composer.tracking import ChangeTracker
 
 
 @dataclass(slots=True)
@@ -68,36 +70,23 @@ def select_item(tool: ToolInfo, data: Any, key: str | None, value: Any) -> dict[
     return None
 
 
-Checkpoint = tuple[bytes, int]  # a store's image and its state fingerprint
-
-
 class Runner:
-    """An episode of every catalog service for one world seed, reusable run after run.
+    """An episode of every catalog service for one world seed, reusable run after run."""
 
-    With ``memo``, tool calls are memoised by the state they run on: each store carries a
-    fingerprint (its seed, the setup rows and the writes applied since, in order), and a call on a
-    state it has seen returns the recorded result; a recorded write restores the state it left.
-    Services are deterministic, so this changes nothing but the time (``composer verify`` runs
-    without it, as an independent check).
-    """
-
-    #: Most recorded writes kept (each holds a store image of a few hundred kB).
-    MAX_WRITES = 384
-    MAX_READS = 200_000
-
-    def __init__(self, catalog: Catalog, world_seed: int, *, memo: bool = False) -> None:
+    def __init__(self, catalog: Catalog, world_seed: int) -> None:
         self.catalog = catalog
         self.world_seed = world_seed
         self.episode = Episode(list(catalog.services.values()), world_seed)
-        self.tracker = ChangeTracker(self.episode)
         self._pristine = self.episode.snapshot()
-        self._dirty: set[str] = set()
-        self.memo = memo
-        self._fp: dict[str, int] = {name: hash(("seed", world_seed, name)) for name in self.episode.stores}
-        self._reads: dict[tuple[int, str, str], ToolResult] = {}
-        self._writes: dict[tuple[int, str, str], tuple[ToolResult, bytes | None]] = {}
-        self.calls = 0  # tool calls actually run (memo hits excluded)
-        self.hits = 0
+        self._baseline: dict[str, bytes] = {}  # stores whose baseline is not the pristine image
+        self._baseline_writes: dict[str, int] = {}  # their write counts then: unchanged since, nothing to diff
+        self._dirty: set[str] = set()  # stores that differ from the pristine image
+        self.calls = 0
+        #: Each service's tables by name (checks name them).
+        self.tables: dict[str, dict[str, Table]] = {
+            name: {t.name: t for t in store.metadata.tables.values() if not t.name.startswith("_")}
+            for name, store in self.episode.stores.items()
+        }
 
     @property
     def world(self) -> Any:
@@ -106,81 +95,42 @@ class Runner:
     def fresh(self, setup: Sequence[SetupRecord] = ()) -> None:
         """Back to the seeded state of the world, plus ``setup`` records."""
         for name in sorted(self._dirty):
-            self.episode.stores[name].restore(self._pristine[name])  # its change log is empty there
-            self._fp[name] = hash(("seed", self.world_seed, name))
+            self.episode.stores[name].restore(self._pristine[name])
         self._dirty = set()
+        self._baseline = {}
+        self._baseline_writes = {}
         self.insert(setup)
 
     def insert(self, records: Iterable[SetupRecord]) -> None:
-        """Add records to the current state (the baseline moves with them)."""
+        """Add records to the current state; the baseline moves with them."""
         by_target: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for record in records:
             by_target.setdefault((record.service, record.table), []).append(dict(record.row))
         for (service, table), rows in by_target.items():
             self.episode.stores[service].insert_rows(table, rows)
-            self.episode.stores[service].advance_counters()  # as Episode.apply_setup does: the same ids follow
-            self._dirty.add(service)
-            self._fp[service] = hash((self._fp[service], "insert", table, json.dumps(rows, sort_keys=True, default=str)))
-        # The inserted rows are part of the baseline, not changes; the log is part of the state the
-        # fingerprint names, so it is cleared exactly where rows went in.
-        self.tracker.reset(sorted({service for service, _ in by_target}))
+        for service in sorted({service for service, _ in by_target}):
+            self.planted(service, [table for s, table in by_target if s == service])
 
-    def planted(self, service: str) -> None:
-        """Rows were added to ``service`` outside a tool call (a scenario's setup): they are the new baseline."""
+    def planted(self, service: str, tables: Sequence[str]) -> None:
+        """Rows were added to ``tables`` of ``service`` outside a tool call (setup): they are part of the new baseline."""
+        store = self.episode.stores[service]
+        store.advance_counters(tables)  # as Episode.apply_setup does, so both mint the same ids afterwards
         self._dirty.add(service)
-        self._fp[service] = hash((self._fp[service], "planted", self.episode.stores[service].snapshot()))
-        self.tracker.reset([service])
-
-    def checkpoint(self, service: str) -> Checkpoint:
-        return self.episode.stores[service].snapshot(), self._fp[service]
-
-    def rollback(self, service: str, checkpoint: Checkpoint) -> None:
-        """Back to a checkpoint of one store (its change log included)."""
-        image, fp = checkpoint
-        self.episode.stores[service].restore(image)
-        self._fp[service] = fp
+        self._baseline[service] = store.snapshot()
+        self._baseline_writes[service] = store.write_count
 
     def call(self, service: str, tool: str, arguments: Mapping[str, Any]) -> ToolResult:
-        info = self.catalog.tools[f"{service}.{tool}"]
-        if not self.memo:
-            self.calls += 1
-            result = self.episode.call(service, tool, arguments)
-            if info.is_write and result.success:
-                self._dirty.add(service)
-            return result
-        key = (self._fp[service], tool, json.dumps(arguments, sort_keys=True, default=str))
-        if not info.is_write:
-            cached = self._reads.get(key)
-            if cached is None:
-                self.calls += 1
-                cached = self.episode.call(service, tool, arguments)
-                if len(self._reads) >= self.MAX_READS:
-                    self._reads.pop(next(iter(self._reads)))
-                self._reads[key] = cached
-            else:
-                self.hits += 1
-            return cached
-        recorded = self._writes.get(key)
-        store = self.episode.stores[service]
-        if recorded is not None:
-            self.hits += 1
-            result, image = recorded
-            if result.success and image is not None:
-                store.restore(image)
-        else:
-            self.calls += 1
-            result = self.episode.call(service, tool, arguments)
-            image = store.snapshot() if result.success else None
-            if len(self._writes) >= self.MAX_WRITES:
-                self._writes.pop(next(iter(self._writes)))
-            self._writes[key] = (result, image)
-        if result.success:
+        self.calls += 1
+        result = self.episode.call(service, tool, dict(arguments))
+        if result.success and self.catalog.tools[f"{service}.{tool}"].is_write:
             self._dirty.add(service)
-            self._fp[service] = hash((key, "done"))
         return result
 
-    def execute(self, specs: Sequence[StepSpec], overrides: Mapping[int, Any] | None = None) -> Run:
-        """Run ``specs`` in order on the current state; stop at the first failure."""
+    def execute(self, specs: Sequence[StepSpec], overrides: Mapping[int, Any] | None = None, *, per_step: bool = True) -> Run:
+        """Run ``specs`` in order on the current state; stop at the first failure.
+
+        ``per_step``: record what each write changed (the reference run needs it; replays only need ``diff``).
+        """
         overrides = overrides or {}
         run = Run()
         items: list[dict[str, Any] | None] = []
@@ -190,7 +140,7 @@ class Runner:
             except MissingValue as exc:
                 run.complete, run.failure = False, f"step {index + 1}: {exc}"
                 return run
-            step = self.run_step(spec, arguments, overrides.get(index, spec.select_value))
+            step = self.run_step(spec, arguments, overrides.get(index, spec.select_value), per_step=per_step)
             run.steps.append(step)
             items.append(step.item)
             if not step.ok:
@@ -198,18 +148,27 @@ class Runner:
                 return run
         return run
 
-    def run_step(self, spec: StepSpec, arguments: dict[str, Any], select_value: Any) -> StepRun:
+    def run_step(self, spec: StepSpec, arguments: dict[str, Any], select_value: Any, *, per_step: bool = True) -> StepRun:
         info = self.catalog.tools[f"{spec.service}.{spec.tool}"]
-        since = self.tracker.position(spec.service) if info.is_write else 0
+        store = self.episode.stores[spec.service]
+        before = store.snapshot() if info.is_write and per_step else None
         result = self.call(spec.service, spec.tool, arguments)
         call = PlanStep(service=spec.service, tool=spec.tool, arguments=arguments)
         if not result.success:
             return StepRun(call, False, f"{result.error_code}: {result.error_message}")
         item = select_item(info, result.data, spec.select_key, select_value)
-        changes = self.tracker.service_diff(spec.service, since) if info.is_write else None
+        changes = diff_states(*store.changed_rows_since(before)) if before is not None else None
         if item is None:
             return StepRun(call, False, "the item to continue with is not in the result", result.data, None, changes)
         return StepRun(call, True, None, result.data, item, changes)
 
     def diff(self) -> dict[str, StateDiff]:
-        return self.tracker.diff()
+        """What changed since the baseline (the seeded state plus setup), per service."""
+        out: dict[str, StateDiff] = {}
+        for name, store in self.episode.stores.items():
+            if name not in self._dirty or self._baseline_writes.get(name) == store.write_count:
+                out[name] = StateDiff({})
+                continue
+            base = self._baseline.get(name, self._pristine[name])
+            out[name] = diff_states(*store.changed_rows_since(base))
+        return out

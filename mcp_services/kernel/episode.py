@@ -82,12 +82,12 @@ class Episode:
 
     # -- the control API ------------------------------------------------------------------------------
 
-    def run_event(self, service: str, name: str, **arguments: Any) -> Any:
+    def run_event(self, service: str, event: str, /, **arguments: Any) -> Any:
         """Make a world event happen in ``service`` (an inbound email, a new ticket); returns what it created."""
         svc = self.services.get(service)
         if svc is None:
             raise KeyError(f"service {service!r} is not mounted in this episode")
-        return svc.run_event(self.stores[service], self.world, name, arguments)
+        return svc.run_event(self.stores[service], self.world, event, arguments)
 
     def apply_setup(self, records: Iterable[Mapping[str, Any]], *, marker: str | None = None) -> None:
         """Insert task setup records ``{"service", "table", "row"}``; they become the initial state.

@@ -1573,3 +1573,24 @@ def delete_file_permanently(ctx: ToolContext, file_id: FileId) -> DeletedOut:
     for record in [*ctx.fetch_many(File, files).values(), *(below[f] for f in reversed(folders)), item]:
         ctx.delete(record)
     return DeletedOut(id=item.id, type=_kind(item), name=item.name, deleted_items=len(ids), removed_shares=len(shares))
+
+
+# -- world events (what arrives from outside; the composer plants task triggers with them) ---------
+
+
+@service.event("document_added")
+def document_added(ctx: ToolContext, name: str, content: str, folder: str, owner_email: str, days_ago: float = 30.0) -> str:
+    """A colleague put a document in a top-level folder (made if missing); returns the file id."""
+    root = _root(ctx)
+    at = ctx.days_from_now(-days_ago)
+    owner = next((p for p in ctx.world.people if p.email == owner_email), ctx.world.user)
+    parent = ctx.find(Folder, parent_id=root.id, name=folder) or ctx.insert(
+        Folder(id=ctx.new_id("folder"), name=folder, parent_id=root.id, owner_email=owner.email, owner_name=owner.name,
+               created_at=at, modified_at=at, modified_by_email=owner.email)
+    )
+    item = ctx.insert(
+        File(id=ctx.new_id("file"), name=name, parent_id=parent.id, mime_type="text/markdown", size=len(content.encode()),
+             owner_email=owner.email, owner_name=owner.name, created_at=at, modified_at=at, modified_by_email=owner.email)
+    )
+    ctx.insert(FileText(id=item.id, content=content))
+    return item.id

@@ -9,10 +9,10 @@ from composer.generate import GenerateConfig, GenerateReport, generate
 from composer.graph import build_graph
 from mcp_services.tasks.spec import TaskSpec
 
-#: Services the composer tests compose (enough for every task shape, quick to seed).
-SERVICES = ("crm", "helpdesk", "mailbox", "payments", "accounting", "files")
+#: Services the composer tests compose (every archetype family of the core library, quick to seed).
+SERVICES = ("crm", "helpdesk", "mailbox", "payments", "accounting", "files", "chat", "calendar", "sms")
 SEED = 0
-N = 24
+N = 30
 
 
 @pytest.fixture(scope="session")

@@ -37,9 +37,9 @@ def test_an_unknown_service_is_one_clear_error_and_writes_nothing(capsys: pytest
 def test_impossible_constraints_are_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     out = tmp_path / "tasks.jsonl"
     for argv in (
-        ("--services", "crm,helpdesk", "--min-services", "3"),
-        ("--min-services", "11"),
-        ("--max-calls", "2"),
+        ("--services", "crm"),  # no archetype can be built from the CRM alone
+        ("--archetypes", "no-such-archetype"),
+        ("--families", "astrology"),
         ("--n", "0"),
     ):
         args = ["generate", "--out", str(out), *argv]
@@ -111,3 +111,25 @@ def test_graph_writes_its_files(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     assert code == 0
     assert (tmp_path / "g" / "graph.json").exists() and (tmp_path / "g" / "graph.graphml").exists()
     assert "edges" in out
+
+
+def test_audit_shows_every_reference_resolved_and_json_has_the_agreed_shape(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, tasks: list[TaskSpec]
+) -> None:
+    path = tmp_path / "tasks.jsonl"
+    write_tasks(path, tasks[:4])
+    code, out, _ = _run(capsys, "audit", str(path))
+    assert code == 0 and "0 referring expression(s) that do not pick out their own record" in out
+    assert "exactly this record" in out
+    code, out, _ = _run(capsys, "audit", str(path), "--json", "--id", tasks[0].id[:8])
+    record = json.loads(out)
+    assert record["id"] == tasks[0].id
+    assert {"id", "references", "flows", "traps"} <= set(record)
+    for ref in record["references"]:
+        assert {"text", "service", "table", "key", "relation"} <= set(ref)
+
+
+def test_archetypes_lists_the_library(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "archetypes", "--json")
+    rows = json.loads(out)
+    assert code == 0 and {r["family"] for r in rows} >= {"support", "sales", "finance", "operations"}

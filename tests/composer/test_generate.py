@@ -1,15 +1,15 @@
-"""Generated tasks: verified, non-vacuous, with checked distractors, every shape, byte-stable."""
+"""Generated tasks: scenarios with a purpose, verified, non-vacuous, with checked traps, byte-stable."""
 
 from __future__ import annotations
 
 from collections import Counter
 
 from composer.catalog import Catalog
-from composer.generate import GenerateConfig, GenerateReport, generate
+from composer.generate import GenerateConfig, GenerateReport, generate, schedule, usable_archetypes
 from composer.runner import Runner
 from composer.verify import empty_diff, leaks, reference_answer, run_plan, verify_task, verify_task_exact
-from mcp_services.tasks.checks import RowUnchanged
-from mcp_services.tasks.spec import CAPABILITIES, TaskSpec
+from mcp_services.tasks.checks import InfoFlow, RowUnchanged
+from mcp_services.tasks.spec import TaskSpec
 
 from .conftest import N, SEED, SERVICES
 
@@ -22,27 +22,24 @@ def test_most_candidates_become_verified_tasks(generated: tuple[list[TaskSpec], 
 
 
 def test_every_generated_task_passes_verification_on_a_fresh_episode(catalog: Catalog, tasks: list[TaskSpec]) -> None:
-    runner = Runner(catalog, tasks[0].world_seed)  # no memo: every call really runs
+    runner = Runner(catalog, tasks[0].world_seed)
     for task in tasks:
         assert verify_task(task, runner) == [], task.id
 
 
 def test_verification_agrees_with_the_harness_grading_path(tasks: list[TaskSpec]) -> None:
-    for task in tasks[:2]:
+    for task in tasks[:3]:
         assert verify_task_exact(task) == [], task.id
 
 
-def test_a_mutated_reference_plan_fails(catalog: Catalog, tasks: list[TaskSpec]) -> None:
+def test_leaving_out_any_requested_change_fails(catalog: Catalog, tasks: list[TaskSpec]) -> None:
     runner = Runner(catalog, tasks[0].world_seed)
     for task in tasks:
         writes = [i for i, step in enumerate(task.plan) if catalog.tool(step.service, step.tool).is_write]
-        if not writes:
-            continue
-        # Leave out the last write: the task must no longer pass.
-        plan = [step for i, step in enumerate(task.plan) if i != writes[-1]]
-        runner.fresh(task.setup)
-        run_plan(runner.call, plan, stop=False)
-        assert not task.grade(runner.diff(), reference_answer(task)).passed, task.id
+        for left_out in writes:
+            runner.fresh(task.setup)
+            run_plan(runner.call, [s for i, s in enumerate(task.plan) if i != left_out], stop=False)
+            assert not task.grade(runner.diff(), reference_answer(task)).passed, (task.id, task.plan[left_out].tool)
 
 
 def test_no_criterion_passes_when_nothing_is_done(tasks: list[TaskSpec]) -> None:
@@ -54,37 +51,47 @@ def test_no_criterion_passes_when_nothing_is_done(tasks: list[TaskSpec]) -> None
             assert any(not by_id[c].negative for c in item.checks), (task.id, item.id)
 
 
-def test_distractor_records_exist_are_checked_and_following_them_fails(tasks: list[TaskSpec]) -> None:
-    with_distractors = [t for t in tasks if "distractor-avoidance" in t.capabilities]
-    assert with_distractors
-    for task in with_distractors:
-        assert task.setup
-        guarded = {(c.service, c.table) for c in task.checks if isinstance(c, RowUnchanged)}
-        assert {(r.service, r.table) for r in task.setup} <= guarded
-        assert any(cf.id.startswith("distractor") for cf in task.counterfactuals)
+def test_traps_are_real_records_kept_untouched_and_following_them_fails(tasks: list[TaskSpec]) -> None:
+    trapped = [t for t in tasks if t.traps]
+    assert trapped
+    for task in trapped:
+        guarded = {(c.service, c.table, c.key) for c in task.checks if isinstance(c, RowUnchanged)}
+        assert {(t.service, t.table, t.key) for t in task.traps} <= guarded, task.id
+        assert any(cf.id.startswith("trap") for cf in task.counterfactuals) or task.scenario.policy_in_data  # type: ignore[union-attr]
 
 
-def test_every_capability_appears(tasks: list[TaskSpec]) -> None:
-    shares = Counter(c for t in tasks for c in t.capabilities)
-    assert set(CAPABILITIES) <= set(shares), shares
+def test_every_task_comes_from_a_scenario_and_both_phrasings_appear(tasks: list[TaskSpec]) -> None:
+    assert all(t.scenario is not None for t in tasks)
+    phrasings = Counter(t.scenario.phrasing for t in tasks if t.scenario)
+    assert set(phrasings) == {"guided", "goal"}, phrasings
+    triggered = [t for t in tasks if t.scenario and t.scenario.trigger]
+    assert len(triggered) >= 0.6 * len(tasks)
+    for task in triggered:
+        trigger = task.scenario.trigger  # type: ignore[union-attr]
+        assert any(r.service == trigger.service and r.table == trigger.table and str(r.row["id"]) == trigger.key for r in task.setup)
 
 
-def test_instructions_state_the_date_and_never_a_looked_up_value(tasks: list[TaskSpec]) -> None:
+def test_requests_never_state_a_value_the_agent_must_look_up(tasks: list[TaskSpec]) -> None:
     for task in tasks:
         assert leaks(task) == [], task.id
-        assert any(day in task.instruction for day in ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"))
 
 
-def test_tasks_need_several_services_and_calls(tasks: list[TaskSpec]) -> None:
-    assert sum(len(t.services) for t in tasks) / len(tasks) >= 3
-    assert sum(len(t.plan) for t in tasks) / len(tasks) >= 6
+def test_values_flow_only_where_the_archetype_says_a_workflow_puts_them(tasks: list[TaskSpec]) -> None:
+    flows = [c for t in tasks for c in t.checks if isinstance(c, InfoFlow)]
+    assert flows
     for task in tasks:
-        assert len(task.services) >= 3
-        assert set(task.distractor_services).isdisjoint(task.services)
+        described = " ".join(r.description.lower() for r in task.rubric if r.id.startswith("flow"))
+        for check in (c for c in task.checks if isinstance(c, InfoFlow)):
+            assert check.service in described, (task.id, check.id)
+
+
+def test_archetypes_are_taken_in_turn_so_a_set_covers_them_all(catalog: Catalog) -> None:
+    archetypes = usable_archetypes(catalog, GenerateConfig(n=1))
+    order = schedule(archetypes, len(archetypes) * 2, SEED)
+    assert Counter(a.id for a in order) == {a.id: 2 for a in archetypes}
+    assert schedule(archetypes, 10, SEED) == schedule(archetypes, 10, SEED)
 
 
 def test_the_same_seed_gives_the_same_bytes(catalog: Catalog, tasks: list[TaskSpec]) -> None:
     again, _ = generate(GenerateConfig(n=4, seed=SEED, services=SERVICES), catalog)
-    first = [t for t in tasks if t.id in {a.id for a in again}]
-    assert [t.to_json() for t in again] == [t.to_json() for t in first][: len(again)]
     assert [t.to_json() for t in again] == [t.to_json() for t in tasks[: len(again)]]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from composer.derive import _matcher
 from composer.paraphrase import accept, paraphrase
 from composer.plan import Composed, Cond, ListOf, Lit, MissingValue, Ref, resolve
-from composer.policy import nice_number
 
 
 def test_expressions_resolve_against_the_items_earlier_steps_picked() -> None:
@@ -21,12 +20,6 @@ def test_expressions_resolve_against_the_items_earlier_steps_picked() -> None:
         pass
     else:  # pragma: no cover
         raise AssertionError("a missing field must not resolve")
-
-
-def test_house_rule_limits_are_round_numbers() -> None:
-    assert nice_number(1234.5) == 1200.0
-    assert nice_number(87.0) == 87.0
-    assert nice_number(0.0) == 0.0
 
 
 def test_columns_match_the_arguments_that_produced_them() -> None:

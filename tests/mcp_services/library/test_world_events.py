@@ -55,3 +55,14 @@ def test_a_ticket_that_arrives_hours_ago_is_new_with_its_first_comment() -> None
     assert ticket["status"] == "new" and ticket["created_at"] < episode.world.now
     comments = episode.call("helpdesk", "list_ticket_comments", {"ticket_id": key}).data["items"]
     assert [c["body"] for c in comments] == ["The CSV export is empty."]
+
+
+def test_a_policy_document_lands_in_its_folder_and_reads_back() -> None:
+    episode = Episode.create(["files"], 0)
+    owner = episode.world.team[0]
+    key = episode.run_event("files", "document_added", name="Refund policy.md", content="# Refund policy\n\nRefunds over 500.",
+                            folder="Policies", owner_email=owner.email, days_ago=40)
+    _added_only(episode, "files")
+    assert episode.call("files", "download_file", {"file_id": key}).data["content"].startswith("# Refund policy")
+    found = episode.call("files", "search_files", {"query": "refund policy"}).data["items"]
+    assert any(f["id"] == key and f["path"].endswith("Policies/Refund policy.md") for f in found)

@@ -1,0 +1,11 @@
+"""The library of business workflow archetypes, one module per family of work.
+
+Importing this package registers every archetype in ``composer.scenario.ARCHETYPES``. An archetype
+takes part in a task set when the services it needs are in the catalog.
+"""
+
+from __future__ import annotations
+
+from composer.archetypes import finance, generic, operations, sales, support  # noqa: F401 - registration
+
+__all__ = ["finance", "generic", "operations", "sales", "support"]

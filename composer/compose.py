@@ -1,0 +1,495 @@
+"""One candidate task from a scenario: build it live, prove its references, run it, derive its checks, phrase it, verify it.
+
+The archetype builds the scenario on the world (``composer.scenario``). Then, on a fresh episode with
+the planted setup: every referring expression must pick out its record (``composer.resolve``); the
+reference plan runs; a replay that follows each trap and one that ignores the policy give the
+counterfactuals; the checks come from what the reference run changed (one criterion per requested
+change, the natural information flows the archetype declared, the traps untouched, the policy
+applied, nothing else changed); the request is phrased; and ``composer.verify.judge`` keeps the task
+only if the reference passes, doing nothing fails and every counterfactual fails.
+
+A candidate that fails any stage raises ``Dropped`` with a short reason that ``composer generate``
+counts; nothing half-built is returned.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Table
+
+from mcp_services.kernel.diff import StateDiff
+from mcp_services.tasks.checks import (
+    AnswerCheck,
+    AnswerExcludes,
+    Check,
+    InfoFlow,
+    NoCollateral,
+    RowAbsent,
+    RowExists,
+    RowUnchanged,
+)
+from mcp_services.tasks.grading import RubricItem
+from mcp_services.tasks.spec import (
+    CAPABILITIES,
+    SCHEMA_VERSION,
+    Counterfactual,
+    RecordRef,
+    Reference,
+    ScenarioInfo,
+    TaskSpec,
+    TrapInfo,
+)
+
+from composer.catalog import Catalog
+from composer.derive import met_by_other_steps, row_checks, slug
+from composer.paraphrase import Complete, paraphrase
+from composer.phrasing import instruction
+from composer.plan import Composed, Lit, StepSpec, field_value, refs_of, step_refs, text_of
+from composer.resolve import relation_of, unresolved
+from composer.runner import Run, Runner
+from composer.scenario import Archetype, Phrasing, Scenario, Skip
+from composer.verify import judge
+
+
+class Dropped(Exception):
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass(slots=True)
+class ComposeSettings:
+    catalog: Catalog
+    distractor_services: int = 5
+    paraphrase: Complete | None = None
+
+
+def _norm(value: Any) -> str:
+    return " ".join(str(value).lower().split())
+
+
+def compose_task(
+    settings: ComposeSettings, runner: Runner, archetype: Archetype, phrasing: Phrasing, seed_key: str
+) -> TaskSpec:
+    catalog = settings.catalog
+    rng = random.Random(f"{seed_key}:scenario")
+    runner.fresh()
+    s = Scenario(catalog, runner, rng, archetype)
+    try:
+        archetype.build(s)
+    except Skip as exc:
+        raise Dropped("no-fit", f"{archetype.id}: {exc.reason}") from None
+    if not s.specs:
+        raise Dropped("no-fit", f"{archetype.id}: the scenario made no calls")
+
+    runner.fresh(s.setup)
+    problems = unresolved(s)
+    if problems:
+        raise Dropped("ambiguous-reference", problems[0])
+    references = [
+        Reference(
+            service=r.rec.service, table=r.rec.table, key=r.rec.key, text=r.text, relation=relation_of(s.view, r),
+            where=dict(r.where), latest=r.latest,
+        )
+        for r in s.references
+    ]
+
+    run = runner.execute(s.specs)
+    if not run.complete:
+        raise Dropped("reference-failed", run.failure or "")
+    diff = runner.diff()
+
+    counterfactuals: list[Counterfactual] = []
+    cf_diffs: list[Mapping[str, StateDiff]] = []
+    for n, trap in enumerate(s.traps, 1):
+        if trap.step is None:
+            continue
+        runner.fresh(s.setup)
+        cf = runner.execute(s.specs, overrides={trap.step: trap.rec.key}, per_step=False)
+        if len(cf.steps) <= trap.step or not cf.steps[trap.step].ok:
+            raise Dropped("trap-unreachable", f"{trap.description}: the step that should tell it apart never shows it")
+        counterfactuals.append(
+            Counterfactual(id=f"trap-{n}", description=f"acts on {trap.description} instead", plan=cf.calls, answer=_answer_text(s, cf))
+        )
+        cf_diffs.append(runner.diff())
+    if s.policy is not None:
+        runner.fresh(s.setup)
+        if s.policy.violation:
+            ignored = list(s.policy.violation)
+        else:
+            assert s.policy.param is not None and s.policy.violating is not None
+            ignored = list(s.specs)
+            ignored[s.policy.step] = ignored[s.policy.step].with_arg(s.policy.param, s.policy.violating)
+        cf = runner.execute(ignored, per_step=False)
+        counterfactuals.append(
+            Counterfactual(id="ignores-policy", description=f"ignores the rule: {s.policy.rule}", plan=cf.calls, answer=_answer_text(s, cf))
+        )
+        cf_diffs.append(runner.diff())
+
+    checks, rubric = _derive(s, catalog, run, diff, runner.tables)
+    stated = {_norm(a) for a in s.brief.anchors}
+    # Where the request gives a text to use (a title, a reason), checks match it: say to keep it verbatim.
+    verbatim = any(
+        isinstance(e, Lit) and e.stated and isinstance(e.value, str) and f'"{e.value}"' in _quoted(s)
+        for spec in s.specs if catalog.tool(spec.service, spec.tool).is_write for _, e in spec.args
+    )
+    text = instruction(
+        s.brief, s.notes, phrasing, random.Random(f"{seed_key}:words"), now=s.world.now, verbatim=verbatim,
+        question=s.answer.question if s.answer is not None else None,
+    )
+    missing = [a for a in s.brief.anchors if _norm(a) not in _norm(text)]
+    if missing:
+        raise Dropped("anchor-lost", f"the request does not state {missing[0]!r}")
+    paraphrased: bool | None = None
+    if settings.paraphrase is not None:
+        forbid = [str(c.value) for c in checks if isinstance(c, InfoFlow) and len(str(c.value)) >= 4]
+        if s.answer is not None:
+            forbid.append(str(s.answer.value))
+        rewritten = paraphrase(text, s.brief.anchors, forbid, settings.paraphrase)
+        paraphrased = rewritten is not None
+        text = rewritten or text
+
+    services = sorted({spec.service for spec in s.specs} | {r.service for r in s.setup})
+    others = sorted(set(catalog.names) - set(services))
+    distractor_services = sorted(rng.sample(others, min(settings.distractor_services, len(others))))
+    writes = [j for j, spec in enumerate(s.specs) if catalog.tool(spec.service, spec.tool).is_write]
+    needed = [j for j, note in enumerate(s.notes) if note.needed]
+    trigger = s.trigger
+    task = TaskSpec.build(
+        schema_version=SCHEMA_VERSION,
+        instruction=text,
+        services=services,
+        distractor_services=distractor_services,
+        world_seed=runner.world_seed,
+        setup=s.setup,
+        plan=run.calls,
+        checks=checks,
+        rubric=rubric,
+        answer=s.answer.value if s.answer is not None else None,
+        capabilities=_capabilities(s, catalog, run, stated),
+        stats={
+            "kind": "ask" if s.answer is not None else "act",
+            "n_calls": len(needed),
+            "n_services": len(services),
+            "n_writes": len(writes),
+            "n_reads": len([j for j in needed if j not in writes]),
+            "n_setup": len(s.setup),
+            "n_checks": len(checks),
+            "n_criteria": len(rubric),
+            "dependency_depth": dependency_depth(s.specs),
+            **({"paraphrased": paraphrased} if paraphrased is not None else {}),
+        },
+        counterfactuals=counterfactuals,
+        scenario=ScenarioInfo(
+            archetype=archetype.id,
+            family=archetype.family,
+            phrasing=phrasing,
+            trigger=RecordRef(service=trigger.service, table=trigger.table, key=trigger.key) if trigger else None,
+            policy_in_data=bool(s.policy_documents),
+            references=references,
+        ),
+        traps=[TrapInfo(service=t.rec.service, table=t.rec.table, key=t.rec.key, kind=t.kind, description=t.description) for t in s.traps],
+    )
+    problems = judge(task, (diff, []), cf_diffs)
+    if problems:
+        raise Dropped(_reason(problems[0]), problems[0])
+    return task
+
+
+def _quoted(s: Scenario) -> str:
+    return " ".join([s.brief.intro, s.brief.goal, *s.brief.constraints, *(n.say for n in s.notes)])
+
+
+def _answer_text(s: Scenario, run: Run) -> str | None:
+    """What an agent that followed this run would answer (the value its own steps found)."""
+    if s.answer is None:
+        return None
+    return f"The answer is {s.answer.value}."
+
+
+def _touched(step_changes: StateDiff, final: StateDiff) -> list[tuple[str, dict[str, Any]]]:
+    rows: list[tuple[str, dict[str, Any]]] = []
+    for table, t in sorted(step_changes.tables.items()):
+        for key in sorted(t.added):
+            if key in final.table(table).added:
+                rows.append((table, final.table(table).added[key]))
+        for key in sorted(t.changed):
+            if key in final.table(table).changed:
+                rows.append((table, final.table(table).changed[key].after))
+    return rows
+
+
+def _holds(value: Any, cell: Any) -> bool:
+    if isinstance(cell, list):
+        return any(_holds(value, c) for c in cell)
+    if isinstance(value, str) and isinstance(cell, str):
+        return value.lower() in cell.lower()
+    if isinstance(value, (int, float)) and isinstance(cell, (int, float)) and not isinstance(cell, bool):
+        return abs(float(value) - float(cell)) <= 0.005
+    return False
+
+
+class _Checks:
+    def __init__(self) -> None:
+        self.checks: list[Check] = []
+        self.rubric: list[RubricItem] = []
+
+    def add(self, check: Check) -> str:
+        existing = {c.id for c in self.checks}
+        base, n = check.id, 2
+        while check.id in existing:
+            check = check.model_copy(update={"id": f"{base}-{n}"})
+            n += 1
+        self.checks.append(check)
+        return check.id
+
+    def criterion(self, id: str, description: str, checks: Sequence[str]) -> None:  # noqa: A002
+        self.rubric.append(RubricItem(id=id, description=description, checks=list(checks)))
+
+
+def _derive(
+    s: Scenario, catalog: Catalog, run: Run, diff: Mapping[str, StateDiff], tables: Mapping[str, Mapping[str, Table]]
+) -> tuple[list[Check], list[RubricItem]]:
+    out = _Checks()
+    items = run.items
+    created = {(table, key) for state in diff.values() for table, t in state.tables.items() for key in t.added}
+    step_checks: dict[int, list[str]] = {}
+    for j, (spec, step, note) in enumerate(zip(s.specs, run.steps, s.notes, strict=True)):
+        if step.changes is None:
+            continue
+        # Details the request leaves to the agent (a refund reason, a note's wording) are not checked.
+        optional = {
+            name for name, expr in spec.args
+            if (isinstance(expr, Lit) and not expr.stated) or (isinstance(expr, Composed) and not list(refs_of(expr)))
+        }
+        checked = StepSpec(spec.service, spec.tool, tuple((n, e) for n, e in spec.args if n not in optional))
+        arguments = {n: v for n, v in step.call.arguments.items() if n not in optional}
+        found = row_checks(
+            catalog, spec.service, checked, arguments, items, step.changes, diff[spec.service], tables[spec.service], created
+        )
+        if found and met_by_other_steps(found, spec.service, step.changes, diff):
+            raise Dropped("unchecked-write", f"step {j + 1} ({spec.service}.{spec.tool}) leaves rows other steps' rows already match")
+        ids = [out.add(check) for check in found]
+        if note.accept:
+            _accept_alternatives(out, ids, note.accept, arguments)
+        ids += _member_checks(out, spec, arguments, step.changes, diff[spec.service], optional)
+        if not ids:
+            raise Dropped("unchecked-write", f"step {j + 1} ({spec.service}.{spec.tool}) changes nothing a check can name")
+        step_checks[j] = ids
+        out.criterion(f"step-{j + 1}-{slug(spec.tool)}", _cap(note.say), ids)
+        for ref, noun in note.mentions:
+            value = field_value(items[ref.step], ref.field)
+            if value is None:
+                continue
+            for table, row in _touched(step.changes, diff[spec.service]):
+                column = next((c for c, cell in row.items() if _holds(value, cell)), None)
+                if column is None:
+                    continue
+                source = s.specs[ref.step]
+                fid = out.add(
+                    InfoFlow(
+                        id=f"flow-{slug(ref.field)}-to-{spec.service}",
+                        description=f"{source.service}.{source.tool} -> {spec.service}.{table}.{column}",
+                        value=value if isinstance(value, (str, int, float)) else str(value),
+                        source_service=source.service,
+                        source_tool=source.tool,
+                        service=spec.service,
+                        table=table,
+                        column=column,
+                    )
+                )
+                out.criterion(f"flow-{len(out.rubric) + 1}", f"{_cap(noun)} goes where it is needed ({spec.service} {table})", [fid])
+                break
+    positives = [ids[0] for ids in step_checks.values()]
+    anchor = positives[0] if positives else None
+
+    if s.answer is not None:
+        value = s.answer.value
+        aid = out.add(
+            AnswerCheck(
+                id="answer",
+                description="The final answer states the value asked for",
+                expected=value,
+                match="number" if isinstance(value, (int, float)) and not isinstance(value, bool) else "contains",
+            )
+        )
+        ids = [aid]
+        if s.answer.forbidden:
+            ids.append(out.add(AnswerExcludes(id="answer-only", description="The answer names no other candidate", values=list(s.answer.forbidden))))
+        out.criterion("answer", f"Answers: {s.answer.question}", ids)
+        anchor = anchor or aid
+
+    for n, trap in enumerate(s.traps, 1):
+        tid = out.add(
+            RowUnchanged(id=f"trap-{n}-untouched", description=f"{trap.description} stays as it was", service=trap.rec.service, table=trap.rec.table, key=trap.rec.key)
+        )
+        positive = _positive_after(s, trap.step, step_checks) or anchor
+        if positive is not None:
+            out.criterion(f"trap-{n}", f"Leaves {trap.description} alone", [tid, positive])
+
+    if s.policy is not None:
+        if s.policy.absent is not None:
+            service, table, match = s.policy.absent
+            positive = step_checks.get(s.policy.step, [None])[0]
+            if positive is None:
+                raise Dropped("policy-unchecked", f"the step the rule {s.policy.rule!r} asks for has no check")
+            pids = [out.add(RowAbsent(id="policy-forbids", description=s.policy.description, service=service, table=table, match=match)), positive]
+        else:
+            pid = _policy_check(s, run, diff, out)
+            if pid is None:
+                raise Dropped("policy-unchecked", f"the rule {s.policy.rule!r} left nothing a check can name")
+            pids = [pid]
+        out.criterion("policy", f"Follows the rule in the data: {s.policy.rule}", pids)
+
+    collateral = NoCollateral(
+        id="no-collateral",
+        description="Nothing changed beyond what the task needs",
+        changed_keys={
+            service: {table: sorted(set(t.changed) | set(t.deleted)) for table, t in state.tables.items() if t.changed or t.deleted}
+            for service, state in diff.items()
+            if any(t.changed or t.deleted for t in state.tables.values())
+        },
+        added_counts={
+            service: {table: len(t.added) for table, t in state.tables.items() if t.added}
+            for service, state in diff.items()
+            if any(t.added for t in state.tables.values())
+        },
+    )
+    cid = out.add(collateral)
+    if anchor is not None:
+        out.criterion("no-collateral", "Changes nothing the task does not ask for", [cid, anchor])
+    return out.checks, out.rubric
+
+
+def _accept_alternatives(out: _Checks, ids: Sequence[str], accept: Mapping[str, list[Any]], arguments: Mapping[str, Any]) -> None:
+    """Where the request allows several right values (any free room), the step's checks accept each of them."""
+    for n, check in enumerate(out.checks):
+        if check.id not in ids or not isinstance(check, RowExists):
+            continue
+        match = dict(check.match)
+        for param, options in accept.items():
+            chosen = arguments.get(param)
+            for column, want in match.items():
+                if want == chosen:
+                    match[column] = {"$in": list(options)}
+        out.checks[n] = check.model_copy(update={"match": match})
+
+
+def _member_checks(
+    out: _Checks, spec: StepSpec, arguments: Mapping[str, Any], changes: StateDiff, final: StateDiff, optional: set[str]
+) -> list[str]:
+    """One check per person of a list argument (attendees, invitees) that lands in a row of their own.
+
+    A list written into one cell is checked as a set by the row checks; a list that becomes one row per
+    member (an attendee each) needs each member checked, or inviting the wrong people would pass.
+    """
+    ids: list[str] = []
+    rows = _touched(changes, final)
+    for name, value in arguments.items():
+        if name in optional or not isinstance(value, list) or len(value) < 2:
+            continue
+        for member in value:
+            if not isinstance(member, str):
+                continue
+            for table, row in rows:
+                column = next((c for c, cell in row.items() if isinstance(cell, str) and cell.casefold() == member.casefold()), None)
+                if column is not None:
+                    ids.append(out.add(RowExists(id=f"{spec.service}-{slug(table)}-{slug(name)}", service=spec.service,
+                                                 table=table, change="added_or_changed", match={column: member})))
+                    break
+    return ids
+
+
+def _positive_after(s: Scenario, step: int | None, step_checks: Mapping[int, list[str]]) -> str | None:
+    """A check on a write that acts on the item picked at ``step`` (or on anything after it)."""
+    if step is None:
+        return None
+    for j in sorted(step_checks):
+        if any(r.step == step for _, e in s.specs[j].args for r in refs_of(e)):
+            return step_checks[j][0]
+    return None
+
+
+def _policy_check(s: Scenario, run: Run, diff: Mapping[str, StateDiff], out: _Checks) -> str | None:
+    policy = s.policy
+    assert policy is not None and policy.param is not None
+    step = run.steps[policy.step]
+    spec = s.specs[policy.step]
+    if step.changes is None:
+        return None
+    compliant = step.call.arguments.get(policy.param)
+    wanted: Any
+    if isinstance(compliant, list):
+        wanted = {"$includes": compliant} if compliant else None
+    elif isinstance(compliant, str):
+        wanted = {"$icontains": compliant}
+    else:
+        wanted = compliant
+    if wanted is None:
+        return None
+    for table, row in _touched(step.changes, diff[spec.service]):
+        for column, cell in row.items():
+            if (isinstance(compliant, list) and isinstance(cell, list) and all(_holds(c, cell) for c in compliant)) or (
+                not isinstance(compliant, list) and compliant is not None and _holds(compliant, cell)
+            ):
+                return out.add(
+                    RowExists(id="policy-rule", description=policy.description, service=spec.service, table=table, match={column: wanted})
+                )
+    return None
+
+
+def _capabilities(s: Scenario, catalog: Catalog, run: Run, stated: set[str]) -> list[str]:
+    found = set()
+    if dependency_depth(s.specs) >= 3:
+        found.add("sequential-dependency")
+    for spec in s.specs:
+        if not catalog.tool(spec.service, spec.tool).is_write:
+            continue
+        for _, expr in spec.args:
+            for ref in refs_of(expr):
+                if s.specs[ref.step].service != spec.service:
+                    value = field_value(run.items[ref.step], ref.field)
+                    if _norm(text_of(value)) not in stated:
+                        found.add("cross-service-constraint")
+    if s.traps:
+        found.add("distractor-avoidance")
+    if s.answer is not None:
+        found.add("information-question")
+    if s.policy is not None:
+        found.add("policy")
+    return [c for c in CAPABILITIES if c in found]
+
+
+def dependency_depth(specs: Sequence[StepSpec]) -> int:
+    """Calls in the longest chain where each one needs a value the previous one found."""
+    depth: list[int] = []
+    for spec in specs:
+        parents = [depth[r.step] for r in step_refs(spec) if r.step < len(depth)]
+        depth.append(1 + max(parents, default=0))
+    return max(depth, default=0)
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _reason(problem: str) -> str:
+    if problem.startswith("counterfactual trap"):
+        return "trap-not-detected"
+    if problem.startswith("counterfactual ignores-policy"):
+        return "policy-not-detected"
+    if problem.startswith("criteria pass when nothing"):
+        return "vacuous-criterion"
+    if problem.startswith("the instruction gives away"):
+        return "leak"
+    if problem.startswith("reference plan fails"):
+        return "reference-fails-checks"
+    return "verification-failed"
+
+
+__all__ = ["ComposeSettings", "Dropped", "compose_task"]

@@ -1,0 +1,104 @@
+"""The request, as a person writes it to a colleague: ``guided`` (the steps in plain words) or ``goal``.
+
+Both start from how the work came up (the scenario's intro: "Ana Ruiz emailed this morning about a
+double charge.") and end with the constraints (policies to follow, records to leave alone). A
+``guided`` request then walks through the steps the archetype said; a ``goal`` request states the
+outcome and leaves the planning to the agent. Openings, connectors and the date line vary with the
+task's random stream, so a task set does not read as one sentence with blanks.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from datetime import datetime
+
+from composer.scenario import Brief, Phrasing, StepNote
+
+def long_date(iso: str) -> str:
+    """``"2025-01-14T09:30:00Z"`` -> ``"Tuesday 14 January 2025"``."""
+    moment = datetime.strptime(iso[:10], "%Y-%m-%d")
+    return f"{moment.strftime('%A')} {moment.day} {moment.strftime('%B %Y')}"
+
+
+_DATE_LINES = ("It is {date}.", "Today is {date}.", "(Today: {date}.)")
+_LIST_OPENERS = ("Could you:", "Please:", "Steps:")
+_FIRST = ("", "First, ", "Start by ", "Please ")
+_THEN = ("Then ", "After that, ", "Next, ")
+_LAST = ("Finally, ", "Last, ", "Then ")
+_VERBATIM = "Keep the wording I gave you exactly as written."
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if text.endswith((".", "?", "!", ":")) else text + "."
+
+
+def _start(opener: str, clause: str) -> str:
+    if opener == "Start by ":
+        words = clause.split(" ", 1)
+        verb = words[0]
+        gerund = verb[:-1] + "ing" if verb.endswith("e") and not verb.endswith("ee") else verb + "ing"
+        return f"Start by {gerund} {words[1] if len(words) > 1 else ''}".strip()
+    return f"{opener}{clause}" if opener else _cap(clause)
+
+
+def steps_text(clauses: Sequence[str], rng: random.Random) -> str:
+    """The steps as prose or, for longer plans now and then, as a numbered list."""
+    clauses = [c.strip().rstrip(".") for c in clauses if c.strip()]
+    if not clauses:
+        return ""
+    if len(clauses) >= 4 and rng.random() < 0.3:
+        lines = [rng.choice(_LIST_OPENERS)]
+        lines += [f"{n}. {_cap(c)}." for n, c in enumerate(clauses, 1)]
+        return "\n".join(lines)
+    if len(clauses) == 1:
+        return _sentence(_cap(clauses[0]))
+    if len(clauses) == 2:
+        return _sentence(f"{_cap(clauses[0])}, then {clauses[1]}") if rng.random() < 0.5 else " ".join(
+            [_sentence(_start(rng.choice(_FIRST), clauses[0])), _sentence(rng.choice(_THEN) + clauses[1])]
+        )
+    sentences = [_sentence(_start(rng.choice(_FIRST), clauses[0]))]
+    for clause in clauses[1:-1]:
+        sentences.append(_sentence(rng.choice(_THEN) + clause))
+    sentences.append(_sentence(rng.choice(_LAST) + clauses[-1]))
+    return " ".join(sentences)
+
+
+def instruction(
+    brief: Brief, notes: Sequence[StepNote], phrasing: Phrasing, rng: random.Random, *, now: str, verbatim: bool,
+    question: str | None = None,
+) -> str:
+    """The whole request."""
+    parts: list[str] = []
+    if brief.needs_date or rng.random() < 0.25:
+        parts.append(rng.choice(_DATE_LINES).format(date=long_date(now)))
+    if brief.intro:
+        parts.append(_sentence(brief.intro))
+    if phrasing == "guided":
+        clauses = [n.say for n in notes if n.needed and n.say]
+        if question:
+            clauses.append(f"tell me {question}")
+        parts.append(steps_text(clauses, rng))
+    else:
+        parts.append(_sentence(brief.goal))
+    parts += [_sentence(c) for c in brief.constraints]
+    if verbatim:
+        parts.append(_VERBATIM)
+    return _join(parts)
+
+
+def _join(parts: Sequence[str]) -> str:
+    """Sentences joined by spaces; a numbered list keeps its own lines."""
+    out, after_list = "", False
+    for part in parts:
+        if not part:
+            continue
+        is_list = "\n" in part
+        out = part if not out else out + ("\n" if is_list or after_list else " ") + part
+        after_list = is_list or after_list
+    return out

@@ -1,0 +1,460 @@
+"""Scenarios: the work people do, built live on a world, step by step, into a task with a purpose.
+
+An archetype (``composer.archetypes``) is a short function over a ``Scenario``. It picks real records
+of the world (a customer with a paid invoice, her open ticket), plants what starts the work (an
+inbound email, a chat message, a voicemail) and the traps real data has (a near-duplicate, a policy
+document), then calls tools the way a careful colleague would: each call runs at once on the world,
+so later steps use what earlier ones found. Tools are chosen by intent (``act("refund", on=charge)``)
+among every mounted service that declares it, so any service whose tools carry intents can fill an
+archetype. What the archetype says about each step (why, to whom, what goes in it) becomes the
+instruction; what the steps change becomes the checks (``composer.compose``).
+
+Every referring expression the instruction uses ("her open ticket") is recorded with the relation
+and the conditions that pick its record out (``refer``); ``composer.resolve`` proves, before a task is
+kept, that each one picks exactly that record.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from mcp_services.kernel.context import ToolContext
+from mcp_services.kernel.entity import EntityRuntime
+from mcp_services.kernel.present import present_records
+from mcp_services.kernel.records import Query
+from mcp_services.kernel.world import Person, World
+from mcp_services.tasks.spec import SetupRecord
+
+from composer.catalog import Catalog, ToolInfo
+from composer.plan import Composed, Expr, ListOf, Lit, Ref, StepSpec, field_value
+from composer.runner import Runner, StepRun
+
+Family = Literal["support", "sales", "finance", "operations", "hr", "marketing"]
+FAMILIES: tuple[Family, ...] = ("support", "sales", "finance", "operations", "hr", "marketing")
+Phrasing = Literal["guided", "goal"]
+
+#: Parameter names that carry the main text of a write, best first (when no param is typed ``text``).
+TEXT_PARAMS = ("body", "text", "message", "note", "comment", "content", "description", "reason")
+SUBJECT_PARAMS = ("subject", "title", "summary", "name", "topic")
+
+
+class Skip(Exception):
+    """The archetype cannot be filled on this world (no suitable record): the candidate is dropped."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Archetype:
+    """A business workflow: who starts it, what each step is for, what the person wants in the end."""
+
+    id: str
+    family: Family
+    title: str
+    services: tuple[str, ...]
+    build: Callable[[Scenario], None]
+    weight: float = 1.0
+    #: Whether a catalog can serve it beyond naming its services (an archetype that fills from any service).
+    fits: Callable[[Catalog], bool] | None = None
+
+    def serves(self, catalog: Catalog) -> bool:
+        return all(s in catalog.services for s in self.services) and (self.fits is None or self.fits(catalog))
+
+
+ARCHETYPES: dict[str, Archetype] = {}
+
+
+def archetype(
+    id: str,  # noqa: A002 - reads as data
+    *,
+    family: Family,
+    title: str,
+    services: Sequence[str],
+    weight: float = 1.0,
+    fits: Callable[[Catalog], bool] | None = None,
+) -> Callable[[Callable[[Scenario], None]], Callable[[Scenario], None]]:
+    """Register an archetype: ``@archetype("duplicate-charge-refund", family="finance", ...)``."""
+
+    def register(fn: Callable[[Scenario], None]) -> Callable[[Scenario], None]:
+        if id in ARCHETYPES:
+            raise ValueError(f"archetype {id!r} is declared twice")
+        if family not in FAMILIES:
+            raise ValueError(f"archetype {id!r}: unknown family {family!r}")
+        ARCHETYPES[id] = Archetype(id, family, title, tuple(services), fn, weight, fits)
+        return fn
+
+    return register
+
+
+# -- what a scenario talks about ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rec:
+    """A record of the world, as its service's tools return it."""
+
+    service: str
+    entity: str
+    table: str
+    key: str
+    row: Mapping[str, Any]
+
+    def __getitem__(self, name: str) -> Any:
+        return self.row[name]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.row.get(name, default)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A referring expression of the instruction and how it picks out its record."""
+
+    text: str
+    rec: Rec
+    relation: str
+    where: Mapping[str, Any]
+    latest: str | None = None  # pick the row with the greatest value of this column among the matches
+
+
+@dataclass(frozen=True)
+class Trap:
+    """A record that looks like the target but must be left alone (or a rule that must not be broken)."""
+
+    kind: str
+    rec: Rec
+    description: str
+    step: int | None = None  # the plan step that would select the trap instead of the target
+
+
+@dataclass(frozen=True)
+class PolicyUse:
+    """A rule that lives in the data (a document, a manager's email) and changes what the plan does.
+
+    Either it decides one argument of one step (``param``: the compliant value, and what an agent
+    that ignores the rule passes), or it forbids something the request seems to ask for
+    (``violation``: the plan of an agent that does it anyway; ``absent``: the row that must not
+    appear, as (service, table, match)); ``step`` is the step that does what the rule wants.
+    """
+
+    document: Rec
+    rule: str
+    step: int
+    description: str
+    param: str | None = None
+    compliant: Expr | None = None
+    violating: Expr | None = None
+    violation: tuple[StepSpec, ...] = ()
+    absent: tuple[str, str, dict[str, Any]] | None = None
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the person asked, the value that answers it, and values that must not be given instead."""
+
+    question: str
+    value: Any
+    forbidden: tuple[Any, ...] = ()
+
+
+@dataclass
+class StepNote:
+    """What the instruction and the rubric say about one step."""
+
+    say: str  # the guided clause: the step in plain words
+    needed: bool = True  # a step the task needs (reads that only explore are not)
+    mentions: list[tuple[Ref, str]] = field(default_factory=list)  # values this step passes on, and how they are named
+    accept: dict[str, list[Any]] = field(default_factory=dict)  # parameters where any of several values is right
+
+
+@dataclass(frozen=True)
+class Step:
+    """A call in the plan, run already: its item is what later steps read."""
+
+    index: int
+    service: str
+    tool: str
+    item: Mapping[str, Any] | None
+
+    def ref(self, name: str) -> Ref:
+        return Ref(self.index, name)
+
+    def value(self, name: str) -> Any:
+        return field_value(self.item, name)
+
+
+@dataclass
+class Brief:
+    """What the request says, apart from the steps."""
+
+    intro: str = ""  # how the work came up ("Ana Ruiz emailed this morning about a double charge.")
+    goal: str = ""  # the outcome, as a person asks for it (goal phrasing)
+    constraints: list[str] = field(default_factory=list)
+    anchors: list[str] = field(default_factory=list)  # facts the text must state (names, dates)
+    needs_date: bool = False
+
+
+class StateView:
+    """The composer's own read access to the records of a runner's current state (never the agent's)."""
+
+    def __init__(self, catalog: Catalog, runner: Runner) -> None:
+        self.catalog = catalog
+        self.runner = runner
+
+    def runtime(self, service: str, entity: str) -> EntityRuntime:
+        svc = self.catalog.services.get(service)
+        if svc is None or entity not in svc.entities:
+            raise Skip(f"needs {service}.{entity}")
+        return svc.entities[entity]
+
+    def entity_of_table(self, service: str, table: str) -> str:
+        svc = self.catalog.services.get(service)
+        for name, runtime in (svc.entities.items() if svc is not None else ()):
+            if runtime.table.name == table:
+                return name
+        raise Skip(f"no entity of {service} has the table {table}")
+
+    def records(
+        self, service: str, entity: str, *, where: Mapping[str, Any] | None = None, order: Sequence[str] = (), fold: bool = False
+    ) -> list[Rec]:
+        """Records of an entity, as its tools return them, filtered by equality (a tuple value: any of these).
+
+        ``fold``: text compares case-insensitively (ASCII), as people read names and addresses.
+        """
+        runtime = self.runtime(service, entity)
+        conn = self.runner.episode.stores[service]._raw  # noqa: SLF001 - the composer reads its own episode
+        query: Query[Any] = Query(conn, runtime)
+        for name, value in (where or {}).items():
+            values = value if isinstance(value, tuple) else (value,)
+            if fold and any(isinstance(v, str) for v in values):
+                column = '"' + name.replace('"', '""') + '"'
+                query.where_sql(" OR ".join(f"{column} = ? COLLATE NOCASE" for _ in values), *values)
+            elif isinstance(value, tuple):
+                query.where_in(name, value)
+            else:
+                query.where(**{name: value})
+        if order:
+            query.order_by(*order)
+        rows = present_records(conn, runtime, query.all())
+        return [Rec(service, entity, runtime.table.name, str(row["id"]), row) for row in rows]
+
+    def record(self, service: str, entity: str, key: Any) -> Rec:
+        found = self.records(service, entity, where={"id": key})
+        if not found:
+            raise Skip(f"no {service}.{entity} {key}")
+        return found[0]
+
+
+class Scenario:
+    """One candidate task being built on a live world (see the module docstring)."""
+
+    def __init__(self, catalog: Catalog, runner: Runner, rng: random.Random, archetype: Archetype) -> None:
+        self.catalog = catalog
+        self.runner = runner
+        self.rng = rng
+        self.archetype = archetype
+        self.world: World = runner.world
+        self.view = StateView(catalog, runner)
+        self.setup: list[SetupRecord] = []
+        self.specs: list[StepSpec] = []
+        self.notes: list[StepNote] = []
+        self.items: list[Mapping[str, Any] | None] = []
+        self.references: list[Reference] = []
+        self.traps: list[Trap] = []
+        self.policy: PolicyUse | None = None
+        self.policy_documents: list[Rec] = []  # where the rules the task must follow live (applied or not)
+        self.answer: Answer | None = None
+        self.trigger: Rec | None = None
+        self.subject: Person | None = None
+        self.brief = Brief()
+        self._wrote = False
+
+    # -- reading the world (the composer's own view, never the agent's) ----------------------------------
+
+    def runtime(self, service: str, entity: str) -> EntityRuntime:
+        return self.view.runtime(service, entity)
+
+    def records(self, service: str, entity: str, *, where: Mapping[str, Any] | None = None, order: Sequence[str] = ()) -> list[Rec]:
+        return self.view.records(service, entity, where=where, order=order)
+
+    def record(self, service: str, entity: str, key: Any) -> Rec:
+        return self.view.record(service, entity, key)
+
+    def pick(self, candidates: Sequence[Any], reason: str) -> Any:
+        """One of ``candidates`` at random (``Skip`` with ``reason`` when there is none)."""
+        if not candidates:
+            raise Skip(reason)
+        return candidates[self.rng.randrange(len(candidates))]
+
+    def person(self, email: str) -> Person:
+        for person in self.world.people:
+            if person.email == email:
+                return person
+        raise Skip(f"no person with email {email}")
+
+    def has(self, service: str) -> bool:
+        return service in self.catalog.services
+
+    # -- planting the setup: what has happened before the request ----------------------------------------
+
+    def _plant(self, service: str, action: Callable[[ToolContext], Any]) -> Any:
+        if self._wrote:
+            raise RuntimeError("plant the setup before the first write of the plan")
+        if service not in self.runner.episode.stores:
+            raise Skip(f"needs {service}")
+        store = self.runner.episode.stores[service]
+        image = store.snapshot()
+        with store.transaction() as tx:
+            result = action(ToolContext(tx, self.world, service))
+        before, after = store.changed_rows_since(image)
+        if any(before.values()):
+            raise RuntimeError(f"planting in {service} changed existing rows; setup may only add records")
+        for table, rows in after.items():
+            for row in rows.values():
+                self.setup.append(SetupRecord(service=service, table=table, row=row))
+        self.runner.planted(service, [table for table, rows in after.items() if rows])
+        return result
+
+    def event(self, service: str, event: str, entity: str, /, **arguments: Any) -> Rec:
+        """Make a world event happen (an inbound email, a new ticket) and return the record it made."""
+        svc = self.catalog.services.get(service)
+        if svc is None or event not in svc.events:
+            raise Skip(f"needs the {service} event {event}")
+        key = self._plant(service, lambda ctx: svc.events[event](ctx, **arguments))
+        return self.record(service, entity, key)
+
+    def copy(self, rec: Rec, **changes: Any) -> Rec:
+        """A near-duplicate of a record: the same row with a new id and ``changes`` (keep its invariants!)."""
+        runtime = self.runtime(rec.service, rec.entity)
+        prefix = runtime.definition.key.prefix or rec.entity[:3]
+
+        def clone(ctx: ToolContext) -> str:
+            original = ctx.get(runtime.cls, rec.key)
+            new_id = ctx.new_id(prefix, runtime.definition.key.width)
+            ctx.insert(dataclasses.replace(original, id=new_id, **changes))
+            return new_id
+
+        return self.record(rec.service, rec.entity, self._plant(rec.service, clone))
+
+    # -- the plan: calls a careful colleague would make -----------------------------------------------
+
+    def tool_for(self, intent: str, *, accepts: str | None = None, service: str | None = None) -> ToolInfo:
+        """The tool that does ``intent`` (and takes an id of type ``accepts``), preferring ``service``."""
+        candidates = [
+            t
+            for t in self.catalog.tools.values()
+            if t.intent == intent
+            and (service is None or t.service == service)
+            and (accepts is None or any(p.semtype == accepts for p in t.params))
+        ]
+        if not candidates:
+            raise Skip(f"no tool does {intent!r}" + (f" on {accepts}" if accepts else ""))
+        candidates.sort(key=lambda t: (len(t.params), t.key))
+        return candidates[0]
+
+    def call(
+        self,
+        service: str,
+        tool: str,
+        args: Mapping[str, Any],
+        *,
+        say: str,
+        select: Rec | str | None = None,
+        needed: bool = True,
+        mentions: Sequence[tuple[Ref, str]] = (),
+        accept: Mapping[str, Sequence[Any]] | None = None,
+    ) -> Step:
+        """Run one call now and add it to the plan. ``args`` values are expressions or plain values."""
+        info = self.catalog.tools.get(f"{service}.{tool}")
+        if info is None:
+            raise Skip(f"needs {service}.{tool}")
+        exprs = tuple((name, _expr(value)) for name, value in args.items())
+        key = select.key if isinstance(select, Rec) else select
+        spec = StepSpec(service, tool, exprs, "id" if key is not None else None, key)
+        index = len(self.specs)
+        arguments = {name: self._value(expr) for name, expr in exprs}
+        run: StepRun = self.runner.run_step(spec, arguments, spec.select_value, per_step=False)
+        if not run.ok:
+            raise Skip(f"{service}.{tool} failed while building: {run.error}")
+        if info.is_write:
+            self._wrote = True
+        self.specs.append(spec)
+        self.items.append(run.item)
+        self.notes.append(StepNote(say=say, needed=needed, mentions=list(mentions), accept={k: list(v) for k, v in (accept or {}).items()}))
+        return Step(index, service, tool, run.item)
+
+    def would_succeed(self, service: str, tool: str, args: Mapping[str, Any]) -> bool:
+        """Whether a call would succeed now, leaving nothing behind (for choosing among possible targets)."""
+        store = self.runner.episode.stores[service]
+        image = store.snapshot()
+        arguments = {name: self._value(_expr(value)) for name, value in args.items()}
+        try:
+            return self.runner.episode.call(service, tool, arguments).success
+        finally:
+            store.restore(image)
+
+    def _value(self, expr: Expr) -> Any:
+        from composer.plan import resolve
+
+        return resolve(expr, self.items)
+
+    def text(self, *parts: str | Ref) -> Composed:
+        """Text a person would write, with looked-up values inside (``s.text("Refund ", step.ref("id"), " done.")``)."""
+        return Composed(tuple(parts))
+
+    # -- what the request says ------------------------------------------------------------------------
+
+    def refer(self, rec: Rec, text: str, *, relation: str, where: Mapping[str, Any], latest: str | None = None) -> str:
+        """A referring expression for ``rec``; ``where`` (and ``latest``) must pick it out uniquely."""
+        self.references.append(Reference(text, rec, relation, dict(where), latest))
+        return text
+
+    def trap(self, kind: str, rec: Rec, description: str, *, step: Step) -> None:
+        """``rec`` looks like what ``step`` selects but must be left alone; a replay that picks it must fail."""
+        self.traps.append(Trap(kind, rec, description, step.index))
+
+    def set_policy(
+        self, document: Rec, rule: str, step: Step, param: str, compliant: Any, violating: Any, description: str
+    ) -> None:
+        def expr(value: Any) -> Expr:
+            return value if isinstance(value, (Lit, Ref, Composed, ListOf)) else Lit(value)
+
+        self.policy = PolicyUse(document, rule, step.index, description, param, expr(compliant), expr(violating))
+        if document not in self.policy_documents:
+            self.policy_documents.append(document)
+
+    def forbid_by_policy(
+        self, document: Rec, rule: str, step: Step, violation: Sequence[StepSpec], absent: tuple[str, str, dict[str, Any]],
+        description: str,
+    ) -> None:
+        """The rule forbids what a careless agent would do (``violation``); ``step`` does what the rule asks instead."""
+        self.policy = PolicyUse(document, rule, step.index, description, violation=tuple(violation), absent=absent)
+        if document not in self.policy_documents:
+            self.policy_documents.append(document)
+
+    def spec(self, service: str, tool: str, args: Mapping[str, Any]) -> StepSpec:
+        """A call that is not run (for a counterfactual plan), arguments as expressions or plain values."""
+        return StepSpec(service, tool, tuple((name, _expr(value)) for name, value in args.items()))
+
+    def ask(self, question: str, value: Any, forbidden: Iterable[Any] = ()) -> None:
+        self.answer = Answer(question, value, tuple(forbidden))
+
+
+def _expr(value: Any) -> Expr:
+    return value if isinstance(value, (Lit, Ref, Composed, ListOf)) else Lit(value)
+
+
+def detail(value: Any) -> Lit:
+    """A value the reference plan uses but the request leaves to the agent: no check demands it."""
+    return Lit(value, stated=False)
+
+
+def recipients(*people: Person | str) -> ListOf:
+    """A list of email recipients, from people or addresses."""
+    return ListOf(tuple(Lit(p.email if isinstance(p, Person) else p) for p in people))
