@@ -5,7 +5,11 @@
 1. reset of a store from its snapshot (the CRM padded to ~1,000 rows);
 2. a read tool call in process vs the bare SQLite queries it runs;
 3. the same call through MCP (in memory, stdio, HTTP) vs a bare SDK server on the same transport;
-4. building an episode of every library service; memory of 1,000 concurrent episodes x 5 services.
+4. building an episode of every library service; memory of 1,000 concurrent episodes x 5 services;
+5. the agent's whole call path (surface, validation, transaction, result, JSON text) for a get by id,
+   a write and a 20-item search, beside tau2-bench's ``get_response`` measured in tau2's own
+   interpreter (``--tau2-python``, or $TAU2_PYTHON; skipped where tau2 is not installed; set
+   $TAU2_DATA_DIR to tau2-bench's data/ folder when tau2 is installed from a source checkout).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import sqlite3
 import statistics
 import subprocess
 import sys
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -30,6 +35,7 @@ sys.path.insert(0, str(REPO))
 
 from mcp_services.kernel import Episode  # noqa: E402
 from mcp_services.registry import LIBRARY  # noqa: E402
+from mcp_services.serving.surface import ToolSurface  # noqa: E402
 
 
 def timed(fn: Callable[[], Any], n: int) -> list[float]:
@@ -237,6 +243,47 @@ def bench_episodes(n_episodes: int) -> None:
         episode.close()
 
 
+def tau2_figures(python: str | None, n: int) -> dict[str, Any] | None:
+    """tau2's side, measured by bench/peers/tau2_calls.py in tau2's interpreter (it needs Python >= 3.12)."""
+    if not python:
+        print("  tau2-bench: skipped (give --tau2-python or $TAU2_PYTHON: an interpreter with tau2 installed)")
+        return None
+    script = REPO / "bench" / "peers" / "tau2_calls.py"
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}  # tau2 imports litellm: no network fetch
+    proc = subprocess.run([python, str(script), str(n)], capture_output=True, text=True, timeout=600, env=env)
+    if proc.returncode != 0:
+        print(f"  tau2-bench: skipped ({python} could not run it: {proc.stderr.strip().splitlines()[-1:]})")
+        return None
+    figures: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def bench_call_path(n: int, tau2_python: str | None) -> None:
+    surface = ToolSurface(Episode.create(["crm"], 0), "direct")
+    calls = {
+        "get": ("crm__get_contact", {"contact_id": "ct_0007"}),
+        "write": ("crm__update_contact", {"contact_id": "ct_0007", "job_title": "Head of Operations"}),
+        "search": ("crm__search_contacts", {"query": "a", "limit": 20}),
+    }
+    for name, arguments in calls.values():
+        result = surface.call(name, arguments).result
+        assert result.ok, result.to_json()
+    ours = {}
+    for label, (name, arguments) in calls.items():
+        timed(lambda: surface.call(name, arguments).result.to_json(), 50)
+        ours[label] = statistics.median(timed(lambda: surface.call(name, arguments).result.to_json(), n)) * 1e6
+    peer = tau2_figures(tau2_python, n)
+    print("[call path] the agent's whole path in process: tool name -> validated call -> JSON text")
+    peer_tools = {"get": "get_user_details", "write": "modify_user_address", "search": "find_user_id_by_email"}
+    for label, (name, _) in calls.items():
+        line = f"  {label:<6} {name:<24} median {ours[label]:7.1f} us"
+        if peer:
+            theirs = peer[label]["median_us"]
+            line += f"   tau2 {peer['version']} retail {peer_tools[label]:<22} {theirs:7.1f} us  ({ours[label] / theirs:.2f}x)"
+        print(line)
+    print("  targets (issue 11): get and write no slower than tau2's get_response; a 20-item search under 250 us")
+
+
 def main() -> None:
     import logging
 
@@ -244,8 +291,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer iterations and 100 episodes instead of 1,000")
     parser.add_argument("--skip-mcp", action="store_true", help="skip the stdio/HTTP transport measurements")
+    parser.add_argument(
+        "--tau2-python", default=os.environ.get("TAU2_PYTHON"), help="a Python (>= 3.12) with tau2-bench installed"
+    )
+    parser.add_argument("--only-call-path", action="store_true", help="measure only the call path (and tau2's)")
     args = parser.parse_args()
     n = 200 if args.quick else 2000
+    bench_call_path(n, args.tau2_python)
+    if args.only_call_path:
+        return
     bench_reset(n)
     bench_read_call(n)
     if not args.skip_mcp:
