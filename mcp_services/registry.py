@@ -50,6 +50,10 @@ LIBRARY: tuple[str, ...] = (
     "hr",
     "recruiting",
     "expenses",
+    "marketing",
+    "meetings",
+    "tasks",
+    "voice",
 )
 
 ENTRY_POINT_GROUP = "compoworld.services"
