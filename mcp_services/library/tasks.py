@@ -636,10 +636,13 @@ def list_comments(ctx: ToolContext, task_id: TaskId, limit: Limit = 20, cursor: 
 
 @service.event("task_assigned")
 def task_assigned(
-    ctx: ToolContext, project: str, name: str, author_email: str, assignee_email: str | None = None,
+    ctx: ToolContext, project: str, title: str, author_email: str, assignee_email: str | None = None,
     notes: str | None = None, due_on: str | None = None, hours_ago: float = 1.0,
 ) -> str:
-    """A colleague adds a task to a project (by name or id) ``hours_ago``, usually assigned to someone; returns its id."""
+    """A colleague adds a task called ``title`` to a project (by name or id) ``hours_ago``, usually assigned to someone;
+    returns its id."""
+    if not title.strip():
+        raise ToolError.invalid_argument("A task needs a title.")
     if not 0 <= hours_ago <= 720:
         raise ToolError.invalid_argument(f"hours_ago must be between 0 and 720, not {hours_ago}.")
     found = ctx.fetch(Project, project) or ctx.find(Project, name=project)
@@ -653,7 +656,7 @@ def task_assigned(
     author = _member(ctx, author_email)
     at = ctx.days_from_now(-hours_ago / 24)
     return ctx.insert(Task(
-        id=ctx.new_id("tsk"), project_id=found.id, section_id=_section_in(ctx, found, None).id, name=name.strip(), notes=notes,
+        id=ctx.new_id("tsk"), project_id=found.id, section_id=_section_in(ctx, found, None).id, name=title.strip(), notes=notes,
         assignee_email=_member(ctx, assignee_email).email if assignee_email else None, due_on=due_on,
         created_by=author.email, created_at=at, modified_at=at,
     )).id
