@@ -9,9 +9,7 @@ may be emailed). The services: ``voice`` (Aircall), ``meetings`` (Zoom), ``tasks
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
-
-from mcp_services.kernel.world import Person
+from datetime import UTC, datetime, timedelta
 
 from composer.archetypes.common import (
     chat_post,
@@ -26,13 +24,13 @@ from composer.archetypes.common import (
 )
 from composer.plan import ListOf, Lit
 from composer.scenario import Rec, Scenario, Skip, archetype, detail
-
+from mcp_services.kernel.world import Person
 
 # -- small facts people use --------------------------------------------------------------------------
 
 
 def _dt(iso: str) -> datetime:
-    return datetime.strptime(iso[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
+    return datetime.strptime(iso[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
 
 
 def _iso(moment: datetime) -> str:

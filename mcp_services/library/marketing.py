@@ -27,8 +27,8 @@ from typing import Literal
 from pydantic import BaseModel
 
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field, joined
-from mcp_services.kernel.plans.marketing import marketing_plan
 from mcp_services.kernel.entity import json_text
+from mcp_services.kernel.plans.marketing import marketing_plan
 from mcp_services.kernel.records import Query, RecordAccess, like_pattern
 from mcp_services.kernel.schema import StateDef
 from mcp_services.kernel.semantic import (
@@ -39,7 +39,6 @@ from mcp_services.kernel.semantic import (
     EmailAddress,
     EntityId,
     PersonName,
-    Quantity,
     ShortText,
     Subject,
     Tag,

@@ -21,8 +21,8 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field, joined
-from mcp_services.kernel.plans.marketing import marketing_plan
 from mcp_services.kernel.entity import json_text
+from mcp_services.kernel.plans.marketing import marketing_plan
 from mcp_services.kernel.records import RecordAccess, like_pattern
 from mcp_services.kernel.schema import StateDef
 from mcp_services.kernel.semantic import (

@@ -17,7 +17,17 @@ from typing import Literal
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field, joined
 from mcp_services.kernel.entity import json_text
 from mcp_services.kernel.records import RecordAccess, like_pattern
-from mcp_services.kernel.semantic import Date, DateTime, EmailAddress, EntityId, PersonName, ShortText, Subject, Tag, Text
+from mcp_services.kernel.semantic import (
+    Date,
+    DateTime,
+    EmailAddress,
+    EntityId,
+    PersonName,
+    ShortText,
+    Subject,
+    Tag,
+    Text,
+)
 
 WorkspaceId = EntityId("tasks.workspace")
 UserId = EntityId("tasks.user")

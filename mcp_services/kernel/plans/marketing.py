@@ -22,7 +22,7 @@ import random
 import re
 import string
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from functools import lru_cache
 
 from faker.providers.person.en_US import Provider as _PersonNames
