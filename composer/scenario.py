@@ -228,7 +228,17 @@ class StateView:
         ``fold``: text compares case-insensitively (ASCII), as people read names and addresses.
         """
         runtime = self.runtime(service, entity)
-        conn = self.runner.episode.stores[service]._raw  # noqa: SLF001 - the composer reads its own episode
+        store = self.runner.episode.stores[service]
+        try:
+            key = (service, entity, tuple(sorted((where or {}).items())), tuple(order), fold)
+            hash(key)
+        except TypeError:
+            key = None
+        cached = self.runner.reads.get(key) if key is not None else None
+        state = self.runner.state_of(service)
+        if cached is not None and cached[0] == state:
+            return list(cached[1])
+        conn = store._raw  # noqa: SLF001 - the composer reads its own episode
         query: Query[Any] = Query(conn, runtime)
         for name, value in (where or {}).items():
             values = value if isinstance(value, tuple) else (value,)
@@ -242,7 +252,10 @@ class StateView:
         if order:
             query.order_by(*order)
         rows = present_records(conn, runtime, query.all())
-        return [Rec(service, entity, runtime.table.name, str(row["id"]), row) for row in rows]
+        found = [Rec(service, entity, runtime.table.name, str(row["id"]), row) for row in rows]
+        if key is not None:
+            self.runner.reads[key] = (state, tuple(found))
+        return found
 
     def record(self, service: str, entity: str, key: Any) -> Rec:
         found = self.records(service, entity, where={"id": key})

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -74,6 +74,7 @@ class Store:
         self.write_count = 0
         self.engine = _engine_for(self._raw)
         self._tables, self._json_columns = _table_info(metadata)
+        self._tree_roots: list[tuple[str, str, int]] | None = None
 
     # -- construction ----------------------------------------------------------------------------
 
@@ -225,6 +226,14 @@ class Store:
 
     # -- snapshots ---------------------------------------------------------------------------------
 
+    @property
+    def version(self) -> tuple[int, int]:
+        """Moves whenever the state may have changed (a write, a restore, inserted rows); equal means unchanged.
+
+        Readers cache what they read from a store under it.
+        """
+        return self.write_count, self._raw.total_changes
+
     def snapshot(self) -> bytes:
         """The whole state as an image (bytes) that ``restore`` brings back exactly."""
         return self._raw.serialize()
@@ -232,6 +241,7 @@ class Store:
     def restore(self, image: bytes) -> None:
         """Replace the whole state with a snapshot image."""
         self.write_count += 1
+        self._tree_roots = None  # an image of this store has its schema, but read the roots again
         if self.path is None:
             self._raw.deserialize(image)
             return
@@ -266,10 +276,10 @@ class Store:
         return state
 
     def changed_rows_since(self, image: bytes) -> tuple[StateDump, StateDump]:
-        """The rows that differ between a snapshot ``image`` and now: (rows then, rows now).
+        """The rows that differ between a snapshot ``image`` of this store and now: (rows then, rows now).
 
-        SQLite compares the two states itself (``EXCEPT`` between the image and a copy of now), and
-        only for the tables whose database pages differ between the two images, so the cost follows
+        Only the tables whose database pages differ between the two images are read, and of those
+        only the rows on the pages that changed (found from the images' b-trees), so the cost follows
         the size of the change, not of the store. ``diff_states`` of the pair is the same as
         ``diff_states`` of two full dumps.
         """
@@ -278,41 +288,43 @@ class Store:
         current = self._raw.serialize()
         if current == image:
             return then, now
-        # The comparison runs on a throwaway copy: attaching and detaching a database on the live
-        # connection invalidates its cached statements, and SQLite 3.40 can crash on such a cached
-        # statement that uses json_each afterwards.
-        work = sqlite3.connect(":memory:")
+        changed = _changed_rows(self._trees(), image, current)
+        before: sqlite3.Connection | None = None
         try:
-            work.deserialize(current)
-            work.execute("ATTACH DATABASE ':memory:' AS _kernel_before")
-            work.deserialize(image, name="_kernel_before")
-            changed = _changed_rows(work, image, current)
             for table in self._tables:
-                if table.name not in changed:
-                    continue
-                rowids = changed[table.name]
-                if rowids is not None and not rowids:
-                    continue  # only an index page moved (its rows are on table pages that did not change)
+                rowids = changed.get(table.name, [])
+                if table.name not in changed or (rowids is not None and not rowids):
+                    continue  # untouched, or only an index page moved (its rows' table pages did not change)
                 columns, pk = _columns(table)
-                cols = ", ".join(_quote(c) for c in columns)
-                name = _quote(table.name)
-                only, params = "", ""
-                if rowids is not None:
-                    only = " WHERE rowid IN (SELECT value FROM json_each(?))"
-                    params = json.dumps(sorted(set(rowids)))
-                now[table.name] = self._rows(
-                    table.name, columns, pk,
-                    work.execute(f"SELECT {cols} FROM main.{name}{only} EXCEPT SELECT {cols} FROM _kernel_before.{name}{only}", [params] * 2 if only else []),
-                )
-                then[table.name] = self._rows(
-                    table.name, columns, pk,
-                    work.execute(f"SELECT {cols} FROM _kernel_before.{name}{only} EXCEPT SELECT {cols} FROM main.{name}{only}", [params] * 2 if only else []),
-                )
+                statement = f"SELECT {', '.join(_quote(c) for c in columns)} FROM {_quote(table.name)}"
+                params: list[int] = []
+                if rowids is not None and len(set(rowids)) <= _MAX_ROWIDS:
+                    params = sorted(set(rowids))
+                    statement += f" WHERE rowid IN ({', '.join('?' for _ in params)})"
+                if before is None:
+                    # The image is read on a throwaway connection: attaching it to the live one would
+                    # invalidate the live connection's cached statements.
+                    before = sqlite3.connect(":memory:")
+                    before.deserialize(image)
+                rows_now = set(self._raw.execute(statement, params))
+                rows_then = set(before.execute(statement, params))
+                now[table.name] = self._rows(table.name, columns, pk, rows_now - rows_then)
+                then[table.name] = self._rows(table.name, columns, pk, rows_then - rows_now)
         finally:
-            work.close()
+            if before is not None:
+                before.close()
         return then, now
 
-    def _rows(self, table: str, columns: list[str], pk: list[str], cursor: sqlite3.Cursor) -> TableDump:
+    def _trees(self) -> list[tuple[str, str, int]]:
+        """(b-tree name, its table, its root page) of every table and index; fixed once the schema is made."""
+        if self._tree_roots is None:
+            self._tree_roots = [
+                (name, table, int(root))
+                for name, table, root in self._raw.execute("SELECT name, tbl_name, rootpage FROM sqlite_schema WHERE rootpage > 0")
+            ]
+        return self._tree_roots
+
+    def _rows(self, table: str, columns: list[str], pk: list[str], cursor: Iterable[Sequence[Any]]) -> TableDump:
         json_cols = self._json_columns[table]
         rows: TableDump = {}
         for values in cursor:
@@ -438,11 +450,12 @@ def _btree_pages(image: bytes, root: int, size: int, wanted: set[int], spill: bo
     return pages, overflow
 
 
+_MAX_ROWIDS = 500  # more rows than this on changed pages: compare the whole table (one statement, no huge IN list)
 Changed = dict[str, list[int] | None]  # table -> rowids that may have changed (None: compare the whole table)
 
 
-def _changed_rows(work: sqlite3.Connection, before: bytes, after: bytes) -> Changed:
-    """Per table, the rows that may differ between two images (``work`` holds both), from the pages that differ.
+def _changed_rows(roots: list[tuple[str, str, int]], before: bytes, after: bytes) -> Changed:
+    """Per table, the rows that may differ between two images of one schema (its b-tree ``roots``), from the pages that differ.
 
     A page belongs to a table or one of its indexes in either image. A changed leaf page of a table names
     its rows (every row on it, in both images); a changed interior page, or a changed page no tree holds
@@ -457,11 +470,7 @@ def _changed_rows(work: sqlite3.Connection, before: bytes, after: bytes) -> Chan
     changed: Changed = {}
     if not differing:
         return changed
-    trees = [
-        (image, name, table, int(root))
-        for schema, image in (("main", after), ("_kernel_before", before))
-        for name, table, root in work.execute(f"SELECT name, tbl_name, rootpage FROM {schema}.sqlite_schema WHERE rootpage > 0")
-    ]
+    trees = [(image, name, table, root) for image in (after, before) for name, table, root in roots]
     placed: set[int] = set()
     for image, name, table, root in trees:
         tree, _ = _btree_pages(image, root, size, differing if name == table else set())
