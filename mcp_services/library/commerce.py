@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, Field, TypeAdapter, WithJsonSchema
 from typing_extensions import TypedDict
 
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field, joined
+from mcp_services.kernel.entity import json_text
 from mcp_services.kernel.plans.commerce import (
     CARRIER_NAMES,
     FIRST_ORDER_NUMBER,
@@ -38,7 +39,6 @@ from mcp_services.kernel.plans.commerce import (
     refund_value,
     tracking_url,
 )
-from mcp_services.kernel.entity import json_text
 from mcp_services.kernel.records import RecordAccess, like_pattern
 from mcp_services.kernel.schema import StateDef
 from mcp_services.kernel.semantic import (
@@ -81,7 +81,14 @@ ShippingMethod = Literal["standard", "express", "none"]
 CancelReason = Literal["customer", "inventory", "fraud", "declined", "other"]
 ReturnStatus = Literal["requested", "open", "closed", "declined", "cancelled"]
 ReturnReason = Literal[
-    "color", "defective", "not_as_described", "other", "size_too_large", "size_too_small", "style", "unwanted",
+    "color",
+    "defective",
+    "not_as_described",
+    "other",
+    "size_too_large",
+    "size_too_small",
+    "style",
+    "unwanted",
     "wrong_item",
 ]
 DeclineReason = Literal["return_period_ended", "final_sale", "other"]
@@ -103,12 +110,6 @@ service = Service(
     "discount codes.",
     title="Commerce",
 )
-
-
-def _json_list(item: type[Any]) -> Any:
-    """A list-of-objects column whose schema is written inline (entity field schemas cannot hold $defs)."""
-    schema = {"type": "array", "items": TypeAdapter(item).json_schema()}
-    return Annotated[list[item], WithJsonSchema(schema)]  # type: ignore[valid-type]  # built at import time
 
 
 class VariantSummary(TypedDict):
@@ -151,11 +152,21 @@ class RefundedItem(TypedDict):
     quantity: int
 
 
-VariantSummaries = _json_list(VariantSummary)
-LineSummaries = _json_list(LineSummary)
-FulfilledItems = _json_list(FulfilledItem)
-ReturnedItems = _json_list(ReturnedItem)
-RefundedItems = _json_list(RefundedItem)
+VariantSummaries = Annotated[
+    list[VariantSummary], WithJsonSchema({"type": "array", "items": TypeAdapter(VariantSummary).json_schema()})
+]
+LineSummaries = Annotated[
+    list[LineSummary], WithJsonSchema({"type": "array", "items": TypeAdapter(LineSummary).json_schema()})
+]
+FulfilledItems = Annotated[
+    list[FulfilledItem], WithJsonSchema({"type": "array", "items": TypeAdapter(FulfilledItem).json_schema()})
+]
+ReturnedItems = Annotated[
+    list[ReturnedItem], WithJsonSchema({"type": "array", "items": TypeAdapter(ReturnedItem).json_schema()})
+]
+RefundedItems = Annotated[
+    list[RefundedItem], WithJsonSchema({"type": "array", "items": TypeAdapter(RefundedItem).json_schema()})
+]
 
 
 # -- derived values over whole results ------------------------------------------------------------------
@@ -164,7 +175,8 @@ RefundedItems = _json_list(RefundedItem)
 def _committed_sql(variant: str) -> str:
     """Units of a variant promised to open orders that have not shipped (SQL over its id column)."""
     return (
-        "COALESCE((SELECT SUM(li.quantity - li.fulfilled_quantity) FROM line_items li JOIN orders o ON o.id = li.order_id "
+        "COALESCE((SELECT SUM(li.quantity - li.fulfilled_quantity) FROM line_items li "
+        "JOIN orders o ON o.id = li.order_id "
         f"WHERE li.variant_id = {variant} AND o.status = 'open'), 0)"
     )
 
@@ -218,9 +230,17 @@ def _order_lines(db: RecordAccess, orders: Sequence[Any]) -> list[list[LineSumma
     by_order: dict[str, list[LineSummary]] = {}
     for li in lines:
         by_order.setdefault(li.order_id, []).append(
-            LineSummary(id=li.id, sku=li.sku, title=li.title, variant_title=li.variant_title, quantity=li.quantity,
-                        price=li.price, requires_shipping=li.requires_shipping,
-                        fulfilled_quantity=li.fulfilled_quantity, returned_quantity=returned.get(li.id, 0))
+            LineSummary(
+                id=li.id,
+                sku=li.sku,
+                title=li.title,
+                variant_title=li.variant_title,
+                quantity=li.quantity,
+                price=li.price,
+                requires_shipping=li.requires_shipping,
+                fulfilled_quantity=li.fulfilled_quantity,
+                returned_quantity=returned.get(li.id, 0),
+            )
         )
     return [by_order.get(o.id, []) for o in orders]
 
@@ -229,7 +249,8 @@ def _customer_totals(db: RecordAccess, customers: Sequence[Any], column: str) ->
     marks = ", ".join("?" for _ in customers)
     rows = db.sql(
         "SELECT customer_id, COUNT(*), SUM(CASE WHEN financial_status IN ('paid', 'partially_refunded', 'refunded') "
-        f"THEN total_price - total_refunded ELSE 0 END) FROM orders WHERE customer_id IN ({marks}) GROUP BY customer_id",
+        "THEN total_price - total_refunded ELSE 0 END) "
+        f"FROM orders WHERE customer_id IN ({marks}) GROUP BY customer_id",
         *[c.id for c in customers],
     )
     found = {r[0]: (int(r[1]), round(float(r[2] or 0), 2)) for r in rows}
@@ -251,7 +272,9 @@ def _times_used(db: RecordAccess, codes: Sequence[Any]) -> list[int]:
 # -- entities --------------------------------------------------------------------------------------------
 
 
-@service.entity(table="products", prefix="prod", label="title", search=("title", "handle", "product_type", "description"))
+@service.entity(
+    table="products", prefix="prod", label="title", search=("title", "handle", "product_type", "description")
+)
 class Product:
     """A product the store sells, in one or more variants."""
 
@@ -288,7 +311,9 @@ class Variant:
 
     product_title = joined(ProductName, via="product_id", field="title")
     committed = derived(int, batch=_variant_committed, description="Units promised to open orders not yet shipped")
-    available = derived(int | None, batch=_variant_available, description="on_hand minus committed; null if not tracked")
+    available = derived(
+        int | None, batch=_variant_available, description="on_hand minus committed; null if not tracked"
+    )
 
 
 @service.entity(table="customers", prefix="cust", label="email", search=("first_name", "last_name", "email", "company"))
@@ -349,10 +374,14 @@ class Order:
     created_at: DateTime = field(mention="when the order was placed")
     updated_at: DateTime
 
-    line_items = derived(LineSummaries, batch=_order_lines, description="The order's lines with shipped and returned units")
+    line_items = derived(
+        LineSummaries, batch=_order_lines, description="The order's lines with shipped and returned units"
+    )
     refundable = derived(
         Money,
-        lambda o: round(o.total_price - o.total_refunded, 2) if o.financial_status in ("paid", "partially_refunded") else 0.0,
+        lambda o: (
+            round(o.total_price - o.total_refunded, 2) if o.financial_status in ("paid", "partially_refunded") else 0.0
+        ),
         description="What can still be refunded: paid minus already refunded",
     )
 
@@ -399,7 +428,9 @@ class Fulfillment:
     table="returns",
     prefix="ret",
     state=StateDef(
-        field="status", values=["requested", "open", "closed", "declined", "cancelled"], initial="requested",
+        field="status",
+        values=["requested", "open", "closed", "declined", "cancelled"],
+        initial="requested",
         terminal=["closed", "declined", "cancelled"],
         transitions={"requested": ["open", "declined"], "open": ["closed", "cancelled"]},
     ),
@@ -477,9 +508,16 @@ def seed(ctx: ToolContext) -> None:
         product_id = ctx.new_id("prod")
         products.append(
             Product(
-                id=product_id, title=planned.title, handle=planned.handle, product_type=planned.product_type,
-                vendor=world.home.name, description=planned.description, option_name=planned.option_name,
-                status=planned.status, requires_shipping=planned.requires_shipping, sku=planned.sku,
+                id=product_id,
+                title=planned.title,
+                handle=planned.handle,
+                product_type=planned.product_type,
+                vendor=world.home.name,
+                description=planned.description,
+                option_name=planned.option_name,
+                status=planned.status,
+                requires_shipping=planned.requires_shipping,
+                sku=planned.sku,
                 tags=[planned.product_type] + (["new"] if planned.status == "draft" else []),
                 created_at=planned.created_at,
             )
@@ -487,9 +525,16 @@ def seed(ctx: ToolContext) -> None:
         for v in planned.variants:
             variants.append(
                 Variant(
-                    id=ctx.new_id("var"), product_id=product_id, sku=v.sku, title=v.title, price=v.price,
-                    grams=v.grams, requires_shipping=planned.requires_shipping, inventory_tracked=v.tracked,
-                    on_hand=v.on_hand, updated_at=planned.created_at,
+                    id=ctx.new_id("var"),
+                    product_id=product_id,
+                    sku=v.sku,
+                    title=v.title,
+                    price=v.price,
+                    grams=v.grams,
+                    requires_shipping=planned.requires_shipping,
+                    inventory_tracked=v.tracked,
+                    on_hand=v.on_hand,
+                    updated_at=planned.created_at,
                 )
             )
     ctx.insert_many(products)
@@ -503,11 +548,17 @@ def seed(ctx: ToolContext) -> None:
         joined_at = ctx.iso(datetime.strptime(since, "%Y-%m-%dT%H:%M:%SZ") - timedelta(days=rng.randint(0, 200)))
         customers.append(
             Customer(
-                id=ctx.new_id("cust"), first_name=person.first_name, last_name=person.last_name, email=person.email,
-                phone=person.phone, company=world.organisation(person.organisation_id).name,
-                default_address=person.address, city=person.city,
+                id=ctx.new_id("cust"),
+                first_name=person.first_name,
+                last_name=person.last_name,
+                email=person.email,
+                phone=person.phone,
+                company=world.organisation(person.organisation_id).name,
+                default_address=person.address,
+                city=person.city,
                 tags=sorted(rng.sample(_CUSTOMER_TAGS, rng.choice((0, 0, 1, 2)))),
-                accepts_marketing=rng.random() < 0.6, created_at=joined_at,
+                accepts_marketing=rng.random() < 0.6,
+                created_at=joined_at,
             )
         )
     ctx.insert_many(customers)
@@ -523,9 +574,15 @@ def seed(ctx: ToolContext) -> None:
         for f in planned.fulfillments:
             fulfillments.append(
                 Fulfillment(
-                    id=ctx.new_id("ful"), order_id=order.id, tracking_company=CARRIER_NAMES[f.carrier] if f.carrier else None,
-                    tracking_number=f.tracking_number, tracking_url=f.tracking_url,
-                    items=[FulfilledItem(line_item_id=order_lines[i].id, sku=order_lines[i].sku, quantity=q) for i, q in f.lines],
+                    id=ctx.new_id("ful"),
+                    order_id=order.id,
+                    tracking_company=CARRIER_NAMES[f.carrier] if f.carrier else None,
+                    tracking_number=f.tracking_number,
+                    tracking_url=f.tracking_url,
+                    items=[
+                        FulfilledItem(line_item_id=order_lines[i].id, sku=order_lines[i].sku, quantity=q)
+                        for i, q in f.lines
+                    ],
                     created_at=f.created_at,
                 )
             )
@@ -534,12 +591,19 @@ def seed(ctx: ToolContext) -> None:
             return_ids.append(ctx.new_id("ret"))
             returns.append(
                 Return(
-                    id=return_ids[-1], order_id=order.id, status=r.status,
-                    items=[ReturnedItem(line_item_id=order_lines[i].id, sku=order_lines[i].sku, quantity=q, reason=why)
-                           for i, q, why in r.lines],
-                    customer_note=r.customer_note, decline_reason=r.decline_reason,
+                    id=return_ids[-1],
+                    order_id=order.id,
+                    status=r.status,
+                    items=[
+                        ReturnedItem(line_item_id=order_lines[i].id, sku=order_lines[i].sku, quantity=q, reason=why)
+                        for i, q, why in r.lines
+                    ],
+                    customer_note=r.customer_note,
+                    decline_reason=r.decline_reason,
                     decline_note="Pantry items are final sale under our return policy." if r.decline_reason else None,
-                    return_tracking_number=r.tracking_number, requested_at=r.requested_at, decided_at=r.decided_at,
+                    return_tracking_number=r.tracking_number,
+                    requested_at=r.requested_at,
+                    decided_at=r.decided_at,
                     closed_at=r.closed_at,
                 )
             )
@@ -547,10 +611,17 @@ def seed(ctx: ToolContext) -> None:
             ret = planned.returns[refund.return_index] if refund.return_index is not None else None
             refunds.append(
                 Refund(
-                    id=ctx.new_id("rfd"), order_id=order.id,
+                    id=ctx.new_id("rfd"),
+                    order_id=order.id,
                     return_id=return_ids[refund.return_index] if refund.return_index is not None else None,
-                    amount=refund.amount, currency=world.currency, reason=refund.reason, restocked=refund.restocked,
-                    items=[RefundedItem(line_item_id=order_lines[i].id, quantity=q) for i, q, _ in (ret.lines if ret else ())],
+                    amount=refund.amount,
+                    currency=world.currency,
+                    reason=refund.reason,
+                    restocked=refund.restocked,
+                    items=[
+                        RefundedItem(line_item_id=order_lines[i].id, quantity=q)
+                        for i, q, _ in (ret.lines if ret else ())
+                    ],
                     created_at=refund.created_at,
                 )
             )
@@ -562,9 +633,18 @@ def seed(ctx: ToolContext) -> None:
     ctx.insert_many(
         [
             DiscountCode(
-                id=ctx.new_id("dsc"), code=d.code, title=d.title, kind=d.kind, value=d.value,
-                minimum_subtotal=d.minimum_subtotal, starts_at=d.starts_at, ends_at=d.ends_at, usage_limit=d.usage_limit,
-                once_per_customer=d.once_per_customer, disabled=d.disabled, created_at=d.starts_at,
+                id=ctx.new_id("dsc"),
+                code=d.code,
+                title=d.title,
+                kind=d.kind,
+                value=d.value,
+                minimum_subtotal=d.minimum_subtotal,
+                starts_at=d.starts_at,
+                ends_at=d.ends_at,
+                usage_limit=d.usage_limit,
+                once_per_customer=d.once_per_customer,
+                disabled=d.disabled,
+                created_at=d.starts_at,
             )
             for d in plan.discounts
         ]
@@ -574,25 +654,50 @@ def seed(ctx: ToolContext) -> None:
 def _seeded_order(
     ctx: ToolContext, rng: Any, planned: PlannedOrder, customer_id: str, variant_of: dict[str, Variant]
 ) -> tuple[Order, list[LineItem]]:
-    last_change = max([planned.created_at, planned.cancelled_at or ""] + [f.created_at for f in planned.fulfillments]
-                      + [r.created_at for r in planned.refunds])
+    last_change = max(
+        [planned.created_at, planned.cancelled_at or ""]
+        + [f.created_at for f in planned.fulfillments]
+        + [r.created_at for r in planned.refunds]
+    )
     order = Order(
-        id=planned.id, name=planned.name, customer_id=customer_id, customer_name=planned.customer.name,
-        email=planned.customer.email, phone=planned.customer.phone, shipping_name=planned.customer.name,
+        id=planned.id,
+        name=planned.name,
+        customer_id=customer_id,
+        customer_name=planned.customer.name,
+        email=planned.customer.email,
+        phone=planned.customer.phone,
+        shipping_name=planned.customer.name,
         shipping_address=planned.shipping_address if planned.shipping_method != "none" else None,
-        shipping_method=planned.shipping_method, currency=ctx.world.currency, subtotal_price=planned.subtotal,
-        total_discounts=planned.total_discounts, shipping_price=planned.shipping_price, total_price=planned.total,
-        total_refunded=planned.total_refunded, financial_status=planned.financial_status,  # type: ignore[arg-type]
+        shipping_method=planned.shipping_method,
+        currency=ctx.world.currency,
+        subtotal_price=planned.subtotal,
+        total_discounts=planned.total_discounts,
+        shipping_price=planned.shipping_price,
+        total_price=planned.total,
+        total_refunded=planned.total_refunded,
+        financial_status=planned.financial_status,  # type: ignore[arg-type]
         fulfillment_status=planned.fulfillment_status,  # type: ignore[arg-type]
-        status="cancelled" if planned.cancelled_at else "open", discount_code=planned.discount_code, note=planned.note,
-        tags=sorted(rng.sample(_ORDER_TAGS, 1)) if rng.random() < 0.15 else [], cancel_reason=planned.cancel_reason,
-        cancelled_at=planned.cancelled_at, created_at=planned.created_at, updated_at=last_change,
+        status="cancelled" if planned.cancelled_at else "open",
+        discount_code=planned.discount_code,
+        note=planned.note,
+        tags=sorted(rng.sample(_ORDER_TAGS, 1)) if rng.random() < 0.15 else [],
+        cancel_reason=planned.cancel_reason,
+        cancelled_at=planned.cancelled_at,
+        created_at=planned.created_at,
+        updated_at=last_change,
     )
     lines = [
         LineItem(
-            id=ctx.new_id("li"), order_id=planned.id, variant_id=variant_of[line.sku].id, sku=line.sku,
-            title=line.product_title, variant_title=line.variant_title, quantity=line.quantity, price=line.price,
-            requires_shipping=line.requires_shipping, fulfilled_quantity=planned.fulfilled_quantity(i),
+            id=ctx.new_id("li"),
+            order_id=planned.id,
+            variant_id=variant_of[line.sku].id,
+            sku=line.sku,
+            title=line.product_title,
+            variant_title=line.variant_title,
+            quantity=line.quantity,
+            price=line.price,
+            requires_shipping=line.requires_shipping,
+            fulfilled_quantity=planned.fulfilled_quantity(i),
         )
         for i, line in enumerate(planned.lines)
     ]
@@ -611,13 +716,9 @@ def _policy(ctx: ToolContext) -> Any:
 
 
 def _order(ctx: ToolContext, order_id: str) -> Order:
-    return ctx.get(Order, order_id, "order", "Use list_orders (e.g. with name='#1042' or the customer's email) to find it.")
-
-
-def _day_bounds(value: str | None, end: bool) -> str | None:
-    if value is None:
-        return None
-    return f"{value}T23:59:59Z" if end else f"{value}T00:00:00Z"
+    return ctx.get(
+        Order, order_id, "order", "Use list_orders (e.g. with name='#1042' or the customer's email) to find it."
+    )
 
 
 def _sku(text: str) -> str:
@@ -625,7 +726,7 @@ def _sku(text: str) -> str:
 
 
 def _parse_time(moment: str) -> datetime:
-    return datetime.strptime(moment, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    return datetime.strptime(moment, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
 
 
 def _next_order_name(ctx: ToolContext) -> str:
@@ -661,10 +762,13 @@ def _check_discount(ctx: ToolContext, code: str, subtotal: float, email: str) ->
         raise ToolError.invalid_state(
             f"Discount code {discount.code} has been used {used} times, its limit; it cannot be used again."
         )
-    if discount.once_per_customer and ctx.query(Order).where(email=email).where_sql(
-        "upper(discount_code) = ?", discount.code
-    ).exists():
-        raise ToolError.invalid_state(f"Discount code {discount.code} is once per customer and {email} already used it.")
+    if (
+        discount.once_per_customer
+        and ctx.query(Order).where(email=email).where_sql("upper(discount_code) = ?", discount.code).exists()
+    ):
+        raise ToolError.invalid_state(
+            f"Discount code {discount.code} is once per customer and {email} already used it."
+        )
     return discount
 
 
@@ -694,7 +798,9 @@ def _place_order(
         if quantity < 1:
             raise ToolError.invalid_argument(f"quantity of {sku} must be at least 1.")
         if _sku(sku) in wanted:
-            raise ToolError.invalid_argument(f"SKU {_sku(sku)} is listed twice; list each SKU once with its total quantity.")
+            raise ToolError.invalid_argument(
+                f"SKU {_sku(sku)} is listed twice; list each SKU once with its total quantity."
+            )
         wanted[_sku(sku)] = quantity
     variants = {v.sku: v for v in ctx.query(Variant).where_in("sku", list(wanted)).all()}
     for sku in wanted:
@@ -721,25 +827,49 @@ def _place_order(
     subtotal = round(sum(variants[s].price * q for s, q in wanted.items()), 2)
     discount = _check_discount(ctx, discount_code, subtotal, customer.email) if discount_code else None
     off, shipping, total = price_order(
-        subtotal, method, _policy(ctx), discount.kind if discount else None, discount.value if discount else 0.0  # type: ignore[arg-type]
+        subtotal,
+        method,
+        _policy(ctx),
+        discount.kind if discount else None,
+        discount.value if discount else 0.0,  # type: ignore[arg-type]
     )
     name = f"{customer.first_name} {customer.last_name}"
     order = ctx.insert(
         Order(
-            id=ctx.new_id("ord"), name=_next_order_name(ctx), customer_id=customer.id, customer_name=name,
-            email=customer.email, phone=customer.phone, shipping_name=name, shipping_address=address,
-            shipping_method=method, currency=ctx.world.currency, subtotal_price=subtotal,  # type: ignore[arg-type]
-            total_discounts=off, shipping_price=shipping, total_price=total,
-            financial_status="paid" if paid else "pending", discount_code=discount.code if discount else None,
-            note=note.strip() if note and note.strip() else None, tags=[], created_at=at, updated_at=at,
+            id=ctx.new_id("ord"),
+            name=_next_order_name(ctx),
+            customer_id=customer.id,
+            customer_name=name,
+            email=customer.email,
+            phone=customer.phone,
+            shipping_name=name,
+            shipping_address=address,
+            shipping_method=method,
+            currency=ctx.world.currency,
+            subtotal_price=subtotal,  # type: ignore[arg-type]
+            total_discounts=off,
+            shipping_price=shipping,
+            total_price=total,
+            financial_status="paid" if paid else "pending",
+            discount_code=discount.code if discount else None,
+            note=note.strip() if note and note.strip() else None,
+            tags=[],
+            created_at=at,
+            updated_at=at,
         )
     )
     ctx.insert_many(
         [
             LineItem(
-                id=ctx.new_id("li"), order_id=order.id, variant_id=variants[sku].id, sku=sku,
-                title=products[variants[sku].product_id].title, variant_title=variants[sku].title, quantity=quantity,
-                price=variants[sku].price, requires_shipping=variants[sku].requires_shipping,
+                id=ctx.new_id("li"),
+                order_id=order.id,
+                variant_id=variants[sku].id,
+                sku=sku,
+                title=products[variants[sku].product_id].title,
+                variant_title=variants[sku].title,
+                quantity=quantity,
+                price=variants[sku].price,
+                requires_shipping=variants[sku].requires_shipping,
             )
             for sku, quantity in wanted.items()
         ]
@@ -756,7 +886,9 @@ def _shipped_on(ctx: ToolContext, order: Order) -> dict[str, str]:
     return shipped
 
 
-def _check_returnable(ctx: ToolContext, order: Order, items: Sequence[ReturnedItem], exclude: str | None = None) -> None:
+def _check_returnable(
+    ctx: ToolContext, order: Order, items: Sequence[ReturnedItem], exclude: str | None = None
+) -> None:
     """Refuse a return the policy does not allow: unshipped or already returned units, final sale, past the window."""
     if order.status == "cancelled":
         raise ToolError.invalid_state(f"Order {order.name} was cancelled; nothing shipped, so nothing can be returned.")
@@ -782,7 +914,8 @@ def _check_returnable(ctx: ToolContext, order: Order, items: Sequence[ReturnedIt
         can = line.fulfilled_quantity - returned.get(line.id, 0)
         if item["quantity"] < 1 or item["quantity"] > can:
             raise ToolError.invalid_argument(
-                f"{line.title}: {line.fulfilled_quantity} shipped and {returned.get(line.id, 0)} already in returns, so "
+                f"{line.title}: {line.fulfilled_quantity} shipped and {returned.get(line.id, 0)} already in returns, "
+                "so "
                 f"between 1 and {max(can, 0)} can be returned, not {item['quantity']}."
             )
         kind = kinds[products[line.variant_id]]
@@ -823,24 +956,36 @@ def _refund(
     left = _cents(order.total_price) - _cents(order.total_refunded)
     if _cents(amount) <= 0 or _cents(amount) > left:
         raise ToolError.invalid_argument(
-            f"Order {order.name} was paid {order.total_price:.2f} and {order.total_refunded:.2f} is already refunded, so "
+            f"Order {order.name} was paid {order.total_price:.2f} and {order.total_refunded:.2f} is already refunded, "
+            "so "
             f"a refund must be between 0.01 and {left / 100:.2f}, not {amount:.2f}."
         )
     refunded = round((_cents(order.total_refunded) + _cents(amount)) / 100, 2)
     status = "refunded" if _cents(refunded) >= _cents(order.total_price) else "partially_refunded"
     ctx.update(order, total_refunded=refunded, financial_status=status, updated_at=ctx.now_iso)
-    items = [RefundedItem(line_item_id=i["line_item_id"], quantity=int(i["quantity"])) for i in (ret.items if ret else [])]
+    items = [
+        RefundedItem(line_item_id=i["line_item_id"], quantity=int(i["quantity"])) for i in (ret.items if ret else [])
+    ]
     if ret is not None and restock:
         lines = ctx.fetch_many(LineItem, [i["line_item_id"] for i in ret.items])
         variants = ctx.fetch_many(Variant, [li.variant_id for li in lines.values()])
         for item in ret.items:
             variant = variants[lines[item["line_item_id"]].variant_id]
             if variant.inventory_tracked:
-                variants[variant.id] = ctx.update(variant, on_hand=variant.on_hand + int(item["quantity"]), updated_at=ctx.now_iso)
+                variants[variant.id] = ctx.update(
+                    variant, on_hand=variant.on_hand + int(item["quantity"]), updated_at=ctx.now_iso
+                )
     return ctx.insert(
         Refund(
-            id=ctx.new_id("rfd"), order_id=order.id, return_id=ret.id if ret else None, amount=round(amount, 2),
-            currency=order.currency, reason=reason, note=note, restocked=bool(ret is not None and restock), items=items,
+            id=ctx.new_id("rfd"),
+            order_id=order.id,
+            return_id=ret.id if ret else None,
+            amount=round(amount, 2),
+            currency=order.currency,
+            reason=reason,
+            note=note,
+            restocked=bool(ret is not None and restock),
+            items=items,
             created_at=ctx.now_iso,
         )
     )
@@ -850,7 +995,9 @@ def _return_value(ctx: ToolContext, order: Order, ret: Return) -> float:
     lines = ctx.fetch_many(LineItem, [i["line_item_id"] for i in ret.items])
     return round(
         sum(
-            refund_value(order.subtotal_price, order.total_discounts, lines[i["line_item_id"]].price, int(i["quantity"]))
+            refund_value(
+                order.subtotal_price, order.total_discounts, lines[i["line_item_id"]].price, int(i["quantity"])
+            )
             for i in ret.items
         ),
         2,
@@ -878,9 +1025,13 @@ def get_store_policy(ctx: ToolContext) -> StorePolicyOut:
     sale, and what shipping costs. Read it before accepting a return or promising a refund."""
     policy = _policy(ctx)
     return StorePolicyOut(
-        return_window_days=policy.return_window_days, final_sale_product_types=list(policy.final_sale_types),
-        standard_shipping=policy.standard_shipping, express_shipping=policy.express_shipping,
-        free_shipping_minimum=policy.free_shipping_minimum, currency=policy.currency, text=policy.text,
+        return_window_days=policy.return_window_days,
+        final_sale_product_types=list(policy.final_sale_types),
+        standard_shipping=policy.standard_shipping,
+        express_shipping=policy.express_shipping,
+        free_shipping_minimum=policy.free_shipping_minimum,
+        currency=policy.currency,
+        text=policy.text,
     )
 
 
@@ -912,7 +1063,9 @@ def search_products(
     return q.order_by("title").page(limit, cursor)
 
 
-@service.tool("read", intent="get", phrases=("open the product page of {product_id}",))
+@service.tool(
+    "read", intent="get", phrases=("open the product page of {product_id}", "check the variants of {product_id}")
+)
 def get_product(ctx: ToolContext, product_id: ProductId) -> Product:
     """Get one product with its variants (SKU, price, available units).
 
@@ -946,8 +1099,11 @@ def list_variants(
     q = ctx.query(Variant).search(query).filter(sku=_sku(sku) if sku else None, product_id=product_id)
     if stock is not None:
         available = f"(on_hand - {_committed_sql('variants.id')})"
-        condition = {"in_stock": f"{available} > {LOW_STOCK}", "low": f"{available} BETWEEN 1 AND {LOW_STOCK}",
-                     "out_of_stock": f"{available} <= 0"}[stock]
+        condition = {
+            "in_stock": f"{available} > {LOW_STOCK}",
+            "low": f"{available} BETWEEN 1 AND {LOW_STOCK}",
+            "out_of_stock": f"{available} <= 0",
+        }[stock]
         q.where(inventory_tracked=True).where_sql(condition)
     return q.order_by("sku").page(limit, cursor)
 
@@ -1021,7 +1177,9 @@ def search_customers(
     return q.order_by("last_name", "first_name").page(limit, cursor)
 
 
-@service.tool("read", intent="get", phrases=("open the store profile of {customer_id}",))
+@service.tool(
+    "read", intent="get", phrases=("open the store profile of {customer_id}", "check how much {customer_id} has spent")
+)
 def get_customer(ctx: ToolContext, customer_id: CustomerId) -> Customer:
     """Get one customer with their default address, tags, order count and total spent.
 
@@ -1071,17 +1229,27 @@ def list_orders(
         cursor: next_cursor from a previous page.
     """
     number = f"#{name.strip().lstrip('#')}" if name and name.strip() else None
-    q = ctx.query(Order).search(query).filter(
-        name=number, customer_id=customer_id, email=email.strip().lower() if email else None, status=status,
-        financial_status=financial_status, fulfillment_status=fulfillment_status,
+    q = (
+        ctx.query(Order)
+        .search(query)
+        .filter(
+            name=number,
+            customer_id=customer_id,
+            email=email.strip().lower() if email else None,
+            status=status,
+            financial_status=financial_status,
+            fulfillment_status=fulfillment_status,
+        )
     )
     if sku:
         q.where_sql("EXISTS (SELECT 1 FROM line_items li WHERE li.order_id = orders.id AND li.sku = ?)", _sku(sku))
-    q.compare("created_at", ">=", _day_bounds(created_from, False)).compare("created_at", "<=", _day_bounds(created_to, True))
+    q.compare("created_at", ">=", created_from and f"{created_from}T00:00:00Z").compare(
+        "created_at", "<=", created_to and f"{created_to}T23:59:59Z"
+    )
     return q.order_by("-created_at").page(limit, cursor)
 
 
-@service.tool("read", intent="get", phrases=("open order {order_id}", "pull up {order_id}"))
+@service.tool("read", intent="get", phrases=("open {order_id}", "pull up {order_id}"))
 def get_order(ctx: ToolContext, order_id: OrderId) -> Order:
     """Get one order: its lines (with shipped and returned units), totals, payment and fulfilment status.
 
@@ -1094,7 +1262,7 @@ def get_order(ctx: ToolContext, order_id: OrderId) -> Order:
 @service.tool(
     "write",
     intent="create",
-    phrases=("place an order for {customer_id}", "order {items} for {customer_email}"),
+    phrases=("place an order for {customer_id}", "take an order from {customer_email}"),
 )
 def create_order(
     ctx: ToolContext,
@@ -1130,7 +1298,14 @@ def create_order(
             raise ToolError.not_found("customer", customer_email, "Use search_customers to find the customer.")
         customer = found
     return _place_order(
-        ctx, customer, [(i.sku, i.quantity) for i in items], shipping_address, shipping_method, discount_code, note, paid,
+        ctx,
+        customer,
+        [(i.sku, i.quantity) for i in items],
+        shipping_address,
+        shipping_method,
+        discount_code,
+        note,
+        paid,
         ctx.now_iso,
     )
 
@@ -1213,7 +1388,7 @@ def mark_order_paid(ctx: ToolContext, order_id: OrderId) -> Order:
     return ctx.update(order, financial_status="paid", updated_at=ctx.now_iso)
 
 
-@service.tool("write", intent="cancel", phrases=("cancel {order_id}", "cancel order {order_id} and refund it"))
+@service.tool("write", intent="cancel", phrases=("cancel {order_id}", "cancel {order_id} and refund it"))
 def cancel_order(
     ctx: ToolContext, order_id: OrderId, reason: CancelReason, refund: bool = True, note: Text | None = None
 ) -> Order:
@@ -1287,7 +1462,9 @@ def fulfill_order(
         raise ToolError.invalid_state(f"Order {order.name} is not paid yet; orders ship once paid (mark_order_paid).")
     lines = {li.id: li for li in ctx.query(LineItem).where(order_id=order.id).order_by("id").all()}
     if line_items is None:
-        wanted = {li.id: li.quantity - li.fulfilled_quantity for li in lines.values() if li.fulfilled_quantity < li.quantity}
+        wanted = {
+            li.id: li.quantity - li.fulfilled_quantity for li in lines.values() if li.fulfilled_quantity < li.quantity
+        }
         if not wanted:
             raise ToolError.invalid_state(f"Every item of order {order.name} is already fulfilled.")
     else:
@@ -1297,7 +1474,9 @@ def fulfill_order(
         for item in line_items:
             line = lines.get(item.line_item_id)
             if line is None:
-                raise ToolError.not_found("line item", item.line_item_id, f"Order {order.name}'s lines are in get_order.")
+                raise ToolError.not_found(
+                    "line item", item.line_item_id, f"Order {order.name}'s lines are in get_order."
+                )
             if item.line_item_id in wanted:
                 raise ToolError.invalid_argument(f"Line item {line.id} is listed twice.")
             left = line.quantity - line.fulfilled_quantity
@@ -1335,15 +1514,21 @@ def fulfill_order(
     ctx.update(order, fulfillment_status="fulfilled" if done else "partial", updated_at=ctx.now_iso)
     return ctx.insert(
         Fulfillment(
-            id=ctx.new_id("ful"), order_id=order.id, tracking_company=CARRIER_NAMES[carrier] if carrier and number else None,
-            tracking_number=number, tracking_url=tracking_url(carrier, number) if carrier and number else None,
+            id=ctx.new_id("ful"),
+            order_id=order.id,
+            tracking_company=CARRIER_NAMES[carrier] if carrier and number else None,
+            tracking_number=number,
+            tracking_url=tracking_url(carrier, number) if carrier and number else None,
             items=[FulfilledItem(line_item_id=i, sku=lines[i].sku, quantity=q) for i, q in wanted.items()],
-            notify_customer=notify_customer, created_at=ctx.now_iso,
+            notify_customer=notify_customer,
+            created_at=ctx.now_iso,
         )
     )
 
 
-@service.tool("read", intent="find", phrases=("check the tracking number of {order_id}", "find the shipments of {order_id}"))
+@service.tool(
+    "read", intent="find", phrases=("check the tracking number of {order_id}", "find the shipments of {order_id}")
+)
 def list_fulfillments(
     ctx: ToolContext,
     order_id: OrderId | None = None,
@@ -1362,10 +1547,15 @@ def list_fulfillments(
     if order_id is not None:
         _order(ctx, order_id)
     number = tracking_number.strip().upper() if tracking_number and tracking_number.strip() else None
-    return ctx.query(Fulfillment).filter(order_id=order_id, tracking_number=number).order_by("-created_at").page(limit, cursor)
+    return (
+        ctx.query(Fulfillment)
+        .filter(order_id=order_id, tracking_number=number)
+        .order_by("-created_at")
+        .page(limit, cursor)
+    )
 
 
-@service.tool("write", intent="cancel", phrases=("cancel fulfilment {fulfillment_id}", "undo the shipment {fulfillment_id}"))
+@service.tool("write", intent="cancel", phrases=("cancel {fulfillment_id}", "undo {fulfillment_id}"))
 def cancel_fulfillment(ctx: ToolContext, fulfillment_id: FulfillmentId) -> Fulfillment:
     """Cancel a fulfilment whose parcel never left (its label was voided in shipping): its units go back to
     stock and the order's items count as unfulfilled again. Not possible once items of it are in a return.
@@ -1388,7 +1578,9 @@ def cancel_fulfillment(ctx: ToolContext, fulfillment_id: FulfillmentId) -> Fulfi
         line = lines[item["line_item_id"]]
         variant = variants[line.variant_id]
         if variant.inventory_tracked:
-            variants[variant.id] = ctx.update(variant, on_hand=variant.on_hand + int(item["quantity"]), updated_at=ctx.now_iso)
+            variants[variant.id] = ctx.update(
+                variant, on_hand=variant.on_hand + int(item["quantity"]), updated_at=ctx.now_iso
+            )
         ctx.update(line, fulfilled_quantity=line.fulfilled_quantity - int(item["quantity"]))
     remaining = ctx.query(LineItem).where(order_id=order.id).where_sql("fulfilled_quantity > 0").exists()
     ctx.update(order, fulfillment_status="partial" if remaining else "unfulfilled", updated_at=ctx.now_iso)
@@ -1403,8 +1595,10 @@ class ReturnItemIn(BaseModel):
 
     line_item_id: LineItemId = Field(description="The line item's id (see get_order's line_items).")
     quantity: Quantity = Field(description="How many units (at least 1).")
-    reason: ReturnReason = Field(description="Why: defective, wrong_item, not_as_described, size_too_small, size_too_large, "
-                                             "color, style, unwanted or other.")
+    reason: ReturnReason = Field(
+        description="Why: defective, wrong_item, not_as_described, size_too_small, size_too_large, "
+        "color, style, unwanted or other."
+    )
 
 
 @service.tool("read", intent="find", phrases=("check the open return requests", "find the returns of {order_id}"))
@@ -1432,7 +1626,7 @@ def list_returns(
 @service.tool(
     "write",
     intent="create",
-    phrases=("start a return for {order_id}", "set up a return of {items} from {order_id}"),
+    phrases=("start a return for {order_id}", "take back the items of {order_id}"),
 )
 def create_return(
     ctx: ToolContext, order_id: OrderId, items: list[ReturnItemIn], customer_note: Text | None = None
@@ -1450,21 +1644,29 @@ def create_return(
         raise ToolError.invalid_argument("items must list at least one {line_item_id, quantity, reason}.")
     lines = ctx.fetch_many(LineItem, [i.line_item_id for i in items])
     records = [
-        ReturnedItem(line_item_id=i.line_item_id, sku=lines[i.line_item_id].sku if i.line_item_id in lines else "",
-                     quantity=i.quantity, reason=i.reason)
+        ReturnedItem(
+            line_item_id=i.line_item_id,
+            sku=lines[i.line_item_id].sku if i.line_item_id in lines else "",
+            quantity=i.quantity,
+            reason=i.reason,
+        )
         for i in items
     ]
     _check_returnable(ctx, order, records)
     return ctx.insert(
         Return(
-            id=ctx.new_id("ret"), order_id=order.id, status="open", items=records,
+            id=ctx.new_id("ret"),
+            order_id=order.id,
+            status="open",
+            items=records,
             customer_note=customer_note.strip() if customer_note and customer_note.strip() else None,
-            requested_at=ctx.now_iso, decided_at=ctx.now_iso,
+            requested_at=ctx.now_iso,
+            decided_at=ctx.now_iso,
         )
     )
 
 
-@service.tool("write", intent="approve", phrases=("approve return {return_id}", "accept the return request {return_id}"))
+@service.tool("write", intent="approve", phrases=("approve {return_id}", "accept {return_id}"))
 def approve_return(ctx: ToolContext, return_id: ReturnId) -> Return:
     """Approve a requested return so the customer can send the items back. Refused when the store policy does
     not allow it (past the return window, final-sale items): decline it instead.
@@ -1479,7 +1681,7 @@ def approve_return(ctx: ToolContext, return_id: ReturnId) -> Return:
     return ctx.update(ret, status="open", decided_at=ctx.now_iso)
 
 
-@service.tool("write", intent="reject", phrases=("decline return {return_id}", "turn down the return request {return_id}"))
+@service.tool("write", intent="reject", phrases=("decline {return_id}", "turn down {return_id}"))
 def decline_return(ctx: ToolContext, return_id: ReturnId, reason: DeclineReason, note: Text | None = None) -> Return:
     """Decline a requested return, saying why (the customer is told).
 
@@ -1500,7 +1702,7 @@ def decline_return(ctx: ToolContext, return_id: ReturnId, reason: DeclineReason,
 @service.tool(
     "write",
     intent="refund",
-    phrases=("refund {amount} on {order_id}", "refund the return {return_id}", "issue a refund for {order_id}"),
+    phrases=("refund {amount} on {order_id}", "refund {return_id}", "issue a refund for {order_id}"),
 )
 def refund_order(
     ctx: ToolContext,
@@ -1565,7 +1767,9 @@ def list_refunds(
     if order_id is not None:
         _order(ctx, order_id)
     q = ctx.query(Refund).filter(order_id=order_id)
-    q.compare("created_at", ">=", _day_bounds(created_from, False)).compare("created_at", "<=", _day_bounds(created_to, True))
+    q.compare("created_at", ">=", created_from and f"{created_from}T00:00:00Z").compare(
+        "created_at", "<=", created_to and f"{created_to}T23:59:59Z"
+    )
     return q.order_by("-created_at").page(limit, cursor)
 
 
@@ -1574,7 +1778,11 @@ def list_refunds(
 
 @service.tool("read", intent="find", phrases=("check whether the code {query} still works", "list our discount codes"))
 def list_discount_codes(
-    ctx: ToolContext, query: str | None = None, state: DiscountState | None = None, limit: Limit = 20, cursor: Cursor = None
+    ctx: ToolContext,
+    query: str | None = None,
+    state: DiscountState | None = None,
+    limit: Limit = 20,
+    cursor: Cursor = None,
 ) -> Page[DiscountCode]:
     """List discount codes with their value, dates, minimum and usage.
 
@@ -1645,14 +1853,22 @@ def create_discount_code(
         raise ToolError.invalid_argument(f"ends_at {ends_at} must be after starts_at {start}.")
     return ctx.insert(
         DiscountCode(
-            id=ctx.new_id("dsc"), code=normal, title=title.strip(), kind=kind, value=round(value, 2),
-            minimum_subtotal=round(minimum_subtotal, 2), starts_at=start, ends_at=ends_at, usage_limit=usage_limit,
-            once_per_customer=once_per_customer, created_at=ctx.now_iso,
+            id=ctx.new_id("dsc"),
+            code=normal,
+            title=title.strip(),
+            kind=kind,
+            value=round(value, 2),
+            minimum_subtotal=round(minimum_subtotal, 2),
+            starts_at=start,
+            ends_at=ends_at,
+            usage_limit=usage_limit,
+            once_per_customer=once_per_customer,
+            created_at=ctx.now_iso,
         )
     )
 
 
-@service.tool("write", intent="delete", phrases=("disable the discount code {discount_code_id}", "turn off {discount_code_id}"))
+@service.tool("write", intent="delete", phrases=("disable {discount_code_id}", "turn off {discount_code_id}"))
 def disable_discount_code(ctx: ToolContext, discount_code_id: DiscountCodeId) -> DiscountCode:
     """Disable a discount code so no new order can use it (orders that used it keep their discount).
 
@@ -1692,11 +1908,18 @@ def order_placed(
     customer = ctx.find(Customer, email=email)
     if customer is None:
         if not (customer_first_name and customer_last_name and shipping_address):
-            raise ToolError.invalid_argument("A new customer needs customer_first_name, customer_last_name and shipping_address.")
+            raise ToolError.invalid_argument(
+                "A new customer needs customer_first_name, customer_last_name and shipping_address."
+            )
         customer = ctx.insert(
             Customer(
-                id=ctx.new_id("cust"), first_name=customer_first_name.strip(), last_name=customer_last_name.strip(),
-                email=email, default_address=shipping_address.strip(), tags=[], created_at=at,
+                id=ctx.new_id("cust"),
+                first_name=customer_first_name.strip(),
+                last_name=customer_last_name.strip(),
+                email=email,
+                default_address=shipping_address.strip(),
+                tags=[],
+                created_at=at,
             )
         )
     try:
@@ -1708,7 +1931,11 @@ def order_placed(
 
 @service.event("return_requested")
 def return_requested(
-    ctx: ToolContext, order_id: str, items: list[dict[str, Any]], customer_note: str | None = None, hours_ago: float = 1.0
+    ctx: ToolContext,
+    order_id: str,
+    items: list[dict[str, Any]],
+    customer_note: str | None = None,
+    hours_ago: float = 1.0,
 ) -> str:
     """A customer asks on the storefront to send items back (a task's trigger); returns the requested return's id.
 
@@ -1723,20 +1950,27 @@ def return_requested(
     for item in items:
         match = [li for li in lines if li.id == item.get("line_item_id") or li.sku == _sku(str(item.get("sku", "")))]
         if not match:
-            raise ToolError.not_found("line item", item.get("line_item_id") or item.get("sku"), f"Not a line of {order.name}.")
+            raise ToolError.not_found(
+                "line item", item.get("line_item_id") or item.get("sku"), f"Not a line of {order.name}."
+            )
         line = match[0]
         quantity = int(item.get("quantity", 1))
         reason = str(item.get("reason", "other"))
         if reason not in get_args(ReturnReason):
             raise ToolError.invalid_argument(f"reason {reason!r} is not a return reason.")
         if not 1 <= quantity <= line.fulfilled_quantity - returned.get(line.id, 0):
-            raise ToolError.invalid_argument(f"{line.title}: only shipped units not already in a return can be asked for.")
+            raise ToolError.invalid_argument(
+                f"{line.title}: only shipped units not already in a return can be asked for."
+            )
         records.append(ReturnedItem(line_item_id=line.id, sku=line.sku, quantity=quantity, reason=reason))
     if not records:
         raise ToolError.invalid_argument("items must list at least one item.")
     return ctx.insert(
         Return(
-            id=ctx.new_id("ret"), order_id=order.id, status="requested", items=records,
+            id=ctx.new_id("ret"),
+            order_id=order.id,
+            status="requested",
+            items=records,
             customer_note=customer_note.strip() if customer_note and customer_note.strip() else None,
             requested_at=ctx.days_from_now(-hours_ago / 24),
         )

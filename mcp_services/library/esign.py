@@ -60,12 +60,6 @@ service = Service(
 )
 
 
-def _json_list(item: type[Any]) -> Any:
-    """A list-of-objects column whose schema is written inline (entity field schemas cannot hold $defs)."""
-    schema = {"type": "array", "items": TypeAdapter(item).json_schema()}
-    return Annotated[list[item], WithJsonSchema(schema)]  # type: ignore[valid-type]  # built at import time
-
-
 class RecipientSummary(TypedDict):
     id: str
     name: str
@@ -75,7 +69,9 @@ class RecipientSummary(TypedDict):
     status: str
 
 
-RecipientSummaries = _json_list(RecipientSummary)
+RecipientSummaries = Annotated[
+    list[RecipientSummary], WithJsonSchema({"type": "array", "items": TypeAdapter(RecipientSummary).json_schema()})
+]
 
 
 # -- statuses from the audit trail --------------------------------------------------------------------------
@@ -163,13 +159,21 @@ def _envelope_declined_reason(db: RecordAccess, envelopes: Sequence[Any]) -> lis
 
 
 def _envelope_recipients(db: RecordAccess, envelopes: Sequence[Any]) -> list[list[RecipientSummary]]:
-    recipients = db.query(Recipient).where_in("envelope_id", [e.id for e in envelopes]).order_by("routing_order", "id").all()
+    recipients = (
+        db.query(Recipient).where_in("envelope_id", [e.id for e in envelopes]).order_by("routing_order", "id").all()
+    )
     states = _recipient_states(db, envelopes)
     by_envelope: dict[str, list[RecipientSummary]] = {}
     for r in recipients:
         by_envelope.setdefault(r.envelope_id, []).append(
-            RecipientSummary(id=r.id, name=r.name, email=r.email, kind=r.kind, routing_order=r.routing_order,
-                             status=states[r.id].status)
+            RecipientSummary(
+                id=r.id,
+                name=r.name,
+                email=r.email,
+                kind=r.kind,
+                routing_order=r.routing_order,
+                status=states[r.id].status,
+            )
         )
     return [by_envelope.get(e.id, []) for e in envelopes]
 
@@ -203,7 +207,9 @@ class Template:
     countersigned: bool = field(description="Our side signs after the customer")
 
 
-@service.entity(table="envelopes", prefix="env", label="email_subject", search=("email_subject", "company_name", "deal_name"))
+@service.entity(
+    table="envelopes", prefix="env", label="email_subject", search=("email_subject", "company_name", "deal_name")
+)
 class Envelope:
     """Documents sent to recipients for signature."""
 
@@ -285,25 +291,47 @@ def seed(ctx: ToolContext) -> None:
     envelopes, documents, recipients, actions = [], [], [], []
     for planned in plan.envelopes:
         envelope = Envelope(
-            id=ctx.new_id("env"), email_subject=planned.subject, email_message=planned.message,
-            sender_email=planned.sender_email, company_name=planned.deal.company_name, deal_name=planned.deal.name,
-            template_id=templates[planned.template].id, created_at=planned.created_at, sent_at=planned.sent_at,
-            expires_at=planned.expires_at, voided_at=planned.voided_at, void_reason=planned.void_reason,
+            id=ctx.new_id("env"),
+            email_subject=planned.subject,
+            email_message=planned.message,
+            sender_email=planned.sender_email,
+            company_name=planned.deal.company_name,
+            deal_name=planned.deal.name,
+            template_id=templates[planned.template].id,
+            created_at=planned.created_at,
+            sent_at=planned.sent_at,
+            expires_at=planned.expires_at,
+            voided_at=planned.voided_at,
+            void_reason=planned.void_reason,
         )
         envelopes.append(envelope)
         documents += [
-            Document(id=ctx.new_id("doc"), envelope_id=envelope.id, name=name, pages=pages, document_order=n,
-                     added_at=planned.created_at)
+            Document(
+                id=ctx.new_id("doc"),
+                envelope_id=envelope.id,
+                name=name,
+                pages=pages,
+                document_order=n,
+                added_at=planned.created_at,
+            )
             for n, (name, pages) in enumerate(planned.documents, start=1)
         ]
         for signer in planned.signers:
             recipient = Recipient(
-                id=ctx.new_id("rcp"), envelope_id=envelope.id, name=signer.name, email=signer.email,
-                role_name=signer.role_name, routing_order=signer.routing_order, added_at=planned.created_at,
+                id=ctx.new_id("rcp"),
+                envelope_id=envelope.id,
+                name=signer.name,
+                email=signer.email,
+                role_name=signer.role_name,
+                routing_order=signer.routing_order,
+                added_at=planned.created_at,
             )
             recipients.append(recipient)
-            for action, at, reason in (("delivered", signer.viewed_at, None), ("signed", signer.signed_at, None),
-                                       ("declined", signer.declined_at, signer.decline_reason)):
+            for action, at, reason in (
+                ("delivered", signer.viewed_at, None),
+                ("signed", signer.signed_at, None),
+                ("declined", signer.declined_at, signer.decline_reason),
+            ):
                 if at is not None:
                     actions.append((at, action, reason, recipient))
     ctx.insert_many(envelopes)
@@ -311,8 +339,14 @@ def seed(ctx: ToolContext) -> None:
     ctx.insert_many(recipients)
     ctx.insert_many(
         [
-            RecipientEvent(id=ctx.new_id("rev"), envelope_id=r.envelope_id, recipient_id=r.id, action=action,  # type: ignore[arg-type]
-                           reason=reason, occurred_at=at)
+            RecipientEvent(
+                id=ctx.new_id("rev"),
+                envelope_id=r.envelope_id,
+                recipient_id=r.id,
+                action=action,  # type: ignore[arg-type]
+                reason=reason,
+                occurred_at=at,
+            )
             for at, action, reason, r in sorted(actions, key=lambda a: (a[0], a[3].id, a[1] != "delivered"))
         ]
     )
@@ -336,12 +370,6 @@ def _recipient(ctx: ToolContext, envelope: Envelope, recipient_id: str) -> Recip
     return recipient
 
 
-def _day_bounds(value: str | None, end: bool) -> str | None:
-    if value is None:
-        return None
-    return f"{value}T23:59:59Z" if end else f"{value}T00:00:00Z"
-
-
 class PersonIn(BaseModel):
     """A recipient: name and email."""
 
@@ -355,13 +383,28 @@ def _add_recipients(ctx: ToolContext, envelope: Envelope, signers: Sequence[Pers
         raise ToolError.invalid_argument("Each recipient's email may appear once.")
     ctx.insert_many(
         [
-            Recipient(id=ctx.new_id("rcp"), envelope_id=envelope.id, name=p.name.strip(), email=p.email.strip().lower(),
-                      role_name="Signer", routing_order=n, added_at=ctx.now_iso)
+            Recipient(
+                id=ctx.new_id("rcp"),
+                envelope_id=envelope.id,
+                name=p.name.strip(),
+                email=p.email.strip().lower(),
+                role_name="Signer",
+                routing_order=n,
+                added_at=ctx.now_iso,
+            )
             for n, p in enumerate(signers, start=1)
         ]
         + [
-            Recipient(id=ctx.new_id("rcp"), envelope_id=envelope.id, name=p.name.strip(), email=p.email.strip().lower(),
-                      role_name="Receives a copy", kind="carbon_copy", routing_order=len(signers) + 1, added_at=ctx.now_iso)
+            Recipient(
+                id=ctx.new_id("rcp"),
+                envelope_id=envelope.id,
+                name=p.name.strip(),
+                email=p.email.strip().lower(),
+                role_name="Receives a copy",
+                kind="carbon_copy",
+                routing_order=len(signers) + 1,
+                added_at=ctx.now_iso,
+            )
             for p in cc
         ]
     )
@@ -380,7 +423,9 @@ def _send(ctx: ToolContext, envelope: Envelope) -> Envelope:
 
 
 @service.tool("read", intent="find", phrases=("check our signature templates", "find the {query} template"))
-def list_templates(ctx: ToolContext, query: str | None = None, limit: Limit = 20, cursor: Cursor = None) -> Page[Template]:
+def list_templates(
+    ctx: ToolContext, query: str | None = None, limit: Limit = 20, cursor: Cursor = None
+) -> Page[Template]:
     """List the agreement templates (Master Services Agreement, Order Form, Mutual NDA...).
 
     Args:
@@ -394,7 +439,10 @@ def list_templates(ctx: ToolContext, query: str | None = None, limit: Limit = 20
 @service.tool(
     "read",
     intent="find",
-    phrases=("check the contracts out for signature with {company_name}", "find the envelopes {recipient_email} has to sign"),
+    phrases=(
+        "check the contracts out for signature with {company_name}",
+        "find the envelopes {recipient_email} has to sign",
+    ),
 )
 def list_envelopes(
     ctx: ToolContext,
@@ -429,9 +477,13 @@ def list_envelopes(
     if deal_name and deal_name.strip():
         q.where_sql("lower(deal_name) = lower(?)", deal_name.strip())
     if recipient_email:
-        q.where_sql("EXISTS (SELECT 1 FROM recipients r WHERE r.envelope_id = envelopes.id AND r.email = ?)",
-                    recipient_email.strip().lower())
-    q.compare("sent_at", ">=", _day_bounds(sent_from, False)).compare("sent_at", "<=", _day_bounds(sent_to, True))
+        q.where_sql(
+            "EXISTS (SELECT 1 FROM recipients r WHERE r.envelope_id = envelopes.id AND r.email = ?)",
+            recipient_email.strip().lower(),
+        )
+    q.compare("sent_at", ">=", sent_from and f"{sent_from}T00:00:00Z").compare(
+        "sent_at", "<=", sent_to and f"{sent_to}T23:59:59Z"
+    )
     if status is not None:
         candidates = ctx.query(Envelope).all()
         states = _envelope_states(ctx, candidates)
@@ -439,7 +491,7 @@ def list_envelopes(
     return q.order_by("-created_at").page(limit, cursor)
 
 
-@service.tool("read", intent="get", phrases=("open envelope {envelope_id}", "check the status of envelope {envelope_id}"))
+@service.tool("read", intent="get", phrases=("open {envelope_id}", "check the status of {envelope_id}"))
 def get_envelope(ctx: ToolContext, envelope_id: EnvelopeId) -> Envelope:
     """Get one envelope: subject, deal, status, when it was sent, expires or completed, and its recipients.
 
@@ -449,7 +501,9 @@ def get_envelope(ctx: ToolContext, envelope_id: EnvelopeId) -> Envelope:
     return _envelope(ctx, envelope_id)
 
 
-@service.tool("read", intent="find", phrases=("check who still has to sign {envelope_id}",))
+@service.tool(
+    "read", intent="find", phrases=("check who still has to sign {envelope_id}", "list the signers of {envelope_id}")
+)
 def list_recipients(ctx: ToolContext, envelope_id: EnvelopeId) -> list[Recipient]:
     """List an envelope's recipients in routing order, with each one's status (created: not their turn yet,
     sent, delivered: opened, completed: signed, declined).
@@ -461,7 +515,11 @@ def list_recipients(ctx: ToolContext, envelope_id: EnvelopeId) -> list[Recipient
     return ctx.query(Recipient).where(envelope_id=envelope_id).order_by("routing_order", "id").all()
 
 
-@service.tool("read", intent="find", phrases=("check which documents are in {envelope_id}",))
+@service.tool(
+    "read",
+    intent="find",
+    phrases=("check which documents are in {envelope_id}", "list the files attached to {envelope_id}"),
+)
 def list_documents(ctx: ToolContext, envelope_id: EnvelopeId) -> list[Document]:
     """List an envelope's documents in order.
 
@@ -472,7 +530,9 @@ def list_documents(ctx: ToolContext, envelope_id: EnvelopeId) -> list[Document]:
     return ctx.query(Document).where(envelope_id=envelope_id).order_by("document_order").all()
 
 
-@service.tool("read", intent="check", phrases=("check the history of envelope {envelope_id}", "when did they open {envelope_id}"))
+@service.tool(
+    "read", intent="check", phrases=("check the history of {envelope_id}", "when did they open {envelope_id}")
+)
 def list_envelope_history(ctx: ToolContext, envelope_id: EnvelopeId) -> list[RecipientEvent]:
     """What the recipients did, oldest first: opened (delivered), signed, declined (with their reason).
 
@@ -486,7 +546,7 @@ def list_envelope_history(ctx: ToolContext, envelope_id: EnvelopeId) -> list[Rec
 @service.tool(
     "write",
     intent="draft",
-    phrases=("prepare the {template_id} for {company_name} to sign", "draft an envelope for {deal_name}"),
+    phrases=("prepare {template_id} for {company_name} to sign", "draft an envelope for {deal_name}"),
 )
 def create_envelope(
     ctx: ToolContext,
@@ -520,21 +580,34 @@ def create_envelope(
     template = ctx.get(Template, template_id, "template", "Use list_templates.") if template_id else None
     envelope = ctx.insert(
         Envelope(
-            id=ctx.new_id("env"), email_subject=email_subject.strip(), email_message=email_message,
-            sender_email=ctx.world.user.email, company_name=company_name.strip() if company_name else None,
+            id=ctx.new_id("env"),
+            email_subject=email_subject.strip(),
+            email_message=email_message,
+            sender_email=ctx.world.user.email,
+            company_name=company_name.strip() if company_name else None,
             deal_name=deal_name.strip() if deal_name and deal_name.strip() else None,
-            template_id=template.id if template else None, created_at=ctx.now_iso,
+            template_id=template.id if template else None,
+            created_at=ctx.now_iso,
         )
     )
-    names = [(f"{template.name} - {company_name.strip()}.pdf" if company_name else f"{template.name}.pdf", template.pages)] \
-        if template else []
+    names = (
+        [(f"{template.name} - {company_name.strip()}.pdf" if company_name else f"{template.name}.pdf", template.pages)]
+        if template
+        else []
+    )
     names += [(n.strip(), 1) for n in document_names or []]
     if len({n for n, _ in names}) != len(names):
         raise ToolError.invalid_argument("Each document name may appear once.")
     ctx.insert_many(
         [
-            Document(id=ctx.new_id("doc"), envelope_id=envelope.id, name=name, pages=pages, document_order=n,
-                     added_at=ctx.now_iso)
+            Document(
+                id=ctx.new_id("doc"),
+                envelope_id=envelope.id,
+                name=name,
+                pages=pages,
+                document_order=n,
+                added_at=ctx.now_iso,
+            )
             for n, (name, pages) in enumerate(names, start=1)
         ]
     )
@@ -542,7 +615,11 @@ def create_envelope(
     return _send(ctx, envelope) if send else envelope
 
 
-@service.tool("write", intent="update", phrases=("change the subject of {envelope_id} to {email_subject}",))
+@service.tool(
+    "write",
+    intent="update",
+    phrases=("change the subject of {envelope_id} to {email_subject}", "reword the message of {envelope_id}"),
+)
 def update_envelope(
     ctx: ToolContext, envelope_id: EnvelopeId, email_subject: Subject | None = None, email_message: Text | None = None
 ) -> Envelope:
@@ -567,7 +644,9 @@ def update_envelope(
     return ctx.update(envelope, **changes)
 
 
-@service.tool("write", intent="link", phrases=("add {name} to the envelope {envelope_id}",))
+@service.tool(
+    "write", intent="link", phrases=("add {name} to {envelope_id}", "attach {name} to {envelope_id} before it goes out")
+)
 def add_document(ctx: ToolContext, envelope_id: EnvelopeId, name: FileName, pages: Pages = 1) -> Document:
     """Add a document to a draft envelope (a sent envelope's documents cannot change: void it and send a new one).
 
@@ -580,19 +659,28 @@ def add_document(ctx: ToolContext, envelope_id: EnvelopeId, name: FileName, page
     status = _status(ctx, envelope)
     if status != "created":
         raise ToolError.invalid_state(
-            f"Envelope {envelope.id} is {status}; documents can only be added to drafts. Void it and send a corrected one."
+            f"Envelope {envelope.id} is {status}; documents can only be added to drafts. "
+            "Void it and send a corrected one."
         )
     documents = ctx.query(Document).where(envelope_id=envelope.id).all()
     if any(d.name.lower() == name.strip().lower() for d in documents):
         raise ToolError.conflict(f"Envelope {envelope.id} already has a document named {name.strip()}.")
     return ctx.insert(
-        Document(id=ctx.new_id("doc"), envelope_id=envelope.id, name=name.strip(), pages=pages,
-                 document_order=len(documents) + 1, added_at=ctx.now_iso)
+        Document(
+            id=ctx.new_id("doc"),
+            envelope_id=envelope.id,
+            name=name.strip(),
+            pages=pages,
+            document_order=len(documents) + 1,
+            added_at=ctx.now_iso,
+        )
     )
 
 
 @service.tool(
-    "write", intent="invite", phrases=("add {email} as a signer on {envelope_id}", "copy {email} on the envelope {envelope_id}")
+    "write",
+    intent="invite",
+    phrases=("add {email} as a signer on {envelope_id}", "copy {email} on {envelope_id}"),
 )
 def add_recipient(
     ctx: ToolContext,
@@ -629,9 +717,17 @@ def add_recipient(
                 f"Signers up to routing order {max(signed)} have signed; a new recipient needs routing_order above it."
             )
     return ctx.insert(
-        Recipient(id=ctx.new_id("rcp"), envelope_id=envelope.id, name=name.strip(), email=address,
-                  role_name="Signer" if kind == "signer" else "Receives a copy", kind=kind, routing_order=order,
-                  routed_since=ctx.now_iso if status in _IN_PROCESS else None, added_at=ctx.now_iso)
+        Recipient(
+            id=ctx.new_id("rcp"),
+            envelope_id=envelope.id,
+            name=name.strip(),
+            email=address,
+            role_name="Signer" if kind == "signer" else "Receives a copy",
+            kind=kind,
+            routing_order=order,
+            routed_since=ctx.now_iso if status in _IN_PROCESS else None,
+            added_at=ctx.now_iso,
+        )
     )
 
 
@@ -640,7 +736,11 @@ class RemovedOut(BaseModel):
     deleted: bool
 
 
-@service.tool("write", intent="remove", phrases=("take {recipient_id} off the envelope {envelope_id}",))
+@service.tool(
+    "write",
+    intent="remove",
+    phrases=("take {recipient_id} off {envelope_id}", "remove {recipient_id} from the signers of {envelope_id}"),
+)
 def remove_recipient(ctx: ToolContext, envelope_id: EnvelopeId, recipient_id: RecipientId) -> RemovedOut:
     """Remove a recipient who has not signed or declined from a draft or an envelope out for signature.
     An envelope keeps at least one signer.
@@ -657,7 +757,9 @@ def remove_recipient(ctx: ToolContext, envelope_id: EnvelopeId, recipient_id: Re
     state = _recipient_states(ctx, [envelope])[recipient.id]
     if state.status in ("completed", "declined") and recipient.kind == "signer":
         raise ToolError.invalid_state(f"{recipient.name} has {state.status} the envelope; they cannot be removed.")
-    others = ctx.query(Recipient).where(envelope_id=envelope.id, kind="signer").where_sql("id != ?", recipient.id).count()
+    others = (
+        ctx.query(Recipient).where(envelope_id=envelope.id, kind="signer").where_sql("id != ?", recipient.id).count()
+    )
     if recipient.kind == "signer" and others == 0:
         raise ToolError.invalid_state(f"{recipient.name} is the envelope's only signer; add another signer first.")
     ctx.delete(recipient)
@@ -710,7 +812,7 @@ def correct_recipient(
     return ctx.update(recipient, **changes)
 
 
-@service.tool("write", intent="send", phrases=("send {envelope_id} for signature", "send out the envelope {envelope_id}"))
+@service.tool("write", intent="send", phrases=("send {envelope_id} for signature", "send out {envelope_id}"))
 def send_envelope(ctx: ToolContext, envelope_id: EnvelopeId) -> Envelope:
     """Send a draft envelope to its signers (the first in routing order gets it now). It expires unsigned
     after the account's expiry period.
@@ -740,7 +842,7 @@ def resend_envelope(ctx: ToolContext, envelope_id: EnvelopeId) -> Envelope:
     return ctx.update(envelope, last_reminded_at=ctx.now_iso, reminders_sent=envelope.reminders_sent + 1)
 
 
-@service.tool("write", intent="cancel", phrases=("void envelope {envelope_id}", "withdraw the contract {envelope_id}"))
+@service.tool("write", intent="cancel", phrases=("void {envelope_id}", "withdraw {envelope_id}"))
 def void_envelope(ctx: ToolContext, envelope_id: EnvelopeId, reason: ShortText) -> Envelope:
     """Void an envelope out for signature: nobody can sign it any more, and recipients are told why. A
     completed or declined envelope cannot be voided; a draft is discarded instead (discard_draft).
@@ -754,14 +856,16 @@ def void_envelope(ctx: ToolContext, envelope_id: EnvelopeId, reason: ShortText) 
         raise ToolError.invalid_argument("reason must not be empty.")
     status = _status(ctx, envelope)
     if status == "completed":
-        raise ToolError.invalid_state(f"Envelope {envelope.id} is completed: every signer signed, so it cannot be voided.")
+        raise ToolError.invalid_state(
+            f"Envelope {envelope.id} is completed: every signer signed, so it cannot be voided."
+        )
     if status not in _IN_PROCESS:
         hint = "discard_draft it instead" if status == "created" else "only envelopes out for signature can be voided"
         raise ToolError.invalid_state(f"Envelope {envelope.id} is {status}; {hint}.")
     return ctx.update(envelope, voided_at=ctx.now_iso, void_reason=reason.strip())
 
 
-@service.tool("write", intent="delete", phrases=("discard the draft {envelope_id}",))
+@service.tool("write", intent="delete", phrases=("discard {envelope_id}", "delete the unsent {envelope_id}"))
 def discard_draft(ctx: ToolContext, envelope_id: EnvelopeId) -> RemovedOut:
     """Delete a draft envelope that was never sent, with its documents and recipients.
 
@@ -771,9 +875,13 @@ def discard_draft(ctx: ToolContext, envelope_id: EnvelopeId) -> RemovedOut:
     envelope = _envelope(ctx, envelope_id)
     status = _status(ctx, envelope)
     if status != "created":
-        raise ToolError.invalid_state(f"Envelope {envelope.id} is {status}; only drafts can be discarded (void it instead).")
-    for record in [*ctx.query(Recipient).where(envelope_id=envelope.id).all(),
-                   *ctx.query(Document).where(envelope_id=envelope.id).all()]:
+        raise ToolError.invalid_state(
+            f"Envelope {envelope.id} is {status}; only drafts can be discarded (void it instead)."
+        )
+    for record in [
+        *ctx.query(Recipient).where(envelope_id=envelope.id).all(),
+        *ctx.query(Document).where(envelope_id=envelope.id).all(),
+    ]:
         ctx.delete(record)
     ctx.delete(envelope)
     return RemovedOut(id=envelope.id, deleted=True)
@@ -798,7 +906,9 @@ class CertificateOut(BaseModel):
     signatures: list[SignatureOut]
 
 
-@service.tool("read", intent="check", phrases=("get the signed certificate of {envelope_id}", "check who signed {envelope_id}"))
+@service.tool(
+    "read", intent="check", phrases=("get the signed certificate of {envelope_id}", "check who signed {envelope_id}")
+)
 def get_certificate(ctx: ToolContext, envelope_id: EnvelopeId) -> CertificateOut:
     """The certificate of completion of a completed envelope: every signature with its time, and the documents.
 
@@ -808,12 +918,20 @@ def get_certificate(ctx: ToolContext, envelope_id: EnvelopeId) -> CertificateOut
     envelope = _envelope(ctx, envelope_id)
     state = _envelope_states(ctx, [envelope])[envelope.id]
     if state.status != "completed":
-        raise ToolError.invalid_state(f"Envelope {envelope.id} is {state.status}; only completed envelopes have a certificate.")
-    recipients = ctx.query(Recipient).where(envelope_id=envelope.id, kind="signer").order_by("routing_order", "id").all()
+        raise ToolError.invalid_state(
+            f"Envelope {envelope.id} is {state.status}; only completed envelopes have a certificate."
+        )
+    recipients = (
+        ctx.query(Recipient).where(envelope_id=envelope.id, kind="signer").order_by("routing_order", "id").all()
+    )
     states = _recipient_states(ctx, [envelope])
     return CertificateOut(
-        envelope_id=envelope.id, email_subject=envelope.email_subject, company_name=envelope.company_name,
-        deal_name=envelope.deal_name, sent_at=envelope.sent_at or envelope.created_at, completed_at=state.at or "",
+        envelope_id=envelope.id,
+        email_subject=envelope.email_subject,
+        company_name=envelope.company_name,
+        deal_name=envelope.deal_name,
+        sent_at=envelope.sent_at or envelope.created_at,
+        completed_at=state.at or "",
         documents=[d.name for d in ctx.query(Document).where(envelope_id=envelope.id).order_by("document_order").all()],
         signatures=[SignatureOut(name=r.name, email=r.email, signed_at=states[r.id].at or "") for r in recipients],
     )
@@ -845,8 +963,14 @@ def envelope_declined(
     if not chosen:
         raise ToolError.invalid_argument(f"{signer_email} is not a signer whose turn it is on envelope {envelope.id}.")
     return ctx.insert(
-        RecipientEvent(id=ctx.new_id("rev"), envelope_id=envelope.id, recipient_id=chosen[0].id, action="declined",
-                       reason=reason.strip(), occurred_at=ctx.days_from_now(-hours_ago / 24))
+        RecipientEvent(
+            id=ctx.new_id("rev"),
+            envelope_id=envelope.id,
+            recipient_id=chosen[0].id,
+            action="declined",
+            reason=reason.strip(),
+            occurred_at=ctx.days_from_now(-hours_ago / 24),
+        )
     ).id
 
 
@@ -857,7 +981,11 @@ def envelope_completed(ctx: ToolContext, envelope_id: str, hours_ago: float = 1.
     _current_signers(ctx, envelope)
     states = _recipient_states(ctx, [envelope])
     waiting = [
-        r for r in ctx.query(Recipient).where(envelope_id=envelope.id, kind="signer").order_by("routing_order", "id").all()
+        r
+        for r in ctx.query(Recipient)
+        .where(envelope_id=envelope.id, kind="signer")
+        .order_by("routing_order", "id")
+        .all()
         if states[r.id].status != "completed"
     ]
     moment = datetime.strptime(ctx.days_from_now(-hours_ago / 24), "%Y-%m-%dT%H:%M:%SZ")
@@ -865,7 +993,12 @@ def envelope_completed(ctx: ToolContext, envelope_id: str, hours_ago: float = 1.
     for n, recipient in enumerate(waiting):
         at = ctx.iso(moment - timedelta(minutes=10 * (len(waiting) - 1 - n)))
         last = ctx.insert(
-            RecipientEvent(id=ctx.new_id("rev"), envelope_id=envelope.id, recipient_id=recipient.id, action="signed",
-                           occurred_at=at)
+            RecipientEvent(
+                id=ctx.new_id("rev"),
+                envelope_id=envelope.id,
+                recipient_id=recipient.id,
+                action="signed",
+                occurred_at=at,
+            )
         ).id
     return last

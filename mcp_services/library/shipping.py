@@ -67,7 +67,13 @@ CarrierCode = Literal["ups", "fedex", "usps"]
 ShipmentStatus = Literal["pending", "label_purchased", "cancelled"]
 LabelStatus = Literal["completed", "voided"]
 TrackingStatus = Literal[
-    "label_created", "accepted", "in_transit", "out_for_delivery", "delivery_attempt", "delivered", "exception",
+    "label_created",
+    "accepted",
+    "in_transit",
+    "out_for_delivery",
+    "delivery_attempt",
+    "delivered",
+    "exception",
     "returned_to_sender",
 ]
 ScanStatus = Literal[
@@ -83,19 +89,15 @@ service = Service(
 )
 
 
-def _json_list(item: type[Any]) -> Any:
-    """A list-of-objects column whose schema is written inline (entity field schemas cannot hold $defs)."""
-    schema = {"type": "array", "items": TypeAdapter(item).json_schema()}
-    return Annotated[list[item], WithJsonSchema(schema)]  # type: ignore[valid-type]  # built at import time
-
-
 class PackedItem(TypedDict):
     sku: str
     name: str
     quantity: int
 
 
-PackedItems = _json_list(PackedItem)
+PackedItems = Annotated[
+    list[PackedItem], WithJsonSchema({"type": "array", "items": TypeAdapter(PackedItem).json_schema()})
+]
 
 
 # -- derived values ---------------------------------------------------------------------------------------
@@ -127,7 +129,12 @@ def _label_delivered_at(db: RecordAccess, labels: Sequence[Any]) -> list[str | N
 
 def _active_labels(db: RecordAccess, shipments: Sequence[Any]) -> dict[str, Any]:
     """Each shipment's outbound label that is not voided."""
-    labels = db.query(Label).where_in("shipment_id", [s.id for s in shipments]).where(is_return=False, status="completed").all()
+    labels = (
+        db.query(Label)
+        .where_in("shipment_id", [s.id for s in shipments])
+        .where(is_return=False, status="completed")
+        .all()
+    )
     return {label.shipment_id: label for label in labels}
 
 
@@ -184,7 +191,10 @@ class CarrierService:
     label="order_number",
     search=("order_number", "ship_to_name", "ship_to_email", "ship_to_company"),
     state=StateDef(
-        field="status", values=["pending", "label_purchased", "cancelled"], initial="pending", terminal=["cancelled"],
+        field="status",
+        values=["pending", "label_purchased", "cancelled"],
+        initial="pending",
+        terminal=["cancelled"],
         transitions={"pending": ["label_purchased", "cancelled"], "label_purchased": ["pending"]},
     ),
 )
@@ -266,16 +276,26 @@ def seed(ctx: ToolContext) -> None:
     world = ctx.world
     rng = ctx.rng("seed")
     carriers = {
-        code: Carrier(id=ctx.new_id("car"), code=code, name=name,  # type: ignore[arg-type]
-                      account_number=_ACCOUNTS[code].format(rng.randint(100000, 999999)),
-                      max_weight_grams=CARRIER_MAX_GRAMS[code])
+        code: Carrier(
+            id=ctx.new_id("car"),
+            code=code,
+            name=name,  # type: ignore[arg-type]
+            account_number=_ACCOUNTS[code].format(rng.randint(100000, 999999)),
+            max_weight_grams=CARRIER_MAX_GRAMS[code],
+        )
         for code, name in CARRIER_NAMES.items()
     }
     ctx.insert_many(list(carriers.values()))
     ctx.insert_many(
         [
-            CarrierService(id=ctx.new_id("csv"), carrier_id=carriers[s.carrier].id, code=s.code, name=s.name,
-                           transit_days=s.transit_days, express=s.express)
+            CarrierService(
+                id=ctx.new_id("csv"),
+                carrier_id=carriers[s.carrier].id,
+                code=s.code,
+                name=s.name,
+                transit_days=s.transit_days,
+                express=s.express,
+            )
             for s in CARRIER_SERVICES
         ]
     )
@@ -283,13 +303,22 @@ def seed(ctx: ToolContext) -> None:
     shipments, pending_labels = [], []
     for planned in plan.shipments:
         shipment = Shipment(
-            id=ctx.new_id("shp"), order_id=planned.order_id, order_number=planned.order_number,
-            ship_to_name=planned.ship_to_name, ship_to_company=planned.ship_to_company,
-            ship_to_email=planned.ship_to_email, ship_to_phone=planned.ship_to_phone,
-            ship_to_address=planned.ship_to_address, ship_from_name=world.home.name, ship_from_address=world.home.address,
+            id=ctx.new_id("shp"),
+            order_id=planned.order_id,
+            order_number=planned.order_number,
+            ship_to_name=planned.ship_to_name,
+            ship_to_company=planned.ship_to_company,
+            ship_to_email=planned.ship_to_email,
+            ship_to_phone=planned.ship_to_phone,
+            ship_to_address=planned.ship_to_address,
+            ship_from_name=world.home.name,
+            ship_from_address=world.home.address,
             items=[PackedItem(sku=i.sku, name=i.name, quantity=i.quantity) for i in planned.items],
-            weight_grams=planned.grams, requested_service=planned.requested_service, status=planned.status,
-            tags=["express"] if planned.requested_service == "express" else [], created_at=planned.created_at,
+            weight_grams=planned.grams,
+            requested_service=planned.requested_service,
+            status=planned.status,
+            tags=["express"] if planned.requested_service == "express" else [],
+            created_at=planned.created_at,
             updated_at=max([planned.created_at] + [label.created_at for label in planned.labels]),
         )
         shipments.append(shipment)
@@ -298,18 +327,29 @@ def seed(ctx: ToolContext) -> None:
     labels, events = [], []
     for planned_label, shipment_id in sorted(pending_labels, key=lambda pair: pair[0].created_at):  # ids follow time
         label = Label(
-            id=ctx.new_id("lbl"), shipment_id=shipment_id, is_return=planned_label.is_return,
-            carrier_id=carriers[planned_label.carrier].id, service_code=planned_label.service_code,
-            tracking_number=planned_label.tracking_number, tracking_url=planned_label.tracking_url,
-            cost=planned_label.cost, created_at=planned_label.created_at,
+            id=ctx.new_id("lbl"),
+            shipment_id=shipment_id,
+            is_return=planned_label.is_return,
+            carrier_id=carriers[planned_label.carrier].id,
+            service_code=planned_label.service_code,
+            tracking_number=planned_label.tracking_number,
+            tracking_url=planned_label.tracking_url,
+            cost=planned_label.cost,
+            created_at=planned_label.created_at,
         )
         labels.append(label)
         events += [(e, label.id) for e in planned_label.events]
     ctx.insert_many(labels)
     ctx.insert_many(
         [
-            TrackingEvent(id=ctx.new_id("tev"), label_id=label_id, occurred_at=e.at, status=e.status,
-                          description=e.description, location=e.location)
+            TrackingEvent(
+                id=ctx.new_id("tev"),
+                label_id=label_id,
+                occurred_at=e.at,
+                status=e.status,
+                description=e.description,
+                location=e.location,
+            )
             for e, label_id in sorted(events, key=lambda pair: (pair[0].at, pair[1]))
         ]
     )
@@ -331,12 +371,6 @@ def _carrier(ctx: ToolContext, code: str) -> Carrier:
     if found is None:
         raise ToolError.not_found("carrier", code, "Use list_carriers to see the store's carriers.")
     return found
-
-
-def _day_bounds(value: str | None, end: bool) -> str | None:
-    if value is None:
-        return None
-    return f"{value}T23:59:59Z" if end else f"{value}T00:00:00Z"
 
 
 def _number(text: str) -> str:
@@ -363,7 +397,12 @@ def _check_address(text: str) -> AddressCheck:
     parts = parse_address(text)
     if parts is None:
         return AddressCheck(
-            status="error", normalized_address=None, street=None, city=None, state=None, postal_code=None,
+            status="error",
+            normalized_address=None,
+            street=None,
+            city=None,
+            state=None,
+            postal_code=None,
             messages=["The address must read 'street, city, ST 12345' (street, city, two-letter state, ZIP code)."],
         )
     errors, warnings = [], []
@@ -377,8 +416,15 @@ def _check_address(text: str) -> AddressCheck:
         warnings.append("The street line has no house number; the carrier may not find it.")
     status: Literal["verified", "warning", "error"] = "error" if errors else ("warning" if warnings else "verified")
     normal = f"{parts.street}, {parts.city}, {parts.state} {parts.postal_code}" if not errors else None
-    return AddressCheck(status=status, normalized_address=normal, street=parts.street, city=parts.city,
-                        state=parts.state, postal_code=parts.postal_code, messages=errors + warnings)
+    return AddressCheck(
+        status=status,
+        normalized_address=normal,
+        street=parts.street,
+        city=parts.city,
+        state=parts.state,
+        postal_code=parts.postal_code,
+        messages=errors + warnings,
+    )
 
 
 def _rates(ctx: ToolContext, weight: int, carrier: str | None = None) -> list[RateOut]:
@@ -387,9 +433,17 @@ def _rates(ctx: ToolContext, weight: int, carrier: str | None = None) -> list[Ra
     for s in CARRIER_SERVICES:
         if (carrier is None or s.carrier == carrier) and weight <= CARRIER_MAX_GRAMS[s.carrier]:
             rates.append(
-                RateOut(carrier=s.carrier, carrier_name=CARRIER_NAMES[s.carrier], service_code=s.code, service_name=s.name,
-                        transit_days=s.transit_days, express=s.express, amount=s.rate(weight),
-                        currency=ctx.world.currency, estimated_delivery=(today + timedelta(days=s.transit_days)).isoformat())
+                RateOut(
+                    carrier=s.carrier,
+                    carrier_name=CARRIER_NAMES[s.carrier],
+                    service_code=s.code,
+                    service_name=s.name,
+                    transit_days=s.transit_days,
+                    express=s.express,
+                    amount=s.rate(weight),
+                    currency=ctx.world.currency,
+                    estimated_delivery=(today + timedelta(days=s.transit_days)).isoformat(),
+                )
             )
     return sorted(rates, key=lambda r: (r.amount, r.transit_days, r.service_code))
 
@@ -409,8 +463,14 @@ def _buy(ctx: ToolContext, shipment: Shipment, code: str, is_return: bool) -> La
     number = tracking_number(found.carrier, f"{ctx.world.seed}:{label_id}")
     label = ctx.insert(
         Label(
-            id=label_id, shipment_id=shipment.id, is_return=is_return, carrier_id=carrier.id, service_code=found.code,
-            tracking_number=number, tracking_url=tracking_url(found.carrier, number), cost=found.rate(shipment.weight_grams),
+            id=label_id,
+            shipment_id=shipment.id,
+            is_return=is_return,
+            carrier_id=carrier.id,
+            service_code=found.code,
+            tracking_number=number,
+            tracking_url=tracking_url(found.carrier, number),
+            cost=found.rate(shipment.weight_grams),
             created_at=ctx.now_iso,
         )
     )
@@ -420,7 +480,7 @@ def _buy(ctx: ToolContext, shipment: Shipment, code: str, is_return: bool) -> La
 # -- carriers and rates ------------------------------------------------------------------------------------
 
 
-@service.tool("read", intent="find", phrases=("check which carriers we ship with",))
+@service.tool("read", intent="find", phrases=("check which carriers we ship with", "list our carrier accounts"))
 def list_carriers(ctx: ToolContext, limit: Limit = 20, cursor: Cursor = None) -> Page[Carrier]:
     """List the carrier accounts the store ships with, and the heaviest package each takes.
 
@@ -431,9 +491,14 @@ def list_carriers(ctx: ToolContext, limit: Limit = 20, cursor: Cursor = None) ->
     return ctx.query(Carrier).order_by("name").page(limit, cursor)
 
 
-@service.tool("read", intent="find", phrases=("check the express services of {carrier_code}", "list the shipping services"))
+@service.tool(
+    "read", intent="find", phrases=("check the express services of {carrier_code}", "list the shipping services")
+)
 def list_carrier_services(
-    ctx: ToolContext, carrier_code: CarrierCode | None = None, express: bool | None = None, limit: Limit = 20,
+    ctx: ToolContext,
+    carrier_code: CarrierCode | None = None,
+    express: bool | None = None,
+    limit: Limit = 20,
     cursor: Cursor = None,
 ) -> Page[CarrierService]:
     """List carrier services with their transit times.
@@ -464,7 +529,9 @@ class RateOut(BaseModel):
     estimated_delivery: Date
 
 
-@service.tool("read", intent="check", phrases=("get shipping rates for {shipment_id}", "what would it cost to ship {shipment_id}"))
+@service.tool(
+    "read", intent="check", phrases=("get shipping rates for {shipment_id}", "what would it cost to ship {shipment_id}")
+)
 def get_rates(ctx: ToolContext, shipment_id: ShipmentId, carrier_code: CarrierCode | None = None) -> list[RateOut]:
     """Price a shipment with every service that takes its weight, cheapest first, with estimated delivery.
 
@@ -476,7 +543,9 @@ def get_rates(ctx: ToolContext, shipment_id: ShipmentId, carrier_code: CarrierCo
     return _rates(ctx, shipment.weight_grams, carrier_code)
 
 
-@service.tool("read", intent="check", phrases=("check the address {address}", "validate the delivery address {address}"))
+@service.tool(
+    "read", intent="check", phrases=("check the address {address}", "validate the delivery address {address}")
+)
 def validate_address(ctx: ToolContext, address: Address) -> AddressCheck:
     """Check that an address can be delivered to: street, city, a real state code and a ZIP code. Labels are
     only bought for addresses that do not fail (status error).
@@ -493,7 +562,11 @@ def validate_address(ctx: ToolContext, address: Address) -> AddressCheck:
 @service.tool(
     "read",
     intent="find",
-    phrases=("check the shipment of order {order_number}", "find the shipments awaiting a label", "look up {query} in shipping"),
+    phrases=(
+        "check the shipment of order {order_number}",
+        "find the shipments awaiting a label",
+        "look up {query} in shipping",
+    ),
 )
 def list_shipments(
     ctx: ToolContext,
@@ -522,17 +595,25 @@ def list_shipments(
         limit: Maximum number of shipments to return (1-100).
         cursor: next_cursor from a previous page.
     """
-    q = ctx.query(Shipment).search(query).filter(
-        order_number=_order_number(order_number) if order_number and order_number.strip() else None,
-        order_id=order_id, status=status, ship_to_email=ship_to_email.strip().lower() if ship_to_email else None,
+    q = (
+        ctx.query(Shipment)
+        .search(query)
+        .filter(
+            order_number=_order_number(order_number) if order_number and order_number.strip() else None,
+            order_id=order_id,
+            status=status,
+            ship_to_email=ship_to_email.strip().lower() if ship_to_email else None,
+        )
     )
     if tag is not None:
         q.where_sql("lower(tags) LIKE ? ESCAPE '\\'", like_pattern(json_text(tag.strip().lower())))
-    q.compare("created_at", ">=", _day_bounds(created_from, False)).compare("created_at", "<=", _day_bounds(created_to, True))
+    q.compare("created_at", ">=", created_from and f"{created_from}T00:00:00Z").compare(
+        "created_at", "<=", created_to and f"{created_to}T23:59:59Z"
+    )
     return q.order_by("-created_at").page(limit, cursor)
 
 
-@service.tool("read", intent="get", phrases=("open shipment {shipment_id}",))
+@service.tool("read", intent="get", phrases=("open {shipment_id}", "check what is in {shipment_id}"))
 def get_shipment(ctx: ToolContext, shipment_id: ShipmentId) -> Shipment:
     """Get one shipment: recipient, address, items, weight, status and its current tracking number.
 
@@ -593,13 +674,22 @@ def create_shipment(
         raise ToolError.invalid_argument("items must list at least one item, each with a quantity of at least 1.")
     return ctx.insert(
         Shipment(
-            id=ctx.new_id("shp"), order_id=order_id, order_number=number, ship_to_name=ship_to_name.strip(),
-            ship_to_company=ship_to_company, ship_to_email=ship_to_email.strip().lower() if ship_to_email else None,
-            ship_to_phone=ship_to_phone, ship_to_address=" ".join(ship_to_address.split()),
-            ship_from_name=ctx.world.home.name, ship_from_address=ctx.world.home.address,
+            id=ctx.new_id("shp"),
+            order_id=order_id,
+            order_number=number,
+            ship_to_name=ship_to_name.strip(),
+            ship_to_company=ship_to_company,
+            ship_to_email=ship_to_email.strip().lower() if ship_to_email else None,
+            ship_to_phone=ship_to_phone,
+            ship_to_address=" ".join(ship_to_address.split()),
+            ship_from_name=ctx.world.home.name,
+            ship_from_address=ctx.world.home.address,
             items=[PackedItem(sku=i.sku.strip().upper(), name=i.name.strip(), quantity=i.quantity) for i in items],
-            weight_grams=weight_grams, requested_service=requested_service,
-            tags=["express"] if requested_service == "express" else [], created_at=ctx.now_iso, updated_at=ctx.now_iso,
+            weight_grams=weight_grams,
+            requested_service=requested_service,
+            tags=["express"] if requested_service == "express" else [],
+            created_at=ctx.now_iso,
+            updated_at=ctx.now_iso,
         )
     )
 
@@ -607,7 +697,7 @@ def create_shipment(
 @service.tool(
     "write",
     intent="update",
-    phrases=("change the delivery address of {shipment_id} to {ship_to_address}", "update shipment {shipment_id}"),
+    phrases=("change the delivery address of {shipment_id} to {ship_to_address}", "update {shipment_id}"),
 )
 def update_shipment(
     ctx: ToolContext,
@@ -645,7 +735,7 @@ def update_shipment(
     return ctx.update(shipment, **changes, updated_at=ctx.now_iso)
 
 
-@service.tool("write", intent="cancel", phrases=("cancel the shipment {shipment_id}", "stop shipment {shipment_id}"))
+@service.tool("write", intent="cancel", phrases=("cancel {shipment_id}", "stop {shipment_id}"))
 def cancel_shipment(ctx: ToolContext, shipment_id: ShipmentId) -> Shipment:
     """Cancel a pending shipment (its order was cancelled). A shipment with a label must have it voided first.
 
@@ -660,7 +750,7 @@ def cancel_shipment(ctx: ToolContext, shipment_id: ShipmentId) -> Shipment:
     return ctx.update(shipment, status="cancelled", updated_at=ctx.now_iso)
 
 
-@service.tool("write", intent="tag", phrases=("tag {shipment_id} as {tag}", "mark shipment {shipment_id} {tag}"))
+@service.tool("write", intent="tag", phrases=("tag {shipment_id} as {tag}", "mark {shipment_id} as {tag}"))
 def tag_shipment(ctx: ToolContext, shipment_id: ShipmentId, tag: Tag) -> Shipment:
     """Add a tag to a shipment (e.g. fragile, gift, hold).
 
@@ -740,16 +830,20 @@ def list_labels(
         cursor: next_cursor from a previous page.
     """
     q = ctx.query(Label).filter(
-        shipment_id=shipment_id, status=status, is_return=is_return,
+        shipment_id=shipment_id,
+        status=status,
+        is_return=is_return,
         tracking_number=_number(tracking_number) if tracking_number and tracking_number.strip() else None,
     )
     if carrier_code is not None:
         q.where(carrier_id=_carrier(ctx, carrier_code).id)
-    q.compare("created_at", ">=", _day_bounds(created_from, False)).compare("created_at", "<=", _day_bounds(created_to, True))
+    q.compare("created_at", ">=", created_from and f"{created_from}T00:00:00Z").compare(
+        "created_at", "<=", created_to and f"{created_to}T23:59:59Z"
+    )
     return q.order_by("-created_at").page(limit, cursor)
 
 
-@service.tool("read", intent="get", phrases=("open label {label_id}",))
+@service.tool("read", intent="get", phrases=("open {label_id}", "check what {label_id} cost"))
 def get_label(ctx: ToolContext, label_id: LabelId) -> Label:
     """Get one label: carrier, service, tracking number and link, cost and tracking status.
 
@@ -759,7 +853,7 @@ def get_label(ctx: ToolContext, label_id: LabelId) -> Label:
     return _label(ctx, label_id)
 
 
-@service.tool("write", intent="cancel", phrases=("void label {label_id}", "void the label of {label_id} and get a refund"))
+@service.tool("write", intent="cancel", phrases=("void {label_id}", "void {label_id} and get the postage back"))
 def void_label(ctx: ToolContext, label_id: LabelId) -> Label:
     """Void a label the carrier has not scanned yet; its cost is refunded and its shipment is pending again
     (buy a new label, or cancel the shipment). A label the carrier has scanned cannot be voided.
@@ -784,7 +878,9 @@ def void_label(ctx: ToolContext, label_id: LabelId) -> Label:
 
 
 @service.tool(
-    "write", intent="ship", phrases=("send {label_id}'s customer a return label", "create a return label for {label_id}")
+    "write",
+    intent="ship",
+    phrases=("send the customer of {label_id} a return label", "create a return label for {label_id}"),
 )
 def create_return_label(ctx: ToolContext, label_id: LabelId) -> Label:
     """Buy a prepaid return label for a delivered package: from the customer back to the warehouse, by
@@ -799,7 +895,9 @@ def create_return_label(ctx: ToolContext, label_id: LabelId) -> Label:
     if label.status == "voided":
         raise ToolError.invalid_state(f"Label {label.id} was voided; nothing was delivered.")
     if _label_status(ctx, [label])[0] != "delivered":
-        raise ToolError.invalid_state(f"Label {label.id} has not been delivered yet; a return label needs a delivered package.")
+        raise ToolError.invalid_state(
+            f"Label {label.id} has not been delivered yet; a return label needs a delivered package."
+        )
     shipment = _shipment(ctx, label.shipment_id)
     if ctx.query(Label).where(shipment_id=shipment.id, is_return=True, status="completed").exists():
         raise ToolError.conflict(f"Shipment {shipment.id} already has a return label; use list_labels to find it.")
@@ -848,21 +946,33 @@ def track_package(ctx: ToolContext, tracking_number: Annotated[str, Field(min_le
     """
     label = ctx.find(Label, tracking_number=_number(tracking_number))
     if label is None:
-        raise ToolError.not_found("package with tracking number", _number(tracking_number),
-                                  "Use list_labels or get_shipment to find the tracking number.")
+        raise ToolError.not_found(
+            "package with tracking number",
+            _number(tracking_number),
+            "Use list_labels or get_shipment to find the tracking number.",
+        )
     shipment = _shipment(ctx, label.shipment_id)
     scans = ctx.query(TrackingEvent).where(label_id=label.id).order_by("occurred_at").all()
     carrier = ctx.get(Carrier, label.carrier_id)
     status = scans[-1].status if scans else "label_created"
     address = returns_centre_address(ctx.world) if label.is_return else shipment.ship_to_address
     return TrackingOut(
-        tracking_number=label.tracking_number, tracking_url=label.tracking_url, carrier=carrier.code,
-        service_code=label.service_code, order_number=shipment.order_number, is_return=label.is_return,
-        label_status=label.status, status=status, estimated_delivery=_estimated_delivery(label),
+        tracking_number=label.tracking_number,
+        tracking_url=label.tracking_url,
+        carrier=carrier.code,
+        service_code=label.service_code,
+        order_number=shipment.order_number,
+        is_return=label.is_return,
+        label_status=label.status,
+        status=status,
+        estimated_delivery=_estimated_delivery(label),
         delivered_at=scans[-1].occurred_at if status == "delivered" else None,
-        ship_to_name=ctx.world.home.name if label.is_return else shipment.ship_to_name, ship_to_address=address,
-        events=[ScanOut(occurred_at=s.occurred_at, status=s.status, description=s.description, location=s.location)
-                for s in scans],
+        ship_to_name=ctx.world.home.name if label.is_return else shipment.ship_to_name,
+        ship_to_address=address,
+        events=[
+            ScanOut(occurred_at=s.occurred_at, status=s.status, description=s.description, location=s.location)
+            for s in scans
+        ],
     )
 
 
@@ -894,6 +1004,12 @@ def tracking_updated(
     if last is not None and at < last[1]:
         raise ToolError.invalid_argument(f"The label's latest scan is at {last[1]}; a new scan cannot be earlier.")
     return ctx.insert(
-        TrackingEvent(id=ctx.new_id("tev"), label_id=label.id, occurred_at=at, status=status,  # type: ignore[arg-type]
-                      description=description.strip(), location=location.strip() if location else None)
+        TrackingEvent(
+            id=ctx.new_id("tev"),
+            label_id=label.id,
+            occurred_at=at,
+            status=status,  # type: ignore[arg-type]
+            description=description.strip(),
+            location=location.strip() if location else None,
+        )
     ).id

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -14,7 +14,7 @@ from mcp_services.kernel.world import World
 
 
 def when(moment: str) -> datetime:
-    return datetime.strptime(moment, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    return datetime.strptime(moment, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
 
 
 @pytest.fixture(scope="module", params=[0, 7])
@@ -63,8 +63,13 @@ def test_every_order_is_priced_by_the_one_pricing_rule(plan: CommercePlan) -> No
     for order in plan.orders:
         assert order.subtotal == round(sum(line.amount for line in order.lines), 2)
         discount = codes.get(order.discount_code or "")
-        expected = price_order(order.subtotal, order.shipping_method, plan.policy,
-                               discount.kind if discount else None, discount.value if discount else 0.0)
+        expected = price_order(
+            order.subtotal,
+            order.shipping_method,
+            plan.policy,
+            discount.kind if discount else None,
+            discount.value if discount else 0.0,
+        )
         assert (order.total_discounts, order.shipping_price, order.total) == expected
         assert order.total_refunded <= order.total
         assert sum(line.grams * line.quantity for line in order.lines) <= plans.PARCEL_GRAMS

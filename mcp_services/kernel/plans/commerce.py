@@ -23,7 +23,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Literal
 
@@ -183,10 +183,21 @@ _VARIANT_OPTIONS: Mapping[str, tuple[str, tuple[tuple[str, str, float, int], ...
     "Desk lamp": ("Colour", (("Black", "BLK", 0.0, 0), ("White", "WHT", 0.0, 0))),
 }
 _GRAMS: Mapping[str, int] = {
-    "Ergonomic office chair": 15_800, "Standing desk": 31_500, "27-inch monitor": 6_200, "Wireless keyboard": 650,
-    "Noise-cancelling headset": 320, "Laptop dock": 480, "Espresso beans 1kg": 1_050, "Oat milk case": 6_400,
-    "Printer paper box": 11_800, "Whiteboard markers": 180, "Branded hoodie": 620, "Sticker pack": 40,
-    "Desk lamp": 1_400, "USB-C cable 2m": 90, "Webcam HD": 230,
+    "Ergonomic office chair": 15_800,
+    "Standing desk": 31_500,
+    "27-inch monitor": 6_200,
+    "Wireless keyboard": 650,
+    "Noise-cancelling headset": 320,
+    "Laptop dock": 480,
+    "Espresso beans 1kg": 1_050,
+    "Oat milk case": 6_400,
+    "Printer paper box": 11_800,
+    "Whiteboard markers": 180,
+    "Branded hoodie": 620,
+    "Sticker pack": 40,
+    "Desk lamp": 1_400,
+    "USB-C cable 2m": 90,
+    "Webcam HD": 230,
 }
 _DESCRIPTIONS: Mapping[str, str] = {
     "Standard plan (monthly)": "Core features for small teams, billed monthly per seat.",
@@ -223,8 +234,14 @@ _DESCRIPTIONS: Mapping[str, str] = {
 #: A new model is coming: listed, but not for sale yet.
 _DRAFT_PRODUCTS = frozenset({"Webcam HD"})
 _QUANTITIES: Mapping[str, tuple[int, int]] = {
-    "furniture": (1, 4), "hardware": (1, 6), "pantry": (1, 10), "supplies": (1, 12), "merchandise": (1, 40),
-    "services": (1, 2), "subscriptions": (1, 10), "usage": (1, 3),
+    "furniture": (1, 4),
+    "hardware": (1, 6),
+    "pantry": (1, 10),
+    "supplies": (1, 12),
+    "merchandise": (1, 40),
+    "services": (1, 2),
+    "subscriptions": (1, 10),
+    "usage": (1, 3),
 }
 
 
@@ -259,19 +276,53 @@ class PlannedProduct:
 # -- orders, their fulfilments and shipments ----------------------------------------------------------
 
 OrderStory = Literal[
-    "delivered", "in_transit", "label_created", "exception", "returned_to_sender", "awaiting_shipment",
-    "address_incomplete", "partial_backorder", "payment_pending", "cancelled", "refunded_return",
-    "return_requested", "return_requested_late", "return_open", "return_declined", "partially_refunded", "digital",
+    "delivered",
+    "in_transit",
+    "label_created",
+    "exception",
+    "returned_to_sender",
+    "awaiting_shipment",
+    "address_incomplete",
+    "partial_backorder",
+    "payment_pending",
+    "cancelled",
+    "refunded_return",
+    "return_requested",
+    "return_requested_late",
+    "return_open",
+    "return_declined",
+    "partially_refunded",
+    "digital",
 ]
 #: How many orders of each story a world has (about ninety orders in all).
 _STORIES: tuple[tuple[OrderStory, int], ...] = (
-    ("delivered", 38), ("in_transit", 6), ("label_created", 3), ("exception", 3), ("returned_to_sender", 1),
-    ("awaiting_shipment", 7), ("address_incomplete", 1), ("partial_backorder", 2), ("payment_pending", 3),
-    ("cancelled", 4), ("refunded_return", 4), ("return_requested", 2), ("return_requested_late", 1),
-    ("return_open", 2), ("return_declined", 1), ("partially_refunded", 3), ("digital", 6),
+    ("delivered", 38),
+    ("in_transit", 6),
+    ("label_created", 3),
+    ("exception", 3),
+    ("returned_to_sender", 1),
+    ("awaiting_shipment", 7),
+    ("address_incomplete", 1),
+    ("partial_backorder", 2),
+    ("payment_pending", 3),
+    ("cancelled", 4),
+    ("refunded_return", 4),
+    ("return_requested", 2),
+    ("return_requested_late", 1),
+    ("return_open", 2),
+    ("return_declined", 1),
+    ("partially_refunded", 3),
+    ("digital", 6),
 )
 ReturnReason = Literal[
-    "color", "defective", "not_as_described", "other", "size_too_large", "size_too_small", "style", "unwanted",
+    "color",
+    "defective",
+    "not_as_described",
+    "other",
+    "size_too_large",
+    "size_too_small",
+    "style",
+    "unwanted",
     "wrong_item",
 ]
 _RETURN_NOTES: tuple[tuple[ReturnReason, str], ...] = (
@@ -475,7 +526,10 @@ class PlannedDiscount:
 
 
 def price_order(
-    subtotal: float, method: ShippingMethod, policy: StorePolicy, discount_kind: str | None = None,
+    subtotal: float,
+    method: ShippingMethod,
+    policy: StorePolicy,
+    discount_kind: str | None = None,
     discount_value: float = 0.0,
 ) -> tuple[float, float, float]:
     """(total discounts, shipping price, total) of an order: the one pricing rule commerce and the plan share.
@@ -507,8 +561,14 @@ def refund_value(order_subtotal: float, order_discounts: float, price: float, qu
 
 EnvelopeStory = Literal["draft", "sent", "viewed", "countersign", "completed", "declined", "expired", "superseded"]
 _ENVELOPE_STORIES: tuple[EnvelopeStory, ...] = (
-    ("draft",) * 3 + ("sent",) * 5 + ("viewed",) * 3 + ("countersign",) * 2 + ("completed",) * 6
-    + ("declined",) * 2 + ("expired",) + ("superseded",)
+    ("draft",) * 3
+    + ("sent",) * 5
+    + ("viewed",) * 3
+    + ("countersign",) * 2
+    + ("completed",) * 6
+    + ("declined",) * 2
+    + ("expired",)
+    + ("superseded",)
 )
 #: The esign templates: name, what it is for, pages, whether our side countersigns.
 TEMPLATES: tuple[tuple[str, str, int, bool], ...] = (
@@ -634,8 +694,12 @@ def _iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _stamp(moment: datetime | None) -> str | None:
+    return _iso(moment.replace(microsecond=0)) if moment else None
+
+
 def _parse(moment: str) -> datetime:
-    return datetime.strptime(moment, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    return datetime.strptime(moment, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
 
 
 def _ago(world: World, days: float) -> datetime:
@@ -653,7 +717,9 @@ def _plan_catalogue(world: World) -> list[PlannedProduct]:
         grams = _GRAMS.get(product.name, 0) if ships else 0
         if values:
             variants = tuple(
-                PlannedVariant(f"{product.sku}-{suffix}", value, round(product.unit_price + delta, 2), grams + extra, ships, 0)
+                PlannedVariant(
+                    f"{product.sku}-{suffix}", value, round(product.unit_price + delta, 2), grams + extra, ships, 0
+                )
                 for value, suffix, delta, extra in values
             )
         else:
@@ -676,15 +742,39 @@ def _plan_catalogue(world: World) -> list[PlannedProduct]:
 
 
 def _plan_discounts(world: World) -> list[PlannedDiscount]:
-    at = lambda days: _iso(_ago(world, days).replace(hour=0, minute=0, second=0))  # noqa: E731 - local shorthand
-    until = lambda days: _iso((world.now_dt + timedelta(days=days)).replace(hour=23, minute=59, second=59))  # noqa: E731
+
+    def at(days: int) -> str:
+        """The start of the day ``days`` ago."""
+        return _iso(_ago(world, days).replace(hour=0, minute=0, second=0))
+
+    def until(days: int) -> str:
+        """The end of the day ``days`` ahead."""
+        return _iso((world.now_dt + timedelta(days=days)).replace(hour=23, minute=59, second=59))
+
     return [
         PlannedDiscount("WELCOME10", "10% off a first order", "percentage", 10, 0, at(700), None, None, True, False),
         PlannedDiscount("SPRING15", "Spring sale: 15% off", "percentage", 15, 0, at(150), at(95), None, False, False),
-        PlannedDiscount("FREESHIP", "Free standard shipping from 75.00", "free_shipping", 0, 75, at(300), None, None, False, False),
-        PlannedDiscount("BULK50", "50.00 off orders of 500.00 or more", "fixed_amount", 50, 500, at(200), until(60), None, False, False),
-        PlannedDiscount("TEAMGEAR20", "Team gear: 20% off, limited uses", "percentage", 20, 0, at(80), until(20), None, False, False),
-        PlannedDiscount("PARTNER25", "Partner programme: 25% off", "percentage", 25, 0, at(300), None, None, False, True),
+        PlannedDiscount(
+            "FREESHIP", "Free standard shipping from 75.00", "free_shipping", 0, 75, at(300), None, None, False, False
+        ),
+        PlannedDiscount(
+            "BULK50",
+            "50.00 off orders of 500.00 or more",
+            "fixed_amount",
+            50,
+            500,
+            at(200),
+            until(60),
+            None,
+            False,
+            False,
+        ),
+        PlannedDiscount(
+            "TEAMGEAR20", "Team gear: 20% off, limited uses", "percentage", 20, 0, at(80), until(20), None, False, False
+        ),
+        PlannedDiscount(
+            "PARTNER25", "Partner programme: 25% off", "percentage", 25, 0, at(300), None, None, False, True
+        ),
     ]
 
 
@@ -704,12 +794,23 @@ def _discount_applies(
 def _age_range(story: OrderStory, window: int) -> tuple[float, float]:
     """How long ago (days) orders of a story were placed."""
     return {
-        "delivered": (8, 150), "in_transit": (1.2, 3.5), "label_created": (0.3, 1.0), "exception": (6.5, 10),
-        "returned_to_sender": (20, 40), "awaiting_shipment": (0.05, 1.5), "address_incomplete": (0.2, 1.2),
-        "partial_backorder": (7.5, 14), "payment_pending": (0.5, 5), "cancelled": (5, 120),
-        "refunded_return": (window + 10, 140), "return_requested": (9, window - 2),
-        "return_requested_late": (window + 8, window + 30), "return_open": (12, window - 1),
-        "return_declined": (20, 90), "partially_refunded": (15, 100), "digital": (2, 140),
+        "delivered": (8, 150),
+        "in_transit": (1.2, 3.5),
+        "label_created": (0.3, 1.0),
+        "exception": (6.5, 10),
+        "returned_to_sender": (20, 40),
+        "awaiting_shipment": (0.05, 1.5),
+        "address_incomplete": (0.2, 1.2),
+        "partial_backorder": (7.5, 14),
+        "payment_pending": (0.5, 5),
+        "cancelled": (5, 120),
+        "refunded_return": (window + 10, 140),
+        "return_requested": (9, window - 2),
+        "return_requested_late": (window + 8, window + 30),
+        "return_open": (12, window - 1),
+        "return_declined": (20, 90),
+        "partially_refunded": (15, 100),
+        "digital": (2, 140),
     }[story]
 
 
@@ -771,8 +872,21 @@ def _plan_orders(
             subtotal, method, policy, discount.kind if discount else None, discount.value if discount else 0.0
         )
         order = _story(
-            world, rng, policy, story, f"{ORDER_ID_PREFIX}_{n:04d}", FIRST_ORDER_NUMBER + n - 1, customer, placed,
-            lines, method, discount.code if discount else None, subtotal, off, shipping, total,
+            world,
+            rng,
+            policy,
+            story,
+            f"{ORDER_ID_PREFIX}_{n:04d}",
+            FIRST_ORDER_NUMBER + n - 1,
+            customer,
+            placed,
+            lines,
+            method,
+            discount.code if discount else None,
+            subtotal,
+            off,
+            shipping,
+            total,
         )
         orders.append(order)
     # The limited code was used up by the World's day: its limit is the uses it had.
@@ -784,14 +898,22 @@ def _backorder_skus(rng: random.Random, goods: Sequence[PlannedProduct]) -> list
     """Two variants that sold out with orders still waiting for them."""
     hoodie = next((p for p in goods if p.title == "Branded hoodie"), None)
     skus = [hoodie.variants[-1].sku] if hoodie else []
-    others = [v.sku for p in goods for v in p.variants if p is not hoodie and p.product_type != "pantry" and v.grams < 5_000]
+    others = [
+        v.sku for p in goods for v in p.variants if p is not hoodie and p.product_type != "pantry" and v.grams < 5_000
+    ]
     skus.append(rng.choice(others))
     return skus
 
 
 def _line(product: PlannedProduct, variant: PlannedVariant, quantity: int) -> PlannedLine:
     return PlannedLine(
-        variant.sku, product.title, variant.title, product.product_type, quantity, variant.price, variant.grams,
+        variant.sku,
+        product.title,
+        variant.title,
+        product.product_type,
+        quantity,
+        variant.price,
+        variant.grams,
         product.requires_shipping,
     )
 
@@ -845,13 +967,22 @@ def _journey(
         (days - 0.5, "in_transit", "Arrived at destination facility", destination),
     ]
     if outcome in ("delivered", "moving"):
-        steps += [(days - 0.25, "out_for_delivery", "Out for delivery", destination),
-                  (days, "delivered", "Delivered: left at the front desk", destination)]
+        steps += [
+            (days - 0.25, "out_for_delivery", "Out for delivery", destination),
+            (days, "delivered", "Delivered: left at the front desk", destination),
+        ]
     else:
         steps.append((days - 0.25, "exception", rng.choice(_EXCEPTIONS), destination))
     if outcome == "returned_to_sender":
-        steps += [(days + 2, "in_transit", "Returning package to the shipper: the address could not be confirmed", destination),
-                  (days + 5, "returned_to_sender", "Returned to sender: delivered back to the shipper", origin)]
+        steps += [
+            (
+                days + 2,
+                "in_transit",
+                "Returning package to the shipper: the address could not be confirmed",
+                destination,
+            ),
+            (days + 5, "returned_to_sender", "Returned to sender: delivered back to the shipper", origin),
+        ]
     events = []
     for offset, status, text, where in sorted(steps, key=lambda s: s[0]):
         moment = (start + timedelta(days=max(offset, 0.05))).replace(microsecond=0)
@@ -918,8 +1049,16 @@ def _story(
     outbound: PlannedLabel | None = None
     if story == "digital":
         fulfillments.append(PlannedFulfillment(ship_lines, _iso(shipped), None, None))
-    elif story in ("delivered", "partially_refunded", "refunded_return", "return_requested", "return_requested_late",
-                   "return_open", "return_declined", "partial_backorder"):
+    elif story in (
+        "delivered",
+        "partially_refunded",
+        "refunded_return",
+        "return_requested",
+        "return_requested_late",
+        "return_open",
+        "return_declined",
+        "partial_backorder",
+    ):
         outbound = ship("delivered")
     elif story == "in_transit":
         outbound = ship("moving")
@@ -969,20 +1108,34 @@ def _story(
             back = _return_label(world, rng, order_id, decided, grams, destination, labels, story == "refunded_return")
         if story == "refunded_return":
             delivered_back = labels[-1].events[-1].at
-            closed = (_parse(delivered_back) + timedelta(hours=rng.uniform(2, 20)))
+            closed = _parse(delivered_back) + timedelta(hours=rng.uniform(2, 20))
             closed_at = _iso(min(closed, now - timedelta(minutes=10)).replace(microsecond=0))
             amount = refund_value(subtotal, off, lines[index].price, quantity)
             refunds.append(PlannedRefund(amount, closed_at, f"Return received: {reason.replace('_', ' ')}", 0, True))
         returns.append(
-            PlannedReturn(((index, quantity, reason),), status, text, _iso(requested),
-                          _iso(decided) if status != "requested" else None, closed_at, decline, back)
+            PlannedReturn(
+                ((index, quantity, reason),),
+                status,
+                text,
+                _iso(requested),
+                _iso(decided) if status != "requested" else None,
+                closed_at,
+                decline,
+                back,
+            )
         )
     if story == "partially_refunded" and delivered_at:
         share = rng.choice((0.1, 0.15, 0.2))
         at = min(_parse(delivered_at) + timedelta(days=1), now - timedelta(hours=1))
-        refunds.append(PlannedRefund(round(total * share, 2), _iso(at.replace(microsecond=0)),
-                                     rng.choice(("Goodwill credit: the order arrived late",
-                                                 "Goodwill credit: the box arrived dented")), None, False))
+        refunds.append(
+            PlannedRefund(
+                round(total * share, 2),
+                _iso(at.replace(microsecond=0)),
+                rng.choice(("Goodwill credit: the order arrived late", "Goodwill credit: the box arrived dented")),
+                None,
+                False,
+            )
+        )
     if story == "payment_pending":
         note = "Paying by bank transfer against the emailed invoice."
 
@@ -992,24 +1145,50 @@ def _story(
         boxed = ship_lines if outbound else tuple((i, line.quantity) for i, line in enumerate(lines))
         imported = min(placed + timedelta(minutes=rng.randint(5, 50)), now - timedelta(minutes=1))
         shipment = PlannedShipment(
-            order_id=order_id, order_number=f"#{number}", ship_to_name=customer.name, ship_to_email=customer.email,
-            ship_to_phone=customer.phone, ship_to_company=company, ship_to_address=address,
+            order_id=order_id,
+            order_number=f"#{number}",
+            ship_to_name=customer.name,
+            ship_to_email=customer.email,
+            ship_to_phone=customer.phone,
+            ship_to_company=company,
+            ship_to_address=address,
             items=tuple(ShipmentItem(lines[i].sku, _item_name(lines[i]), q) for i, q in boxed),
             grams=sum(lines[i].grams * q for i, q in boxed),
             requested_service="express" if method == "express" else "standard",
-            created_at=_iso(max(imported, placed).replace(microsecond=0)), status=shipment_status, labels=tuple(labels),
+            created_at=_iso(max(imported, placed).replace(microsecond=0)),
+            status=shipment_status,
+            labels=tuple(labels),
         )
     return PlannedOrder(
-        id=order_id, number=number, story=story, customer=customer, company=company, shipping_address=address,
-        shipping_method=method, created_at=_iso(placed), lines=lines, discount_code=discount_code, subtotal=subtotal,
-        total_discounts=off, shipping_price=shipping, total=total, paid=paid,
-        cancelled_at=_iso(cancelled_at) if cancelled_at else None, cancel_reason=cancel_reason,
-        fulfillments=tuple(fulfillments), returns=tuple(returns), refunds=tuple(refunds), shipment=shipment, note=note,
+        id=order_id,
+        number=number,
+        story=story,
+        customer=customer,
+        company=company,
+        shipping_address=address,
+        shipping_method=method,
+        created_at=_iso(placed),
+        lines=lines,
+        discount_code=discount_code,
+        subtotal=subtotal,
+        total_discounts=off,
+        shipping_price=shipping,
+        total=total,
+        paid=paid,
+        cancelled_at=_iso(cancelled_at) if cancelled_at else None,
+        cancel_reason=cancel_reason,
+        fulfillments=tuple(fulfillments),
+        returns=tuple(returns),
+        refunds=tuple(refunds),
+        shipment=shipment,
+        note=note,
     )
 
 
 def _item_name(line: PlannedLine) -> str:
-    return line.product_title if line.variant_title == "Default Title" else f"{line.product_title} - {line.variant_title}"
+    return (
+        line.product_title if line.variant_title == "Default Title" else f"{line.product_title} - {line.variant_title}"
+    )
 
 
 def _return_label(
@@ -1023,13 +1202,21 @@ def _return_label(
     arrived: bool,
 ) -> str:
     """A prepaid return label from the customer to the returns centre; its tracking number."""
-    service = carrier_service("usps_ground_advantage") if grams <= CARRIER_MAX_GRAMS["usps"] else carrier_service("ups_ground")
+    service = (
+        carrier_service("usps_ground_advantage")
+        if grams <= CARRIER_MAX_GRAMS["usps"]
+        else carrier_service("ups_ground")
+    )
     assert service is not None
     number = tracking_number(service.carrier, f"{world.seed}:{order_id}:return")
     start = approved + timedelta(days=rng.uniform(0.5, 1.5))
-    returns_centre = (parse_address(returns_centre_address(world)) or PostalAddress("", world.home.city, "", None)).city_state
+    returns_centre = (
+        parse_address(returns_centre_address(world)) or PostalAddress("", world.home.city, "", None)
+    ).city_state
     events = _journey(rng, world, start, service, customer_city, returns_centre, "delivered" if arrived else "moving")
-    labels.append(PlannedLabel(service.carrier, service.code, number, service.rate(grams), _iso(approved), True, events))
+    labels.append(
+        PlannedLabel(service.carrier, service.code, number, service.rate(grams), _iso(approved), True, events)
+    )
     return number
 
 
@@ -1038,7 +1225,9 @@ def returns_centre_address(world: World) -> str:
     return world.home.address
 
 
-def _stock(rng: random.Random, catalogue: Sequence[PlannedProduct], orders: Sequence[PlannedOrder]) -> tuple[PlannedProduct, ...]:
+def _stock(
+    rng: random.Random, catalogue: Sequence[PlannedProduct], orders: Sequence[PlannedOrder]
+) -> tuple[PlannedProduct, ...]:
     """Units on hand per variant: enough for the open orders, plus a free amount (none, a few, or plenty).
 
     Open orders' unfulfilled units are committed; the variants that ran out (the backordered lines of
@@ -1101,8 +1290,17 @@ def _plan_envelopes(world: World, rng: random.Random) -> tuple[PlannedEnvelope, 
     org = world.organisation(resent.deal.organisation_id)
     template = next(t for t in TEMPLATES if t[0] == resent.template)
     sent = _parse(resent.sent_at or resent.created_at)
-    old = _envelope(world, rng, "superseded", org, template, next(p for p in world.team if p.email == resent.sender_email),
-                    countersigner, deal=resent.deal, before=sent)
+    old = _envelope(
+        world,
+        rng,
+        "superseded",
+        org,
+        template,
+        next(p for p in world.team if p.email == resent.sender_email),
+        countersigner,
+        deal=resent.deal,
+        before=sent,
+    )
     plans.append(old)
     return tuple(sorted(plans, key=lambda e: e.created_at))
 
@@ -1139,8 +1337,14 @@ def _envelope(
         else rng.choice([p for p in world.people if p.organisation_id == org.id])
     )
     low, high = {
-        "draft": (0.2, 4), "sent": (1, 12), "viewed": (1, 12), "countersign": (1, 8), "completed": (10, 120),
-        "declined": (3, 20), "expired": (45, 80), "superseded": (1, 3),
+        "draft": (0.2, 4),
+        "sent": (1, 12),
+        "viewed": (1, 12),
+        "countersign": (1, 8),
+        "completed": (10, 120),
+        "declined": (3, 20),
+        "expired": (45, 80),
+        "superseded": (1, 3),
     }[story]
     created = _ago(world, rng.uniform(low, high))
     if before is not None:
@@ -1159,23 +1363,56 @@ def _envelope(
     if deal is None:
         amount = _deal_amount(world, rng, name)
         stage: DealStage = {
-            "draft": "proposal", "sent": "negotiation", "viewed": "negotiation", "countersign": "negotiation",
-            "completed": "won", "declined": "negotiation", "expired": "lost", "superseded": "negotiation",
+            "draft": "proposal",
+            "sent": "negotiation",
+            "viewed": "negotiation",
+            "countersign": "negotiation",
+            "completed": "won",
+            "declined": "negotiation",
+            "expired": "lost",
+            "superseded": "negotiation",
         }[story]
         if name == "Mutual NDA":  # an NDA opens the conversation; the deal itself is still early
             stage = "proposal" if story == "completed" else "qualification"
-        closes = countersigned_at if stage == "won" and countersigned_at else created + timedelta(days=rng.randint(10, 45))
+        closes = (
+            countersigned_at if stage == "won" and countersigned_at else created + timedelta(days=rng.randint(10, 45))
+        )
         title = "New business" if name == "Mutual NDA" else name
-        deal = PlannedDeal(f"{title} - {org.name}", org.id, org.name, signatory.email, owner.email, amount, stage,
-                           closes.date().isoformat())
-    stamp = lambda moment: _iso(moment.replace(microsecond=0)) if moment else None  # noqa: E731 - local shorthand
+        deal = PlannedDeal(
+            f"{title} - {org.name}",
+            org.id,
+            org.name,
+            signatory.email,
+            owner.email,
+            amount,
+            stage,
+            closes.date().isoformat(),
+        )
     signers = [
-        PlannedSigner(signatory.name, signatory.email, "Customer signatory", 1, stamp(viewed), stamp(signed),
-                      stamp(declined), rng.choice(_DECLINE_REASONS) if story == "declined" else None),
+        PlannedSigner(
+            signatory.name,
+            signatory.email,
+            "Customer signatory",
+            1,
+            _stamp(viewed),
+            _stamp(signed),
+            _stamp(declined),
+            rng.choice(_DECLINE_REASONS) if story == "declined" else None,
+        ),
     ]
     if countersigned:
-        signers.append(PlannedSigner(countersigner.name, countersigner.email, "Countersigner", 2,
-                                     stamp(countersigned_at), stamp(countersigned_at), None, None))
+        signers.append(
+            PlannedSigner(
+                countersigner.name,
+                countersigner.email,
+                "Countersigner",
+                2,
+                _stamp(countersigned_at),
+                _stamp(countersigned_at),
+                None,
+                None,
+            )
+        )
     expires = sent + timedelta(days=ENVELOPE_EXPIRY_DAYS) if sent else None
     voided = reason = None
     if story == "expired" and expires is not None:
@@ -1191,8 +1428,17 @@ def _envelope(
         f"Let me know if anything needs changing. {owner.first_name}"
     )
     return PlannedEnvelope(
-        story=story, template=name, subject=f"Please DocuSign: {name} - {org.name}", message=message,
-        sender_email=owner.email, deal=deal, documents=tuple(documents), signers=tuple(signers),
-        created_at=_iso(created), sent_at=stamp(sent), expires_at=stamp(expires), voided_at=stamp(voided),
+        story=story,
+        template=name,
+        subject=f"Please DocuSign: {name} - {org.name}",
+        message=message,
+        sender_email=owner.email,
+        deal=deal,
+        documents=tuple(documents),
+        signers=tuple(signers),
+        created_at=_iso(created),
+        sent_at=_stamp(sent),
+        expires_at=_stamp(expires),
+        voided_at=_stamp(voided),
         void_reason=reason,
     )

@@ -5,46 +5,24 @@ agreement with crm and shipping."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
-from mcp_services.kernel import Episode, ToolError, ToolResult
+from mcp_services.kernel import Episode, ToolError
 from mcp_services.kernel.plans.commerce import commerce_plan
+from tests.mcp_services.library.service_calls import ServiceCalls
+
+call = ServiceCalls("commerce")
+refused = call.refused
+every = call.every
 
 
 @pytest.fixture
 def ep() -> Iterator[Episode]:
     with Episode.create(["commerce"], world_seed=0) as episode:
         yield episode
-
-
-def call(ep: Episode, tool: str, **args: Any) -> Any:
-    result = ep.call("commerce", tool, args)
-    assert result.success, result.envelope()
-    return result.data
-
-
-def refused(ep: Episode, tool: str, expect: str, **args: Any) -> ToolResult:
-    """Call a tool that must fail with the error code ``expect`` and leave the state exactly as it was."""
-    before = ep.dump()
-    result = ep.call("commerce", tool, args)
-    assert not result.success, result.envelope()
-    assert result.error_code == expect, result.envelope()
-    assert ep.dump() == before
-    return result
-
-
-def every(ep: Episode, tool: str, **filters: Any) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
-    cursor = None
-    while True:
-        page = call(ep, tool, limit=100, cursor=cursor, **filters)
-        items += page["items"]
-        cursor = page["next_cursor"]
-        if cursor is None:
-            return items
 
 
 def variant(ep: Episode, sku: str) -> dict[str, Any]:
@@ -57,11 +35,13 @@ def an_order(ep: Episode, story: str) -> dict[str, Any]:
 
 
 def in_stock(ep: Episode, minimum: int = 10) -> dict[str, Any]:
-    return next(v for v in every(ep, "list_variants", stock="in_stock") if v["available"] >= minimum and v["grams"] < 5000)
+    return next(
+        v for v in every(ep, "list_variants", stock="in_stock") if v["available"] >= minimum and v["grams"] < 5000
+    )
 
 
 def when(moment: str) -> datetime:
-    return datetime.strptime(moment, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    return datetime.strptime(moment, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
 
 
 # -- the catalogue and stock ------------------------------------------------------------------------------
@@ -101,7 +81,9 @@ def test_stock_is_adjusted_but_never_below_zero(ep: Episode) -> None:
     v = in_stock(ep)
     after = call(ep, "adjust_inventory", variant_id=v["id"], delta=-3, reason="damaged")
     assert after["on_hand"] == v["on_hand"] - 3 and after["available"] == v["available"] - 3
-    refused(ep, "adjust_inventory", "invalid_argument", variant_id=v["id"], delta=-(v["on_hand"] + 1), reason="shrinkage")
+    refused(
+        ep, "adjust_inventory", "invalid_argument", variant_id=v["id"], delta=-(v["on_hand"] + 1), reason="shrinkage"
+    )
     service_variant = next(x for x in every(ep, "list_variants") if not x["inventory_tracked"])
     refused(ep, "adjust_inventory", "invalid_state", variant_id=service_variant["id"], delta=5, reason="received")
 
@@ -151,7 +133,9 @@ def test_totals_add_up_and_refunds_match_what_was_refunded(ep: Episode) -> None:
     for order in every(ep, "list_orders"):
         lines = round(sum(li["price"] * li["quantity"] for li in order["line_items"]), 2)
         assert order["subtotal_price"] == lines
-        assert order["total_price"] == round(order["subtotal_price"] - order["total_discounts"] + order["shipping_price"], 2)
+        assert order["total_price"] == round(
+            order["subtotal_price"] - order["total_discounts"] + order["shipping_price"], 2
+        )
         assert order["total_refunded"] == by_order.get(order["id"], 0)
         if order["financial_status"] in ("paid", "partially_refunded"):
             assert order["refundable"] == round(order["total_price"] - order["total_refunded"], 2)
@@ -160,8 +144,13 @@ def test_totals_add_up_and_refunds_match_what_was_refunded(ep: Episode) -> None:
 def test_a_phone_order_commits_stock_prices_shipping_and_applies_a_discount(ep: Episode) -> None:
     v = in_stock(ep)
     customer = call(ep, "search_customers")["items"][0]
-    order = call(ep, "create_order", customer_id=customer["id"], items=[{"sku": v["sku"], "quantity": 1}],
-                 discount_code="welcome10")
+    order = call(
+        ep,
+        "create_order",
+        customer_id=customer["id"],
+        items=[{"sku": v["sku"], "quantity": 1}],
+        discount_code="welcome10",
+    )
     assert order["name"] == f"#{1000 + len(commerce_plan(ep.world).orders) + 1}"
     assert order["total_discounts"] == round(v["price"] * 0.1, 2) and order["discount_code"] == "WELCOME10"
     policy = call(ep, "get_store_policy")
@@ -169,32 +158,54 @@ def test_a_phone_order_commits_stock_prices_shipping_and_applies_a_discount(ep: 
     assert order["shipping_price"] == expected_shipping
     assert order["financial_status"] == "paid" and order["fulfillment_status"] == "unfulfilled"
     assert variant(ep, v["sku"])["available"] == v["available"] - 1
-    again = ep.call("commerce", "create_order", {"customer_id": customer["id"], "items": [{"sku": v["sku"], "quantity": 1}],
-                                                   "discount_code": "WELCOME10"})
+    again = ep.call(
+        "commerce",
+        "create_order",
+        {"customer_id": customer["id"], "items": [{"sku": v["sku"], "quantity": 1}], "discount_code": "WELCOME10"},
+    )
     assert again.error_code == "invalid_state" and "once per customer" in (again.error_message or "")
 
 
 @pytest.mark.parametrize(
     ("code", "why"),
-    [("SPRING15", "expired"), ("PARTNER25", "disabled"), ("TEAMGEAR20", "limit"), ("BULK50", "at least 500.00"),
-     ("NOSUCHCODE", "list_discount_codes")],
+    [
+        ("SPRING15", "expired"),
+        ("PARTNER25", "disabled"),
+        ("TEAMGEAR20", "limit"),
+        ("BULK50", "at least 500.00"),
+        ("NOSUCHCODE", "list_discount_codes"),
+    ],
 )
 def test_a_discount_code_that_cannot_be_used_is_refused_with_why(ep: Episode, code: str, why: str) -> None:
     v = in_stock(ep)
     email = ep.world.customers[5].email
-    result = refused(ep, "create_order", "not_found" if code == "NOSUCHCODE" else "invalid_state",
-                     customer_email=email, items=[{"sku": v["sku"], "quantity": 1}], discount_code=code)
+    result = refused(
+        ep,
+        "create_order",
+        "not_found" if code == "NOSUCHCODE" else "invalid_state",
+        customer_email=email,
+        items=[{"sku": v["sku"], "quantity": 1}],
+        discount_code=code,
+    )
     assert why in (result.error_message or "")
 
 
 def test_an_order_for_more_than_is_available_or_for_a_draft_product_is_refused(ep: Episode) -> None:
     email = ep.world.customers[0].email
     short = every(ep, "list_variants", stock="out_of_stock")[0]
-    result = refused(ep, "create_order", "invalid_state", customer_email=email, items=[{"sku": short["sku"], "quantity": 1}])
+    result = refused(
+        ep, "create_order", "invalid_state", customer_email=email, items=[{"sku": short["sku"], "quantity": 1}]
+    )
     assert "available" in (result.error_message or "")
     draft = call(ep, "search_products", status="draft")["items"][0]
     refused(ep, "create_order", "invalid_state", customer_email=email, items=[{"sku": draft["sku"], "quantity": 1}])
-    refused(ep, "create_order", "not_found", customer_email="nobody@nowhere.example", items=[{"sku": draft["sku"], "quantity": 1}])
+    refused(
+        ep,
+        "create_order",
+        "not_found",
+        customer_email="nobody@nowhere.example",
+        items=[{"sku": draft["sku"], "quantity": 1}],
+    )
 
 
 def test_an_unshipped_order_is_cancelled_with_a_full_refund_and_its_stock_released(ep: Episode) -> None:
@@ -202,7 +213,11 @@ def test_an_unshipped_order_is_cancelled_with_a_full_refund_and_its_stock_releas
     sku = order["line_items"][0]["sku"]
     before = variant(ep, sku)
     cancelled = call(ep, "cancel_order", order_id=order["id"], reason="customer", note="Customer ordered twice.")
-    assert (cancelled["status"], cancelled["financial_status"], cancelled["refundable"]) == ("cancelled", "refunded", 0.0)
+    assert (cancelled["status"], cancelled["financial_status"], cancelled["refundable"]) == (
+        "cancelled",
+        "refunded",
+        0.0,
+    )
     assert cancelled["total_refunded"] == order["total_price"] and "ordered twice" in cancelled["note"]
     refund = call(ep, "list_refunds", order_id=order["id"])["items"][0]
     assert refund["amount"] == order["total_price"]
@@ -227,7 +242,13 @@ def test_an_address_changes_only_before_the_order_ships(ep: Episode) -> None:
     moved = call(ep, "update_order", order_id=waiting["id"], shipping_address="12 Pine Road, Springfield, IL 62701")
     assert moved["shipping_address"] == "12 Pine Road, Springfield, IL 62701"
     shipped = an_order(ep, "in_transit")
-    refused(ep, "update_order", "invalid_state", order_id=shipped["id"], shipping_address="12 Pine Road, Springfield, IL 62701")
+    refused(
+        ep,
+        "update_order",
+        "invalid_state",
+        order_id=shipped["id"],
+        shipping_address="12 Pine Road, Springfield, IL 62701",
+    )
     noted = call(ep, "add_order_note", order_id=shipped["id"], note="Customer called about delivery.")
     again = call(ep, "add_order_note", order_id=shipped["id"], note="Ticket T-1042.")
     assert noted["note"].endswith("delivery.") and again["note"].endswith("delivery.\nTicket T-1042.")
@@ -238,10 +259,24 @@ def test_an_address_changes_only_before_the_order_ships(ep: Episode) -> None:
 
 def test_fulfilling_needs_payment_and_a_carriers_tracking_number_and_takes_stock(ep: Episode) -> None:
     pending = an_order(ep, "payment_pending")
-    refused(ep, "fulfill_order", "invalid_state", order_id=pending["id"], tracking_number="1Z999AA10123456784", carrier="ups")
+    refused(
+        ep,
+        "fulfill_order",
+        "invalid_state",
+        order_id=pending["id"],
+        tracking_number="1Z999AA10123456784",
+        carrier="ups",
+    )
     order = an_order(ep, "awaiting_shipment")
     refused(ep, "fulfill_order", "invalid_argument", order_id=order["id"])
-    refused(ep, "fulfill_order", "invalid_argument", order_id=order["id"], tracking_number="1Z999AA10123456784", carrier="fedex")
+    refused(
+        ep,
+        "fulfill_order",
+        "invalid_argument",
+        order_id=order["id"],
+        tracking_number="1Z999AA10123456784",
+        carrier="fedex",
+    )
     line = order["line_items"][0]
     before = variant(ep, line["sku"])
     done = call(ep, "fulfill_order", order_id=order["id"], tracking_number="1z999aa10123456784", carrier="ups")
@@ -251,14 +286,18 @@ def test_fulfilling_needs_payment_and_a_carriers_tracking_number_and_takes_stock
     assert after["fulfillment_status"] == "fulfilled"
     stock = variant(ep, line["sku"])
     assert stock["on_hand"] == before["on_hand"] - line["quantity"] and stock["available"] == before["available"]
-    refused(ep, "fulfill_order", "invalid_state", order_id=order["id"], tracking_number="1Z999AA10123456785", carrier="ups")
+    refused(
+        ep, "fulfill_order", "invalid_state", order_id=order["id"], tracking_number="1Z999AA10123456785", carrier="ups"
+    )
 
 
 def test_a_backordered_line_cannot_ship_until_stock_arrives(ep: Episode) -> None:
     order = an_order(ep, "partial_backorder")
     waiting = next(li for li in order["line_items"] if li["fulfilled_quantity"] < li["quantity"])
     sku = waiting["sku"]
-    result = refused(ep, "fulfill_order", "invalid_state", order_id=order["id"], tracking_number="774899172137", carrier="fedex")
+    result = refused(
+        ep, "fulfill_order", "invalid_state", order_id=order["id"], tracking_number="774899172137", carrier="fedex"
+    )
     assert "on hand" in (result.error_message or "")
     call(ep, "adjust_inventory", variant_id=variant(ep, sku)["id"], delta=waiting["quantity"], reason="received")
     call(ep, "fulfill_order", order_id=order["id"], tracking_number="774899172137", carrier="fedex")
@@ -282,8 +321,11 @@ def test_a_cancelled_fulfilment_puts_the_units_back(ep: Episode) -> None:
 
 
 def test_a_return_inside_the_window_is_approved_refunded_and_restocked(ep: Episode) -> None:
-    ret = next(r for r in every(ep, "list_returns", status="requested") if r["order_id"] in {
-        o.id for o in commerce_plan(ep.world).orders if o.story == "return_requested"})
+    ret = next(
+        r
+        for r in every(ep, "list_returns", status="requested")
+        if r["order_id"] in {o.id for o in commerce_plan(ep.world).orders if o.story == "return_requested"}
+    )
     order = call(ep, "get_order", order_id=ret["order_id"])
     item = ret["items"][0]
     line = next(li for li in order["line_items"] if li["id"] == item["line_item_id"])
@@ -308,8 +350,13 @@ def test_a_return_asked_for_after_the_window_is_refused_and_can_be_declined(ep: 
     result = refused(ep, "approve_return", "permission_denied", return_id=ret["id"])
     assert f"{window}-day return window" in (result.error_message or "")
     order = call(ep, "get_order", order_id=late.id)
-    refused(ep, "create_return", "permission_denied", order_id=late.id,
-            items=[{"line_item_id": order["line_items"][0]["id"], "quantity": 1, "reason": "unwanted"}])
+    refused(
+        ep,
+        "create_return",
+        "permission_denied",
+        order_id=late.id,
+        items=[{"line_item_id": order["line_items"][0]["id"], "quantity": 1, "reason": "unwanted"}],
+    )
     declined = call(ep, "decline_return", return_id=ret["id"], reason="return_period_ended")
     assert (declined["status"], declined["decline_reason"]) == ("declined", "return_period_ended")
     refused(ep, "approve_return", "invalid_state", return_id=ret["id"])
@@ -317,25 +364,45 @@ def test_a_return_asked_for_after_the_window_is_refused_and_can_be_declined(ep: 
 
 def test_final_sale_and_unshipped_items_cannot_be_returned(ep: Episode) -> None:
     pantry = an_order(ep, "return_declined")
-    refused(ep, "create_return", "permission_denied", order_id=pantry["id"],
-            items=[{"line_item_id": pantry["line_items"][0]["id"], "quantity": 1, "reason": "unwanted"}])
+    refused(
+        ep,
+        "create_return",
+        "permission_denied",
+        order_id=pantry["id"],
+        items=[{"line_item_id": pantry["line_items"][0]["id"], "quantity": 1, "reason": "unwanted"}],
+    )
     waiting = an_order(ep, "awaiting_shipment")
-    refused(ep, "create_return", "invalid_argument", order_id=waiting["id"],
-            items=[{"line_item_id": waiting["line_items"][0]["id"], "quantity": 1, "reason": "unwanted"}])
-    delivered = next(o for o in every(ep, "list_orders", fulfillment_status="fulfilled")
-                     if o["shipping_method"] != "none" and o["financial_status"] == "paid"
-                     and when(o["created_at"]) > when(ep.world.now) - timedelta(days=10))
+    refused(
+        ep,
+        "create_return",
+        "invalid_argument",
+        order_id=waiting["id"],
+        items=[{"line_item_id": waiting["line_items"][0]["id"], "quantity": 1, "reason": "unwanted"}],
+    )
+    delivered = next(
+        o
+        for o in every(ep, "list_orders", fulfillment_status="fulfilled")
+        if o["shipping_method"] != "none"
+        and o["financial_status"] == "paid"
+        and when(o["created_at"]) > when(ep.world.now) - timedelta(days=10)
+    )
     line = delivered["line_items"][0]
-    refused(ep, "create_return", "invalid_argument", order_id=delivered["id"],
-            items=[{"line_item_id": line["id"], "quantity": line["quantity"] + 1, "reason": "unwanted"}])
+    refused(
+        ep,
+        "create_return",
+        "invalid_argument",
+        order_id=delivered["id"],
+        items=[{"line_item_id": line["id"], "quantity": line["quantity"] + 1, "reason": "unwanted"}],
+    )
 
 
 def test_a_refund_never_exceeds_what_was_paid_minus_what_was_refunded(ep: Episode) -> None:
     order = an_order(ep, "partially_refunded")
     left = order["refundable"]
     assert 0 < left < order["total_price"]
-    result = refused(ep, "refund_order", "invalid_argument", order_id=order["id"], amount=round(left + 0.01, 2),
-                     reason="Goodwill")
+    result = refused(
+        ep, "refund_order", "invalid_argument", order_id=order["id"], amount=round(left + 0.01, 2), reason="Goodwill"
+    )
     assert f"{left:.2f}" in (result.error_message or "")
     call(ep, "refund_order", order_id=order["id"], amount=round(left - 10, 2), reason="Goodwill: late delivery")
     call(ep, "refund_order", order_id=order["id"], amount=10.0, reason="Goodwill: late delivery")
@@ -350,8 +417,10 @@ def test_a_refund_never_exceeds_what_was_paid_minus_what_was_refunded(ep: Episod
 
 
 def test_discount_codes_are_listed_by_state_created_and_disabled(ep: Episode) -> None:
-    states = {s: {c["code"] for c in call(ep, "list_discount_codes", state=s)["items"]}
-              for s in ("active", "expired", "disabled")}
+    states = {
+        s: {c["code"] for c in call(ep, "list_discount_codes", state=s)["items"]}
+        for s in ("active", "expired", "disabled")
+    }
     assert {"WELCOME10", "FREESHIP", "BULK50", "TEAMGEAR20"} <= states["active"]
     assert states["expired"] == {"SPRING15"} and states["disabled"] == {"PARTNER25"}
     used = call(ep, "list_discount_codes", query="TEAMGEAR20")["items"][0]
@@ -362,8 +431,14 @@ def test_discount_codes_are_listed_by_state_created_and_disabled(ep: Episode) ->
     refused(ep, "create_discount_code", "invalid_argument", code="BIG", kind="percentage", value=150, title="Too much")
     disabled = call(ep, "disable_discount_code", discount_code_id=code["id"])
     assert disabled["disabled"]
-    refused(ep, "create_order", "invalid_state", customer_email=ep.world.customers[0].email,
-            items=[{"sku": in_stock(ep)["sku"], "quantity": 1}], discount_code="SUMMER-10")
+    refused(
+        ep,
+        "create_order",
+        "invalid_state",
+        customer_email=ep.world.customers[0].email,
+        items=[{"sku": in_stock(ep)["sku"], "quantity": 1}],
+        discount_code="SUMMER-10",
+    )
 
 
 # -- world events ----------------------------------------------------------------------------------------
@@ -371,10 +446,16 @@ def test_discount_codes_are_listed_by_state_created_and_disabled(ep: Episode) ->
 
 def test_a_storefront_order_arrives_as_new_rows_only(ep: Episode) -> None:
     v = in_stock(ep)
-    order_id = ep.run_event("commerce", "order_placed", customer_email="ana.ruiz@brightline.example",
-                            customer_first_name="Ana", customer_last_name="Ruiz",
-                            shipping_address="12 Pine Road, Springfield, IL 62701",
-                            items=[{"sku": v["sku"], "quantity": 2}], hours_ago=3)
+    order_id = ep.run_event(
+        "commerce",
+        "order_placed",
+        customer_email="ana.ruiz@brightline.example",
+        customer_first_name="Ana",
+        customer_last_name="Ruiz",
+        shipping_address="12 Pine Road, Springfield, IL 62701",
+        items=[{"sku": v["sku"], "quantity": 2}],
+        hours_ago=3,
+    )
     diff = ep.diff()["commerce"]
     assert not any(t.changed or t.deleted for t in diff.tables.values())
     assert {name for name, table in diff.tables.items() if table} == {"orders", "line_items", "customers"}
@@ -382,23 +463,37 @@ def test_a_storefront_order_arrives_as_new_rows_only(ep: Episode) -> None:
     assert order["customer_name"] == "Ana Ruiz" and order["created_at"] < ep.world.now
     assert variant(ep, v["sku"])["committed"] == v["committed"] + 2
     with pytest.raises(ToolError, match="SPRING15 expired"):
-        ep.run_event("commerce", "order_placed", customer_email="ana.ruiz@brightline.example",
-                     items=[{"sku": v["sku"], "quantity": 1}], discount_code="SPRING15")
+        ep.run_event(
+            "commerce",
+            "order_placed",
+            customer_email="ana.ruiz@brightline.example",
+            items=[{"sku": v["sku"], "quantity": 1}],
+            discount_code="SPRING15",
+        )
 
 
 def test_a_return_request_is_recorded_even_past_the_window_for_the_merchant_to_decide(ep: Episode) -> None:
     old = next(o for o in commerce_plan(ep.world).orders if o.story == "delivered")
     order = call(ep, "get_order", order_id=old.id)
     line = order["line_items"][0]
-    return_id = ep.run_event("commerce", "return_requested", order_id=old.id, customer_note="It stopped working.",
-                             items=[{"sku": line["sku"], "quantity": 1, "reason": "defective"}])
+    return_id = ep.run_event(
+        "commerce",
+        "return_requested",
+        order_id=old.id,
+        customer_note="It stopped working.",
+        items=[{"sku": line["sku"], "quantity": 1, "reason": "defective"}],
+    )
     diff = ep.diff()["commerce"]
     assert {name for name, table in diff.tables.items() if table} == {"returns"} and not diff.tables["returns"].changed
     ret = call(ep, "list_returns", order_id=old.id, status="requested")["items"][0]
     assert ret["id"] == return_id and ret["customer_note"] == "It stopped working."
     with pytest.raises(ToolError, match="only shipped units"):
-        ep.run_event("commerce", "return_requested", order_id=old.id,
-                     items=[{"sku": line["sku"], "quantity": line["quantity"] + 5, "reason": "defective"}])
+        ep.run_event(
+            "commerce",
+            "return_requested",
+            order_id=old.id,
+            items=[{"sku": line["sku"], "quantity": line["quantity"] + 5, "reason": "defective"}],
+        )
 
 
 # -- agreement with shipping ---------------------------------------------------------------------------------
@@ -425,10 +520,14 @@ def test_every_shipment_matches_its_order_and_every_label_its_fulfilment() -> No
             else:
                 fulfilment = fulfilments[shipment["tracking_number"]]
                 assert fulfilment["order_id"] == order["id"]
-                label = ep.call("shipping", "list_labels", {"tracking_number": shipment["tracking_number"]}).data["items"][0]
+                label = ep.call("shipping", "list_labels", {"tracking_number": shipment["tracking_number"]}).data[
+                    "items"
+                ][0]
                 assert label["tracking_url"] == fulfilment["tracking_url"]
         with_return_labels = [r for r in every(ep, "list_returns") if r["return_tracking_number"]]
         assert with_return_labels
         for ret in with_return_labels:
-            label = ep.call("shipping", "list_labels", {"tracking_number": ret["return_tracking_number"]}).data["items"][0]
+            label = ep.call("shipping", "list_labels", {"tracking_number": ret["return_tracking_number"]}).data[
+                "items"
+            ][0]
             assert label["is_return"] and label["order_number"] == ret["order_name"]

@@ -10,30 +10,19 @@ from typing import Any
 
 import pytest
 
-from mcp_services.kernel import Episode, ToolError, ToolResult
+from mcp_services.kernel import Episode, ToolError
 from mcp_services.kernel.plans.commerce import ENVELOPE_EXPIRY_DAYS, commerce_plan
+from tests.mcp_services.library.service_calls import ServiceCalls
+
+call = ServiceCalls("esign")
+refused = call.refused
+every = call.every
 
 
 @pytest.fixture
 def ep() -> Iterator[Episode]:
     with Episode.create(["esign"], world_seed=0) as episode:
         yield episode
-
-
-def call(ep: Episode, tool: str, **args: Any) -> Any:
-    result = ep.call("esign", tool, args)
-    assert result.success, result.envelope()
-    return result.data
-
-
-def refused(ep: Episode, tool: str, expect: str, **args: Any) -> ToolResult:
-    """Call a tool that must fail with the error code ``expect`` and leave the state exactly as it was."""
-    before = ep.dump()
-    result = ep.call("esign", tool, args)
-    assert not result.success, result.envelope()
-    assert result.error_code == expect, result.envelope()
-    assert ep.dump() == before
-    return result
 
 
 def envelopes(ep: Episode, **filters: Any) -> list[dict[str, Any]]:
@@ -52,7 +41,14 @@ def one(ep: Episode, status: str, recipients: list[str] | None = None) -> dict[s
 
 def test_agreements_in_every_state_belong_to_the_plans_deals(ep: Episode) -> None:
     seeded = envelopes(ep)
-    assert Counter(e["status"] for e in seeded).keys() == {"created", "sent", "delivered", "completed", "declined", "voided"}
+    assert Counter(e["status"] for e in seeded).keys() == {
+        "created",
+        "sent",
+        "delivered",
+        "completed",
+        "declined",
+        "voided",
+    }
     deals = {d.name: d for d in commerce_plan(ep.world).deals}
     finance = ep.world.team_member("finance lead")
     for envelope in seeded:
@@ -93,14 +89,24 @@ def test_a_declined_envelope_shows_why_and_cannot_be_voided_or_reminded(ep: Epis
     assert declined["declined_reason"] and declined["recipients"][0]["status"] == "declined"
     refused(ep, "void_envelope", "invalid_state", envelope_id=declined["id"], reason="x")
     refused(ep, "resend_envelope", "invalid_state", envelope_id=declined["id"])
-    refused(ep, "correct_recipient", "invalid_state", envelope_id=declined["id"],
-            recipient_id=declined["recipients"][0]["id"], email="someone.else@example.com")
+    refused(
+        ep,
+        "correct_recipient",
+        "invalid_state",
+        envelope_id=declined["id"],
+        recipient_id=declined["recipients"][0]["id"],
+        email="someone.else@example.com",
+    )
 
 
 def test_an_envelope_out_for_signature_is_voided_with_a_reason(ep: Episode) -> None:
     sent = one(ep, "sent")
     voided = call(ep, "void_envelope", envelope_id=sent["id"], reason="Fees changed after the call")
-    assert (voided["status"], voided["void_reason"], voided["voided_at"]) == ("voided", "Fees changed after the call", ep.world.now)
+    assert (voided["status"], voided["void_reason"], voided["voided_at"]) == (
+        "voided",
+        "Fees changed after the call",
+        ep.world.now,
+    )
     refused(ep, "void_envelope", "invalid_state", envelope_id=sent["id"], reason="again")
     draft = one(ep, "created")
     result = refused(ep, "void_envelope", "invalid_state", envelope_id=draft["id"], reason="x")
@@ -128,26 +134,43 @@ def test_a_draft_is_edited_and_sent_and_then_expires_after_the_expiry_period(ep:
 
 def test_an_envelope_from_a_template_is_named_for_the_company_and_found_by_its_filters(ep: Episode) -> None:
     template = call(ep, "list_templates", query="order form")["items"][0]
-    created = call(ep, "create_envelope", email_subject="Please DocuSign: Order Form - Acme", template_id=template["id"],
-                   company_name="Acme", deal_name="Order Form - Acme", signers=[
-                       {"name": "Ana Ruiz", "email": "Ana.Ruiz@acme.example"},
-                       {"name": "Danny Cross", "email": "danny.cross@changfisher.example"}],
-                   cc=[{"name": "Lee Park", "email": "lee.park@acme.example"}])
+    created = call(
+        ep,
+        "create_envelope",
+        email_subject="Please DocuSign: Order Form - Acme",
+        template_id=template["id"],
+        company_name="Acme",
+        deal_name="Order Form - Acme",
+        signers=[
+            {"name": "Ana Ruiz", "email": "Ana.Ruiz@acme.example"},
+            {"name": "Danny Cross", "email": "danny.cross@changfisher.example"},
+        ],
+        cc=[{"name": "Lee Park", "email": "lee.park@acme.example"}],
+    )
     assert created["status"] == "created" and created["sender_email"] == ep.world.user.email
     assert [d["name"] for d in call(ep, "list_documents", envelope_id=created["id"])] == ["Order Form - Acme.pdf"]
     assert [(r["email"], r["kind"]) for r in created["recipients"]] == [
-        ("ana.ruiz@acme.example", "signer"), ("danny.cross@changfisher.example", "signer"),
-        ("lee.park@acme.example", "carbon_copy")]
+        ("ana.ruiz@acme.example", "signer"),
+        ("danny.cross@changfisher.example", "signer"),
+        ("lee.park@acme.example", "carbon_copy"),
+    ]
     assert [e["id"] for e in envelopes(ep, company_name="acme")] == [created["id"]]
     assert [e["id"] for e in envelopes(ep, recipient_email="ana.ruiz@acme.example")] == [created["id"]]
     assert created["id"] in {e["id"] for e in envelopes(ep, status="created")}
     assert created["id"] not in {e["id"] for e in envelopes(ep, status="sent")}
-    empty = call(ep, "create_envelope", email_subject="Notes", signers=[{"name": "Ana Ruiz", "email": "ana@acme.example"}])
+    empty = call(
+        ep, "create_envelope", email_subject="Notes", signers=[{"name": "Ana Ruiz", "email": "ana@acme.example"}]
+    )
     refused(ep, "send_envelope", "invalid_state", envelope_id=empty["id"])
     gone = call(ep, "discard_draft", envelope_id=empty["id"])
     assert gone["deleted"] and ep.call("esign", "get_envelope", {"envelope_id": empty["id"]}).error_code == "not_found"
-    refused(ep, "create_envelope", "invalid_argument", email_subject="Twice", signers=[
-        {"name": "Ana Ruiz", "email": "ana@acme.example"}, {"name": "Ana R", "email": "ANA@acme.example"}])
+    refused(
+        ep,
+        "create_envelope",
+        "invalid_argument",
+        email_subject="Twice",
+        signers=[{"name": "Ana Ruiz", "email": "ana@acme.example"}, {"name": "Ana R", "email": "ANA@acme.example"}],
+    )
 
 
 # -- recipients ----------------------------------------------------------------------------------------------
@@ -156,25 +179,56 @@ def test_an_envelope_from_a_template_is_named_for_the_company_and_found_by_its_f
 def test_a_signer_is_corrected_before_signing_and_gets_the_envelope_again(ep: Episode) -> None:
     opened = one(ep, "delivered", ["delivered", "created"])
     signer = opened["recipients"][0]
-    corrected = call(ep, "correct_recipient", envelope_id=opened["id"], recipient_id=signer["id"],
-                     email="new.signatory@example.com", name="Jordan Lee")
-    assert (corrected["email"], corrected["name"], corrected["status"]) == ("new.signatory@example.com", "Jordan Lee", "sent")
+    corrected = call(
+        ep,
+        "correct_recipient",
+        envelope_id=opened["id"],
+        recipient_id=signer["id"],
+        email="new.signatory@example.com",
+        name="Jordan Lee",
+    )
+    assert (corrected["email"], corrected["name"], corrected["status"]) == (
+        "new.signatory@example.com",
+        "Jordan Lee",
+        "sent",
+    )
     assert call(ep, "get_envelope", envelope_id=opened["id"])["status"] == "sent"
     signed = one(ep, "delivered", ["completed", "sent"])
-    refused(ep, "correct_recipient", "invalid_state", envelope_id=signed["id"], recipient_id=signed["recipients"][0]["id"],
-            email="someone.else@example.com")
-    refused(ep, "correct_recipient", "invalid_argument", envelope_id=signed["id"], recipient_id=opened["recipients"][1]["id"],
-            email="x@example.com")
+    refused(
+        ep,
+        "correct_recipient",
+        "invalid_state",
+        envelope_id=signed["id"],
+        recipient_id=signed["recipients"][0]["id"],
+        email="someone.else@example.com",
+    )
+    refused(
+        ep,
+        "correct_recipient",
+        "invalid_argument",
+        envelope_id=signed["id"],
+        recipient_id=opened["recipients"][1]["id"],
+        email="x@example.com",
+    )
 
 
 def test_recipients_are_added_after_who_signed_and_removed_until_they_act(ep: Episode) -> None:
     signed = one(ep, "delivered", ["completed", "sent"])
-    refused(ep, "add_recipient", "invalid_argument", envelope_id=signed["id"], name="Sam Vale", email="sam@example.com",
-            routing_order=1)
+    refused(
+        ep,
+        "add_recipient",
+        "invalid_argument",
+        envelope_id=signed["id"],
+        name="Sam Vale",
+        email="sam@example.com",
+        routing_order=1,
+    )
     added = call(ep, "add_recipient", envelope_id=signed["id"], name="Sam Vale", email="sam@example.com")
     assert added["routing_order"] == 3 and added["status"] == "created"
     refused(ep, "add_recipient", "conflict", envelope_id=signed["id"], name="Sam Vale", email="SAM@example.com")
-    refused(ep, "remove_recipient", "invalid_state", envelope_id=signed["id"], recipient_id=signed["recipients"][0]["id"])
+    refused(
+        ep, "remove_recipient", "invalid_state", envelope_id=signed["id"], recipient_id=signed["recipients"][0]["id"]
+    )
     assert call(ep, "remove_recipient", envelope_id=signed["id"], recipient_id=added["id"])["deleted"]
     draft = one(ep, "created")
     call(ep, "remove_recipient", envelope_id=draft["id"], recipient_id=draft["recipients"][1]["id"])
@@ -195,8 +249,13 @@ def test_a_reminder_goes_out_only_while_someone_has_to_sign(ep: Episode) -> None
 
 def test_a_signer_declining_arrives_as_a_new_event_with_their_reason(ep: Episode) -> None:
     opened = one(ep, "delivered", ["delivered", "created"])
-    event_id = ep.run_event("esign", "envelope_declined", envelope_id=opened["id"],
-                            reason="Please raise the liability cap first.", hours_ago=2)
+    event_id = ep.run_event(
+        "esign",
+        "envelope_declined",
+        envelope_id=opened["id"],
+        reason="Please raise the liability cap first.",
+        hours_ago=2,
+    )
     diff = ep.diff()["esign"]
     assert {n for n, t in diff.tables.items() if t} == {"recipient_events"}
     after = call(ep, "get_envelope", envelope_id=opened["id"])
@@ -205,8 +264,13 @@ def test_a_signer_declining_arrives_as_a_new_event_with_their_reason(ep: Episode
     with pytest.raises(ToolError, match="is declined"):
         ep.run_event("esign", "envelope_completed", envelope_id=opened["id"])
     with pytest.raises(ToolError, match="whose turn it is"):
-        ep.run_event("esign", "envelope_declined", envelope_id=one(ep, "sent")["id"], reason="No",
-                     signer_email=ep.world.team_member("finance lead").email)
+        ep.run_event(
+            "esign",
+            "envelope_declined",
+            envelope_id=one(ep, "sent")["id"],
+            reason="No",
+            signer_email=ep.world.team_member("finance lead").email,
+        )
 
 
 def test_the_last_signatures_complete_the_envelope(ep: Episode) -> None:

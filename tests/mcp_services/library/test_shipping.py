@@ -10,43 +10,23 @@ from typing import Any
 
 import pytest
 
-from mcp_services.kernel import Episode, ToolError, ToolResult
+from mcp_services.kernel import Episode, ToolError
 from mcp_services.kernel.plans.commerce import commerce_plan
+from tests.mcp_services.library.service_calls import ServiceCalls
 
 FORMATS = {"ups": r"^1Z[0-9A-Z]{16}$", "fedex": r"^\d{12}$", "usps": r"^9400\d{18}$"}
+
+
+call = ServiceCalls("shipping")
+refused = call.refused
+every = call.every
+commerce = ServiceCalls("commerce")
 
 
 @pytest.fixture
 def ep() -> Iterator[Episode]:
     with Episode.create(["shipping"], world_seed=0) as episode:
         yield episode
-
-
-def call(ep: Episode, tool: str, service: str = "shipping", **args: Any) -> Any:
-    result = ep.call(service, tool, args)
-    assert result.success, result.envelope()
-    return result.data
-
-
-def refused(ep: Episode, tool: str, expect: str, **args: Any) -> ToolResult:
-    """Call a tool that must fail with the error code ``expect`` and leave the state exactly as it was."""
-    before = ep.dump()
-    result = ep.call("shipping", tool, args)
-    assert not result.success, result.envelope()
-    assert result.error_code == expect, result.envelope()
-    assert ep.dump() == before
-    return result
-
-
-def every(ep: Episode, tool: str, **filters: Any) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
-    cursor = None
-    while True:
-        page = call(ep, tool, limit=100, cursor=cursor, **filters)
-        items += page["items"]
-        cursor = page["next_cursor"]
-        if cursor is None:
-            return items
 
 
 def shipment_of(ep: Episode, story: str) -> dict[str, Any]:
@@ -93,7 +73,9 @@ def test_a_package_is_tracked_with_every_scan_in_order(ep: Episode) -> None:
 def test_addresses_are_validated_before_a_label_is_bought(ep: Episode) -> None:
     good = call(ep, "validate_address", address=ep.world.customers[0].address)
     assert good["status"] == "verified" and good["normalized_address"] == ep.world.customers[0].address
-    assert call(ep, "validate_address", address="12 Pine Road, Springfield, IL")["messages"] == ["The ZIP code is missing."]
+    assert call(ep, "validate_address", address="12 Pine Road, Springfield, IL")["messages"] == [
+        "The ZIP code is missing."
+    ]
     assert call(ep, "validate_address", address="12 Pine Road, Springfield, QQ 62701")["status"] == "error"
     assert call(ep, "validate_address", address="Pine Road, Springfield, IL 62701")["status"] == "warning"
     assert call(ep, "validate_address", address="somewhere near the station")["status"] == "error"
@@ -102,7 +84,10 @@ def test_addresses_are_validated_before_a_label_is_bought(ep: Episode) -> None:
     assert "ZIP code is missing" in (result.error_message or "")
     fixed = f"{incomplete['ship_to_address']} 05401"
     call(ep, "update_shipment", shipment_id=incomplete["id"], ship_to_address=fixed)
-    assert call(ep, "create_label", shipment_id=incomplete["id"], service_code="ups_ground")["tracking_status"] == "label_created"
+    assert (
+        call(ep, "create_label", shipment_id=incomplete["id"], service_code="ups_ground")["tracking_status"]
+        == "label_created"
+    )
 
 
 # -- labels ------------------------------------------------------------------------------------------------
@@ -191,8 +176,14 @@ def test_shipments_are_found_by_order_number_status_tag_and_recipient(ep: Episod
 
 def test_an_order_can_only_have_one_live_shipment(ep: Episode) -> None:
     shipment = shipment_of(ep, "awaiting_shipment")
-    args = dict(order_id=shipment["order_id"], order_number=shipment["order_number"], ship_to_name=shipment["ship_to_name"],
-                ship_to_address=shipment["ship_to_address"], items=shipment["items"], weight_grams=shipment["weight_grams"])
+    args = dict(
+        order_id=shipment["order_id"],
+        order_number=shipment["order_number"],
+        ship_to_name=shipment["ship_to_name"],
+        ship_to_address=shipment["ship_to_address"],
+        items=shipment["items"],
+        weight_grams=shipment["weight_grams"],
+    )
     refused(ep, "create_shipment", "conflict", **args)
     call(ep, "cancel_shipment", shipment_id=shipment["id"])
     again = call(ep, "create_shipment", **args)
@@ -205,20 +196,39 @@ def test_an_order_can_only_have_one_live_shipment(ep: Episode) -> None:
 
 def test_a_carrier_scan_arrives_as_a_new_event_and_becomes_the_status(ep: Episode) -> None:
     label = label_of(ep, "in_transit")
-    event_id = ep.run_event("shipping", "tracking_updated", tracking_number=label["tracking_number"], status="exception",
-                            description="Address information is incomplete.", location="Dallas, TX", hours_ago=0.5)
+    event_id = ep.run_event(
+        "shipping",
+        "tracking_updated",
+        tracking_number=label["tracking_number"],
+        status="exception",
+        description="Address information is incomplete.",
+        location="Dallas, TX",
+        hours_ago=0.5,
+    )
     diff = ep.diff()["shipping"]
-    assert {n for n, t in diff.tables.items() if t} == {"tracking_events"} and not diff.tables["tracking_events"].changed
+    assert {n for n, t in diff.tables.items() if t} == {"tracking_events"} and not diff.tables[
+        "tracking_events"
+    ].changed
     tracked = call(ep, "track_package", tracking_number=label["tracking_number"])
-    assert tracked["status"] == "exception" and tracked["events"][-1]["description"] == "Address information is incomplete."
+    assert (
+        tracked["status"] == "exception"
+        and tracked["events"][-1]["description"] == "Address information is incomplete."
+    )
     assert call(ep, "get_label", label_id=label["id"])["tracking_status"] == "exception"
     assert event_id.startswith("tev_")
     with pytest.raises(ToolError, match="cannot be earlier"):
-        ep.run_event("shipping", "tracking_updated", tracking_number=label["tracking_number"], status="delivered",
-                     description="Delivered", hours_ago=48)
+        ep.run_event(
+            "shipping",
+            "tracking_updated",
+            tracking_number=label["tracking_number"],
+            status="delivered",
+            description="Delivered",
+            hours_ago=48,
+        )
     with pytest.raises(ToolError, match="not one of"):
-        ep.run_event("shipping", "tracking_updated", tracking_number=label["tracking_number"], status="lost",
-                     description="Gone")
+        ep.run_event(
+            "shipping", "tracking_updated", tracking_number=label["tracking_number"], status="lost", description="Gone"
+        )
 
 
 # -- the flow with commerce -------------------------------------------------------------------------------
@@ -227,20 +237,39 @@ def test_a_carrier_scan_arrives_as_a_new_event_and_becomes_the_status(ep: Episod
 def test_an_order_placed_on_the_storefront_is_shipped_and_marked_fulfilled_with_the_labels_tracking() -> None:
     with Episode.create(["commerce", "shipping"], world_seed=0) as ep:
         customer = ep.world.customers[3]
-        sku = next(v["sku"] for v in call(ep, "list_variants", "commerce", stock="in_stock", limit=100)["items"]
-                   if v["grams"] < 3000)
-        order_id = ep.run_event("commerce", "order_placed", customer_email=customer.email,
-                                items=[{"sku": sku, "quantity": 2}], shipping_method="express")
-        order = call(ep, "get_order", "commerce", order_id=order_id)
+        sku = next(
+            v["sku"] for v in commerce(ep, "list_variants", stock="in_stock", limit=100)["items"] if v["grams"] < 3000
+        )
+        order_id = ep.run_event(
+            "commerce",
+            "order_placed",
+            customer_email=customer.email,
+            items=[{"sku": sku, "quantity": 2}],
+            shipping_method="express",
+        )
+        order = commerce(ep, "get_order", order_id=order_id)
         line = order["line_items"][0]
-        shipment = call(ep, "create_shipment", order_id=order["id"], order_number=order["name"],
-                        ship_to_name=order["shipping_name"], ship_to_address=order["shipping_address"],
-                        ship_to_email=order["email"], items=[{"sku": line["sku"], "name": line["title"], "quantity": 2}],
-                        weight_grams=2000, requested_service="express")
+        shipment = call(
+            ep,
+            "create_shipment",
+            order_id=order["id"],
+            order_number=order["name"],
+            ship_to_name=order["shipping_name"],
+            ship_to_address=order["shipping_address"],
+            ship_to_email=order["email"],
+            items=[{"sku": line["sku"], "name": line["title"], "quantity": 2}],
+            weight_grams=2000,
+            requested_service="express",
+        )
         rate = next(r for r in call(ep, "get_rates", shipment_id=shipment["id"]) if r["express"])
         label = call(ep, "create_label", shipment_id=shipment["id"], service_code=rate["service_code"])
-        fulfilment = call(ep, "fulfill_order", "commerce", order_id=order_id, tracking_number=label["tracking_number"],
-                          carrier=label["carrier_code"])
+        fulfilment = commerce(
+            ep,
+            "fulfill_order",
+            order_id=order_id,
+            tracking_number=label["tracking_number"],
+            carrier=label["carrier_code"],
+        )
         assert fulfilment["tracking_url"] == label["tracking_url"]
-        assert call(ep, "get_order", "commerce", order_id=order_id)["fulfillment_status"] == "fulfilled"
+        assert commerce(ep, "get_order", order_id=order_id)["fulfillment_status"] == "fulfilled"
         assert shipment["ship_to_address"] == customer.address == order["shipping_address"]
