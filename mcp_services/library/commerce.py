@@ -33,7 +33,11 @@ from mcp_services.kernel.entity import json_text
 from mcp_services.kernel.plans.commerce import (
     CARRIER_NAMES,
     FIRST_ORDER_NUMBER,
+    Carrier,
+    DiscountKind,
     PlannedOrder,
+    ReturnReason,
+    ShippingMethod,
     commerce_plan,
     price_order,
     refund_value,
@@ -77,25 +81,11 @@ ProductStatus = Literal["active", "draft", "archived"]
 FinancialStatus = Literal["pending", "paid", "partially_refunded", "refunded", "voided"]
 FulfillmentStatus = Literal["unfulfilled", "partial", "fulfilled"]
 OrderStatus = Literal["open", "cancelled"]
-ShippingMethod = Literal["standard", "express", "none"]
 CancelReason = Literal["customer", "inventory", "fraud", "declined", "other"]
 ReturnStatus = Literal["requested", "open", "closed", "declined", "cancelled"]
-ReturnReason = Literal[
-    "color",
-    "defective",
-    "not_as_described",
-    "other",
-    "size_too_large",
-    "size_too_small",
-    "style",
-    "unwanted",
-    "wrong_item",
-]
 DeclineReason = Literal["return_period_ended", "final_sale", "other"]
-DiscountKind = Literal["percentage", "fixed_amount", "free_shipping"]
 DiscountState = Literal["active", "scheduled", "expired", "disabled"]
 StockLevel = Literal["in_stock", "low", "out_of_stock"]
-Carrier = Literal["ups", "fedex", "usps"]
 AdjustReason = Literal["received", "correction", "damaged", "shrinkage", "restock"]
 Delta = Annotated[int, Field(ge=-100_000, le=100_000)]
 

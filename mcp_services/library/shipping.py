@@ -29,6 +29,7 @@ from mcp_services.kernel.plans.commerce import (
     CARRIER_NAMES,
     CARRIER_SERVICES,
     US_STATES,
+    ScanStatus,
     carrier_service,
     commerce_plan,
     parse_address,
@@ -36,6 +37,7 @@ from mcp_services.kernel.plans.commerce import (
     tracking_number,
     tracking_url,
 )
+from mcp_services.kernel.plans.commerce import Carrier as CarrierCode
 from mcp_services.kernel.records import RecordAccess, like_pattern
 from mcp_services.kernel.schema import StateDef
 from mcp_services.kernel.semantic import (
@@ -63,22 +65,10 @@ TrackingEventId = EntityId("shipping.tracking_event")
 # Shipments name the store's order they carry, so shipping and commerce reconcile.
 OrderId = EntityId("commerce.order")
 
-CarrierCode = Literal["ups", "fedex", "usps"]
 ShipmentStatus = Literal["pending", "label_purchased", "cancelled"]
 LabelStatus = Literal["completed", "voided"]
-TrackingStatus = Literal[
-    "label_created",
-    "accepted",
-    "in_transit",
-    "out_for_delivery",
-    "delivery_attempt",
-    "delivered",
-    "exception",
-    "returned_to_sender",
-]
-ScanStatus = Literal[
-    "accepted", "in_transit", "out_for_delivery", "delivery_attempt", "delivered", "exception", "returned_to_sender"
-]
+#: A label's status: its latest scan, or label_created before the carrier's first one.
+TrackingStatus = Literal["label_created", ScanStatus]
 Speed = Literal["standard", "express"]
 Grams = Annotated[int, Field(ge=1, le=1_000_000)]
 

@@ -49,7 +49,8 @@ _USED_UP_CODE = "TEAMGEAR20"
 
 Carrier = Literal["ups", "fedex", "usps"]
 ShippingMethod = Literal["standard", "express", "none"]
-TrackingStatus = Literal[
+#: What a carrier's scan says about a package.
+ScanStatus = Literal[
     "accepted", "in_transit", "out_for_delivery", "delivery_attempt", "delivered", "exception", "returned_to_sender"
 ]
 
@@ -363,7 +364,7 @@ class PlannedLine:
 @dataclass(frozen=True, slots=True)
 class PlannedTrackingEvent:
     at: str
-    status: TrackingStatus
+    status: ScanStatus
     description: str
     location: str
 
@@ -959,7 +960,7 @@ def _journey(
     days = service.transit_days + rng.uniform(-0.3, 0.6)
     hub = rng.choice([h for h in _HUBS if h != destination] or list(_HUBS))
     name = CARRIER_NAMES[service.carrier]
-    steps: list[tuple[float, TrackingStatus, str, str]] = [
+    steps: list[tuple[float, ScanStatus, str, str]] = [
         (0.3, "accepted", f"Picked up by {name}", origin),
         (0.7, "in_transit", f"Departed {name} facility", origin),
         (days * 0.45, "in_transit", "Arrived at sort facility", hub),
