@@ -33,7 +33,9 @@ from mcp_services.kernel.entity import json_text
 from mcp_services.kernel.plans.commerce import (
     CARRIER_NAMES,
     FIRST_ORDER_NUMBER,
+    CancelReason,
     Carrier,
+    DeclineReason,
     DiscountKind,
     PlannedOrder,
     ReturnReason,
@@ -81,9 +83,7 @@ ProductStatus = Literal["active", "draft", "archived"]
 FinancialStatus = Literal["pending", "paid", "partially_refunded", "refunded", "voided"]
 FulfillmentStatus = Literal["unfulfilled", "partial", "fulfilled"]
 OrderStatus = Literal["open", "cancelled"]
-CancelReason = Literal["customer", "inventory", "fraud", "declined", "other"]
 ReturnStatus = Literal["requested", "open", "closed", "declined", "cancelled"]
-DeclineReason = Literal["return_period_ended", "final_sale", "other"]
 DiscountState = Literal["active", "scheduled", "expired", "disabled"]
 StockLevel = Literal["in_stock", "low", "out_of_stock"]
 AdjustReason = Literal["received", "correction", "damaged", "shrinkage", "restock"]

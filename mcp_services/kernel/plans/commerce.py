@@ -29,6 +29,60 @@ from typing import Literal
 
 from mcp_services.kernel.world import Organisation, Person, World
 
+__all__ = [
+    "CARRIER_MAX_GRAMS",
+    "CARRIER_NAMES",
+    "CARRIER_SERVICES",
+    "CancelReason",
+    "Carrier",
+    "CarrierService",
+    "CommercePlan",
+    "DealStage",
+    "DeclineReason",
+    "DiscountKind",
+    "ENVELOPE_EXPIRY_DAYS",
+    "EXPRESS_SHIPPING",
+    "EnvelopeStory",
+    "FINAL_SALE_TYPES",
+    "FIRST_ORDER_NUMBER",
+    "FREE_SHIPPING_MINIMUM",
+    "ORDER_ID_PREFIX",
+    "OrderStory",
+    "PARCEL_GRAMS",
+    "PlannedDeal",
+    "PlannedDiscount",
+    "PlannedEnvelope",
+    "PlannedFulfillment",
+    "PlannedLabel",
+    "PlannedLine",
+    "PlannedOrder",
+    "PlannedProduct",
+    "PlannedRefund",
+    "PlannedReturn",
+    "PlannedShipment",
+    "PlannedSigner",
+    "PlannedTrackingEvent",
+    "PlannedVariant",
+    "PostalAddress",
+    "ReturnReason",
+    "SHIPPABLE_TYPES",
+    "STANDARD_SHIPPING",
+    "ScanStatus",
+    "ShipmentItem",
+    "ShippingMethod",
+    "StorePolicy",
+    "TEMPLATES",
+    "US_STATES",
+    "carrier_service",
+    "commerce_plan",
+    "parse_address",
+    "price_order",
+    "refund_value",
+    "returns_centre_address",
+    "tracking_number",
+    "tracking_url",
+]
+
 # -- the store's policy and the carriers ------------------------------------------------------------
 
 #: Product types that ship in a box; the others (services, subscriptions, usage) are fulfilled without one.
@@ -315,6 +369,9 @@ _STORIES: tuple[tuple[OrderStory, int], ...] = (
     ("partially_refunded", 3),
     ("digital", 6),
 )
+CancelReason = Literal["customer", "inventory", "fraud", "declined", "other"]
+DeclineReason = Literal["return_period_ended", "final_sale", "other"]
+_CANCEL_REASONS: tuple[CancelReason, ...] = ("customer", "customer", "inventory", "fraud")
 ReturnReason = Literal[
     "color",
     "defective",
@@ -439,7 +496,7 @@ class PlannedReturn:
     requested_at: str
     decided_at: str | None
     closed_at: str | None
-    decline_reason: Literal["return_period_ended", "final_sale", "other"] | None
+    decline_reason: DeclineReason | None
     tracking_number: str | None  # the return label's, once approved
 
 
@@ -472,7 +529,7 @@ class PlannedOrder:
     total: float
     paid: bool
     cancelled_at: str | None
-    cancel_reason: Literal["customer", "inventory", "fraud", "declined", "other"] | None
+    cancel_reason: CancelReason | None
     fulfillments: tuple[PlannedFulfillment, ...]
     returns: tuple[PlannedReturn, ...]
     refunds: tuple[PlannedRefund, ...]
@@ -585,6 +642,17 @@ _DECLINE_REASONS = (
     "The fees do not match the quote we agreed on the call; please correct them.",
 )
 DealStage = Literal["qualification", "proposal", "negotiation", "won", "lost"]
+#: Where an agreement's deal stands, by what happened to its envelope.
+_DEAL_STAGES: Mapping[EnvelopeStory, DealStage] = {
+    "draft": "proposal",
+    "sent": "negotiation",
+    "viewed": "negotiation",
+    "countersign": "negotiation",
+    "completed": "won",
+    "declined": "negotiation",
+    "expired": "lost",
+    "superseded": "negotiation",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -684,8 +752,9 @@ def _plan_for_seed(seed: int) -> CommercePlan:
         currency=world.currency,
     )
     catalogue = _plan_catalogue(world)
-    discounts = _plan_discounts(world)
-    orders, discounts = _plan_orders(world, world.rng("plan:commerce:orders"), policy, catalogue, discounts)
+    orders, discounts = _plan_orders(
+        world, world.rng("plan:commerce:orders"), policy, catalogue, _plan_discounts(world)
+    )
     products = _stock(world.rng("plan:commerce:stock"), catalogue, orders)
     envelopes = _plan_envelopes(world, world.rng("plan:commerce:agreements"))
     return CommercePlan(policy, products, discounts, orders, envelopes)
@@ -1024,7 +1093,9 @@ def _story(
     returns: list[PlannedReturn] = []
     refunds: list[PlannedRefund] = []
     labels: list[PlannedLabel] = []
-    cancelled_at = cancel_reason = note = None
+    cancelled_at: datetime | None = None
+    cancel_reason: CancelReason | None = None
+    note: str | None = None
     shipment_status: Literal["pending", "label_purchased", "cancelled"] = "pending"
     grams = sum(line.grams * line.quantity for line in lines if line.requires_shipping)
     service = _pick_service(rng, method, grams, slowest=story == "in_transit") if method != "none" else None
@@ -1072,7 +1143,7 @@ def _story(
         note = "Carrier could not deliver: confirm the address with the customer before reshipping."
     elif story == "cancelled":
         cancelled_at = (placed + timedelta(hours=rng.uniform(1, 20))).replace(microsecond=0)
-        cancel_reason = rng.choice(("customer", "customer", "inventory", "fraud"))
+        cancel_reason = rng.choice(_CANCEL_REASONS)
         if paid:
             refunds.append(PlannedRefund(total, _iso(cancelled_at), f"Order cancelled ({cancel_reason})", None, False))
     if outbound is not None:
@@ -1098,7 +1169,7 @@ def _story(
         decided = (requested + timedelta(hours=rng.uniform(2, 30))).replace(microsecond=0)
         decided = min(decided, now - timedelta(minutes=30))
         status: Literal["requested", "open", "closed", "declined"] = "requested"
-        decline = None
+        decline: DeclineReason | None = None
         back: str | None = None
         closed_at = None
         if story == "return_declined":
@@ -1363,16 +1434,7 @@ def _envelope(
         countersigned_at = min(signed + timedelta(hours=rng.uniform(1, 30)), latest)
     if deal is None:
         amount = _deal_amount(world, rng, name)
-        stage: DealStage = {
-            "draft": "proposal",
-            "sent": "negotiation",
-            "viewed": "negotiation",
-            "countersign": "negotiation",
-            "completed": "won",
-            "declined": "negotiation",
-            "expired": "lost",
-            "superseded": "negotiation",
-        }[story]
+        stage = _DEAL_STAGES[story]
         if name == "Mutual NDA":  # an NDA opens the conversation; the deal itself is still early
             stage = "proposal" if story == "completed" else "qualification"
         closes = (
