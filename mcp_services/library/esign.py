@@ -10,8 +10,11 @@ envelope's documents cannot change (void it and send a corrected one); a recipie
 (a new email or name) until they sign; a completed or declined envelope cannot be voided.
 
 Agreements come from the World's commerce plan (``mcp_services.kernel.plans.commerce``): each envelope
-belongs to a sales deal (``deal_name``, ``company_name``) that the plan lists for crm, and its
-signers are the customer's signatory and our finance lead.
+belongs to a sales deal (``deal_name``, ``company_name``) that the plan lists for crm. Every customer's
+master services agreement is the World's contract (``world.plan.contracts``, ``contract_number``): signed
+by the customer's signatory and countersigned by the account owner, or out for the customer's signature;
+the files service keeps the same contract under the same document name. The other agreements (order
+forms, NDAs, statements of work, renewals) are countersigned by the finance lead.
 """
 
 from __future__ import annotations
@@ -208,7 +211,10 @@ class Template:
 
 
 @service.entity(
-    table="envelopes", prefix="env", label="email_subject", search=("email_subject", "company_name", "deal_name")
+    table="envelopes",
+    prefix="env",
+    label="email_subject",
+    search=("email_subject", "contract_number", "company_name", "deal_name"),
 )
 class Envelope:
     """Documents sent to recipients for signature."""
@@ -217,6 +223,7 @@ class Envelope:
     email_subject: Subject
     email_message: Text | None = None
     sender_email: EmailAddress = field(role="sender")
+    contract_number: str | None = field(None, index=True, mention="the contract number")
     company_name: CompanyName | None = field(None, role="customer", link="crm.company.name")
     deal_name: str | None = field(None, link="crm.deal.name", mention="the deal")
     template_id: TemplateId | None = None
@@ -295,6 +302,7 @@ def seed(ctx: ToolContext) -> None:
             email_subject=planned.subject,
             email_message=planned.message,
             sender_email=planned.sender_email,
+            contract_number=planned.contract_number,
             company_name=planned.deal.company_name,
             deal_name=planned.deal.name,
             template_id=templates[planned.template].id,
@@ -460,7 +468,7 @@ def list_envelopes(
     """List envelopes, newest first, with their status and recipients.
 
     Args:
-        query: Words to match in the subject, company or deal (case-insensitive).
+        query: Words to match in the subject, contract number (e.g. MSA-2025-003), company or deal (case-insensitive).
         status: created (draft), sent, delivered (opened), completed, declined or voided.
         company_name: Only envelopes for this company (exact name, case-insensitive).
         deal_name: Only envelopes for this deal (exact name, case-insensitive).

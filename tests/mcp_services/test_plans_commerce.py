@@ -179,16 +179,35 @@ def test_agreements_belong_to_deals_with_the_customers_people(world: World, plan
     finance = world.team_member("finance lead")
     for envelope in plan.envelopes:
         org = world.organisation(envelope.deal.organisation_id)
+        owner = world.plan.account_owners[org.id]
         customer, *ours = envelope.signers
         assert customer.email.endswith(f"@{org.domain}") and customer.email == envelope.deal.contact_email
-        assert [s.email for s in ours] == [finance.email]
-        assert envelope.deal.company_name == org.name and envelope.sender_email == envelope.deal.owner_email
+        assert [s.email for s in ours] == [owner.email if envelope.contract_number else finance.email]
+        assert envelope.deal.company_name == org.name
+        assert envelope.sender_email == envelope.deal.owner_email == owner.email
+        assert [name for name, _ in envelope.documents] == [f"{org.name} - {envelope.template}.pdf"]
         if envelope.story == "completed":
             assert envelope.deal.stage in ("won", "proposal") and all(s.signed_at for s in envelope.signers)
     superseded = next(e for e in plan.envelopes if e.story == "superseded")
     assert superseded.voided_at and any(
         e.deal == superseded.deal and e.story == "sent" and e.created_at > superseded.created_at for e in plan.envelopes
     )
+
+
+def test_the_master_services_agreements_are_the_worlds_contracts(world: World, plan: CommercePlan) -> None:
+    msas = {e.contract_number: e for e in plan.envelopes if e.contract_number}
+    assert set(msas) == {c.number for c in world.plan.contracts}
+    for contract in world.plan.contracts:
+        envelope = msas[contract.number]
+        customer, owner = envelope.signers
+        assert envelope.deal.organisation_id == contract.organisation_id and envelope.deal.amount == contract.annual_fee
+        assert (customer.email, owner.email) == (contract.signatory_email, contract.owner_email)
+        if contract.signed_on is not None:
+            assert envelope.story == "completed" and (customer.signed_at or "")[:10] == contract.signed_on
+            assert envelope.deal.stage == "won" and envelope.deal.close_date == contract.signed_on
+        else:
+            assert envelope.story in ("sent", "viewed") and not (customer.signed_at or owner.signed_at)
+            assert when(envelope.sent_at or "") > world.now_dt - timedelta(days=plans.ENVELOPE_EXPIRY_DAYS)
 
 
 def test_addresses_parse_into_parts_and_a_missing_zip_shows() -> None:

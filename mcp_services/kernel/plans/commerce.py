@@ -9,8 +9,9 @@ for value:
 - ``shipping`` (ShipStation) holds a shipment for every order that was sent or awaits a label, with
   the order's id, number, name, address and items, and the labels and tracking events of the ones
   that shipped: a fulfilment's tracking number in commerce is its label's tracking number;
-- ``esign`` (DocuSign) holds the agreements out for signature; each belongs to a sales deal that
-  ``CommercePlan.deals`` lists, for crm to hold too (see ``PlannedDeal``).
+- ``esign`` (DocuSign) holds the agreements sent for signature; each belongs to a sales deal that
+  ``CommercePlan.deals`` lists, for crm to hold too (see ``PlannedDeal``). The master services
+  agreements are the World's contracts (``world.plan.contracts``, whose documents files keeps).
 
 Everything is a pure function of the World, built once per seed: ``commerce_plan(world)``.
 """
@@ -27,7 +28,7 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Literal
 
-from mcp_services.kernel.world import Organisation, Person, World
+from mcp_services.kernel.world import Organisation, Person, PlannedContract, World
 
 __all__ = [
     "CARRIER_MAX_GRAMS",
@@ -618,24 +619,29 @@ def refund_value(order_subtotal: float, order_discounts: float, price: float, qu
 # -- agreements for signature -------------------------------------------------------------------------------
 
 EnvelopeStory = Literal["draft", "sent", "viewed", "countersign", "completed", "declined", "expired", "superseded"]
+#: The agreements besides the master services agreements (which are the World's contracts), by story.
 _ENVELOPE_STORIES: tuple[EnvelopeStory, ...] = (
     ("draft",) * 3
-    + ("sent",) * 5
-    + ("viewed",) * 3
+    + ("sent",) * 3
+    + ("viewed",) * 2
     + ("countersign",) * 2
-    + ("completed",) * 6
+    + ("completed",) * 2
     + ("declined",) * 2
     + ("expired",)
     + ("superseded",)
 )
+MSA = "Master Services Agreement"
 #: The esign templates: name, what it is for, pages, whether our side countersigns.
 TEMPLATES: tuple[tuple[str, str, int, bool], ...] = (
-    ("Master Services Agreement", "The terms under which we serve a customer: scope, fees, liability, term.", 12, True),
+    (MSA, "The terms under which we serve a customer: scope, fees, liability, term.", 12, True),
     ("Order Form", "What a customer buys under its agreement: products, quantities, fees and start date.", 3, True),
     ("Mutual NDA", "A mutual non-disclosure agreement, signed before confidential information is shared.", 4, True),
     ("Statement of Work", "Scope, deliverables, timeline and fees of a services project.", 8, True),
     ("Renewal Amendment", "Extends an agreement for another term at updated fees.", 2, True),
 )
+_TEMPLATE_PAGES = {name: pages for name, _, pages, _ in TEMPLATES}
+#: How a master services agreement still out for signature stands: sent, or opened by the customer.
+_AWAITING: tuple[EnvelopeStory, ...] = ("sent", "viewed")
 _DECLINE_REASONS = (
     "Our legal team needs the liability cap in section 9 raised before we can sign.",
     "We need a 60-day termination notice instead of 30 days; please send a revised version.",
@@ -693,6 +699,7 @@ class PlannedEnvelope:
 
     story: EnvelopeStory
     template: str
+    contract_number: str | None  # a master services agreement's number in the World's plan (MSA-2025-003)
     subject: str
     message: str
     sender_email: str
@@ -1342,39 +1349,125 @@ def _stock(
 
 
 def _plan_envelopes(world: World, rng: random.Random) -> tuple[PlannedEnvelope, ...]:
-    sales = [p for p in world.team if p.job_title in ("sales lead", "account executive")]
-    countersigner = world.team_member("finance lead")
+    """Every customer's master services agreement as the World's plan has it (signed, or out for the
+    customer's signature), and the other agreements of the sales pipeline in every state."""
+    owners = world.plan.account_owners
+    finance = world.team_member("finance lead")
+    plans = [_msa_envelope(world, rng, contract) for contract in world.plan.contracts]
     stories = list(_ENVELOPE_STORIES)
     rng.shuffle(stories)
     stories.remove("superseded")
     orgs = list(world.organisations[1:])
     rng.shuffle(orgs)
-    templates = list(TEMPLATES)
-    plans: list[PlannedEnvelope] = []
+    others = [t for t in TEMPLATES if t[0] != MSA]
     kinds_used: set[tuple[str, str]] = set()
     for n, story in enumerate(stories):
         org = orgs[n % len(orgs)]
-        template = rng.choice([t for t in templates if (org.id, t[0]) not in kinds_used])
+        template = rng.choice([t for t in others if (org.id, t[0]) not in kinds_used])
         kinds_used.add((org.id, template[0]))
-        plans.append(_envelope(world, rng, story, org, template, rng.choice(sales), countersigner))
+        plans.append(_envelope(world, rng, story, org, template, owners[org.id], finance))
     # One agreement was sent with a mistake, voided and sent again: the voided one shares its deal.
-    resent = next(e for e in plans if e.story == "sent")
+    resent = next(e for e in plans if e.story == "sent" and e.contract_number is None)
     org = world.organisation(resent.deal.organisation_id)
     template = next(t for t in TEMPLATES if t[0] == resent.template)
     sent = _parse(resent.sent_at or resent.created_at)
-    old = _envelope(
-        world,
-        rng,
-        "superseded",
-        org,
-        template,
-        next(p for p in world.team if p.email == resent.sender_email),
-        countersigner,
-        deal=resent.deal,
-        before=sent,
-    )
+    old = _envelope(world, rng, "superseded", org, template, owners[org.id], finance, deal=resent.deal, before=sent)
     plans.append(old)
     return tuple(sorted(plans, key=lambda e: e.created_at))
+
+
+def _msa_envelope(world: World, rng: random.Random, contract: PlannedContract) -> PlannedEnvelope:
+    """A contract of the World's plan as esign holds it: the customer signed it on its signing day and the
+    account owner countersigned, or it is out for the customer's signature since lately."""
+    org = world.organisation(contract.organisation_id)
+    signatory = next(p for p in world.people if p.email == contract.signatory_email)
+    owner = next(p for p in world.team if p.email == contract.owner_email)
+    now = world.now_dt
+    viewed = signed = countersigned = None
+    if contract.signed_on is not None:
+        day = datetime.fromisoformat(contract.signed_on).replace(tzinfo=UTC)
+        signed = day + timedelta(hours=rng.uniform(9, 16))
+        sent = signed - timedelta(days=rng.uniform(1, 4))
+        viewed = sent + (signed - sent) * rng.uniform(0.2, 0.6)
+        countersigned = min(signed + timedelta(hours=rng.uniform(1, 20)), now - timedelta(minutes=5))
+        story: EnvelopeStory = "completed"
+        deal_stage: DealStage = "won"
+        closes = contract.signed_on
+    else:
+        sent = _ago(world, rng.uniform(1, 20))
+        story = rng.choice(_AWAITING)
+        if story == "viewed":
+            viewed = min(sent + timedelta(hours=rng.uniform(2, 40)), now - timedelta(minutes=30))
+        deal_stage = "negotiation"
+        closes = (now + timedelta(days=rng.randint(7, 30))).date().isoformat()
+    created = sent - timedelta(hours=rng.uniform(1, 8))
+    deal = PlannedDeal(
+        f"{MSA} - {org.name}", org.id, org.name, signatory.email, owner.email, contract.annual_fee, deal_stage, closes
+    )
+    expires = sent + timedelta(days=ENVELOPE_EXPIRY_DAYS)
+    return PlannedEnvelope(
+        story=story,
+        template=MSA,
+        contract_number=contract.number,
+        subject=f"Please DocuSign: {MSA} {contract.number} - {org.name}",
+        message=_message(signatory, owner, f"{MSA} ({contract.number})", org),
+        sender_email=owner.email,
+        deal=deal,
+        documents=((_document_name(MSA, org), _TEMPLATE_PAGES[MSA]),),
+        signers=_signers(signatory, owner, viewed, signed, None, None, countersigned),
+        created_at=_iso(created.replace(microsecond=0)),
+        sent_at=_stamp(sent),
+        expires_at=_stamp(expires),
+        voided_at=None,
+        void_reason=None,
+    )
+
+
+def _document_name(template: str, org: Organisation) -> str:
+    """How the company files an agreement (the files service's contract documents are named so)."""
+    return f"{org.name} - {template}.pdf"
+
+
+def _message(signatory: Person, owner: Person, what: str, org: Organisation) -> str:
+    return (
+        f"Hi {signatory.first_name}, please review and sign the {what} for {org.name}. "
+        f"Let me know if anything needs changing. {owner.first_name}"
+    )
+
+
+def _signers(
+    signatory: Person,
+    countersigner: Person | None,
+    viewed: datetime | None,
+    signed: datetime | None,
+    declined: datetime | None,
+    decline_reason: str | None,
+    countersigned: datetime | None,
+) -> tuple[PlannedSigner, ...]:
+    """The customer's signatory (routing order 1), then our countersigner (2) where the agreement has one."""
+    customer = PlannedSigner(
+        signatory.name,
+        signatory.email,
+        "Customer signatory",
+        1,
+        _stamp(viewed),
+        _stamp(signed),
+        _stamp(declined),
+        decline_reason,
+    )
+    if countersigner is None:
+        return (customer,)
+    ours = PlannedSigner(
+        countersigner.name,
+        countersigner.email,
+        "Countersigner",
+        2,
+        _stamp(countersigned),
+        _stamp(countersigned),
+        None,
+        None,
+    )
+    return customer, ours
 
 
 def _deal_amount(world: World, rng: random.Random, template: str) -> float:
@@ -1451,57 +1544,31 @@ def _envelope(
             stage,
             closes.date().isoformat(),
         )
-    signers = [
-        PlannedSigner(
-            signatory.name,
-            signatory.email,
-            "Customer signatory",
-            1,
-            _stamp(viewed),
-            _stamp(signed),
-            _stamp(declined),
-            rng.choice(_DECLINE_REASONS) if story == "declined" else None,
-        ),
-    ]
-    if countersigned:
-        signers.append(
-            PlannedSigner(
-                countersigner.name,
-                countersigner.email,
-                "Countersigner",
-                2,
-                _stamp(countersigned_at),
-                _stamp(countersigned_at),
-                None,
-                None,
-            )
-        )
+    reason = rng.choice(_DECLINE_REASONS) if story == "declined" else None
+    signers = _signers(
+        signatory, countersigner if countersigned else None, viewed, signed, declined, reason, countersigned_at
+    )
     expires = sent + timedelta(days=ENVELOPE_EXPIRY_DAYS) if sent else None
-    voided = reason = None
+    voided = void_reason = None
     if story == "expired" and expires is not None:
-        voided, reason = expires, f"The envelope expired on {expires.date().isoformat()} without being signed."
+        voided = expires
+        void_reason = f"The envelope expired on {expires.date().isoformat()} without being signed."
     if story == "superseded" and sent is not None:
         voided = min(sent + timedelta(hours=rng.uniform(2, 20)), before or now)
-        reason = "Sent with the wrong fees; replaced by a corrected envelope."
-    documents = [(f"{name} - {org.name}.pdf", pages)]
-    if name == "Master Services Agreement":
-        documents.append((f"Data Processing Addendum - {org.name}.pdf", 5))
-    message = (
-        f"Hi {signatory.first_name}, please review and sign the {name} for {org.name}. "
-        f"Let me know if anything needs changing. {owner.first_name}"
-    )
+        void_reason = "Sent with the wrong fees; replaced by a corrected envelope."
     return PlannedEnvelope(
         story=story,
         template=name,
+        contract_number=None,
         subject=f"Please DocuSign: {name} - {org.name}",
-        message=message,
+        message=_message(signatory, owner, name, org),
         sender_email=owner.email,
         deal=deal,
-        documents=tuple(documents),
-        signers=tuple(signers),
+        documents=((_document_name(name, org), pages),),
+        signers=signers,
         created_at=_iso(created),
         sent_at=_stamp(sent),
         expires_at=_stamp(expires),
         voided_at=_stamp(voided),
-        void_reason=reason,
+        void_reason=void_reason,
     )

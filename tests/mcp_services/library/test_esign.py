@@ -53,9 +53,10 @@ def test_agreements_in_every_state_belong_to_the_plans_deals(ep: Episode) -> Non
     finance = ep.world.team_member("finance lead")
     for envelope in seeded:
         deal = deals[envelope["deal_name"]]
-        assert envelope["company_name"] == deal.company_name
+        assert envelope["company_name"] == deal.company_name and envelope["sender_email"] == deal.owner_email
         customer, ours = envelope["recipients"]
-        assert customer["email"] == deal.contact_email and ours["email"] == finance.email
+        countersigner = deal.owner_email if envelope["contract_number"] else finance.email
+        assert customer["email"] == deal.contact_email and ours["email"] == countersigner
         assert (customer["routing_order"], ours["routing_order"]) == (1, 2)
     superseded = [e for e in seeded if e["status"] == "voided" and "replaced" in (e["void_reason"] or "")]
     assert len(superseded) == 1
@@ -285,7 +286,22 @@ def test_the_last_signatures_complete_the_envelope(ep: Episode) -> None:
         ep.run_event("esign", "envelope_completed", envelope_id=sent["id"])
 
 
-# -- crm ---------------------------------------------------------------------------------------------------
+# -- crm and files ----------------------------------------------------------------------------------------
+
+
+def test_each_customers_master_services_agreement_is_its_contract_on_file() -> None:
+    with Episode.create(["esign", "files"], world_seed=0) as ep:
+        msas = {e["contract_number"]: e for e in envelopes(ep) if e["contract_number"]}
+        assert len(msas) == len(ep.world.plan.contracts)
+        for contract in ep.world.plan.contracts:
+            envelope = msas[contract.number]
+            assert (envelope["status"] == "completed") == (contract.signed_on is not None)
+            if contract.signed_on is not None:
+                assert envelope["completed_at"] > contract.signed_on
+            assert [e["id"] for e in envelopes(ep, query=contract.number)] == [envelope["id"]]
+            document = call(ep, "list_documents", envelope_id=envelope["id"])[0]["name"]
+            found = ep.call("files", "search_files", {"name": document}).data["items"]
+            assert [f["name"] for f in found] == [document], document
 
 
 def test_each_envelopes_company_and_signer_are_in_the_crm() -> None:
