@@ -42,6 +42,36 @@ def _customers(s: Scenario) -> dict[str, Person]:
     return {p.email: p for p in s.world.customers}
 
 
+def _escalation_contact(s: Scenario) -> Person:
+    """Who takes carrier claims: the operations manager, or the support lead when the user is the manager."""
+    for role in ("operations manager", "support lead"):
+        try:
+            return colleague(s, role)
+        except Skip:
+            continue
+    raise Skip("nobody on the team takes carrier claims")
+
+
+def _rule_author(s: Scenario) -> str:
+    """The role of a manager who writes the team's rules (never the user: they would not email themselves)."""
+    for role in ("operations manager", "support lead", "sales lead"):
+        if s.world.team_member(role).email != s.world.user.email:
+            return role
+    raise Skip("no manager besides the user")
+
+
+def _delivered_orders(s: Scenario) -> set[str] | None:
+    """Ids of orders whose parcel the carrier delivered (None when shipping is not mounted)."""
+    if not s.has("shipping"):
+        return None
+    shipments = {sh.key: sh["order_id"] for sh in s.records("shipping", "shipment")}
+    return {
+        shipments[label["shipment_id"]]
+        for label in s.records("shipping", "label", where={"is_return": False})
+        if label["tracking_status"] == "delivered" and label["shipment_id"] in shipments
+    }
+
+
 def _shipped_on(s: Scenario, order: Rec) -> str | None:
     fulfilments = [f for f in s.records("commerce", "fulfillment", where={"order_id": order.key}) if f["status"] == "success"]
     return min((f["created_at"] for f in fulfilments), default=None)
@@ -61,12 +91,15 @@ def store_return_refund(s: Scenario) -> None:
     window, final_sale = int(policy.value("return_window_days")), set(policy.value("final_sale_product_types") or ())
     customers = _customers(s)
     returned_orders = {r["order_id"] for r in s.records("commerce", "return")}
+    delivered = _delivered_orders(s)
     products = {p.key: p for p in s.records("commerce", "product")}
     variants = {v.key: v for v in s.records("commerce", "variant")}
     options = []
     for order in s.records("commerce", "order", where={"financial_status": "paid", "fulfillment_status": "fulfilled"}):
         shipped = _shipped_on(s, order)
-        if order.key in returned_orders or order["email"] not in customers or shipped is None:
+        if order.key in returned_orders or order["email"] not in customers or shipped is None or (
+            delivered is not None and order.key not in delivered
+        ):
             continue
         if _days_between(shipped, s.world.now) > window - 2:
             continue
@@ -90,7 +123,7 @@ def store_return_refund(s: Scenario) -> None:
         "- Approve a return request that is inside the store's return window and refund the returned items straight away.\n"
         "- Items returned as defective or damaged are not put back in stock (refund them with restocking off); "
         "everything else goes back into stock.",
-        author_role="operations manager",
+        author_role=_rule_author(s),
     )
     item = line["title"]
     email, when = inbound_email(
@@ -124,7 +157,7 @@ def store_return_refund(s: Scenario) -> None:
             f" {order['currency']} to your original payment method. Sorry for the trouble.")},
         say=f"reply to {person.first_name} with the amount refunded", mentions=[(refund.ref("amount"), "the amount refunded")],
     )
-    s.brief.intro = f"{person.name} emailed {when} about the return they asked for on our store"
+    s.brief.intro = f"{person.name} emailed {when} about the return they asked for on our store for order {order['name']}"
     s.brief.goal = f"Accept {person.first_name}'s return, refund it and tell them how much they get back"
     s.brief.constraints.append(pointer)
     s.brief.anchors += [person.name, order["name"]]
@@ -216,7 +249,7 @@ def parcel_exception(s: Scenario) -> None:
         description="Package damaged in transit; contents not deliverable, carrier is disposing of it", location=None,
         hours_ago=6.0,
     )
-    manager = colleague(s, "operations manager")
+    manager = _escalation_contact(s)
     total = float(order["total_price"])
     threshold = float(s.rng.choice([t for t in (100, 150, 200, 300, 500) if abs(t - total) > 5] or [100]))
     document, pointer = rule_source(
@@ -225,6 +258,7 @@ def parcel_exception(s: Scenario) -> None:
         f"- Orders under {money(threshold)}: refund the order in full at once and tell the customer.\n"
         f"- Orders of {money(threshold)} or more: do not refund; forward the customer's email to the operations manager "
         f"({manager.name}, {manager.email}) for a carrier claim and a replacement, and tell the customer we are on it.",
+        author_role=_rule_author(s),
     )
     email, when = inbound_email(
         s, person, f"Where is order {order['name']}?",
@@ -327,7 +361,7 @@ def order_address_fix(s: Scenario) -> None:
     s.brief.goal = (f"Make sure {person.first_name}'s order ships to the new address (the store order and the shipment "
                     "that is waiting for a label) and confirm it to them with the order number")
     s.brief.constraints.append("Leave orders that already shipped alone")
-    s.brief.anchors += [person.name, address]
+    s.brief.anchors.append(person.name)
 
 
 # -- sales: contracts out for signature -------------------------------------------------------------------
@@ -379,28 +413,29 @@ def contract_renewal_signature(s: Scenario) -> None:
     s.refer(s.record("esign", "envelope", msa.key), f"the MSA {company} signed", relation="company",
             where={"company_name": company, "template_id": "tpl_0001"})
     signers = [{"name": signer.name, "email": signer.email}]
+    subject = f"Please DocuSign: Renewal Amendment - {company}"
     if policy:
         document, pointer = rule_source(
-            s, "Contract signing rules",
-            "- Renewal amendments are signed by the customer's signatory first and then countersigned by the account "
-            "owner as second signer.\n- The account owner is always copied on the envelope.",
+            s, "Contract sending rules",
+            "- Envelope subjects follow the pattern \"Please DocuSign: <document> - <customer company>\" (for example "
+            "\"Please DocuSign: Order Form - Acme Ltd\"), so the pipeline report can match them to deals.\n"
+            "- The account owner is always copied on the envelope.",
             author_role="sales lead",
         )
         s.brief.constraints.append(pointer)
-    countersigned = [*signers, {"name": owner.name, "email": owner.email}]
     sent = s.call(
         "esign", "create_envelope",
-        {"email_subject": detail(f"Please DocuSign: Renewal Amendment - {company}"),
-         "signers": countersigned if policy else signers, "template_id": renewal.key, "company_name": company,
-         **({} if policy else {"cc": [{"name": owner.name, "email": owner.email}]}),
+        {"email_subject": subject if policy else detail(subject),
+         "signers": signers, "template_id": renewal.key, "company_name": company,
+         "cc": [{"name": owner.name, "email": owner.email}],
          "email_message": detail(f"Hi {signer.first_name}, please review and sign the renewal amendment. Thanks!"),
          "send": True},
         say=f"send {signer.name} the renewal amendment for {company} to sign, "
-            + ("with the signers our contract signing rules ask for" if policy else f"with {owner.first_name} in copy"),
+            + ("as our contract sending rules say" if policy else f"with {owner.first_name} in copy"),
     )
     if policy:
-        s.set_policy(document, "renewals are countersigned by the account owner", sent, "signers", countersigned, signers,
-                     "The account owner countersigns the renewal, as the contract signing rules require")
+        s.set_policy(document, "envelope subjects name the document and the company", sent, "email_subject", subject,
+                     f"Renewal amendment for {company}", "The envelope's subject follows the contract sending rules")
     s.call(
         "chat", "reply_in_thread",
         {"message_id": post.key, "text": s.text(f"Sent the renewal amendment to {signer.name} - envelope ", sent.ref("id"), ".")},
@@ -442,10 +477,17 @@ def declined_envelope_redirect(s: Scenario) -> None:
                       signer_email=person.email, hours_ago=3.0)
     s.trigger = decline
     declined = s.record("esign", "envelope", envelope.key)
-    found = s.call("esign", "list_envelopes", {"company_name": envelope["company_name"], "status": "declined"}, select=declined,
+    found = s.call("esign", "list_envelopes", {"company_name": envelope["company_name"]}, select=declined,
                    say=f"find the {template['name']} {person.first_name} declined and read why")
     s.refer(declined, f"the {template['name']} {person.first_name} declined", relation="recipient",
             where={"company_name": envelope["company_name"], "id": envelope.key})
+    others_of_company = [
+        e for e in s.records("esign", "envelope", where={"company_name": envelope["company_name"]})
+        if e.key != envelope.key and e["template_id"] and e["template_id"] != envelope["template_id"]
+    ]
+    if others_of_company:
+        other = others_of_company[0]
+        s.trap("other-agreement", other, f"{envelope['company_name']}'s other agreement {other['email_subject']!r}", step=found)
     resent = s.call(
         "esign", "create_envelope",
         {"email_subject": detail(f"Please DocuSign: {template['name']} - {envelope['company_name']}"),
@@ -462,11 +504,11 @@ def declined_envelope_redirect(s: Scenario) -> None:
             {"to": ListOf((Lit(sender.email),)), "subject": detail(f"{envelope['company_name']}: {template['name']} re-sent"),
              "body": s.text(f"Hi {sender.first_name},\n\n{person.name} declined the {template['name']}; it is now with "
                             f"{right.name} for signature (envelope ", resent.ref("id"), ").")},
-            say=f"email {sender.first_name}, who sent the original, with the new envelope id",
+            say=f"email {sender.name}, who sent the original, with the new envelope id",
             mentions=[(resent.ref("id"), "the new envelope id")],
         )
         s.brief.goal = (f"Get the {template['name']} signed by the person {person.first_name} pointed us to, and let "
-                        f"{sender.first_name}, who sent the original, know the new envelope id by email")
+                        f"{sender.name}, who sent the original, know the new envelope id by email")
         s.brief.anchors.append(sender.name)
     else:
         s.brief.goal = f"Get the {template['name']} signed by the person {person.first_name} pointed us to"
@@ -513,5 +555,6 @@ def signature_reminder(s: Scenario) -> None:
         mentions=[(found.ref("contract_number"), "the contract number")],
     )
     s.brief.intro = f"{owner.name} asked in #sales {when} whether {company} has signed yet"
-    s.brief.goal = f"Chase {company}'s signature on the agreement {owner.first_name} sent and tell them in the thread which contract you chased"
+    s.brief.goal = (f"Chase {company}'s signature on the agreement {owner.first_name} sent and tell {owner.first_name} in the "
+                    "thread which contract you chased")
     s.brief.anchors += [company, owner.name]
