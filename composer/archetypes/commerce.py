@@ -251,7 +251,11 @@ def parcel_exception(s: Scenario) -> None:
     )
     manager = _escalation_contact(s)
     total = float(order["total_price"])
-    threshold = float(s.rng.choice([t for t in (100, 150, 200, 300, 500) if abs(t - total) > 5] or [100]))
+    # Half the time the order is under the policy's limit (refund it), half the time over it (escalate).
+    factor = s.rng.uniform(1.3, 2.0) if s.rng.random() < 0.5 else s.rng.uniform(0.4, 0.75)
+    threshold = float(max(50, round(total * factor / 50) * 50))
+    if abs(threshold - total) < 5:
+        threshold += 50
     document, pointer = rule_source(
         s, "Delivery problems policy",
         f"- When the carrier reports a parcel damaged or lost, check its tracking first.\n"
