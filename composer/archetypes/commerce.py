@@ -52,11 +52,15 @@ def _escalation_contact(s: Scenario) -> Person:
     raise Skip("nobody on the team takes carrier claims")
 
 
-def _rule_author(s: Scenario) -> str:
-    """The role of a manager who writes the team's rules (never the user: they would not email themselves)."""
-    for role in ("operations manager", "support lead", "sales lead"):
-        if s.world.team_member(role).email != s.world.user.email:
-            return role
+def _rule_author(s: Scenario, *preferred: str) -> str:
+    """The role of a manager who writes the team's rules, ``preferred`` first (never the user: they would not
+    email themselves)."""
+    for role in (*preferred, "operations manager", "support lead", "sales lead"):
+        try:
+            if s.world.team_member(role).email != s.world.user.email:
+                return role
+        except KeyError:
+            continue
     raise Skip("no manager besides the user")
 
 
@@ -187,7 +191,7 @@ def goodwill_discount(s: Scenario) -> None:
         f"- When a customer is unhappy about a delay, offer a percentage discount code for their next order, "
         f"single use (usage limit 1).\n- Orders under {money(threshold)}: {small}% off. Orders of {money(threshold)} "
         f"or more: {large}% off.\n- Never give cash refunds for a delay alone.",
-        author_role="support lead",
+        author_role=_rule_author(s, "support lead"),
     )
     email, when = inbound_email(
         s, person, f"Order {order['name']} - really disappointed",
@@ -424,7 +428,7 @@ def contract_renewal_signature(s: Scenario) -> None:
             "- Envelope subjects follow the pattern \"Please DocuSign: <document> - <customer company>\" (for example "
             "\"Please DocuSign: Order Form - Acme Ltd\"), so the pipeline report can match them to deals.\n"
             "- The account owner is always copied on the envelope.",
-            author_role="sales lead",
+            author_role=_rule_author(s, "sales lead"),
         )
         s.brief.constraints.append(pointer)
     sent = s.call(
