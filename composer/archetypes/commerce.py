@@ -138,10 +138,13 @@ def store_return_refund(s: Scenario) -> None:
     s.refer(email, f"{person.first_name}'s email", relation="sender", where={"from_email": person.email}, latest="sent_at")
     found = s.call("commerce", "list_orders", {"name": order["name"]}, select=order, say=f"look up order {order['name']} in the store")
     requests = s.call(
-        "commerce", "list_returns", {"order_id": found.ref("id"), "status": "requested"}, select=request,
-        say="find the return request on it",
+        "commerce", "list_returns", {"status": "requested"}, select=request, say="find its request among the open return requests",
     )
     s.refer(request, "the return request on that order", relation="order", where={"order_id": order.key, "status": "requested"})
+    waiting = [r for r in s.records("commerce", "return", where={"status": "requested"}) if r.key != request.key]
+    if waiting:
+        other = waiting[0]
+        s.trap("other-return-request", other, f"the return request on order {other['order_name']}", step=requests)
     s.call("commerce", "approve_return", {"return_id": requests.ref("id")}, say="approve the return")
     refund = s.call(
         "commerce", "refund_order",
@@ -411,9 +414,9 @@ def contract_renewal_signature(s: Scenario) -> None:
     post, when = chat_post(
         s, owner, "sales",
         s.rng.choice((
-            f"{company} agreed to renew. Could someone send the renewal amendment to whoever signed their MSA?{copy_me}",
-            f"Renewal with {company} is agreed - please get the renewal amendment out for signature to the person who signed "
-            f"their MSA.{copy_me}",
+            f"{company} agreed to renew. Could someone send the renewal amendment to whoever signed their MSA on their side?{copy_me}",
+            f"Renewal with {company} is agreed - please get the renewal amendment out for signature to the person at {company} "
+            f"who signed their MSA.{copy_me}",
         )),
     )
     found = s.call("esign", "list_envelopes", {"company_name": company, "status": "completed"}, select=msa,
@@ -450,7 +453,7 @@ def contract_renewal_signature(s: Scenario) -> None:
         say=f"tell {owner.first_name} in the thread it is out, with the envelope id", mentions=[(sent.ref("id"), "the envelope id")],
     )
     s.brief.intro = f"{owner.name} asked in #sales {when} for {company}'s renewal amendment to go out for signature"
-    s.brief.goal = (f"Get {company}'s renewal amendment out for signature to the person who signed their MSA, "
+    s.brief.goal = (f"Get {company}'s renewal amendment out for signature to the person at {company} who signed their MSA, "
                     f"and tell {owner.first_name} in the thread which envelope it is")
     s.brief.anchors += [company, owner.name]
 
