@@ -83,7 +83,9 @@ def test_a_refund_where_the_delivery_policy_says_escalate_fails(
 ) -> None:
     tasks, _ = generated
     runner = Runner(catalog, tasks[0].world_seed)
-    escalated = [t for t in _by_archetype(tasks, "parcel-exception") if any(s.tool == "forward_message" for s in t.plan)]
+    escalated = [
+        t for t in _by_archetype(tasks, "parcel-exception") if any(s.tool == "forward_message" for s in t.plan)
+    ]
     refunded = [t for t in _by_archetype(tasks, "parcel-exception") if any(s.tool == "refund_order" for s in t.plan)]
     assert escalated or refunded
     for task in escalated:
@@ -96,7 +98,9 @@ def test_a_refund_where_the_delivery_policy_says_escalate_fails(
         assert not _passes(task, runner, plan), task.id
 
 
-def test_a_goodwill_code_of_the_wrong_size_fails(catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport]) -> None:
+def test_a_goodwill_code_of_the_wrong_size_fails(
+    catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport]
+) -> None:
     tasks, _ = generated
     runner = Runner(catalog, tasks[0].world_seed)
     goodwill = _by_archetype(tasks, "goodwill-discount")
@@ -110,7 +114,9 @@ def test_a_goodwill_code_of_the_wrong_size_fails(catalog: Catalog, generated: tu
         assert not _passes(task, runner, plan), task.id
 
 
-def test_the_address_fix_must_reach_the_shipment_too(catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport]) -> None:
+def test_the_address_fix_must_reach_the_shipment_too(
+    catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport]
+) -> None:
     tasks, _ = generated
     runner = Runner(catalog, tasks[0].world_seed)
     fixes = _by_archetype(tasks, "order-address-fix")
