@@ -76,6 +76,15 @@ def _delivered_orders(s: Scenario) -> set[str] | None:
     }
 
 
+def _customer_email(s: Scenario, person: Person, subject: str, body: str) -> tuple[Rec, str]:
+    """The customer's email that starts the work, and how the request points at it ("Ana's email")."""
+    email, when = inbound_email(s, person, subject, body)
+    s.refer(
+        email, f"{person.first_name}'s email", relation="sender", where={"from_email": person.email}, latest="sent_at"
+    )
+    return email, when
+
+
 def _shipped_on(s: Scenario, order: Rec) -> str | None:
     fulfilments = [
         f for f in s.records("commerce", "fulfillment", where={"order_id": order.key}) if f["status"] == "success"
@@ -146,15 +155,12 @@ def store_return_refund(s: Scenario) -> None:
         author_role=_rule_author(s),
     )
     item = line["title"]
-    email, when = inbound_email(
+    email, when = _customer_email(
         s,
         person,
         f"Return for order {order['name']}",
         f"Hi,\n\nYesterday I asked on your site to return the {item} from order {order['name']}. {note} "
         f"Could you confirm the return and let me know how much I will get back?\n\nThanks,\n{signature(person, org)}",
-    )
-    s.refer(
-        email, f"{person.first_name}'s email", relation="sender", where={"from_email": person.email}, latest="sent_at"
     )
     found = s.call(
         "commerce",
@@ -254,15 +260,12 @@ def goodwill_discount(s: Scenario) -> None:
         f"or more: {large}% off.\n- Never give cash refunds for a delay alone.",
         author_role=_rule_author(s, "support lead"),
     )
-    email, when = inbound_email(
+    email, when = _customer_email(
         s,
         person,
         f"Order {order['name']} - really disappointed",
         f"Hello,\n\nOrder {order['name']} finally turned up, a week later than promised, and I had to chase it twice. "
         f"Not the experience I expected.\n\nRegards,\n{signature(person, org)}",
-    )
-    s.refer(
-        email, f"{person.first_name}'s email", relation="sender", where={"from_email": person.email}, latest="sent_at"
     )
     s.call(
         "commerce",
@@ -370,15 +373,12 @@ def parcel_exception(s: Scenario) -> None:
         f"({manager.name}, {manager.email}) for a carrier claim and a replacement, and tell the customer we are on it.",
         author_role=_rule_author(s),
     )
-    email, when = inbound_email(
+    email, when = _customer_email(
         s,
         person,
         f"Where is order {order['name']}?",
         f"Hi,\n\nMy order {order['name']} should have arrived by now and the tracking shows some kind of problem. "
         f"What is going on?\n\nThanks,\n{signature(person, org)}",
-    )
-    s.refer(
-        email, f"{person.first_name}'s email", relation="sender", where={"from_email": person.email}, latest="sent_at"
     )
     found = s.call(
         "shipping",
@@ -489,15 +489,12 @@ def order_address_fix(s: Scenario) -> None:
         - {order["shipping_address"]}
     )
     address = s.pick(addresses, "no other address")
-    email, when = inbound_email(
+    email, when = _customer_email(
         s,
         person,
         "Wrong delivery address",
         f"Hi,\n\nI just noticed my order that hasn't shipped yet is going to the wrong address. Please send it to "
         f"{address} instead.\n\nThank you,\n{signature(person, org)}",
-    )
-    s.refer(
-        email, f"{person.first_name}'s email", relation="sender", where={"from_email": person.email}, latest="sent_at"
     )
     found = s.call(
         "commerce",

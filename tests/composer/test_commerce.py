@@ -29,8 +29,13 @@ def generated(catalog: Catalog) -> tuple[list[TaskSpec], GenerateReport]:
     return generate(GenerateConfig(n=2 * len(IDS), seed=0, services=SERVICES, archetypes=IDS), catalog)
 
 
-def _by_archetype(tasks: list[TaskSpec], archetype: str) -> list[TaskSpec]:
-    return [t for t in tasks if t.scenario is not None and t.scenario.archetype == archetype]
+def _of(
+    catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport], archetype: str
+) -> tuple[Runner, list[TaskSpec]]:
+    """A runner for the set's world and the tasks of one archetype (at least one)."""
+    tasks = [t for t in generated[0] if t.scenario is not None and t.scenario.archetype == archetype]
+    assert tasks, archetype
+    return Runner(catalog, tasks[0].world_seed), tasks
 
 
 def _passes(task: TaskSpec, runner: Runner, plan: list[PlanStep]) -> bool:
@@ -81,12 +86,9 @@ def test_leaving_out_any_write_fails(catalog: Catalog, generated: tuple[list[Tas
 def test_a_refund_where_the_delivery_policy_says_escalate_fails(
     catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport]
 ) -> None:
-    tasks, _ = generated
-    runner = Runner(catalog, tasks[0].world_seed)
-    escalated = [
-        t for t in _by_archetype(tasks, "parcel-exception") if any(s.tool == "forward_message" for s in t.plan)
-    ]
-    refunded = [t for t in _by_archetype(tasks, "parcel-exception") if any(s.tool == "refund_order" for s in t.plan)]
+    runner, parcels = _of(catalog, generated, "parcel-exception")
+    escalated = [t for t in parcels if any(s.tool == "forward_message" for s in t.plan)]
+    refunded = [t for t in parcels if any(s.tool == "refund_order" for s in t.plan)]
     assert escalated or refunded
     for task in escalated:
         cf = next(c for c in task.counterfactuals if c.id == "ignores-policy")
@@ -101,10 +103,7 @@ def test_a_refund_where_the_delivery_policy_says_escalate_fails(
 def test_a_goodwill_code_of_the_wrong_size_fails(
     catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport]
 ) -> None:
-    tasks, _ = generated
-    runner = Runner(catalog, tasks[0].world_seed)
-    goodwill = _by_archetype(tasks, "goodwill-discount")
-    assert goodwill
+    runner, goodwill = _of(catalog, generated, "goodwill-discount")
     for task in goodwill:
         plan = []
         for step in task.plan:
@@ -117,10 +116,7 @@ def test_a_goodwill_code_of_the_wrong_size_fails(
 def test_the_address_fix_must_reach_the_shipment_too(
     catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport]
 ) -> None:
-    tasks, _ = generated
-    runner = Runner(catalog, tasks[0].world_seed)
-    fixes = _by_archetype(tasks, "order-address-fix")
-    assert fixes
+    runner, fixes = _of(catalog, generated, "order-address-fix")
     for task in fixes:
         address = next(s.arguments["shipping_address"] for s in task.plan if s.tool == "update_order")
         assert address in json.dumps([r.row for r in task.setup])  # the new address is in the customer's email
