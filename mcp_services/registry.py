@@ -54,6 +54,9 @@ LIBRARY: tuple[str, ...] = (
     "meetings",
     "tasks",
     "voice",
+    "commerce",
+    "shipping",
+    "esign",
 )
 
 ENTRY_POINT_GROUP = "compoworld.services"

@@ -38,7 +38,8 @@ def with_catalog(petclinic_catalog: Path, fresh_catalogs: None, monkeypatch: pyt
 
 
 def test_the_hand_written_library_is_unchanged() -> None:
-    assert list(LIBRARY) == HAND_WRITTEN and service_names() == HAND_WRITTEN
+    # The library only grows: the first services keep their order, and service_names() is the library.
+    assert list(LIBRARY)[: len(HAND_WRITTEN)] == HAND_WRITTEN and service_names() == list(LIBRARY)
 
 
 def test_generated_services_are_served_by_name_beside_the_library(with_catalog: None) -> None:
