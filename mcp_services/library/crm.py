@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field, joined
+from mcp_services.kernel.plans.commerce import commerce_plan
 from mcp_services.kernel.schema import StateDef
 from mcp_services.kernel.semantic import (
     URL,
@@ -210,6 +211,23 @@ def seed(ctx: ToolContext) -> None:
             )
         )
     ctx.insert_many(notes)
+    # The deals esign's agreements belong to (the World's commerce plan): same name, company, contact.
+    by_email = {c.email: c for c in contacts}
+    ctx.insert_many([
+        Deal(
+            id=ctx.new_id("dl"),
+            name=deal.name,
+            company_id=by_domain[world.organisation(deal.organisation_id).domain].id,
+            contact_id=by_email[deal.contact_email].id if deal.contact_email in by_email else None,
+            amount=deal.amount,
+            currency=world.currency,
+            stage=deal.stage,
+            close_date=deal.close_date,
+            owner_email=deal.owner_email,
+            updated_at=f"{deal.close_date}T16:00:00Z" if deal.stage == "won" else ctx.days_from_now(-2),
+        )
+        for deal in commerce_plan(world).deals
+    ])
 
 
 # -- contacts ------------------------------------------------------------------------------------

@@ -313,7 +313,6 @@ def test_each_envelopes_company_and_signer_are_in_the_crm() -> None:
             assert contact["company_name"] == envelope["company_name"]
 
 
-@pytest.mark.xfail(strict=True, reason="crm does not seed the commerce plan's deals yet (see PlannedDeal)")
 def test_each_envelopes_deal_is_a_crm_deal() -> None:
     with Episode.create(["crm", "esign"], world_seed=0) as ep:
         names = {d["name"] for d in ep.call("crm", "list_deals", {"limit": 100}).data["items"]}
