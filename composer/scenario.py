@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from mcp_services.kernel.context import ToolContext
 from mcp_services.kernel.entity import EntityRuntime
+from mcp_services.kernel.errors import ToolError
 from mcp_services.kernel.present import present_records
 from mcp_services.kernel.records import Query
 from mcp_services.kernel.world import Person, World
@@ -339,7 +340,10 @@ class Scenario:
         svc = self.catalog.services.get(service)
         if svc is None or event not in svc.events:
             raise Skip(f"needs the {service} event {event}")
-        key = self._plant(service, lambda ctx: svc.events[event](ctx, **arguments))
+        try:
+            key = self._plant(service, lambda ctx: svc.events[event](ctx, **arguments))
+        except ToolError as exc:  # the event cannot happen in this state of the world: the candidate does not fit
+            raise Skip(f"the {service} event {event} was refused: {exc.message}") from None
         return self.record(service, entity, key)
 
     def copy(self, rec: Rec, **changes: Any) -> Rec:

@@ -347,6 +347,11 @@ def parcel_exception(s: Scenario) -> None:
     person = customers[order["email"]]
     org = org_of(s, person)
     s.subject = person
+    # The damage scan is the parcel's latest: this morning, and never before its last scan.
+    scans = s.records("shipping", "tracking_event", where={"label_id": label.key}, order=("-occurred_at",))
+    since = (s.world.now_dt - datetime.fromisoformat(scans[0]["occurred_at"].replace("Z", "+00:00"))).total_seconds() / 3600 if scans else 24.0
+    if since < 1.0:
+        raise Skip("the parcel was scanned less than an hour ago")
     s.event(
         "shipping",
         "tracking_updated",
@@ -355,7 +360,7 @@ def parcel_exception(s: Scenario) -> None:
         status="exception",
         description="Package damaged in transit; contents not deliverable, carrier is disposing of it",
         location=None,
-        hours_ago=6.0,
+        hours_ago=min(6.0, since / 2),
     )
     manager = _escalation_contact(s)
     total = float(order["total_price"])

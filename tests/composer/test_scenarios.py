@@ -68,3 +68,12 @@ def test_the_audit_re_proves_every_reference_of_a_task_set(catalog: Catalog, tas
     references = [r for record in records for r in record["references"]]
     assert references and all(r["resolved"] for r in references)
     assert all(r["relation"] for r in references)
+
+
+def test_an_event_the_service_refuses_skips_the_candidate_and_plants_nothing(catalog: Catalog) -> None:
+    runner = Runner(catalog, 0)
+    s = _scenario(catalog, runner)
+    author = s.world.team[1]
+    with pytest.raises(Skip, match="chat event message_posted was refused"):
+        s.event("chat", "message_posted", "message", channel="no-such-channel", author_email=author.email, text="Hi")
+    assert s.setup == [] and not runner.diff()["chat"]
