@@ -50,7 +50,9 @@ def _team_emails(s: Scenario) -> set[str]:
     return {p.email for p in s.world.team}
 
 
-def _staff_email(s: Scenario, name: str, email: str, subject: str, body: str, *, hours_ago: float | None = None) -> tuple[Rec, str]:
+def _staff_email(
+    s: Scenario, name: str, email: str, subject: str, body: str, *, hours_ago: float | None = None
+) -> tuple[Rec, str]:
     """An email a colleague (anyone on the payroll) or a candidate sends the user; it starts the work."""
     hours = recent_hours(s) if hours_ago is None else hours_ago
     message = s.event("mailbox", "email_received", "message", from_email=email, from_name=name, subject=subject, body=body,
@@ -88,8 +90,8 @@ class _Ask:
             s.refer(self.message, f"{self.first_name}'s message in #{self.channel}", relation="author",
                     where={"user_id.email": self.message["author_email"], "channel_id.name": self.channel}, latest="posted_at")
         else:
-            s.refer(self.message, f"{self.first_name}'s email", relation="sender", where={"from_email": self.message["from_email"]},
-                    latest="sent_at")
+            s.refer(self.message, f"{self.first_name}'s email", relation="sender",
+                    where={"from_email": self.message["from_email"]}, latest="sent_at")
 
     def answer(self, s: Scenario, text: str, say: str) -> None:
         if self.channel:
@@ -129,17 +131,19 @@ def _weekday_on_or_after(day: date) -> date:
 
 
 def _working_days_from(start: date, count: int) -> date:
-    """The last day of ``count`` working days that start on ``start`` (a weekday)."""
-    day, left = start, count - 1
-    while left > 0:
-        day += timedelta(days=1)
-        if day.weekday() < 5:
-            left -= 1
-    return day
+    """The last day of ``count`` working days that start on ``start`` (a weekday), counted as hr counts them."""
+    end = start
+    while business_days(start.isoformat(), end.isoformat()) < count:
+        end += timedelta(days=1)
+    return end
 
 
 def _iso_at(day: date, hour: int, minute: int = 0) -> str:
     return datetime(day.year, day.month, day.day, hour, minute).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _plus(iso: str, minutes: int) -> str:
+    return (datetime.strptime(iso, "%Y-%m-%dT%H:%M:%SZ") + timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _clock(hour: int, minute: int) -> str:
@@ -150,7 +154,9 @@ def _overlaps(start: str, end: str, taken: list[tuple[str, str]]) -> bool:
     return any(start <= b and end >= a for a, b in taken)
 
 
-def _free_stretch(s: Scenario, length: int, taken: list[tuple[str, str]], *, earliest: int = 6, latest: int = 70) -> tuple[str, str]:
+def _free_stretch(
+    s: Scenario, length: int, taken: list[tuple[str, str]], *, earliest: int = 6, latest: int = 70
+) -> tuple[str, str]:
     """A stretch of ``length`` working days some weeks ahead, within this year, clear of ``taken``."""
     today = _today(s)
     for _ in range(20):
@@ -171,7 +177,8 @@ def _rules(s: Scenario, title: str, text: str, *, author_role: str) -> tuple[Rec
     files = s.catalog.services.get("files")
     if files is not None and "document_added" not in files.events and s.has("mailbox"):
         author = s.world.team_member(author_role)
-        message = policy_email(s, author, title, f"Hi all,\n\nA reminder of our {title.lower()}:\n\n{text}\n\nThanks,\n{author.name}")
+        body = f"Hi all,\n\nA reminder of our {title.lower()}:\n\n{text}\n\nThanks,\n{author.name}"
+        message = policy_email(s, author, title, body)
         return message, f"Stick to the {title.lower()} {author.first_name} emailed the team"
     return rule_source(s, title, text, author_role=author_role)
 
@@ -186,7 +193,8 @@ def _calendar_of(s: Scenario, email: str) -> Rec:
 # -- time off ------------------------------------------------------------------------------------
 
 _TIME_OFF_NOTES = {
-    "vacation": ("Family trip", "Visiting my parents", "A friend's wedding abroad", "Hiking trip", "Taking the kids to the coast"),
+    "vacation": ("Family trip", "Visiting my parents", "A friend's wedding abroad", "Hiking trip",
+                 "Taking the kids to the coast"),
     "personal": ("Moving to a new apartment", "Closing on the house", "Jury duty", "Family matters"),
 }
 _KIND_WORDS = {"vacation": "vacation", "personal": "personal days", "sick": "sick leave"}
@@ -265,7 +273,8 @@ def time_off_decision(s: Scenario) -> None:
     by_email = s.rng.random() < 0.5
     if by_email:
         email, when = _staff_email(
-            s, employee["name"], employee["work_email"], f"Time off {short_date(start)}" + ("" if start == end else f" - {short_date(end)}"),
+            s, employee["name"], employee["work_email"],
+            f"Time off {short_date(start)}" + ("" if start == end else f" - {short_date(end)}"),
             f"Hi {s.world.user.first_name},\n\nI've just put in a request in HR for {_KIND_WORDS[kind]}, {_span(start, end)} "
             f"({note.lower()}). Could you have a look when you get a chance?\n\nThanks,\n{first}",
             hours_ago=max(0.1, hours - 0.1),
@@ -313,7 +322,8 @@ def time_off_decision(s: Scenario) -> None:
     else:
         approve_instead = s.spec("hr", "approve_time_off_request", {"request_id": found.ref("id")})
         violation = [*s.specs[:3], approve_instead, s.specs[tell.index]]
-        s.forbid_by_policy(policy, rule, decision, violation, ("hr", "time_off_requests", {"id": request.key, "status": "approved"}),
+        s.forbid_by_policy(policy, rule, decision, violation,
+                           ("hr", "time_off_requests", {"id": request.key, "status": "approved"}),
                            "The request beyond the balance was not approved")
     if by_email:
         s.brief.intro = f"{employee['name']}, who reports to you, emailed {when} about time off they just requested"
@@ -424,7 +434,8 @@ def _offer_stage(s: Scenario, *, approval: str) -> list[tuple[Rec, Rec]]:
 def offer_accepted_hire(s: Scenario) -> None:
     domain = s.world.home.domain
     team = _team_emails(s)
-    fits = [(a, j) for a, j in _offer_stage(s, approval="approved") if j["hiring_manager_email"] in team and _offer_can_be_out(s, a)]
+    fits = [(a, j) for a, j in _offer_stage(s, approval="approved")
+            if j["hiring_manager_email"] in team and _offer_can_be_out(s, a)]
     application, job = s.pick(fits, "no offer-stage candidate of an approved job")
     offer = _offer_out(s, application, job)
     candidate = s.record("recruiting", "candidate", application["candidate_id"])
@@ -456,14 +467,17 @@ def offer_accepted_hire(s: Scenario) -> None:
     s.refer(email, f"{first}'s email", relation="sender", where={"from_email": candidate["email"]}, latest="sent_at")
     s.refer(offer, f"the offer out to {first}", relation="candidate", where={"candidate_id": candidate.key, "status": "extended"})
 
-    found = s.call("recruiting", "list_offers", {"status": "extended"}, select=offer, say=f"find the offer out to {first} in recruiting")
+    found = s.call("recruiting", "list_offers", {"status": "extended"}, select=offer,
+                   say=f"find the offer out to {first} in recruiting")
     others = [o for o in s.records("recruiting", "offer", where={"status": "extended"}) if o.key != offer.key]
     if others:
         s.trap("other-offer", others[0], f"the offer out to {others[0]['candidate_name']}", step=found)
-    s.call("recruiting", "record_offer_response", {"offer_id": found.ref("id"), "response": "accepted", "notes": detail("Accepted by email.")},
+    s.call("recruiting", "record_offer_response",
+           {"offer_id": found.ref("id"), "response": "accepted", "notes": detail("Accepted by email.")},
            say="record that it was accepted")
     s.call("recruiting", "hire_application", {"application_id": found.ref("application_id")}, say="mark the application hired")
-    role = s.call("recruiting", "get_job", {"job_id": found.ref("job_id")}, say="open the job to see its department and hiring manager")
+    role = s.call("recruiting", "get_job", {"job_id": found.ref("job_id")},
+                  say="open the job to see its department and hiring manager")
     department = s.records("hr", "department", where={"name": job["department"]})
     if not department:
         raise Skip(f"hr has no {job['department']} department")
@@ -476,7 +490,7 @@ def offer_accepted_hire(s: Scenario) -> None:
     )
     first_day = date.fromisoformat(starts)
     start = _iso_at(first_day, hour, minute)
-    end = (datetime.strptime(start, "%Y-%m-%dT%H:%M:%SZ") + timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    end = _plus(start, minutes)
     mine, theirs = _calendar_of(s, s.world.user.email).key, _calendar_of(s, job["hiring_manager_email"]).key
     welcome = s.call(
         "calendar", "create_event",
@@ -489,7 +503,8 @@ def offer_accepted_hire(s: Scenario) -> None:
     s.set_policy(guide, f"the welcome meeting is at {_clock(hour, minute)} UTC on the first day", welcome, "start", start, early,
                  f"The welcome meeting starts at {_clock(hour, minute)} UTC on the first day, as the new hire setup guide says")
     s.call("mailbox", "reply_to_message",
-           {"message_id": email.key, "body": detail(f"Hi {first},\n\nWonderful news - welcome aboard! See you on {_day(starts)}.")},
+           {"message_id": email.key,
+            "body": detail(f"Hi {first},\n\nWonderful news - welcome aboard! See you on {_day(starts)}.")},
            say=f"reply to {first} to welcome them")
     s.brief.intro = f"{name} emailed {when} to accept our offer for the {job['title']} role"
     s.brief.goal = f"Get {first} hired and set up the way our new hire setup guide says, and reply to welcome {first}"
@@ -526,7 +541,8 @@ def _new_applicant(s: Scenario, taken: set[str]) -> tuple[str, str, str]:
 @archetype(
     "application-screening",
     family="hr",
-    title="A new application arrives: screen it by the rules (salary expectation against the range), move it on or reject it, email the candidate",
+    title="A new application arrives: screen it by the rules (salary expectation against the range), move it on or "
+          "reject it, and email the candidate",
     services=("recruiting", "mailbox"),
 )
 def application_screening(s: Scenario) -> None:
@@ -592,15 +608,16 @@ def application_screening(s: Scenario) -> None:
                           {"application_id": applied.ref("id"), "rejection_reason_id": reason.key,
                            "notes": detail("Salary expectation above the range.")}, say=decide)
     else:
-        decision = s.call("recruiting", "advance_application", {"application_id": applied.ref("id"), "from_stage": "application_review"},
-                          say=decide)
+        decision = s.call("recruiting", "advance_application",
+                          {"application_id": applied.ref("id"), "from_stage": "application_review"}, say=decide)
     outcome = "we will not take the application further" if too_high else "we'd like to set up a phone screen"
     tell = s.call("mailbox", "send_email",
                   {"to": ListOf((found.ref("email"),)), "subject": detail(f"Your application for {job['title']}"),
                    "body": detail(f"Hi {first},\n\nThank you for applying: {outcome}.")},
                   say=f"email {first} the outcome")
     if too_high:
-        advance = s.spec("recruiting", "advance_application", {"application_id": applied.ref("id"), "from_stage": "application_review"})
+        advance = s.spec("recruiting", "advance_application",
+                         {"application_id": applied.ref("id"), "from_stage": "application_review"})
         s.forbid_by_policy(rules, "expectations above the top of the range are rejected", decision,
                            [*s.specs[:3], advance, s.specs[tell.index]],
                            ("recruiting", "applications", {"id": application.key, "stage": "phone_screen"}),
@@ -614,7 +631,8 @@ def application_screening(s: Scenario) -> None:
 
 
 #: Colleagues who support hiring rather than judge a candidate's craft.
-_NOT_INTERVIEWERS = ("IT administrator", "recruiter", "people operations specialist", "facilities coordinator", "payroll specialist")
+_NOT_INTERVIEWERS = ("IT administrator", "recruiter", "people operations specialist", "facilities coordinator",
+                     "payroll specialist")
 _NEXT_STAGE = {"phone_screen": ("skills_interview", 60), "skills_interview": ("final_interview", 90)}
 _STAGE_WORDS = {"phone_screen": "phone screen", "skills_interview": "skills interview", "final_interview": "final interview"}
 
@@ -626,9 +644,6 @@ def _passed_stage(s: Scenario, application: Rec) -> bool:
     return (bool(interviews) and all(i["status"] == "completed" for i in interviews) and bool(cards)
             and all(c["recommendation"] in ("yes", "strong_yes") for c in cards))
 
-
-def _plus(iso: str, minutes: int) -> str:
-    return (datetime.strptime(iso, "%Y-%m-%dT%H:%M:%SZ") + timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @archetype(
@@ -677,11 +692,15 @@ def interview_panel_scheduling(s: Scenario) -> None:
     manager = next(p for p in s.world.team if p.email == manager_email)
     you = s.world.user.email == manager_email
     with_whom = f"{colleague['name']} and {'you' if you else 'me'}"
+    pair = f"{colleague['name']} and {'you' if you else manager.first_name}"
     wanted = (f"{name} did well in the {_STAGE_WORDS[stage]} for the {job['title']} role. Could you move {first} on and set up "
               f"the {_STAGE_WORDS[next_stage]} ({minutes} minutes) with {with_whom} on {_day(day.isoformat())}, at the first "
               "time we're both free? Please send everyone the calendar invite too.")
     # The user hires for this job: the recruiter writes.
-    asker_name, asker_email = (_employee(s, job["recruiter_email"])["name"], job["recruiter_email"]) if you else (manager.name, manager.email)
+    if you:
+        asker_name, asker_email = _employee(s, job["recruiter_email"])["name"], job["recruiter_email"]
+    else:
+        asker_name, asker_email = manager.name, manager.email
     ask = _asked(s, asker_name, asker_email, f"{name}: next step",
                  f"Hi {s.world.user.first_name},\n\n{wanted}\n\nThanks,\n{asker_name.split(' ')[0]}", wanted, channel="hiring")
     asker = ask.first_name
@@ -695,13 +714,14 @@ def interview_panel_scheduling(s: Scenario) -> None:
     s.call("recruiting", "advance_application", {"application_id": applied.ref("id"), "from_stage": stage},
            say=f"move it on from the {_STAGE_WORDS[stage]}")
     s.call("calendar", "find_free_slots", {"attendee_emails": list(panel), "date": day.isoformat(), "duration_minutes": minutes},
-           say=f"find when {colleague['name']} and {'you' if you else manager.first_name} are both free on {_day(day.isoformat())}")
+           say=f"find when {pair} are both free on {_day(day.isoformat())}")
     start = free[0]["start"]
     booked = s.call(
         "recruiting", "schedule_interview",
         {"application_id": applied.ref("id"), "start_at": start, "end_at": _plus(start, minutes),
          "interviewer_emails": list(panel), "location": detail("Video call")},
-        say=f"schedule the {_STAGE_WORDS[next_stage]} in recruiting at the first of those times, with the two of them as the panel",
+        say=f"schedule the {_STAGE_WORDS[next_stage]} in recruiting at the first of those times, with the two of them "
+            "as the panel",
     )
     mine, theirs = _calendar_of(s, s.world.user.email).key, _calendar_of(s, manager_email).key
     s.call(
@@ -713,7 +733,6 @@ def interview_panel_scheduling(s: Scenario) -> None:
         accept={"calendar_id": [mine, theirs]},
     )
     ask.answer(s, "Done - the invite is out.", f"reply to {asker} with the time")
-    pair = f"{colleague['name']} and {'you' if you else manager.first_name}"
     s.brief.goal = (f"Move {first} on to the {_STAGE_WORDS[next_stage]} and book it with {pair} on {_day(day.isoformat())} at the "
                     f"first time they are both free: in recruiting, and with a calendar invite to the two of them and {first}. Then "
                     f"reply to {asker} with the time")
@@ -723,7 +742,8 @@ def interview_panel_scheduling(s: Scenario) -> None:
 @archetype(
     "offer-request",
     family="hr",
-    title="A hiring manager asks for an offer: extend it when the hiring rules allow, else ask the job's approver first (no offer)",
+    title="A hiring manager asks for an offer: extend it when the hiring rules allow, else ask the job's approver "
+          "first (no offer)",
     services=("recruiting", "mailbox"),
 )
 def offer_request(s: Scenario) -> None:
@@ -768,14 +788,16 @@ def offer_request(s: Scenario) -> None:
         escalate = s.call(
             "mailbox", "send_email",
             {"to": ListOf((role.ref("approver_email"),)), "subject": detail(f"Approval needed: {job['title']}"),
-             "body": detail(f"Hi,\n\nWe'd like to make an offer for the {job['title']} role; could you give the job its approval?")},
+             "body": detail(f"Hi,\n\nWe'd like to make an offer for the {job['title']} role; could you give the job "
+                            "its approval?")},
             say=decide,
         )
         ask.answer(s, f"The job needs its approval before the offer to {first} can go out.",
                    f"reply to {asker_first} with where it stands")
         offer = s.spec("recruiting", "create_offer", {"application_id": applied.ref("id"), "salary": salary, "start_date": start})
-        s.forbid_by_policy(document, "an offer needs the job's official approval first", escalate, [*s.specs[:3], offer, s.specs[-1]],
-                           ("recruiting", "offers", {"application_id": application.key}), "No offer went out before the job's approval")
+        s.forbid_by_policy(document, "an offer needs the job's official approval first", escalate,
+                           [*s.specs[:3], offer, s.specs[-1]], ("recruiting", "offers", {"application_id": application.key}),
+                           "No offer went out before the job's approval")
     s.brief.goal = (f"Get {first}'s offer out as {asker_first} asks ({money(salary, job['currency'])} a year, starting "
                     f"{_day(start)}) if our hiring rules allow it; if they do not, email whoever has to sign off first. "
                     f"Either way, reply to {asker_first}")
@@ -809,7 +831,8 @@ def _report_items(s: Scenario, submitter: str) -> tuple[str, list[dict[str, Any]
         back = day + timedelta(days=nights)
         hotel = s.rng.choice(_HOTELS)
         return f"Customer visit: {org.name}, {org.city}", [
-            _expense(s.rng.choice(_AIRLINES), s.rng.uniform(280, 760), "Airfare", day, f"Round trip to {org.city} to visit {org.name}"),
+            _expense(s.rng.choice(_AIRLINES), s.rng.uniform(280, 760), "Airfare", day,
+                     f"Round trip to {org.city} to visit {org.name}"),
             _expense(hotel, s.rng.uniform(130, 170) * nights, "Lodging", day, f"{hotel}, {org.city}: {nights} night(s)"),
             _expense(s.rng.choice(_RIDES), s.rng.uniform(22, 70), "Ground transportation", day, "Airport to hotel"),
             _expense(s.rng.choice(_DINERS), s.rng.uniform(14, 40), "Meals", day, "Dinner on the road"),
@@ -851,7 +874,8 @@ def _spoil(s: Scenario, items: list[dict[str, Any]], limits: dict[str, float | N
 @archetype(
     "expense-report-review",
     family="finance",
-    title="A colleague submits an expense report: approve it within policy, reject it to your own report or leave it to their manager when it breaks the policy",
+    title="A colleague submits an expense report: approve it within policy; when it breaks the policy, reject it back to "
+          "your own report or leave it to their manager",
     services=("expenses", "mailbox"),
 )
 def expense_report_review(s: Scenario) -> None:
@@ -903,8 +927,8 @@ def expense_report_review(s: Scenario) -> None:
         decision = s.call("expenses", "approve_report", {"report_id": found.ref("id")}, say=decide)
         s.policy_documents.append(guide)
     elif case == "own-violation":
-        decision = s.call("expenses", "reject_report", {"report_id": found.ref("id"), "reason": detail(problem[:1].upper() + problem[1:] + ".")},
-                          say=decide)
+        decision = s.call("expenses", "reject_report",
+                          {"report_id": found.ref("id"), "reason": detail(problem[:1].upper() + problem[1:] + ".")}, say=decide)
         approve = s.spec("expenses", "approve_report", {"report_id": found.ref("id")})
         s.forbid_by_policy(guide, "a report with a violation from your own report goes back to them", decision,
                            [*s.specs[:3], approve], ("expenses", "reports", {"id": report.key, "status": "approved"}),
@@ -921,10 +945,12 @@ def expense_report_review(s: Scenario) -> None:
         s.forbid_by_policy(guide, "a report with a violation from someone else's team is left to their manager", decision,
                            [*s.specs[:3], reject], ("expenses", "reports", {"id": report.key}),
                            "The report was left for the submitter's manager to decide")
-    s.call("mailbox", "reply_to_message", {"message_id": email.key, "body": detail(f"Hi {first},\n\nHere is where your report stands.")},
+    s.call("mailbox", "reply_to_message",
+           {"message_id": email.key, "body": detail(f"Hi {first},\n\nHere is where your report stands.")},
            say=f"reply to {first} with where the report stands")
     s.brief.intro = f"{member['name']} emailed {when} asking you to approve the expense report they just submitted"
-    s.brief.goal = f"Deal with {first}'s new report the way our expense approval guidelines say and reply to {first} with where it stands"
+    s.brief.goal = (f"Deal with {first}'s new report the way our expense approval guidelines say and reply to {first} "
+                    "with where it stands")
     s.brief.constraints.append(pointer)
     if earlier:
         s.brief.constraints.append(f"Only that report: {first}'s earlier reports stay as they are")
@@ -954,7 +980,8 @@ def reimbursement_payout(s: Scenario) -> None:
         )),
     )
     s.refer(email, f"{first}'s email", relation="sender", where={"from_email": email_address}, latest="sent_at")
-    s.refer(report, f"{first}'s approved report", relation="submitter", where={"submitter_email": email_address, "status": "approved"})
+    s.refer(report, f"{first}'s approved report", relation="submitter",
+            where={"submitter_email": email_address, "status": "approved"})
     found = s.call("expenses", "list_reports", {"submitter_email": email_address}, select=report,
                    say=f"find {first}'s approved report in expenses")
     others = [r for r in s.records("expenses", "report", where={"submitter_email": email_address})
@@ -965,7 +992,8 @@ def reimbursement_payout(s: Scenario) -> None:
     s.call("mailbox", "reply_to_message",
            {"message_id": email.key, "body": s.text(f"Hi {first},\n\nSorry for the wait: it's paid now, reference ",
                                                     paid.ref("reimbursement_reference"), ".")},
-           say=f"reply to {first} with the reimbursement reference", mentions=[(paid.ref("reimbursement_reference"), "the reimbursement reference")])
+           say=f"reply to {first} with the reimbursement reference",
+           mentions=[(paid.ref("reimbursement_reference"), "the reimbursement reference")])
     s.brief.intro = f"{name} emailed {when} asking about the payout of an approved expense report"
     s.brief.goal = f"Get {first} paid for that report and reply with the reimbursement reference"
     if others:
