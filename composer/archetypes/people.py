@@ -806,6 +806,117 @@ def offer_request(s: Scenario) -> None:
     s.brief.anchors += [asker_name, name]
 
 
+# -- onboarding ----------------------------------------------------------------------------------
+
+#: Who covers an onboarding task's owner while they are out, by the owner's job title (the onboarding guide).
+_ONBOARDING_COVER = {
+    "facilities coordinator": "operations coordinator",
+    "people operations specialist": "recruiter",
+    "recruiter": "people operations specialist",
+    "IT administrator": "engineering lead",
+    "payroll specialist": "accountant",
+}
+_AWAY_BECAUSE = ("I've been called for jury duty", "I'm having a small operation", "a family matter came up",
+                 "I have to fly out to help my parents move")
+_ONBOARDING_GUIDE = (
+    "- Every task on a new hire's onboarding checklist has one owner, who ticks it off once it is done.\n"
+    "- When the owner of an open task will be out of the office on its due date, hand the task to their cover "
+    "before they go: the facilities coordinator's tasks go to the operations coordinator, the people operations "
+    "specialist's to the recruiter, the recruiter's to the people operations specialist, the IT administrator's "
+    "to the engineering lead and the payroll specialist's to the accountant.\n"
+    "- Tasks due before the owner leaves or after they are back stay with them, and nothing is ticked off "
+    "until it is done."
+)
+
+
+def _clear_of(due: date, start: date, end: date) -> bool:
+    """A due date outside the stretch that no one could read as falling in it.
+
+    A weekend right after the last day out could: the owner is away on the last working day before it.
+    """
+    if start <= due <= end:
+        return False
+    return due < start or due.weekday() < 5 or (due - end).days >= 3
+
+
+def _away_stretch(s: Scenario, tasks: list[Rec]) -> tuple[date, date, list[Rec], list[Rec]]:
+    """Working days out, some days ahead, during which some of ``tasks`` fall due: (start, end, covered, not)."""
+    today = _today(s)
+    options = []
+    for offset in range(1, 22):
+        start = today + timedelta(days=offset)
+        if start.weekday() >= 5:
+            continue
+        for length in range(1, 6):
+            end = _working_days_from(start, length)
+            covered = [t for t in tasks if start <= date.fromisoformat(t["due_date"]) <= end]
+            rest = [t for t in tasks if t not in covered]
+            if covered and all(_clear_of(date.fromisoformat(t["due_date"]), start, end) for t in rest):
+                options.append((start, end, covered, rest))
+    if not options:
+        raise Skip("no stretch out of the office catches an open onboarding task cleanly")
+    with_rest = [o for o in options if o[3]]
+    return s.rng.choice(with_rest if with_rest and s.rng.random() < 0.8 else options)
+
+
+@archetype(
+    "onboarding-cover",
+    family="hr",
+    title="A checklist owner will be out: hand their onboarding tasks due while they are away to the cover the guide "
+          "names (not the others), and tell them who covers",
+    services=("hr", "mailbox"),
+)
+def onboarding_cover(s: Scenario) -> None:
+    me = s.world.user.email
+    owners = []
+    for title, cover_title in _ONBOARDING_COVER.items():
+        holders = s.records("hr", "employee", where={"job_title": title})
+        covers = s.records("hr", "employee", where={"job_title": cover_title})
+        if len(holders) == 1 and len(covers) == 1 and holders[0]["work_email"] != me:
+            tasks = s.records("hr", "onboarding_task", where={"assignee_email": holders[0]["work_email"], "status": "open"})
+            if tasks:
+                owners.append((holders[0], covers[0], tasks))
+    owner, cover, tasks = s.pick(owners, "no owner of open onboarding tasks with a single cover")
+    start, end, covered, rest = _away_stretch(s, sorted(tasks, key=lambda t: (t["due_date"], t.key)))
+    first, span = owner["first_name"], _span(start.isoformat(), end.isoformat())
+    guide, pointer = _rules(s, "Onboarding checklist guide", _ONBOARDING_GUIDE, author_role="office manager")
+    email, when = _staff_email(
+        s, owner["name"], owner["work_email"], "Out of the office " + short_date(start.isoformat()),
+        f"Hi {s.world.user.first_name},\n\n{s.rng.choice(_AWAY_BECAUSE)}, so I'll be out {span}. I still have some "
+        "onboarding tasks open for our new starters: could you make sure nothing slips while I'm away?\n\n"
+        f"Thanks,\n{first}",
+    )
+    s.refer(email, f"{first}'s email", relation="sender", where={"from_email": owner["work_email"]}, latest="sent_at")
+    found = s.call("hr", "list_onboarding_tasks", {"assignee_email": owner["work_email"], "status": "open"},
+                   select=covered[0], say=f"list the onboarding tasks {first} still has open")
+    if rest:
+        near = min(rest, key=lambda t: min(abs((date.fromisoformat(t["due_date"]) - d).days) for d in (start, end)))
+        s.trap("not-while-away", near, f"{first}'s task \"{near['title']}\" for {near['employee_name']}, due "
+               f"{_day(near['due_date'])}", step=found)
+    who = s.call("hr", "search_employees", {"query": cover["job_title"]}, select=cover,
+                 say=f"see in the onboarding checklist guide who covers {first}, and look them up in HR")
+    handed = s.call("hr", "assign_onboarding_task", {"task_id": found.ref("id"), "assignee_email": who.ref("work_email")},
+                    say=f"hand \"{covered[0]['title']}\" for {covered[0]['employee_name']} to them")
+    for task in covered[1:]:
+        s.call("hr", "assign_onboarding_task", {"task_id": task.key, "assignee_email": who.ref("work_email")},
+               say=f"hand \"{task['title']}\" for {task['employee_name']} to them as well")
+    s.set_policy(guide, f"the {owner['job_title']}'s tasks go to the {cover['job_title']}", handed, "assignee_email",
+                 who.ref("work_email"), me,
+                 f"The tasks go to the {cover['job_title']}, the cover the onboarding checklist guide names")
+    s.call("mailbox", "reply_to_message",
+           {"message_id": email.key,
+            "body": s.text(f"Hi {first},\n\nAll covered: ", who.ref("first_name"), " has your onboarding tasks due "
+                           "while you're out.")},
+           say=f"reply to {first} with who is covering", mentions=[(who.ref("first_name"), "the cover's name")])
+    s.brief.intro = f"{owner['name']}, our {owner['job_title']}, emailed {when} about some days out of the office"
+    s.brief.goal = (f"Make sure none of {first}'s onboarding tasks slips while {first} is out: hand the ones due then to "
+                    f"the cover our onboarding checklist guide names, and reply to {first} with who is covering")
+    s.brief.constraints.append(pointer)
+    if rest:
+        s.brief.constraints.append(f"{first}'s tasks that are not due while {first} is away stay with {first}")
+    s.brief.anchors += [owner["name"]]
+
+
 # -- expenses ------------------------------------------------------------------------------------
 
 _AIRLINES = ("Delta Air Lines", "United Airlines", "Alaska Airlines", "Southwest Airlines")

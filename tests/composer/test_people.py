@@ -9,8 +9,10 @@ goes in at the panel's first free time, a new hire starts on the offer's date.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -78,7 +80,7 @@ def test_every_people_archetype_gives_verified_tasks_from_a_trigger(
     generated: tuple[list[TaskSpec], GenerateReport], runner: Runner
 ) -> None:
     tasks, report = generated
-    assert len(PEOPLE) >= 7
+    assert len(PEOPLE) >= 9
     assert report.kept >= 0.9 * report.candidates, report.summary()
     assert set(Counter(t.scenario.archetype for t in tasks if t.scenario)) == set(PEOPLE)
     assert {t.scenario.family for t in tasks if t.scenario} == {"hr", "finance"}
@@ -191,3 +193,31 @@ def test_an_offer_goes_out_only_for_an_approved_job_and_otherwise_the_approver_i
             assert job["salary_min"] <= offered[0]["salary"] <= job["salary_max"]
         else:
             assert _steps(task, "send_email")[0]["to"] == [job["approver_email"]]
+
+
+def test_onboarding_tasks_due_while_the_owner_is_out_go_to_the_cover_and_no_others(tasks: list[TaskSpec], world_of: Any) -> None:
+    covers = {"facilities coordinator": "operations coordinator", "people operations specialist": "recruiter",
+              "recruiter": "people operations specialist", "IT administrator": "engineering lead",
+              "payroll specialist": "accountant"}
+    for task in _of(tasks, "onboarding-cover"):
+        world = world_of(task)
+        assert task.scenario and task.scenario.trigger
+        email = _read(world, "mailbox", "get_message", message_id=task.scenario.trigger.key)
+        owner = _read(world, "hr", "find_employee_by_email", email=email["from_email"])
+        cover = _read(world, "hr", "search_employees", query=covers[owner["job_title"]])["items"]
+        assert len(cover) == 1
+        # The owner's email says when they are out ("out Monday 17 March to Wednesday 19 March.").
+        year = world.world.now_dt.year
+        days = re.search(r"out (\w+ \d+ \w+)(?: to (\w+ \d+ \w+))?\.", email["body"])
+        assert days, email["body"]
+        start, end = (datetime.strptime(f"{d} {year}", "%A %d %B %Y").date().isoformat() for d in (days[1], days[2] or days[1]))
+        open_tasks = _read(world, "hr", "list_onboarding_tasks", assignee_email=owner["work_email"], status="open")["items"]
+        handed = _steps(task, "assign_onboarding_task")
+        assert {h["task_id"] for h in handed} == {t["id"] for t in open_tasks if start <= t["due_date"] <= end}, task.id
+        assert {h["assignee_email"] for h in handed} == {cover[0]["work_email"]}, task.id
+        # Taking them on oneself (the guide names the cover) fails the task.
+        world.fresh(task.setup)
+        run_plan(world.call, [s if s.tool != "assign_onboarding_task" else
+                              s.model_copy(update={"arguments": {**s.arguments, "assignee_email": world.world.user.email}})
+                              for s in task.plan], stop=False)
+        assert not task.grade(world.diff(), None).passed, task.id
