@@ -51,12 +51,14 @@ def _team_emails(s: Scenario) -> set[str]:
 
 
 def _staff_email(
-    s: Scenario, name: str, email: str, subject: str, body: str, *, hours_ago: float | None = None
+    s: Scenario, name: str, email: str, subject: str, body: str, *, hours_ago: float | None = None,
+    attachments: tuple[str, ...] = (),
 ) -> tuple[Rec, str]:
     """An email a colleague (anyone on the payroll) or a candidate sends the user; it starts the work."""
     hours = recent_hours(s) if hours_ago is None else hours_ago
+    extra = {"attachments": list(attachments)} if attachments else {}
     message = s.event("mailbox", "email_received", "message", from_email=email, from_name=name, subject=subject, body=body,
-                      hours_ago=hours)
+                      hours_ago=hours, **extra)
     s.trigger = message
     return message, when_phrase(s, hours)
 
@@ -982,6 +984,21 @@ def _spoil(s: Scenario, items: list[dict[str, Any]], limits: dict[str, float | N
     return f"the {items[k]['merchant']} expense is over the {items[k]['category']} limit"
 
 
+_EXPENSE_GUIDELINES = (
+    "- Check every report against the expense policy: the category limits and receipts (each expense shows its "
+    "violations).\n"
+    "- No violations: approve it.\n"
+    "- A violation on a report from one of your own direct reports: reject it back to them with the reason (which "
+    "expense, what is missing or over the limit).\n"
+    "- A violation on anyone else's report: leave the report as it is (only their manager, the report's approver, may "
+    "approve it) and email that manager the report's title and what you found."
+)
+
+
+def _expense_guidelines(s: Scenario) -> tuple[Rec, str]:
+    return _rules(s, "Expense approval guidelines", _EXPENSE_GUIDELINES, author_role="finance lead")
+
+
 @archetype(
     "expense-report-review",
     family="finance",
@@ -1002,16 +1019,7 @@ def expense_report_review(s: Scenario) -> None:
     first = member["name"].split(" ")[0]
     title, items = _report_items(s, member["name"])
     problem = _spoil(s, items, limits, policy["receipt_required_over"]) if case != "clean" else ""
-    guide, pointer = _rules(
-        s, "Expense approval guidelines",
-        "- Check every report against the expense policy: the category limits and receipts (each expense shows its violations).\n"
-        "- No violations: approve it.\n"
-        "- A violation on a report from one of your own direct reports: reject it back to them with the reason (which expense, "
-        "what is missing or over the limit).\n"
-        "- A violation on anyone else's report: leave the report as it is (only their manager, the report's approver, may approve "
-        "it) and email that manager the report's title and what you found.",
-        author_role="finance lead",
-    )
+    guide, pointer = _expense_guidelines(s)
     hours = recent_hours(s)
     report = s.event("expenses", "report_submitted", "report", submitter_email=member["email"], title=title, expenses=items,
                      hours_ago=hours)
@@ -1110,3 +1118,93 @@ def reimbursement_payout(s: Scenario) -> None:
     if others:
         s.brief.constraints.append(f"Leave {first}'s other reports as they are")
     s.brief.anchors += [name]
+
+
+@archetype(
+    "expense-missing-receipt",
+    family="finance",
+    title="A report of yours submitted without a receipt: attach the one the colleague emailed to the right expense, "
+          "then approve the report or, if it still breaks the policy, send it back with the reason",
+    services=("expenses", "mailbox"),
+)
+def expense_missing_receipt(s: Scenario) -> None:
+    me = s.world.user.email
+    policy = s.records("expenses", "policy")[0]
+    threshold = policy["receipt_required_over"]
+    limits = {c["name"]: c["expense_limit"] for c in s.records("expenses", "category")}
+    member = s.pick([m for m in s.records("expenses", "member") if m["email"] != me and m["submits_to_email"] == me],
+                    "nobody submits expenses to the user")
+    first = member["name"].split(" ")[0]
+    title, items = _report_items(s, member["name"])
+    needing = [k for k, e in enumerate(items) if e["amount"] > threshold]
+    k = s.pick(needing, "no expense on the report needs a receipt")
+    items[k]["receipt"] = False
+    problem = ""
+    over = [j for j, e in enumerate(items) if j != k and limits.get(e["category"]) and e["category"] != "Airfare"]
+    if over and s.rng.random() < 0.35:
+        j = s.rng.choice(over)
+        limit = limits[items[j]["category"]]
+        assert limit is not None
+        items[j]["amount"] = round(limit * s.rng.uniform(1.08, 1.3), 2)
+        problem = f"the {items[j]['merchant']} expense is over the {items[j]['category']} limit"
+    missing = items[k]
+    guide, pointer = _expense_guidelines(s)
+    hours = recent_hours(s)
+    report = s.event("expenses", "report_submitted", "report", submitter_email=member["email"], title=title,
+                     expenses=items, hours_ago=hours + s.rng.uniform(2, 20))
+    expense = s.records("expenses", "expense", where={"report_id": report.key, "merchant": missing["merchant"],
+                                                      "date": missing["date"]})
+    if len(expense) != 1:
+        raise Skip("the expense without a receipt is not the only one of its merchant that day")
+    receipt = f"receipt-{missing['date']}-{_slug(missing['merchant'])[:20]}.pdf"
+    email, when = _staff_email(
+        s, member["name"], member["email"], f"Receipt for {missing['merchant']}",
+        f"Hi {s.world.user.first_name},\n\nThe {missing['merchant']} receipt didn't make it onto my report \"{title}\" "
+        "when I submitted it - I found it in my inbox, it's attached. Could you add it and get the report "
+        f"approved?\n\nThanks,\n{first}",
+        hours_ago=hours, attachments=(receipt,),
+    )
+    s.refer(email, f"{first}'s email", relation="sender", where={"from_email": member["email"]}, latest="sent_at")
+    s.refer(report, f"the report {first} names", relation="submitter",
+            where={"submitter_email": member["email"], "title": title, "status": "submitted"})
+    found = s.call("expenses", "list_reports", {"submitter_email": member["email"]}, select=report,
+                   say=f"find the report {first} names in expenses")
+    earlier = [r for r in s.records("expenses", "report", where={"submitter_email": member["email"]})
+               if r.key != report.key and r["status"] in ("approved", "reimbursed", "submitted")]
+    if earlier:
+        s.trap("earlier-report", earlier[0], f"{first}'s {earlier[0]['status']} report \"{earlier[0]['title']}\"",
+               step=found)
+    listed = s.call("expenses", "search_expenses", {"report_id": found.ref("id")}, select=expense[0],
+                    say="go through its expenses and their policy violations")
+    receipted = [e for e in s.records("expenses", "expense", where={"report_id": report.key})
+                 if e.key != expense[0].key and e["amount"] > threshold]
+    if receipted:
+        other = receipted[0]
+        s.trap("other-expense", other, f"the {other['merchant']} expense on the same report, which has its receipt",
+               step=listed)
+    s.call("expenses", "attach_receipt", {"expense_id": listed.ref("id"), "file_name": receipt},
+           say=f"attach the receipt {first} sent to the {missing['merchant']} expense")
+    decide = "approve the report if nothing else breaks the policy, otherwise send it back with the reason"
+    if not problem:
+        s.call("expenses", "approve_report", {"report_id": found.ref("id")}, say=decide)
+        s.policy_documents.append(guide)
+    else:
+        decision = s.call("expenses", "reject_report",
+                          {"report_id": found.ref("id"), "reason": detail(problem[:1].upper() + problem[1:] + ".")},
+                          say=decide)
+        approve = s.spec("expenses", "approve_report", {"report_id": found.ref("id")})
+        s.forbid_by_policy(guide, "a report with a violation from your own report goes back to them", decision,
+                           [*s.specs[:decision.index], approve],
+                           ("expenses", "reports", {"id": report.key, "status": "approved"}),
+                           "The report that still breaks the policy was not approved")
+    s.call("mailbox", "reply_to_message",
+           {"message_id": email.key, "body": detail(f"Hi {first},\n\nThanks - the receipt is on. Here is where the report "
+                                                    "stands.")},
+           say=f"reply to {first} with where the report stands")
+    s.brief.intro = f"{member['name']}, who reports to you, emailed {when} with a receipt missing from an expense report"
+    s.brief.goal = (f"Put the receipt {first} sent on the expense it belongs to, then settle the report the way our "
+                    f"expense approval guidelines say, and reply to {first} with where it stands")
+    s.brief.constraints.append(pointer)
+    if earlier:
+        s.brief.constraints.append(f"Only that report: {first}'s other reports stay as they are")
+    s.brief.anchors += [member["name"]]

@@ -221,3 +221,23 @@ def test_onboarding_tasks_due_while_the_owner_is_out_go_to_the_cover_and_no_othe
                               s.model_copy(update={"arguments": {**s.arguments, "assignee_email": world.world.user.email}})
                               for s in task.plan], stop=False)
         assert not task.grade(world.diff(), None).passed, task.id
+
+
+def test_the_emailed_receipt_goes_on_the_expense_missing_it_and_the_report_is_then_settled_by_the_guidelines(
+    tasks: list[TaskSpec], world_of: Any
+) -> None:
+    for task in _of(tasks, "expense-missing-receipt"):
+        world = world_of(task)
+        assert task.scenario and task.scenario.trigger
+        email = _read(world, "mailbox", "get_message", message_id=task.scenario.trigger.key)
+        attached = _steps(task, "attach_receipt")
+        assert [a["file_name"] for a in attached] == email["attachments"], task.id
+        expense = _read(world, "expenses", "get_expense", expense_id=attached[0]["expense_id"])
+        assert expense["receipt_id"] is None and any("no receipt" in v for v in expense["violations"])
+        report = _read(world, "expenses", "get_report", report_id=expense["report_id"])
+        assert report["title"] in email["body"] and report["approver_email"] == world.world.user.email
+        # Once the receipt is on, the report is approved exactly when nothing else breaks the policy.
+        world.call("expenses", "attach_receipt", attached[0])
+        still = _read(world, "expenses", "get_report", report_id=report["id"])["violation_count"]
+        assert bool(_steps(task, "approve_report")) == (still == 0), task.id
+        assert bool(_steps(task, "reject_report")) == (still > 0), task.id
