@@ -1,4 +1,4 @@
-"""HR and people-finance workflows: time off, hiring, new hires, expense reports and reimbursements.
+"""HR and people-finance workflows: time off, hiring, new hires and onboarding, expense reports and reimbursements.
 
 The people are the home organisation's staff (``mcp_services.kernel.plans.staff``): the user runs
 Operations, manages its staff and approves their time off, approves most job openings, and is an
@@ -17,7 +17,7 @@ from typing import Any
 
 from faker.providers.person.en_US import Provider as _PersonNames
 
-from composer.archetypes.common import chat_post, money, policy_email, recent_hours, rule_source, short_date, when_phrase
+from composer.archetypes.common import chat_post, money, recent_hours, rule_source, short_date, when_phrase
 from composer.plan import ListOf, Lit
 from composer.scenario import Rec, Scenario, Skip, Trap, archetype, detail
 from mcp_services.kernel.plans.staff import business_days, staff_plan
@@ -168,21 +168,6 @@ def _free_stretch(
         if end.year == today.year and not _overlaps(first, last, taken):
             return first, last
     raise Skip("no free stretch of working days left this year")
-
-
-def _rules(s: Scenario, title: str, text: str, *, author_role: str) -> tuple[Rec, str]:
-    """Where a rule lives (``rule_source``), by email when the files service cannot take a new document.
-
-    Workaround: the files service on this branch has no ``document_added`` event yet, and ``rule_source``
-    would skip the candidate whenever it picks the shared drive.
-    """
-    files = s.catalog.services.get("files")
-    if files is not None and "document_added" not in files.events and s.has("mailbox"):
-        author = s.world.team_member(author_role)
-        body = f"Hi all,\n\nA reminder of our {title.lower()}:\n\n{text}\n\nThanks,\n{author.name}"
-        message = policy_email(s, author, title, body)
-        return message, f"Stick to the {title.lower()} {author.first_name} emailed the team"
-    return rule_source(s, title, text, author_role=author_role)
 
 
 def _calendar_of(s: Scenario, email: str) -> Rec:
@@ -447,7 +432,7 @@ def offer_accepted_hire(s: Scenario) -> None:
         raise Skip("the new hire's work address is taken")
     hour, minute = s.rng.choice(((9, 30), (10, 0), (10, 30), (11, 0)))
     minutes = s.rng.choice((30, 45, 60))
-    guide, pointer = _rules(
+    guide, pointer = rule_source(
         s, "New hire setup guide",
         "- When a candidate accepts an offer, record the acceptance in recruiting and mark the application hired.\n"
         "- Add the new hire to HR the same day: the job's title and department, the offer's start date as the hire date, "
@@ -576,7 +561,7 @@ def application_screening(s: Scenario) -> None:
         f"I'm applying for the {job['title']} role. For the last few years I have worked as a {title} at {employer}, "
         f"and I'd love to bring that experience to your team. My salary expectation is {money(expected, job['currency'])} a year."
     )
-    rules, pointer = _rules(
+    rules, pointer = rule_source(
         s, "Screening rules",
         "- Screen every new application within a day of it arriving.\n"
         "- Compare the salary expectation the candidate states with the job's salary range in recruiting. If it is above "
@@ -774,7 +759,7 @@ def offer_request(s: Scenario) -> None:
     if first == asker_first:
         first = name  # "Ryan's offer, as Ryan asks" would not say which Ryan
     # The rules recruiting states, as the finance lead (who signs off headcount) sent them round.
-    document, pointer = _rules(s, "Hiring rules", staff_plan(s.world).hiring_rules, author_role="finance lead")
+    document, pointer = rule_source(s, "Hiring rules", staff_plan(s.world).hiring_rules, author_role="finance lead")
     decide = (f"if the hiring rules allow it, make the offer {asker_first} asks for; if they do not, email whoever has to "
               "sign off first instead")
     found = s.call("recruiting", "search_candidates", {"query": name}, select=candidate, say=f"look {name} up among the candidates")
@@ -881,7 +866,7 @@ def onboarding_cover(s: Scenario) -> None:
     owner, cover, tasks = s.pick(owners, "no owner of open onboarding tasks with a single cover")
     start, end, covered, rest = _away_stretch(s, sorted(tasks, key=lambda t: (t["due_date"], t.key)))
     first, span = owner["first_name"], _span(start.isoformat(), end.isoformat())
-    guide, pointer = _rules(s, "Onboarding checklist guide", _ONBOARDING_GUIDE, author_role="office manager")
+    guide, pointer = rule_source(s, "Onboarding checklist guide", _ONBOARDING_GUIDE, author_role="office manager")
     email, when = _staff_email(
         s, owner["name"], owner["work_email"], "Out of the office " + short_date(start.isoformat()),
         f"Hi {s.world.user.first_name},\n\n{s.rng.choice(_AWAY_BECAUSE)}, so I'll be out {span}. I still have some "
@@ -996,7 +981,7 @@ _EXPENSE_GUIDELINES = (
 
 
 def _expense_guidelines(s: Scenario) -> tuple[Rec, str]:
-    return _rules(s, "Expense approval guidelines", _EXPENSE_GUIDELINES, author_role="finance lead")
+    return rule_source(s, "Expense approval guidelines", _EXPENSE_GUIDELINES, author_role="finance lead")
 
 
 @archetype(
