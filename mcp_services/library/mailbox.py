@@ -1309,16 +1309,18 @@ def create_label(ctx: ToolContext, name: Tag) -> Label:
 @service.event("email_received")
 def email_received(
     ctx: ToolContext, from_email: str, from_name: str, subject: str, body: str, hours_ago: float = 1.0,
-    to: list[str] | None = None,
+    to: list[str] | None = None, attachments: list[str] | None = None,
 ) -> str:
-    """An email from outside lands in the user's inbox, unread, as a new thread; returns the message id."""
+    """An email from outside lands in the user's inbox, unread, as a new thread (with these files attached, by name);
+    returns the message id."""
     sent = ctx.days_from_now(-hours_ago / 24)
     thread = ctx.insert(Thread(id=ctx.new_id("th"), subject=subject, updated_at=sent))
     message = ctx.insert(
         Message(
             id=ctx.new_id("msg"), thread_id=thread.id, from_email=from_email.lower(), from_name=from_name,
-            to=to or [ctx.world.user.email], cc=[], bcc=[], subject=subject, body=body, attachments=[],
-            label_ids=["INBOX", "UNREAD"], in_reply_to=None, sent_at=sent,
+            to=to or [ctx.world.user.email], cc=[], bcc=[], subject=subject, body=body,
+            attachments=[a.strip() for a in attachments or [] if a.strip()], label_ids=["INBOX", "UNREAD"],
+            in_reply_to=None, sent_at=sent,
         )
     )
     return message.id

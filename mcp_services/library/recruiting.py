@@ -386,6 +386,36 @@ def _scorecard(
     return card
 
 
+def _offerable(ctx: ToolContext, application: Application, salary: float, start_date: str) -> Job:
+    """The job of an application an offer may go out on now, under the hiring rules (refuses with the rule broken)."""
+    job = ctx.get(Job, application.job_id)
+    if job.approval_status != "approved":
+        raise ToolError.permission_denied(
+            f"Job {job.id} ({job.title}) has no official approval yet; {job.approver_email} must approve it before any offer."
+        )
+    if job.status != "open":
+        raise ToolError.invalid_state(f"Job {job.id} ({job.title}) is {job.status}; offers go out for open jobs only.")
+    if application.stage != "offer":
+        raise ToolError.invalid_state(
+            f"Application {application.id} is in {application.stage}; offers are made in the offer stage "
+            "(advance_application first)."
+        )
+    if not job.salary_min <= salary <= job.salary_max:
+        raise ToolError.permission_denied(
+            f"{salary:,.2f} {job.currency} is outside the range of {job.title} ({job.salary_min:,.2f} to "
+            f"{job.salary_max:,.2f}); offers stay within the approved range."
+        )
+    try:
+        first_day = date.fromisoformat(start_date)
+    except (TypeError, ValueError):
+        raise ToolError.invalid_argument(f"start_date {start_date!r} is not a date (YYYY-MM-DD).") from None
+    if first_day <= ctx.now.date():
+        raise ToolError.invalid_argument(f"start_date {start_date} must be in the future.")
+    if ctx.query(Offer).where(application_id=application.id).where_in("status", ("extended", "accepted")).exists():
+        raise ToolError.conflict(f"Application {application.id} already has an extended or accepted offer; see list_offers.")
+    return job
+
+
 # -- seed ------------------------------------------------------------------------------------------
 
 _REASONS: tuple[tuple[str, str], ...] = (
@@ -1103,27 +1133,7 @@ def create_offer(
         notes: Terms to note on the offer (signing bonus, relocation).
     """
     application = _active(ctx, application_id)
-    job = ctx.get(Job, application.job_id)
-    if job.approval_status != "approved":
-        raise ToolError.permission_denied(
-            f"Job {job.id} ({job.title}) has no official approval yet; {job.approver_email} must approve it before any offer."
-        )
-    if job.status != "open":
-        raise ToolError.invalid_state(f"Job {job.id} ({job.title}) is {job.status}; offers go out for open jobs only.")
-    if application.stage != "offer":
-        raise ToolError.invalid_state(
-            f"Application {application_id} is in {application.stage}; offers are made in the offer stage "
-            "(advance_application first)."
-        )
-    if not job.salary_min <= salary <= job.salary_max:
-        raise ToolError.permission_denied(
-            f"{salary:,.2f} {job.currency} is outside the range of {job.title} ({job.salary_min:,.2f} to "
-            f"{job.salary_max:,.2f}); offers stay within the approved range."
-        )
-    if start_date <= ctx.now.date().isoformat():
-        raise ToolError.invalid_argument(f"start_date {start_date} must be in the future.")
-    if ctx.query(Offer).where(application_id=application.id).where_in("status", ("extended", "accepted")).exists():
-        raise ToolError.conflict(f"Application {application_id} already has an extended or accepted offer; see list_offers.")
+    job = _offerable(ctx, application, salary, start_date)
     offer = ctx.insert(Offer(
         id=ctx.new_id("off"), application_id=application.id, candidate_id=application.candidate_id, job_id=job.id,
         status="extended", salary=round(salary, 2), currency=job.currency, start_date=start_date,
@@ -1132,6 +1142,25 @@ def create_offer(
     ))
     _touch(ctx, application)
     return offer
+
+
+@service.event("offer_extended")
+def offer_extended(
+    ctx: ToolContext, application_id: str, salary: float, start_date: str, notes: str | None = None, hours_ago: float = 48.0
+) -> str:
+    """The job's recruiter extended an offer ``hours_ago`` (what a candidate then answers: a task's trigger), under the
+    rules create_offer applies. Only the offer is added. Returns the offer's id."""
+    if not 0 <= hours_ago <= 720:
+        raise ToolError.invalid_argument(f"hours_ago must be between 0 and 720, not {hours_ago}.")
+    application = _active(ctx, application_id)
+    job = _offerable(ctx, application, salary, start_date)
+    offer = ctx.insert(Offer(
+        id=ctx.new_id("off"), application_id=application.id, candidate_id=application.candidate_id, job_id=job.id,
+        status="extended", salary=round(salary, 2), currency=job.currency, start_date=start_date,
+        notes=notes.strip() if notes and notes.strip() else None, created_by_email=job.recruiter_email,
+        created_at=ctx.days_from_now(-hours_ago / 24),
+    ))
+    return offer.id
 
 
 @service.tool("read", intent="find", phrases=("check the offers for {job_id}", "see which offers are still out"))

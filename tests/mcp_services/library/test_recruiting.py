@@ -272,6 +272,36 @@ def test_an_application_received_starts_in_review_for_the_job_of_that_requisitio
                      requisition_id=closed["requisition_id"])
 
 
+
+def test_an_offer_extended_from_outside_follows_the_offer_rules_and_only_adds_the_offer(rec: Calls) -> None:
+    ep = rec.episode
+    application = in_offer_stage(rec, "approved")
+    job = rec("get_job", job_id=application["job_id"])
+    start = later(ep, 30)[:10]
+    offer_id = ep.run_event("recruiting", "offer_extended", application_id=application["id"], salary=job["salary_min"],
+                            start_date=start, hours_ago=30.0)
+    assert_added_only(ep, "recruiting")
+    offer = rec("list_offers", application_id=application["id"])["items"][0]
+    assert (offer["id"], offer["status"], offer["start_date"], offer["created_by_email"]) == (
+        offer_id, "extended", start, job["recruiter_email"]
+    )
+    assert offer["created_at"] < ep.world.now
+    # The candidate can now answer it, and a second offer is refused as create_offer refuses it.
+    with pytest.raises(ToolError, match="already has an extended"):
+        ep.run_event("recruiting", "offer_extended", application_id=application["id"], salary=job["salary_min"],
+                     start_date=start)
+    pending = in_offer_stage(rec, "pending")
+    pending_job = rec("get_job", job_id=pending["job_id"])
+    with pytest.raises(ToolError, match="no official approval"):
+        ep.run_event("recruiting", "offer_extended", application_id=pending["id"], salary=pending_job["salary_min"],
+                     start_date=start)
+    other = in_offer_stage(rec, "approved")
+    other_job = rec("get_job", job_id=other["job_id"])
+    with pytest.raises(ToolError, match="outside the range"):
+        ep.run_event("recruiting", "offer_extended", application_id=other["id"], salary=other_job["salary_max"] + 1,
+                     start_date=start)
+    assert rec("record_offer_response", offer_id=offer_id, response="accepted")["status"] == "accepted"
+
 def test_adding_a_candidate_twice_or_a_referral_without_referrer_is_refused(rec: Calls) -> None:
     job = jobs(rec, status="open")[0]
     existing = rec("search_candidates")["items"][0]

@@ -24,6 +24,17 @@ def test_an_inbound_email_is_an_unread_inbox_message_from_its_sender() -> None:
     message = next(m for m in found if m["id"] == key)
     assert "INBOX" in message["label_names"] and message["subject"] == "Charged twice"
     assert message["sent_at"] < episode.world.now
+    assert message["attachments"] == []
+
+
+def test_an_inbound_email_can_carry_attached_files() -> None:
+    episode = Episode.create(["mailbox"], 0)
+    person = episode.world.team[1]
+    key = episode.run_event("mailbox", "email_received", from_email=person.email, from_name=person.name,
+                            subject="Hotel receipt", body="Here it is.", attachments=["receipt-2025-03-04-hyattplace.pdf"])
+    found = episode.call("mailbox", "search_messages", {"from_email": person.email, "has_attachment": True}).data["items"]
+    assert [m["id"] for m in found] == [key]
+    assert episode.call("mailbox", "get_message", {"message_id": key}).data["attachments"] == ["receipt-2025-03-04-hyattplace.pdf"]
 
 
 def test_a_chat_post_appears_in_its_channel_by_its_author() -> None:

@@ -1,0 +1,243 @@
+"""HR and people-finance archetypes: tasks decided by the rules in the data, verified, and fair to a right answer.
+
+Each test reads the world as an agent would (the services' own tools on a fresh episode with the task's
+setup) and checks that the reference plan does what the rule in the data says: a time-off request is
+approved only within the balance the policy leaves, an application is rejected only when the expectation
+is above the job's range, an expense report with a violation is never approved by an admin, an interview
+goes in at the panel's first free time, a new hire starts on the offer's date.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+import pytest
+
+from composer.catalog import Catalog, load_catalog
+from composer.generate import GenerateConfig, GenerateReport, generate
+from composer.runner import Runner
+from composer.scenario import ARCHETYPES
+from composer.verify import reference_answer, run_plan, verify_task
+from mcp_services.tasks.spec import TaskSpec
+
+SERVICES = ("hr", "recruiting", "expenses", "mailbox", "calendar", "chat", "files")
+PEOPLE = tuple(sorted(a.id for a in ARCHETYPES.values() if a.build.__module__ == "composer.archetypes.people"))
+PER_ARCHETYPE = 4
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    return load_catalog(SERVICES)
+
+
+@pytest.fixture(scope="module")
+def generated(catalog: Catalog) -> tuple[list[TaskSpec], GenerateReport]:
+    return generate(GenerateConfig(n=len(PEOPLE) * PER_ARCHETYPE, seed=0, services=SERVICES, archetypes=PEOPLE), catalog)
+
+
+@pytest.fixture(scope="module")
+def tasks(generated: tuple[list[TaskSpec], GenerateReport]) -> list[TaskSpec]:
+    return generated[0]
+
+
+@pytest.fixture(scope="module")
+def runner(catalog: Catalog, tasks: list[TaskSpec]) -> Runner:
+    return Runner(catalog, tasks[0].world_seed)
+
+
+def _of(tasks: list[TaskSpec], archetype: str) -> list[TaskSpec]:
+    found = [t for t in tasks if t.scenario and t.scenario.archetype == archetype]
+    assert found, f"no {archetype} task was kept"
+    return found
+
+
+def _steps(task: TaskSpec, tool: str) -> list[dict[str, Any]]:
+    return [dict(step.arguments) for step in task.plan if step.tool == tool]
+
+
+def _read(runner: Runner, service: str, tool: str, **arguments: Any) -> Any:
+    result = runner.call(service, tool, arguments)
+    assert result.success, result.error_message
+    return result.data
+
+
+@pytest.fixture
+def world_of(runner: Runner) -> Iterator[Any]:
+    """The task's world as the agent finds it: the seeded state plus the task's setup."""
+
+    def fresh(task: TaskSpec) -> Runner:
+        runner.fresh(task.setup)
+        return runner
+
+    yield fresh
+
+
+def test_every_people_archetype_gives_verified_tasks_from_a_trigger(
+    generated: tuple[list[TaskSpec], GenerateReport], runner: Runner
+) -> None:
+    tasks, report = generated
+    assert len(PEOPLE) >= 9
+    assert report.kept >= 0.9 * report.candidates, report.summary()
+    assert set(Counter(t.scenario.archetype for t in tasks if t.scenario)) == set(PEOPLE)
+    assert {t.scenario.family for t in tasks if t.scenario} == {"hr", "finance"}
+    assert all(t.scenario and t.scenario.trigger for t in tasks)
+    with_policy = {t.scenario.archetype for t in tasks if t.scenario and t.scenario.policy_in_data}
+    assert len(with_policy) >= len(PEOPLE) / 2
+    assert len({t.scenario.archetype for t in tasks if t.traps}) >= 3  # type: ignore[union-attr]
+    for task in tasks:
+        assert verify_task(task, runner) == [], task.id
+
+
+def test_leaving_out_any_write_of_a_people_task_fails(catalog: Catalog, tasks: list[TaskSpec], runner: Runner) -> None:
+    for task in tasks:
+        writes = [i for i, step in enumerate(task.plan) if catalog.tool(step.service, step.tool).is_write]
+        for left_out in writes:
+            runner.fresh(task.setup)
+            run_plan(runner.call, [s for i, s in enumerate(task.plan) if i != left_out], stop=False)
+            assert not task.grade(runner.diff(), reference_answer(task)).passed, (task.id, task.plan[left_out].tool)
+
+
+def test_time_off_is_approved_exactly_when_it_fits_the_balance_the_policy_leaves(tasks: list[TaskSpec], world_of: Any) -> None:
+    decided = Counter()
+    for task in _of(tasks, "time-off-decision"):
+        world = world_of(task)
+        approved, denied = _steps(task, "approve_time_off_request"), _steps(task, "deny_time_off_request")
+        request = _read(world, "hr", "get_time_off_request", request_id=(approved or denied)[0]["request_id"])
+        balances = _read(world, "hr", "get_time_off_balances", employee_id=request["employee_id"])
+        balance = next(b for b in balances if b["type"] == request["type"])
+        # The policy: days granted and carried over, minus approved, minus the other requests still waiting.
+        room = balance["available_days"] - (balance["pending_days"] - request["days"])
+        assert bool(approved) == (request["days"] <= room), task.id
+        decided["approved" if approved else "denied"] += 1
+    assert len(decided) == 2 or sum(decided.values()) < 3, decided
+
+
+def test_an_application_is_rejected_only_when_the_expectation_is_above_the_range(tasks: list[TaskSpec], world_of: Any) -> None:
+    for task in _of(tasks, "application-screening"):
+        world = world_of(task)
+        rejected, advanced = _steps(task, "reject_application"), _steps(task, "advance_application")
+        application = _read(world, "recruiting", "get_application", application_id=(rejected or advanced)[0]["application_id"])
+        job = _read(world, "recruiting", "get_job", job_id=application["job_id"])
+        expected = float(application["cover_letter"].split("expectation is ")[1].split(" ")[0].replace(",", ""))
+        assert bool(rejected) == (expected > job["salary_max"]), task.id
+        if rejected:
+            reasons = {r["id"]: r["name"] for r in _read(world, "recruiting", "list_rejection_reasons")}
+            assert reasons[rejected[0]["rejection_reason_id"]] == "Compensation expectations too high"
+        sent = _steps(task, "send_email")[0]
+        assert sent["to"] == [application["candidate_email"]]
+
+
+def test_an_expense_report_with_a_violation_is_never_approved_and_goes_where_the_guidelines_say(
+    tasks: list[TaskSpec], world_of: Any
+) -> None:
+    for task in _of(tasks, "expense-report-review"):
+        world = world_of(task)
+        report_id = _steps(task, "get_report")[0]["report_id"]
+        report = _read(world, "expenses", "get_report", report_id=report_id)
+        me = world.world.user.email
+        if report["violation_count"] == 0:
+            assert _steps(task, "approve_report") == [{"report_id": report_id}], task.id
+        elif report["approver_email"] == me:
+            assert not _steps(task, "approve_report") and _steps(task, "reject_report"), task.id
+        else:
+            assert not _steps(task, "approve_report") and not _steps(task, "reject_report"), task.id
+            assert _steps(task, "send_email")[0]["to"] == [report["approver_email"]]
+            # An agent that rejects it instead (an admin may) fails the task.
+            world.fresh(task.setup)
+            plan = [s for s in task.plan if s.tool != "send_email"]
+            run_plan(world.call, plan, stop=False)
+            world.call("expenses", "reject_report", {"report_id": report_id, "reason": "Over the limit."})
+            assert not task.grade(world.diff(), None).passed
+
+
+def test_an_interview_goes_in_at_the_panels_first_free_time_with_a_matching_invite(tasks: list[TaskSpec], world_of: Any) -> None:
+    for task in _of(tasks, "interview-panel-scheduling"):
+        world = world_of(task)
+        booked = _steps(task, "schedule_interview")[0]
+        panel = booked["interviewer_emails"]
+        # A skills interview lasts an hour, a final one an hour and a half.
+        minutes = 60 if _steps(task, "advance_application")[0]["from_stage"] == "phone_screen" else 90
+        slots = _read(world, "calendar", "find_free_slots", attendee_emails=panel, date=booked["start_at"][:10],
+                      duration_minutes=minutes)
+        assert booked["start_at"] == slots["slots"][0]["start"], task.id
+        invite = _steps(task, "create_event")[0]
+        assert (invite["start"], invite["end"]) == (booked["start_at"], booked["end_at"])
+        assert set(panel) < set(invite["attendee_emails"])
+
+
+def test_a_new_hire_starts_on_the_offers_date_with_the_welcome_meeting_that_day(tasks: list[TaskSpec], world_of: Any) -> None:
+    for task in _of(tasks, "offer-accepted-hire"):
+        world = world_of(task)
+        offer_id = _steps(task, "record_offer_response")[0]["offer_id"]
+        offer = next(o for o in _read(world, "recruiting", "list_offers", status="extended")["items"] if o["id"] == offer_id)
+        hire = _steps(task, "add_employee")[0]
+        assert hire["hire_date"] == offer["start_date"] and hire["first_name"] + " " + hire["last_name"] == offer["candidate_name"]
+        welcome = _steps(task, "create_event")[0]
+        assert welcome["start"][:10] == offer["start_date"] and hire["work_email"] in welcome["attendee_emails"]
+        assert any(t.kind == "other-offer" for t in task.traps) == (len(_read(world, "recruiting", "list_offers", status="extended")["items"]) > 1)
+
+
+def test_an_offer_goes_out_only_for_an_approved_job_and_otherwise_the_approver_is_asked(tasks: list[TaskSpec], world_of: Any) -> None:
+    for task in _of(tasks, "offer-request"):
+        world = world_of(task)
+        job = _read(world, "recruiting", "get_job", job_id=_steps(task, "get_job")[0]["job_id"])
+        offered = _steps(task, "create_offer")
+        assert bool(offered) == (job["approval_status"] == "approved"), task.id
+        if offered:
+            application = _read(world, "recruiting", "get_application", application_id=offered[0]["application_id"])
+            assert (application["job_id"], application["stage"]) == (job["id"], "offer")
+            assert job["salary_min"] <= offered[0]["salary"] <= job["salary_max"]
+        else:
+            assert _steps(task, "send_email")[0]["to"] == [job["approver_email"]]
+
+
+def test_onboarding_tasks_due_while_the_owner_is_out_go_to_the_cover_and_no_others(tasks: list[TaskSpec], world_of: Any) -> None:
+    covers = {"facilities coordinator": "operations coordinator", "people operations specialist": "recruiter",
+              "recruiter": "people operations specialist", "IT administrator": "engineering lead",
+              "payroll specialist": "accountant"}
+    for task in _of(tasks, "onboarding-cover"):
+        world = world_of(task)
+        assert task.scenario and task.scenario.trigger
+        email = _read(world, "mailbox", "get_message", message_id=task.scenario.trigger.key)
+        owner = _read(world, "hr", "find_employee_by_email", email=email["from_email"])
+        cover = _read(world, "hr", "search_employees", query=covers[owner["job_title"]])["items"]
+        assert len(cover) == 1
+        # The owner's email says when they are out ("out Monday 17 March to Wednesday 19 March.").
+        year = world.world.now_dt.year
+        days = re.search(r"out (\w+ \d+ \w+)(?: to (\w+ \d+ \w+))?\.", email["body"])
+        assert days, email["body"]
+        start, end = (datetime.strptime(f"{d} {year}", "%A %d %B %Y").date().isoformat() for d in (days[1], days[2] or days[1]))
+        open_tasks = _read(world, "hr", "list_onboarding_tasks", assignee_email=owner["work_email"], status="open")["items"]
+        handed = _steps(task, "assign_onboarding_task")
+        assert {h["task_id"] for h in handed} == {t["id"] for t in open_tasks if start <= t["due_date"] <= end}, task.id
+        assert {h["assignee_email"] for h in handed} == {cover[0]["work_email"]}, task.id
+        # Taking them on oneself (the guide names the cover) fails the task.
+        world.fresh(task.setup)
+        run_plan(world.call, [s if s.tool != "assign_onboarding_task" else
+                              s.model_copy(update={"arguments": {**s.arguments, "assignee_email": world.world.user.email}})
+                              for s in task.plan], stop=False)
+        assert not task.grade(world.diff(), None).passed, task.id
+
+
+def test_the_emailed_receipt_goes_on_the_expense_missing_it_and_the_report_is_then_settled_by_the_guidelines(
+    tasks: list[TaskSpec], world_of: Any
+) -> None:
+    for task in _of(tasks, "expense-missing-receipt"):
+        world = world_of(task)
+        assert task.scenario and task.scenario.trigger
+        email = _read(world, "mailbox", "get_message", message_id=task.scenario.trigger.key)
+        attached = _steps(task, "attach_receipt")
+        assert [a["file_name"] for a in attached] == email["attachments"], task.id
+        expense = _read(world, "expenses", "get_expense", expense_id=attached[0]["expense_id"])
+        assert expense["receipt_id"] is None and any("no receipt" in v for v in expense["violations"])
+        report = _read(world, "expenses", "get_report", report_id=expense["report_id"])
+        assert report["title"] in email["body"] and report["approver_email"] == world.world.user.email
+        # Once the receipt is on, the report is approved exactly when nothing else breaks the policy.
+        world.call("expenses", "attach_receipt", attached[0])
+        still = _read(world, "expenses", "get_report", report_id=report["id"])["violation_count"]
+        assert bool(_steps(task, "approve_report")) == (still == 0), task.id
+        assert bool(_steps(task, "reject_report")) == (still > 0), task.id
