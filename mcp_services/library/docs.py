@@ -22,7 +22,17 @@ from mcp_services.kernel.entity import json_text
 from mcp_services.kernel.plans.policies import policy_plan
 from mcp_services.kernel.records import RecordAccess, like_pattern
 from mcp_services.kernel.schema import StateDef
-from mcp_services.kernel.semantic import URL, DateTime, EmailAddress, EntityId, PersonName, ShortText, Subject, Tag, Text
+from mcp_services.kernel.semantic import (
+    URL,
+    DateTime,
+    EmailAddress,
+    EntityId,
+    PersonName,
+    ShortText,
+    Subject,
+    Tag,
+    Text,
+)
 
 SpaceId = EntityId("docs.space")
 PageId = EntityId("docs.page")
@@ -72,14 +82,23 @@ class Space:
 def _open_comments(db: RecordAccess, pages: Sequence[WikiPage]) -> list[int]:
     ids = [p.id for p in pages]
     marks = ", ".join("?" for _ in ids)
-    counts = dict(db.sql(f"SELECT page_id, COUNT(*) FROM comments WHERE resolved = 0 AND page_id IN ({marks}) GROUP BY 1", *ids))
+    counts = dict(
+        db.sql(f"SELECT page_id, COUNT(*) FROM comments WHERE resolved = 0 AND page_id IN ({marks}) GROUP BY 1", *ids)
+    )
     return [int(counts.get(p.id, 0)) for p in pages]
 
 
 @service.entity(
-    table="pages", prefix="pg", label="title", search=("title", "body"),
-    state=StateDef(field="status", values=["current", "archived"], initial="current",
-                   transitions={"current": ["archived"], "archived": ["current"]}),
+    table="pages",
+    prefix="pg",
+    label="title",
+    search=("title", "body"),
+    state=StateDef(
+        field="status",
+        values=["current", "archived"],
+        initial="current",
+        transitions={"current": ["archived"], "archived": ["current"]},
+    ),
 )
 class WikiPage:
     """A page of the wiki, in a space, perhaps under a parent page."""
@@ -156,7 +175,9 @@ def _page(ctx: ToolContext, page_id: str) -> WikiPage:
 def _editable(ctx: ToolContext, page_id: str) -> WikiPage:
     page = _page(ctx, page_id)
     if page.status == "archived":
-        raise ToolError.invalid_state(f"Page {page_id} ({page.title!r}) is archived; restore_page it before changing it.")
+        raise ToolError.invalid_state(
+            f"Page {page_id} ({page.title!r}) is archived; restore_page it before changing it."
+        )
     return page
 
 
@@ -216,10 +237,18 @@ def _save(ctx: ToolContext, page: WikiPage, message: str | None, **changes: obje
     """Write an edit as the next version of the page and keep it in the history."""
     me = ctx.world.user.email
     page = ctx.update(page, **changes, version=page.version + 1, last_editor_email=me, updated_at=ctx.now_iso)
-    ctx.insert(PageVersion(
-        id=ctx.new_id("pv"), page_id=page.id, version=page.version, title=page.title, body=page.body,
-        editor_email=me, message=message.strip() if message and message.strip() else None, created_at=ctx.now_iso,
-    ))
+    ctx.insert(
+        PageVersion(
+            id=ctx.new_id("pv"),
+            page_id=page.id,
+            version=page.version,
+            title=page.title,
+            body=page.body,
+            editor_email=me,
+            message=message.strip() if message and message.strip() else None,
+            created_at=ctx.now_iso,
+        )
+    )
     return page
 
 
@@ -238,8 +267,16 @@ def _person_name(ctx: ToolContext, email: str) -> str:
 
 _SEED_COMMENTS: tuple[tuple[str, str, str], ...] = (
     ("Refund policy", "finance lead", "Reminder: duplicate charges are always refunded in full, even above the limit."),
-    ("Ticket escalation and routing rules", "support agent", "Does the Enterprise bump also apply to how-to questions?"),
-    ("Discount approval policy", "account executive", "Is the Enterprise extra on top of the product limit or instead of it?"),
+    (
+        "Ticket escalation and routing rules",
+        "support agent",
+        "Does the Enterprise bump also apply to how-to questions?",
+    ),
+    (
+        "Discount approval policy",
+        "account executive",
+        "Is the Enterprise extra on top of the product limit or instead of it?",
+    ),
     ("Expense policy", "accountant", "Please attach itemised receipts, not card slips."),
 )
 
@@ -249,9 +286,12 @@ def seed(ctx: ToolContext) -> None:
     """The spaces, the policy pages of the policy plan with their first version, and a few comments."""
     world = ctx.world
     plan = policy_plan(world)
-    spaces = {key: Space(id=ctx.new_id("sp"), key=key, name=name, description=about,
-                         created_at=ctx.days_from_now(-900 + 30 * n))
-              for n, (key, name, about) in enumerate(SPACES)}
+    spaces = {
+        key: Space(
+            id=ctx.new_id("sp"), key=key, name=name, description=about, created_at=ctx.days_from_now(-900 + 30 * n)
+        )
+        for n, (key, name, about) in enumerate(SPACES)
+    }
     ctx.insert_many(list(spaces.values()))
     pages: list[WikiPage] = []
     versions: list[PageVersion] = []
@@ -260,14 +300,32 @@ def seed(ctx: ToolContext) -> None:
         updated = ctx.days_from_now(-policy.updated_days_ago)
         page_id = ctx.new_id("pg")
         page = WikiPage(
-            id=page_id, space_id=spaces[policy.space].id, title=policy.title, body=policy.body,
-            labels=list(policy.labels), status="current", version=1, author_email=policy.owner_email,
-            last_editor_email=policy.owner_email, created_at=created, updated_at=updated,
+            id=page_id,
+            space_id=spaces[policy.space].id,
+            title=policy.title,
+            body=policy.body,
+            labels=list(policy.labels),
+            status="current",
+            version=1,
+            author_email=policy.owner_email,
+            last_editor_email=policy.owner_email,
+            created_at=created,
+            updated_at=updated,
             url=_url(ctx, policy.space, page_id),
         )
         pages.append(page)
-        versions.append(PageVersion(id=ctx.new_id("pv"), page_id=page.id, version=1, title=page.title, body=page.body,
-                                    editor_email=page.author_email, message="First version", created_at=updated))
+        versions.append(
+            PageVersion(
+                id=ctx.new_id("pv"),
+                page_id=page.id,
+                version=1,
+                title=page.title,
+                body=page.body,
+                editor_email=page.author_email,
+                message="First version",
+                created_at=updated,
+            )
+        )
     # The event pages sit under the event registration rules.
     rules = next(p for p in pages if p.title == "Event registration rules")
     names = {e.name for e in plan.events}
@@ -279,11 +337,18 @@ def seed(ctx: ToolContext) -> None:
     comments = []
     for n, (title, role, body) in enumerate(_SEED_COMMENTS):
         author = world.team_member(role)
-        comments.append(Comment(
-            id=ctx.new_id("pc"), page_id=by_title[title].id, author_email=author.email, author_name=author.name,
-            body=body, resolved=n == 0, created_at=ctx.days_from_now(-10 - 3 * n),
-            resolved_at=ctx.days_from_now(-8) if n == 0 else None,
-        ))
+        comments.append(
+            Comment(
+                id=ctx.new_id("pc"),
+                page_id=by_title[title].id,
+                author_email=author.email,
+                author_name=author.name,
+                body=body,
+                resolved=n == 0,
+                created_at=ctx.days_from_now(-10 - 3 * n),
+                resolved_at=ctx.days_from_now(-8) if n == 0 else None,
+            )
+        )
     ctx.insert_many(comments)
 
 
@@ -336,7 +401,9 @@ def search_pages(
     return q.order_by("title").page(limit, cursor)
 
 
-@service.tool("read", intent="find", phrases=("list the pages of the {space_key} space", "see what is under {parent_id}"))
+@service.tool(
+    "read", intent="find", phrases=("list the pages of the {space_key} space", "see what is under {parent_id}")
+)
 def list_pages(
     ctx: ToolContext,
     space_key: SpaceKey,
@@ -389,14 +456,21 @@ def get_page_by_title(ctx: ToolContext, space_key: SpaceKey, title: Subject) -> 
         title: The page's title, e.g. Refund policy.
     """
     space = _space(ctx, space_key)
-    page = ctx.query(WikiPage).where(space_id=space.id).where_sql("lower(title) = lower(?)", " ".join(title.split())).first()
+    page = (
+        ctx.query(WikiPage)
+        .where(space_id=space.id)
+        .where_sql("lower(title) = lower(?)", " ".join(title.split()))
+        .first()
+    )
     if page is None:
         raise ToolError.not_found("page", title, f"No page of space {space.key} has that title; try search_pages.")
     return page
 
 
 @service.tool("read", intent="find", phrases=("look at the history of {page_id}", "check who changed {page_id}"))
-def list_page_versions(ctx: ToolContext, page_id: PageId, limit: Limit = 20, cursor: Cursor = None) -> Page[PageVersion]:
+def list_page_versions(
+    ctx: ToolContext, page_id: PageId, limit: Limit = 20, cursor: Cursor = None
+) -> Page[PageVersion]:
     """A page's version history, newest first: what each version said, who saved it and why.
 
     Args:
@@ -412,7 +486,8 @@ def list_page_versions(ctx: ToolContext, page_id: PageId, limit: Limit = 20, cur
 
 
 @service.tool(
-    "write", intent="create",
+    "write",
+    intent="create",
     phrases=("write a wiki page called {title} in the {space_key} space", "add a page {title} to the wiki"),
 )
 def create_page(
@@ -440,18 +515,41 @@ def create_page(
     parent = _parent(ctx, space, parent_id)
     me = ctx.world.user.email
     page_id = ctx.new_id("pg")
-    page = ctx.insert(WikiPage(
-        id=page_id, space_id=space.id, parent_id=parent, title=clean, body=text, labels=_labels(labels or []),
-        status="current", version=1, author_email=me, last_editor_email=me, created_at=ctx.now_iso,
-        updated_at=ctx.now_iso, url=_url(ctx, space.key, page_id),
-    ))
-    ctx.insert(PageVersion(id=ctx.new_id("pv"), page_id=page.id, version=1, title=clean, body=text, editor_email=me,
-                           message="Created", created_at=ctx.now_iso))
+    page = ctx.insert(
+        WikiPage(
+            id=page_id,
+            space_id=space.id,
+            parent_id=parent,
+            title=clean,
+            body=text,
+            labels=_labels(labels or []),
+            status="current",
+            version=1,
+            author_email=me,
+            last_editor_email=me,
+            created_at=ctx.now_iso,
+            updated_at=ctx.now_iso,
+            url=_url(ctx, space.key, page_id),
+        )
+    )
+    ctx.insert(
+        PageVersion(
+            id=ctx.new_id("pv"),
+            page_id=page.id,
+            version=1,
+            title=clean,
+            body=text,
+            editor_email=me,
+            message="Created",
+            created_at=ctx.now_iso,
+        )
+    )
     return page
 
 
 @service.tool(
-    "write", intent="update",
+    "write",
+    intent="update",
     phrases=("update the wiki page {page_id}", "rewrite {page_id} to say {body}"),
 )
 def update_page(
@@ -481,7 +579,9 @@ def update_page(
     return _save(ctx, page, version_message, **changes)
 
 
-@service.tool("write", intent="update", phrases=("add to {page_id}: {text}", "append {text} to the wiki page {page_id}"))
+@service.tool(
+    "write", intent="update", phrases=("add to {page_id}: {text}", "append {text} to the wiki page {page_id}")
+)
 def append_to_page(ctx: ToolContext, page_id: PageId, text: Text) -> WikiPage:
     """Add text at the end of a page (a new paragraph); the edit becomes the next version.
 
@@ -493,8 +593,12 @@ def append_to_page(ctx: ToolContext, page_id: PageId, text: Text) -> WikiPage:
     return _save(ctx, page, "Added a section", body=f"{page.body}\n\n{_body(text, 'text')}")
 
 
-@service.tool("write", intent="update", phrases=("move {page_id} under {parent_id}", "move {page_id} to the {space_key} space"))
-def move_page(ctx: ToolContext, page_id: PageId, space_key: SpaceKey | None = None, parent_id: PageId | None = None) -> WikiPage:
+@service.tool(
+    "write", intent="update", phrases=("move {page_id} under {parent_id}", "move {page_id} to the {space_key} space")
+)
+def move_page(
+    ctx: ToolContext, page_id: PageId, space_key: SpaceKey | None = None, parent_id: PageId | None = None
+) -> WikiPage:
     """Move a page to another space and/or under another parent page (its own child pages stay where they are).
 
     Args:
@@ -510,8 +614,14 @@ def move_page(ctx: ToolContext, page_id: PageId, space_key: SpaceKey | None = No
     if space.id == page.space_id and parent == page.parent_id:
         raise ToolError.invalid_argument(f"Page {page_id} is already there; pass another space_key or parent_id.")
     title = _title(ctx, space, page.title, exclude=page.id)
-    return ctx.update(page, space_id=space.id, parent_id=parent, title=title, url=_url(ctx, space.key, page.id),
-                      updated_at=ctx.now_iso)
+    return ctx.update(
+        page,
+        space_id=space.id,
+        parent_id=parent,
+        title=title,
+        url=_url(ctx, space.key, page.id),
+        updated_at=ctx.now_iso,
+    )
 
 
 @service.tool("write", intent="delete", phrases=("archive the wiki page {page_id}", "take {page_id} out of the wiki"))
@@ -571,7 +681,9 @@ def remove_label(ctx: ToolContext, page_id: PageId, label: Tag) -> WikiPage:
     page = _editable(ctx, page_id)
     tag = _labels([label])[0]
     if tag not in page.labels:
-        raise ToolError.invalid_argument(f"Page {page_id} has no label {tag!r}; its labels: {', '.join(page.labels) or 'none'}.")
+        raise ToolError.invalid_argument(
+            f"Page {page_id} has no label {tag!r}; its labels: {', '.join(page.labels) or 'none'}."
+        )
     return ctx.update(page, labels=[t for t in page.labels if t != tag], updated_at=ctx.now_iso)
 
 
@@ -584,14 +696,22 @@ def _comment(ctx: ToolContext, page: WikiPage, body: str, author: str, at: str, 
         parent = ctx.get(Comment, parent_id, hint="Use list_comments to find comment ids.")
         if parent.page_id != page.id:
             raise ToolError.invalid_argument(f"Comment {parent_id} is on another page; reply on page {parent.page_id}.")
-    return ctx.insert(Comment(
-        id=ctx.new_id("pc"), page_id=page.id, parent_id=parent.id if parent else None, author_email=author,
-        author_name=_person_name(ctx, author), body=_body(body), created_at=at,
-    ))
+    return ctx.insert(
+        Comment(
+            id=ctx.new_id("pc"),
+            page_id=page.id,
+            parent_id=parent.id if parent else None,
+            author_email=author,
+            author_name=_person_name(ctx, author),
+            body=_body(body),
+            created_at=at,
+        )
+    )
 
 
 @service.tool(
-    "write", intent="note",
+    "write",
+    intent="note",
     phrases=("comment on {page_id}: {body}", "leave a comment on the wiki page {page_id} saying {body}"),
 )
 def add_comment(ctx: ToolContext, page_id: PageId, body: Text, reply_to_comment_id: CommentId | None = None) -> Comment:

@@ -33,7 +33,9 @@ QuestionId = EntityId("forms.question")
 ResponseId = EntityId("forms.response")
 
 FormStatus = Literal["open", "closed"]
-QuestionType = Literal["short_text", "long_text", "email", "phone_number", "number", "date", "multiple_choice", "yes_no", "rating"]
+QuestionType = Literal[
+    "short_text", "long_text", "email", "phone_number", "number", "date", "multiple_choice", "yes_no", "rating"
+]
 Ref = Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[a-z][a-z0-9_]*$")]
 Answer = str | int | float | bool
 #: What a caller passes as an answer: text for most questions, a number for number and rating, true/false for yes_no.
@@ -53,9 +55,13 @@ def _response_counts(db: RecordAccess, forms: Sequence[Form]) -> list[int]:
 
 
 @service.entity(
-    table="forms", prefix="fm", label="title", search=("title", "description"),
-    state=StateDef(field="status", values=["open", "closed"], initial="open",
-                   transitions={"open": ["closed"], "closed": ["open"]}),
+    table="forms",
+    prefix="fm",
+    label="title",
+    search=("title", "description"),
+    state=StateDef(
+        field="status", values=["open", "closed"], initial="open", transitions={"open": ["closed"], "closed": ["open"]}
+    ),
 )
 class Form:
     """A form people fill in."""
@@ -111,7 +117,9 @@ class QuestionSummary(BaseModel):
     title: str
     type: str
     answered: int
-    choices: list[ChoiceCount] = Field(default_factory=list, description="For choice and yes/no questions: answers per choice")
+    choices: list[ChoiceCount] = Field(
+        default_factory=list, description="For choice and yes/no questions: answers per choice"
+    )
     average: float | None = Field(None, description="For rating and number questions: the mean answer")
 
 
@@ -213,10 +221,17 @@ def _respondent(ctx: ToolContext, form: Form, answers: Mapping[str, Answer]) -> 
 
 def _insert_response(ctx: ToolContext, form: Form, answers: dict[str, Answer], at: str) -> Response:
     email, name = _respondent(ctx, form, answers)
-    return ctx.insert(Response(
-        id=ctx.new_id("rsp"), form_id=form.id, respondent_email=email, respondent_name=name, answers=answers,
-        answers_text=_text_of(answers), submitted_at=at,
-    ))
+    return ctx.insert(
+        Response(
+            id=ctx.new_id("rsp"),
+            form_id=form.id,
+            respondent_email=email,
+            respondent_name=name,
+            answers=answers,
+            answers_text=_text_of(answers),
+            submitted_at=at,
+        )
+    )
 
 
 # -- seed ----------------------------------------------------------------------------------------
@@ -292,34 +307,71 @@ def seed(ctx: ToolContext) -> None:
     responses: list[Response] = []
     base = f"https://forms.{world.home.domain}/to"
 
-    def form(title: str, about: str, owner: str, specs: Sequence[QuestionSpec], days_ago: int, status: str = "open") -> Form:
-        made = Form(id=ctx.new_id("fm"), title=title, description=about, status=status, owner_email=team[owner].email,
-                    public_url=f"{base}/{_slug(title)}", created_at=ctx.days_from_now(-days_ago),
-                    updated_at=ctx.days_from_now(-days_ago + 2))
+    def form(
+        title: str, about: str, owner: str, specs: Sequence[QuestionSpec], days_ago: int, status: str = "open"
+    ) -> Form:
+        made = Form(
+            id=ctx.new_id("fm"),
+            title=title,
+            description=about,
+            status=status,
+            owner_email=team[owner].email,
+            public_url=f"{base}/{_slug(title)}",
+            created_at=ctx.days_from_now(-days_ago),
+            updated_at=ctx.days_from_now(-days_ago + 2),
+        )
         forms.append(made)
         for n, (ref, text, kind, required, choices) in enumerate(specs):
-            questions.append(Question(id=ctx.new_id("fq"), form_id=made.id, ref=ref, title=text, type=kind,
-                                      required=required, choices=list(choices), position=n))
+            questions.append(
+                Question(
+                    id=ctx.new_id("fq"),
+                    form_id=made.id,
+                    ref=ref,
+                    title=text,
+                    type=kind,
+                    required=required,
+                    choices=list(choices),
+                    position=n,
+                )
+            )
         return made
 
     def answered(made: Form, answers: dict[str, Answer], at: str) -> None:
         email = answers.get("email")
-        name = answers.get("full_name") or (f"{answers['first_name']} {answers['last_name']}" if "first_name" in answers else None)
-        responses.append(Response(id="", form_id=made.id, respondent_email=str(email) if email else None,
-                                  respondent_name=str(name) if name else None, answers=answers,
-                                  answers_text=_text_of(answers), submitted_at=at))
+        name = answers.get("full_name") or (
+            f"{answers['first_name']} {answers['last_name']}" if "first_name" in answers else None
+        )
+        responses.append(
+            Response(
+                id="",
+                form_id=made.id,
+                respondent_email=str(email) if email else None,
+                respondent_name=str(name) if name else None,
+                answers=answers,
+                answers_text=_text_of(answers),
+                submitted_at=at,
+            )
+        )
 
     def past(low: float, high: float) -> str:
         return ctx.days_from_now(-round(rng.uniform(low, high), 3))
 
-    contact = form("Contact us", "Questions for our team; we answer within one working day.", "support lead", _CONTACT, 600)
+    contact = form(
+        "Contact us", "Questions for our team; we answer within one working day.", "support lead", _CONTACT, 600
+    )
     demo = form("Request a demo", "See the product with one of our specialists.", "sales lead", _DEMO, 400)
-    refund = form("Refund request", "Ask for a refund of a charge; our team reviews every request.", "finance lead",
-                  _REFUND, 300)
+    refund = form(
+        "Refund request", "Ask for a refund of a charge; our team reviews every request.", "finance lead", _REFUND, 300
+    )
     survey = form("Support satisfaction survey", "Tell us how we did.", "support lead", _SURVEY, 200)
     for event in plan.events:
-        registration = form(event.form_title, f"Join us on {event.day} at {event.venue}. Places are limited.",
-                            "office manager", _REGISTRATION, 25)
+        registration = form(
+            event.form_title,
+            f"Join us on {event.day} at {event.venue}. Places are limited.",
+            "office manager",
+            _REGISTRATION,
+            25,
+        )
         for r in event.registrations:
             answers: dict[str, Answer] = {"full_name": r.name, "email": r.email, "company": r.company}
             if rng.random() < 0.25:
@@ -331,29 +383,60 @@ def seed(ctx: ToolContext) -> None:
     for _ in range(14):
         person = rng.choice(customers)
         topic, message = rng.choice(_CONTACT_MESSAGES)
-        answered(contact, {"full_name": person.name, "email": person.email,
-                           "company": world.organisation(person.organisation_id).name, "topic": topic,
-                           "message": message}, past(2, 120))
+        answered(
+            contact,
+            {
+                "full_name": person.name,
+                "email": person.email,
+                "company": world.organisation(person.organisation_id).name,
+                "topic": topic,
+                "message": message,
+            },
+            past(2, 120),
+        )
     for _ in range(8):
         person = rng.choice(customers)
         when = (world.now_dt - timedelta(days=rng.randint(10, 90))).date().isoformat()
-        answered(demo, {"first_name": person.first_name, "last_name": person.last_name, "email": person.email,
-                        "company": world.organisation(person.organisation_id).name, "job_title": person.job_title,
-                        "interest": rng.choice(INTERESTS), "preferred_date": when,
-                        "preferred_time": rng.choice(DEMO_SLOTS)}, past(12, 95))
+        answered(
+            demo,
+            {
+                "first_name": person.first_name,
+                "last_name": person.last_name,
+                "email": person.email,
+                "company": world.organisation(person.organisation_id).name,
+                "job_title": person.job_title,
+                "interest": rng.choice(INTERESTS),
+                "preferred_date": when,
+                "preferred_time": rng.choice(DEMO_SLOTS),
+            },
+            past(12, 95),
+        )
     for _ in range(5):
         person = rng.choice(customers)
         product = rng.choice([p for p in world.products if p.category in ("subscriptions", "services")])
-        answered(refund, {"full_name": person.name, "email": person.email,
-                          "company": world.organisation(person.organisation_id).name,
-                          "invoice_number": f"INV-{rng.randint(1000, 1999)}", "amount": product.unit_price,
-                          "reason": f"We were charged for {product.name} after cancelling."}, past(5, 60))
+        answered(
+            refund,
+            {
+                "full_name": person.name,
+                "email": person.email,
+                "company": world.organisation(person.organisation_id).name,
+                "invoice_number": f"INV-{rng.randint(1000, 1999)}",
+                "amount": product.unit_price,
+                "reason": f"We were charged for {product.name} after cancelling.",
+            },
+            past(5, 60),
+        )
     for _ in range(12):
         person = rng.choice(customers)
         answers = {"email": person.email, "rating": rng.choice((3, 4, 4, 5, 5, 2)), "recommend": rng.random() < 0.8}
         if rng.random() < 0.4:
-            answers["comment"] = rng.choice(("Faster first replies, please.", "Great help with our invoices.",
-                                             "The help center articles could be clearer."))
+            answers["comment"] = rng.choice(
+                (
+                    "Faster first replies, please.",
+                    "Great help with our invoices.",
+                    "The help center articles could be clearer.",
+                )
+            )
         answered(survey, answers, past(1, 60))
     ctx.insert_many(forms)
     ctx.insert_many(questions)
@@ -367,7 +450,11 @@ def seed(ctx: ToolContext) -> None:
 
 @service.tool("read", intent="find", phrases=("look for the {query} form", "list our forms"))
 def list_forms(
-    ctx: ToolContext, query: str | None = None, status: FormStatus | None = None, limit: Limit = 20, cursor: Cursor = None
+    ctx: ToolContext,
+    query: str | None = None,
+    status: FormStatus | None = None,
+    limit: Limit = 20,
+    cursor: Cursor = None,
 ) -> Page[Form]:
     """List forms by words in their title or description, newest first, with their response counts.
 
@@ -413,11 +500,18 @@ def create_form(ctx: ToolContext, title: Subject, description: Text | None = Non
     if not clean:
         raise ToolError.invalid_argument("title must not be empty.")
     form_id = ctx.new_id("fm")
-    return ctx.insert(Form(
-        id=form_id, title=clean, description=(description or "").strip(), status="open", owner_email=ctx.world.user.email,
-        public_url=f"https://forms.{ctx.world.home.domain}/to/{_slug(clean)}-{form_id.rsplit('_', 1)[-1]}",
-        created_at=ctx.now_iso, updated_at=ctx.now_iso,
-    ))
+    return ctx.insert(
+        Form(
+            id=form_id,
+            title=clean,
+            description=(description or "").strip(),
+            status="open",
+            owner_email=ctx.world.user.email,
+            public_url=f"https://forms.{ctx.world.home.domain}/to/{_slug(clean)}-{form_id.rsplit('_', 1)[-1]}",
+            created_at=ctx.now_iso,
+            updated_at=ctx.now_iso,
+        )
+    )
 
 
 @service.tool("write", intent="update", phrases=("add the question {title} to {form_id}",))
@@ -449,7 +543,9 @@ def add_question(
     options = [" ".join(c.split()) for c in (choices or [])]
     if type == "multiple_choice":
         if len(options) < 2 or any(not c for c in options) or len({c.casefold() for c in options}) != len(options):
-            raise ToolError.invalid_argument("A multiple_choice question needs at least two different, non-blank choices.")
+            raise ToolError.invalid_argument(
+                "A multiple_choice question needs at least two different, non-blank choices."
+            )
     elif options:
         raise ToolError.invalid_argument(f"Only multiple_choice questions take choices, not {type}.")
     if required and ctx.exists(Response, form_id=form.id):
@@ -457,8 +553,18 @@ def add_question(
             f"Form {form.title!r} already has responses that could not answer a new required question; add it as optional."
         )
     ctx.update(form, updated_at=ctx.now_iso)
-    return ctx.insert(Question(id=ctx.new_id("fq"), form_id=form.id, ref=ref, title=" ".join(title.split()), type=type,
-                               required=required, choices=options, position=len(existing)))
+    return ctx.insert(
+        Question(
+            id=ctx.new_id("fq"),
+            form_id=form.id,
+            ref=ref,
+            title=" ".join(title.split()),
+            type=type,
+            required=required,
+            choices=options,
+            position=len(existing),
+        )
+    )
 
 
 @service.tool("write", intent="delete", phrases=("remove the question {question_id}",))
@@ -479,7 +585,9 @@ def delete_question(ctx: ToolContext, question_id: QuestionId) -> Question:
 
 
 @service.tool("write", intent="update", phrases=("change the form {form_id}", "rename {form_id} to {title}"))
-def update_form(ctx: ToolContext, form_id: FormId, title: Subject | None = None, description: Text | None = None) -> Form:
+def update_form(
+    ctx: ToolContext, form_id: FormId, title: Subject | None = None, description: Text | None = None
+) -> Form:
     """Change a form's title or description (its link stays the same).
 
     Args:
@@ -530,7 +638,9 @@ def reopen_form(ctx: ToolContext, form_id: FormId) -> Form:
 # -- responses -----------------------------------------------------------------------------------
 
 
-@service.tool("read", intent="find", phrases=("go through the responses to {form_id}", "check what came in on {form_id}"))
+@service.tool(
+    "read", intent="find", phrases=("go through the responses to {form_id}", "check what came in on {form_id}")
+)
 def list_responses(
     ctx: ToolContext,
     form_id: FormId,
@@ -549,12 +659,18 @@ def list_responses(
         cursor: next_cursor from a previous page.
     """
     form = _form(ctx, form_id)
-    q = ctx.query(Response).where(form_id=form.id).compare("submitted_at", ">=", since).compare("submitted_at", "<", until)
+    q = (
+        ctx.query(Response)
+        .where(form_id=form.id)
+        .compare("submitted_at", ">=", since)
+        .compare("submitted_at", "<", until)
+    )
     return q.order_by("-submitted_at").page(limit, cursor)
 
 
 @service.tool(
-    "read", intent="find",
+    "read",
+    intent="find",
     phrases=("find the form responses from {respondent_email}", "look for responses mentioning {query}"),
 )
 def search_responses(
@@ -610,7 +726,9 @@ def get_response(ctx: ToolContext, response_id: ResponseId) -> Response:
     return ctx.get(Response, response_id, hint=_RESPONSE_HINT)
 
 
-@service.tool("write", intent="submit", phrases=("fill in {form_id} for them with {answers}", "submit {form_id} with {answers}"))
+@service.tool(
+    "write", intent="submit", phrases=("fill in {form_id} for them with {answers}", "submit {form_id} with {answers}")
+)
 def submit_response(ctx: ToolContext, form_id: FormId, answers: dict[Ref, AnswerIn]) -> Response:
     """Submit a response to an open form on someone's behalf (e.g. they registered by phone).
 
@@ -638,7 +756,11 @@ def delete_response(ctx: ToolContext, response_id: ResponseId) -> Response:
     return response
 
 
-@service.tool("read", intent="check", phrases=("check how the answers to {form_id} add up", "summarise the responses to {form_id}"))
+@service.tool(
+    "read",
+    intent="check",
+    phrases=("check how the answers to {form_id} add up", "summarise the responses to {form_id}"),
+)
 def get_form_summary(ctx: ToolContext, form_id: FormId) -> FormSummary:
     """How a form's responses add up: per question, how many answered it, the count per choice, the mean rating.
 
@@ -654,7 +776,9 @@ def get_form_summary(ctx: ToolContext, form_id: FormId) -> FormSummary:
         if q.type == "multiple_choice":
             summary.choices = [ChoiceCount(choice=c, count=sum(1 for v in values if v == c)) for c in q.choices]
         elif q.type == "yes_no":
-            summary.choices = [ChoiceCount(choice=c, count=sum(1 for v in values if v is (c == "yes"))) for c in ("yes", "no")]
+            summary.choices = [
+                ChoiceCount(choice=c, count=sum(1 for v in values if v is (c == "yes"))) for c in ("yes", "no")
+            ]
         elif q.type in ("number", "rating") and values:
             numbers = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
             summary.average = round(sum(numbers) / len(numbers), 2) if numbers else None
@@ -675,4 +799,3 @@ def response_submitted(ctx: ToolContext, form_title: str, answers: dict[str, Any
     if form.status != "open":
         raise ToolError.invalid_state(f"Form {form.title!r} is closed and takes no responses.")
     return _insert_response(ctx, form, _checked_answers(ctx, form, answers), ctx.days_from_now(-hours_ago / 24)).id
-

@@ -134,7 +134,9 @@ def _article(ctx: ToolContext, article_id: str) -> Article:
 def _editable(ctx: ToolContext, article_id: str) -> Article:
     article = _article(ctx, article_id)
     if article.status == "archived":
-        raise ToolError.invalid_state(f"Article {article_id} is archived; restore_article it (as a draft) to change it.")
+        raise ToolError.invalid_state(
+            f"Article {article_id} is archived; restore_article it (as a draft) to change it."
+        )
     return article
 
 
@@ -146,8 +148,13 @@ def _title(ctx: ToolContext, section: Section, title: str, exclude: str | None =
     clean = " ".join(title.split())
     if not clean:
         raise ToolError.invalid_argument("title must not be empty.")
-    clash = (ctx.query(Article).where(section_id=section.id).where_in("status", ("draft", "published"))
-             .where_sql("lower(title) = lower(?)", clean).first())
+    clash = (
+        ctx.query(Article)
+        .where(section_id=section.id)
+        .where_in("status", ("draft", "published"))
+        .where_sql("lower(title) = lower(?)", clean)
+        .first()
+    )
     if clash is not None and clash.id != exclude:
         raise ToolError.conflict(
             f"Section {section.name!r} already has a {clash.status} article titled {clash.title!r} ({clash.id}); "
@@ -179,108 +186,277 @@ def _body(text: str) -> str:
 
 #: (category, [(section, what it covers)])
 _TREE: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
-    ("Getting started", "Set up your account and your team.", (
-        ("Account setup", "Signing in, passwords and single sign-on."),
-        ("Users and permissions", "Adding people, admins and seats."),
-    )),
-    ("Billing and plans", "Invoices, payments, refunds and plan changes.", (
-        ("Invoices and payments", "Invoice copies, tax, failed payments and payment links."),
-        ("Plans and subscriptions", "Upgrading, downgrading and cancelling."),
-    )),
-    ("Using the product", "Reports, exports and dashboards.", (
-        ("Reports and exports", "Exporting data and reading dashboards."),
-    )),
-    ("Integrations and API", "Connect other tools and build on our API.", (
-        ("API", "Keys, limits and errors."),
-        ("Webhooks", "Receiving events in your own systems."),
-    )),
-    ("Orders and shipping", "Hardware and furniture orders.", (
-        ("Deliveries", "Tracking, delays and damaged items."),
-    )),
+    (
+        "Getting started",
+        "Set up your account and your team.",
+        (
+            ("Account setup", "Signing in, passwords and single sign-on."),
+            ("Users and permissions", "Adding people, admins and seats."),
+        ),
+    ),
+    (
+        "Billing and plans",
+        "Invoices, payments, refunds and plan changes.",
+        (
+            ("Invoices and payments", "Invoice copies, tax, failed payments and payment links."),
+            ("Plans and subscriptions", "Upgrading, downgrading and cancelling."),
+        ),
+    ),
+    (
+        "Using the product",
+        "Reports, exports and dashboards.",
+        (("Reports and exports", "Exporting data and reading dashboards."),),
+    ),
+    (
+        "Integrations and API",
+        "Connect other tools and build on our API.",
+        (
+            ("API", "Keys, limits and errors."),
+            ("Webhooks", "Receiving events in your own systems."),
+        ),
+    ),
+    ("Orders and shipping", "Hardware and furniture orders.", (("Deliveries", "Tracking, delays and damaged items."),)),
 )
 
 #: (section, title, labels, status, body)
 _ARTICLES: tuple[tuple[str, str, tuple[str, ...], ArticleStatus, str], ...] = (
-    ("Account setup", "How to reset your password", ("password", "login"), "published",
-     "1. On the sign-in page, click **Forgot password**.\n2. Enter your work email; we send a reset link that works "
-     "for 30 minutes.\n3. Choose a new password of at least 12 characters.\n\nIf the sign-in page keeps reloading "
-     "after a reset, see \"Fixing a login loop after a password reset\"."),
-    ("Account setup", "Fixing a login loop after a password reset", ("login", "password", "troubleshooting"), "published",
-     "If you are sent back to the sign-in page after resetting your password:\n\n1. Sign out on every tab and clear "
-     "this site's cookies.\n2. Sign in again in a private window.\n3. If your company uses single sign-on, sign in "
-     "with the **Continue with SSO** button, not with a password.\n\nStill stuck? Reply to your ticket with the time "
-     "you tried and your browser."),
-    ("Account setup", "How to set up single sign-on (SSO)", ("sso", "login", "security"), "published",
-     "Single sign-on is included in the Pro and Enterprise plans.\n\n1. Go to **Settings > Security > Single sign-on**.\n"
-     "2. Choose your identity provider (Okta, Azure AD, Google Workspace or any SAML 2.0 provider).\n3. Paste your "
-     "provider's metadata URL and save.\n4. Test with one user before turning on **Require SSO** for everyone."),
-    ("Account setup", "Setting up SSO (old admin console)", ("sso",), "archived",
-     "This article describes the admin console we retired last year. Use \"How to set up single sign-on (SSO)\"."),
-    ("Users and permissions", "How to add users to your account", ("users", "seats"), "published",
-     "1. Go to **Settings > Users** and click **Invite users**.\n2. Enter their work emails, one per line.\n3. Pick a "
-     "role: member or admin.\n\nEach invited user takes a seat. If you see \"seat limit reached\" while seats are "
-     "free, remove pending invitations older than 30 days: they still hold a seat."),
-    ("Users and permissions", "How to make someone an admin", ("users", "admins", "permissions"), "published",
-     "Only the account owner or an existing admin can do this.\n\n1. Go to **Settings > Users**.\n2. Open the "
-     "person's profile and set **Role** to **Admin**.\n3. Save. They get an email and can manage users and billing "
-     "right away."),
-    ("Users and permissions", "Admin roles explained", ("admins", "permissions"), "draft",
-     "Draft: what admins, billing admins and members can each do. To be reviewed before publishing."),
-    ("Invoices and payments", "How to download a copy of an invoice", ("invoices", "billing"), "published",
-     "1. Go to **Settings > Billing > Invoices**.\n2. Find the invoice by its number or date.\n3. Click **Download PDF**."
-     "\n\nYour accounts team can also ask us to email a copy to any address."),
-    ("Invoices and payments", "Invoices for tax-exempt organisations", ("invoices", "tax", "vat"), "published",
-     "If your organisation is exempt from VAT or sales tax, send us your exemption certificate. Once it is on file we "
-     "reissue open invoices without tax and future invoices follow automatically."),
-    ("Invoices and payments", "What to do when a payment fails", ("payments", "billing"), "published",
-     "If your card payment is declined we email you and retry after 3 days. To pay now, ask us for a payment link and "
-     "pay by card, or update your card under **Settings > Billing > Payment method**."),
-    ("Invoices and payments", "How refunds work", ("refunds", "billing"), "published",
-     f"You can ask for a refund of a charge within {REFUNDS.window_days} days of it. Duplicate charges are always "
-     "refunded in full. Refunds go back to the card or account you paid with and take 5-10 business days to show on "
-     "your statement. Larger refunds are reviewed by our finance team first, which can add a day or two."),
-    ("Plans and subscriptions", "How to upgrade your plan", ("plans", "upgrade"), "published",
-     "1. Go to **Settings > Billing > Plan** and click **Change plan**.\n2. Pick the new plan and confirm.\n\nUpgrades "
-     "start at once; you pay the prorated difference for the rest of the billing period on your next invoice."),
-    ("Plans and subscriptions", "How to cancel your subscription", ("plans", "cancellation"), "published",
-     "Cancelling stops your subscription at the end of the current billing period; you keep access until then and "
-     "are not charged again. Account owners can cancel under **Settings > Billing > Plan > Cancel subscription**, or "
-     "ask us to do it for them."),
-    ("Reports and exports", "How to export a report to CSV", ("exports", "csv", "reports"), "published",
-     "1. Open the report and set its date range.\n2. Click **Export > CSV**.\n3. The file downloads when it is ready; "
-     "large exports arrive by email within 10 minutes.\n\nIf the export fails with error 500 or the file is empty, "
-     "shorten the date range to one month and try again, then tell us the report's name."),
-    ("Reports and exports", "Exporting reports (legacy dashboard)", ("exports", "csv"), "archived",
-     "The legacy dashboard was retired. See \"How to export a report to CSV\"."),
-    ("Reports and exports", "Exporting large reports", ("exports", "csv", "reports"), "draft",
-     "Draft: scheduled exports and exports over 100,000 rows. Waiting for engineering to confirm the limits."),
-    ("Reports and exports", "Why dashboard totals differ from your records", ("reports", "dashboards"), "published",
-     "Dashboards count orders on the day they were paid, in UTC. Totals can differ from your books when orders are "
-     "refunded later or paid near midnight in your time zone. Open the total to see the orders it counts."),
-    ("API", "API rate limits", ("api", "rate-limits", "429"), "published",
-     "Each API key may make 600 requests a minute. Above that the API answers HTTP 429 with a Retry-After header. "
-     "Usage blocks you buy raise your monthly quota, not the per-minute limit. Spread requests out and retry after the "
-     "time the header gives."),
-    ("API", "How to create an API key", ("api", "keys"), "published",
-     "1. Go to **Settings > API**.\n2. Click **New key**, name it after the integration that will use it.\n3. Copy the "
-     "key now: it is shown only once. Revoke keys you no longer use."),
-    ("Webhooks", "How to set up webhooks", ("webhooks", "integrations"), "published",
-     "1. Go to **Settings > Webhooks** and click **Add endpoint**.\n2. Enter your HTTPS URL and pick the events.\n3. We "
-     "send a test event; your endpoint must answer 200 within 10 seconds.\n\nDeliveries that time out are retried for "
-     "24 hours; the delivery log shows every attempt."),
-    ("Webhooks", "Troubleshooting failed webhook deliveries", ("webhooks", "troubleshooting"), "published",
-     "If deliveries show timeouts, check that your endpoint answers within 10 seconds and does the work afterwards. "
-     "After 24 hours of failures an endpoint is paused: fix it, then click **Resume** in the delivery log."),
-    ("Deliveries", "How to track your order", ("orders", "shipping", "tracking"), "published",
-     "Your shipping confirmation email has a tracking link for each parcel. Deliveries usually take 3-5 working days. "
-     "If the tracking has not moved for 3 working days, contact us with your order number."),
-    ("Deliveries", "What to do if an item arrives damaged", ("orders", "damaged", "returns"), "published",
-     "Take a photo of the item and the box, and contact us within 7 days of delivery with your order number. We send "
-     "a replacement or refund the item; you do not need to send it back unless we ask."),
+    (
+        "Account setup",
+        "How to reset your password",
+        ("password", "login"),
+        "published",
+        (
+            "1. On the sign-in page, click **Forgot password**.\n2. Enter your work email; we send a reset link that works "
+            "for 30 minutes.\n3. Choose a new password of at least 12 characters.\n\nIf the sign-in page keeps reloading "
+            'after a reset, see "Fixing a login loop after a password reset".'
+        ),
+    ),
+    (
+        "Account setup",
+        "Fixing a login loop after a password reset",
+        ("login", "password", "troubleshooting"),
+        "published",
+        (
+            "If you are sent back to the sign-in page after resetting your password:\n\n1. Sign out on every tab and clear "
+            "this site's cookies.\n2. Sign in again in a private window.\n3. If your company uses single sign-on, sign in "
+            "with the **Continue with SSO** button, not with a password.\n\nStill stuck? Reply to your ticket with the time "
+            "you tried and your browser."
+        ),
+    ),
+    (
+        "Account setup",
+        "How to set up single sign-on (SSO)",
+        ("sso", "login", "security"),
+        "published",
+        (
+            "Single sign-on is included in the Pro and Enterprise plans.\n\n1. Go to **Settings > Security > Single sign-on**.\n"
+            "2. Choose your identity provider (Okta, Azure AD, Google Workspace or any SAML 2.0 provider).\n3. Paste your "
+            "provider's metadata URL and save.\n4. Test with one user before turning on **Require SSO** for everyone."
+        ),
+    ),
+    (
+        "Account setup",
+        "Setting up SSO (old admin console)",
+        ("sso",),
+        "archived",
+        'This article describes the admin console we retired last year. Use "How to set up single sign-on (SSO)".',
+    ),
+    (
+        "Users and permissions",
+        "How to add users to your account",
+        ("users", "seats"),
+        "published",
+        (
+            "1. Go to **Settings > Users** and click **Invite users**.\n2. Enter their work emails, one per line.\n3. Pick a "
+            'role: member or admin.\n\nEach invited user takes a seat. If you see "seat limit reached" while seats are '
+            "free, remove pending invitations older than 30 days: they still hold a seat."
+        ),
+    ),
+    (
+        "Users and permissions",
+        "How to make someone an admin",
+        ("users", "admins", "permissions"),
+        "published",
+        (
+            "Only the account owner or an existing admin can do this.\n\n1. Go to **Settings > Users**.\n2. Open the "
+            "person's profile and set **Role** to **Admin**.\n3. Save. They get an email and can manage users and billing "
+            "right away."
+        ),
+    ),
+    (
+        "Users and permissions",
+        "Admin roles explained",
+        ("admins", "permissions"),
+        "draft",
+        "Draft: what admins, billing admins and members can each do. To be reviewed before publishing.",
+    ),
+    (
+        "Invoices and payments",
+        "How to download a copy of an invoice",
+        ("invoices", "billing"),
+        "published",
+        (
+            "1. Go to **Settings > Billing > Invoices**.\n2. Find the invoice by its number or date.\n3. Click **Download PDF**."
+            "\n\nYour accounts team can also ask us to email a copy to any address."
+        ),
+    ),
+    (
+        "Invoices and payments",
+        "Invoices for tax-exempt organisations",
+        ("invoices", "tax", "vat"),
+        "published",
+        (
+            "If your organisation is exempt from VAT or sales tax, send us your exemption certificate. Once it is on file we "
+            "reissue open invoices without tax and future invoices follow automatically."
+        ),
+    ),
+    (
+        "Invoices and payments",
+        "What to do when a payment fails",
+        ("payments", "billing"),
+        "published",
+        (
+            "If your card payment is declined we email you and retry after 3 days. To pay now, ask us for a payment link and "
+            "pay by card, or update your card under **Settings > Billing > Payment method**."
+        ),
+    ),
+    (
+        "Invoices and payments",
+        "How refunds work",
+        ("refunds", "billing"),
+        "published",
+        (
+            f"You can ask for a refund of a charge within {REFUNDS.window_days} days of it. Duplicate charges are always "
+            "refunded in full. Refunds go back to the card or account you paid with and take 5-10 business days to show on "
+            "your statement. Larger refunds are reviewed by our finance team first, which can add a day or two."
+        ),
+    ),
+    (
+        "Plans and subscriptions",
+        "How to upgrade your plan",
+        ("plans", "upgrade"),
+        "published",
+        (
+            "1. Go to **Settings > Billing > Plan** and click **Change plan**.\n2. Pick the new plan and confirm.\n\nUpgrades "
+            "start at once; you pay the prorated difference for the rest of the billing period on your next invoice."
+        ),
+    ),
+    (
+        "Plans and subscriptions",
+        "How to cancel your subscription",
+        ("plans", "cancellation"),
+        "published",
+        (
+            "Cancelling stops your subscription at the end of the current billing period; you keep access until then and "
+            "are not charged again. Account owners can cancel under **Settings > Billing > Plan > Cancel subscription**, or "
+            "ask us to do it for them."
+        ),
+    ),
+    (
+        "Reports and exports",
+        "How to export a report to CSV",
+        ("exports", "csv", "reports"),
+        "published",
+        (
+            "1. Open the report and set its date range.\n2. Click **Export > CSV**.\n3. The file downloads when it is ready; "
+            "large exports arrive by email within 10 minutes.\n\nIf the export fails with error 500 or the file is empty, "
+            "shorten the date range to one month and try again, then tell us the report's name."
+        ),
+    ),
+    (
+        "Reports and exports",
+        "Exporting reports (legacy dashboard)",
+        ("exports", "csv"),
+        "archived",
+        'The legacy dashboard was retired. See "How to export a report to CSV".',
+    ),
+    (
+        "Reports and exports",
+        "Exporting large reports",
+        ("exports", "csv", "reports"),
+        "draft",
+        "Draft: scheduled exports and exports over 100,000 rows. Waiting for engineering to confirm the limits.",
+    ),
+    (
+        "Reports and exports",
+        "Why dashboard totals differ from your records",
+        ("reports", "dashboards"),
+        "published",
+        (
+            "Dashboards count orders on the day they were paid, in UTC. Totals can differ from your books when orders are "
+            "refunded later or paid near midnight in your time zone. Open the total to see the orders it counts."
+        ),
+    ),
+    (
+        "API",
+        "API rate limits",
+        ("api", "rate-limits", "429"),
+        "published",
+        (
+            "Each API key may make 600 requests a minute. Above that the API answers HTTP 429 with a Retry-After header. "
+            "Usage blocks you buy raise your monthly quota, not the per-minute limit. Spread requests out and retry after the "
+            "time the header gives."
+        ),
+    ),
+    (
+        "API",
+        "How to create an API key",
+        ("api", "keys"),
+        "published",
+        (
+            "1. Go to **Settings > API**.\n2. Click **New key**, name it after the integration that will use it.\n3. Copy the "
+            "key now: it is shown only once. Revoke keys you no longer use."
+        ),
+    ),
+    (
+        "Webhooks",
+        "How to set up webhooks",
+        ("webhooks", "integrations"),
+        "published",
+        (
+            "1. Go to **Settings > Webhooks** and click **Add endpoint**.\n2. Enter your HTTPS URL and pick the events.\n3. We "
+            "send a test event; your endpoint must answer 200 within 10 seconds.\n\nDeliveries that time out are retried for "
+            "24 hours; the delivery log shows every attempt."
+        ),
+    ),
+    (
+        "Webhooks",
+        "Troubleshooting failed webhook deliveries",
+        ("webhooks", "troubleshooting"),
+        "published",
+        (
+            "If deliveries show timeouts, check that your endpoint answers within 10 seconds and does the work afterwards. "
+            "After 24 hours of failures an endpoint is paused: fix it, then click **Resume** in the delivery log."
+        ),
+    ),
+    (
+        "Deliveries",
+        "How to track your order",
+        ("orders", "shipping", "tracking"),
+        "published",
+        (
+            "Your shipping confirmation email has a tracking link for each parcel. Deliveries usually take 3-5 working days. "
+            "If the tracking has not moved for 3 working days, contact us with your order number."
+        ),
+    ),
+    (
+        "Deliveries",
+        "What to do if an item arrives damaged",
+        ("orders", "damaged", "returns"),
+        "published",
+        (
+            "Take a photo of the item and the box, and contact us within 7 days of delivery with your order number. We send "
+            "a replacement or refund the item; you do not need to send it back unless we ask."
+        ),
+    ),
 )
 
 _FEEDBACK = (
-    ("How to export a report to CSV", False, "The export button is not where the article says on the new reports page."),
+    (
+        "How to export a report to CSV",
+        False,
+        "The export button is not where the article says on the new reports page.",
+    ),
     ("API rate limits", True, None),
     ("How to add users to your account", False, "Didn't mention pending invitations holding seats until the end."),
     ("How refunds work", True, "Clear, thanks."),
@@ -292,15 +468,20 @@ def seed(ctx: ToolContext) -> None:
     """The help center's categories and sections, its articles (published, drafts and archived) and some feedback."""
     world = ctx.world
     rng = ctx.rng("seed")
-    writers = [world.team_member("support lead"), world.team_member("support agent"), world.team_member("product manager")]
+    writers = [
+        world.team_member("support lead"),
+        world.team_member("support agent"),
+        world.team_member("product manager"),
+    ]
     sections: dict[str, Section] = {}
     categories = []
     for n, (name, about, children) in enumerate(_TREE):
         category = Category(id=ctx.new_id("kc"), name=name, description=about, position=n)
         categories.append(category)
         for m, (section, covers) in enumerate(children):
-            sections[section] = Section(id=ctx.new_id("ks"), category_id=category.id, name=section, description=covers,
-                                        position=m)
+            sections[section] = Section(
+                id=ctx.new_id("ks"), category_id=category.id, name=section, description=covers, position=m
+            )
     ctx.insert_many(categories)
     ctx.insert_many(list(sections.values()))
     articles = []
@@ -309,20 +490,41 @@ def seed(ctx: ToolContext) -> None:
         created = ctx.days_from_now(-rng.randint(120, 700))
         updated = ctx.days_from_now(-rng.randint(2, 100))
         votes = rng.randint(3, 60) if status != "draft" else 0
-        articles.append(Article(
-            id=article_id, section_id=sections[section].id, title=title, body=body, label_names=list(labels),
-            status=status, promoted=n in (0, 13), position=n, author_email=rng.choice(writers).email,
-            html_url=_url(ctx, article_id, title), helpful_votes=votes, unhelpful_votes=rng.randint(0, votes // 5 + 1),
-            created_at=created, updated_at=updated, published_at=created if status != "draft" else None,
-        ))
+        articles.append(
+            Article(
+                id=article_id,
+                section_id=sections[section].id,
+                title=title,
+                body=body,
+                label_names=list(labels),
+                status=status,
+                promoted=n in (0, 13),
+                position=n,
+                author_email=rng.choice(writers).email,
+                html_url=_url(ctx, article_id, title),
+                helpful_votes=votes,
+                unhelpful_votes=rng.randint(0, votes // 5 + 1),
+                created_at=created,
+                updated_at=updated,
+                published_at=created if status != "draft" else None,
+            )
+        )
     ctx.insert_many(articles)
     by_title = {a.title: a for a in articles}
     readers = list(world.customers)
-    ctx.insert_many([
-        Feedback(id=ctx.new_id("fb"), article_id=by_title[title].id, reader_email=rng.choice(readers).email,
-                 helpful=helpful, comment=comment, created_at=ctx.days_from_now(-rng.randint(1, 30)))
-        for title, helpful, comment in _FEEDBACK
-    ])
+    ctx.insert_many(
+        [
+            Feedback(
+                id=ctx.new_id("fb"),
+                article_id=by_title[title].id,
+                reader_email=rng.choice(readers).email,
+                helpful=helpful,
+                comment=comment,
+                created_at=ctx.days_from_now(-rng.randint(1, 30)),
+            )
+            for title, helpful, comment in _FEEDBACK
+        ]
+    )
 
 
 # -- categories and sections ---------------------------------------------------------------------
@@ -335,7 +537,9 @@ def list_categories(ctx: ToolContext) -> list[Category]:
 
 
 @service.tool("read", intent="find", phrases=("list the help center sections", "see which sections {category_id} has"))
-def list_sections(ctx: ToolContext, category_id: CategoryId | None = None, limit: Limit = 50, cursor: Cursor = None) -> Page[Section]:
+def list_sections(
+    ctx: ToolContext, category_id: CategoryId | None = None, limit: Limit = 50, cursor: Cursor = None
+) -> Page[Section]:
     """The help center's sections (in one category, or all), with how many published articles each holds.
 
     Args:
@@ -349,7 +553,9 @@ def list_sections(ctx: ToolContext, category_id: CategoryId | None = None, limit
 
 
 @service.tool("write", intent="create", phrases=("add a help center section {name} to {category_id}",))
-def create_section(ctx: ToolContext, category_id: CategoryId, name: ShortText, description: Text | None = None) -> Section:
+def create_section(
+    ctx: ToolContext, category_id: CategoryId, name: ShortText, description: Text | None = None
+) -> Section:
     """Add a section at the end of a category. Section names are unique within a category.
 
     Args:
@@ -364,14 +570,25 @@ def create_section(ctx: ToolContext, category_id: CategoryId, name: ShortText, d
     siblings = ctx.query(Section).where(category_id=category.id).all()
     if any(s.name.casefold() == clean.casefold() for s in siblings):
         raise ToolError.conflict(f"Category {category.name!r} already has a section {clean!r}.")
-    return ctx.insert(Section(id=ctx.new_id("ks"), category_id=category.id, name=clean,
-                              description=(description or "").strip(), position=len(siblings)))
+    return ctx.insert(
+        Section(
+            id=ctx.new_id("ks"),
+            category_id=category.id,
+            name=clean,
+            description=(description or "").strip(),
+            position=len(siblings),
+        )
+    )
 
 
 # -- articles: reads -----------------------------------------------------------------------------
 
 
-@service.tool("read", intent="find", phrases=("look for a help center article about {query}", "search the help center for {query}"))
+@service.tool(
+    "read",
+    intent="find",
+    phrases=("look for a help center article about {query}", "search the help center for {query}"),
+)
 def search_articles(
     ctx: ToolContext,
     query: str | None = None,
@@ -440,7 +657,8 @@ def get_article(ctx: ToolContext, article_id: ArticleId) -> Article:
 
 
 @service.tool(
-    "write", intent="draft",
+    "write",
+    intent="draft",
     phrases=("draft a help center article {title} in {section_id}", "write up {title} for the help center"),
 )
 def create_article(
@@ -465,14 +683,27 @@ def create_article(
     clean = _title(ctx, section, title)
     (count,) = ctx.sql("SELECT COUNT(*) FROM articles WHERE section_id = ?", section.id)[0]
     article_id = ctx.new_id("art")
-    return ctx.insert(Article(
-        id=article_id, section_id=section.id, title=clean, body=_body(body), label_names=_labels(label_names or []),
-        status=status, position=int(count), author_email=ctx.world.user.email, html_url=_url(ctx, article_id, clean),
-        created_at=ctx.now_iso, updated_at=ctx.now_iso, published_at=ctx.now_iso if status == "published" else None,
-    ))
+    return ctx.insert(
+        Article(
+            id=article_id,
+            section_id=section.id,
+            title=clean,
+            body=_body(body),
+            label_names=_labels(label_names or []),
+            status=status,
+            position=int(count),
+            author_email=ctx.world.user.email,
+            html_url=_url(ctx, article_id, clean),
+            created_at=ctx.now_iso,
+            updated_at=ctx.now_iso,
+            published_at=ctx.now_iso if status == "published" else None,
+        )
+    )
 
 
-@service.tool("write", intent="update", phrases=("update the help center article {article_id}", "fix the text of {article_id}"))
+@service.tool(
+    "write", intent="update", phrases=("update the help center article {article_id}", "fix the text of {article_id}")
+)
 def update_article(
     ctx: ToolContext,
     article_id: ArticleId,
@@ -577,7 +808,11 @@ def move_article(ctx: ToolContext, article_id: ArticleId, section_id: SectionId)
 # -- feedback ------------------------------------------------------------------------------------
 
 
-@service.tool("read", intent="find", phrases=("read the feedback on {article_id}", "check what readers said about the help center"))
+@service.tool(
+    "read",
+    intent="find",
+    phrases=("read the feedback on {article_id}", "check what readers said about the help center"),
+)
 def list_feedback(
     ctx: ToolContext,
     article_id: ArticleId | None = None,
@@ -617,7 +852,12 @@ def mark_feedback_addressed(ctx: ToolContext, feedback_id: FeedbackId, note: Tex
 
 @service.event("feedback_received")
 def feedback_received(
-    ctx: ToolContext, article_id: str, reader_email: str, helpful: bool, comment: str | None = None, hours_ago: float = 1.0
+    ctx: ToolContext,
+    article_id: str,
+    reader_email: str,
+    helpful: bool,
+    comment: str | None = None,
+    hours_ago: float = 1.0,
 ) -> str:
     """A reader rates an article ``hours_ago`` and says why (a task's trigger). Returns the feedback's id."""
     if not 0 <= hours_ago <= 720:
@@ -625,7 +865,13 @@ def feedback_received(
     article = _article(ctx, article_id)
     if article.status != "published":
         raise ToolError.invalid_state(f"Article {article_id} is {article.status}; readers only see published articles.")
-    return ctx.insert(Feedback(
-        id=ctx.new_id("fb"), article_id=article.id, reader_email=reader_email.strip().lower(), helpful=bool(helpful),
-        comment=comment.strip() if comment and comment.strip() else None, created_at=ctx.days_from_now(-hours_ago / 24),
-    )).id
+    return ctx.insert(
+        Feedback(
+            id=ctx.new_id("fb"),
+            article_id=article.id,
+            reader_email=reader_email.strip().lower(),
+            helpful=bool(helpful),
+            comment=comment.strip() if comment and comment.strip() else None,
+            created_at=ctx.days_from_now(-hours_ago / 24),
+        )
+    ).id

@@ -67,7 +67,9 @@ class Spreadsheet:
     id: SpreadsheetId
     title: Subject = field(index=True)
     owner_email: EmailAddress = field(role="owner")
-    access: dict[EmailAddress, str] = field(role="shared with", description="Who else may open it: email -> reader or writer")
+    access: dict[EmailAddress, str] = field(
+        role="shared with", description="Who else may open it: email -> reader or writer"
+    )
     created_at: DateTime
     updated_at: DateTime
 
@@ -105,7 +107,9 @@ def _row_numbers(db: RecordAccess, rows: Sequence[Row]) -> list[int]:
 def _values(db: RecordAccess, rows: Sequence[Row]) -> list[dict[str, str]]:
     sheets = sorted({r.sheet_id for r in rows})
     marks = ", ".join("?" for _ in sheets)
-    columns = {sid: _json_list(text) for sid, text in db.sql(f"SELECT id, columns FROM sheets WHERE id IN ({marks})", *sheets)}
+    columns = {
+        sid: _json_list(text) for sid, text in db.sql(f"SELECT id, columns FROM sheets WHERE id IN ({marks})", *sheets)
+    }
     return [_as_values(columns.get(r.sheet_id, []), r.cells) for r in rows]
 
 
@@ -188,8 +192,17 @@ def _new_row(ctx: ToolContext, sheet: Sheet, cells: list[str], at: str | None = 
         raise ToolError.invalid_argument("The row would be empty; give at least one non-blank value.")
     (last,) = ctx.sql("SELECT COALESCE(MAX(position), 0) FROM sheet_rows WHERE sheet_id = ?", sheet.id)[0]
     moment = at or ctx.now_iso
-    return ctx.insert(Row(id=ctx.new_id("rw"), sheet_id=sheet.id, position=int(last) + 1, cells=cells,
-                          key=cells[0] if cells else "", created_at=moment, updated_at=moment))
+    return ctx.insert(
+        Row(
+            id=ctx.new_id("rw"),
+            sheet_id=sheet.id,
+            position=int(last) + 1,
+            cells=cells,
+            key=cells[0] if cells else "",
+            created_at=moment,
+            updated_at=moment,
+        )
+    )
 
 
 def _cells_from(sheet: Sheet, values: list[str] | None, fields: dict[str, str] | None) -> list[str]:
@@ -230,54 +243,122 @@ def seed(ctx: ToolContext) -> None:
 
     def book(title: str, owner: str, shared: Sequence[str], days_ago: int) -> Spreadsheet:
         # The first colleague it is shared with may edit it; the others read it.
-        made = Spreadsheet(id=ctx.new_id("ss"), title=title, owner_email=team[owner].email,
-                           access={team[r].email: "writer" if n == 0 else "reader" for n, r in enumerate(shared)},
-                           created_at=ctx.days_from_now(-days_ago - 200),
-                           updated_at=ctx.days_from_now(-days_ago))
+        made = Spreadsheet(
+            id=ctx.new_id("ss"),
+            title=title,
+            owner_email=team[owner].email,
+            access={team[r].email: "writer" if n == 0 else "reader" for n, r in enumerate(shared)},
+            created_at=ctx.days_from_now(-days_ago - 200),
+            updated_at=ctx.days_from_now(-days_ago),
+        )
         spreadsheets.append(made)
         return made
 
     def tab(book_: Spreadsheet, title: str, columns: Sequence[str], data: Sequence[Sequence[str]]) -> Sheet:
-        made = Sheet(id=ctx.new_id("sh"), spreadsheet_id=book_.id, title=title, columns=list(columns),
-                     position=sum(1 for s in sheets if s.spreadsheet_id == book_.id), created_at=book_.created_at)
+        made = Sheet(
+            id=ctx.new_id("sh"),
+            spreadsheet_id=book_.id,
+            title=title,
+            columns=list(columns),
+            position=sum(1 for s in sheets if s.spreadsheet_id == book_.id),
+            created_at=book_.created_at,
+        )
         sheets.append(made)
         for n, cells in enumerate(data, 1):
-            rows.append(Row(id=ctx.new_id("rw"), sheet_id=made.id, position=n, cells=list(cells), key=cells[0],
-                            created_at=book_.created_at, updated_at=book_.updated_at))
+            rows.append(
+                Row(
+                    id=ctx.new_id("rw"),
+                    sheet_id=made.id,
+                    position=n,
+                    cells=list(cells),
+                    key=cells[0],
+                    created_at=book_.created_at,
+                    updated_at=book_.updated_at,
+                )
+            )
         return made
 
     accounts = book("Account hierarchy", "sales lead", ("account executive", "support lead", "operations manager"), 9)
-    tab(accounts, "Accounts",
+    tab(
+        accounts,
+        "Accounts",
         ("Company", "Domain", "Parent account", "Tier", "Region", "Account manager", "Account manager email"),
-        [(a.company, a.domain, a.parent or "", a.tier, a.region, a.manager_name, a.manager_email) for a in plan.accounts])
+        [
+            (a.company, a.domain, a.parent or "", a.tier, a.region, a.manager_name, a.manager_email)
+            for a in plan.accounts
+        ],
+    )
     prices = book("Price list", "finance lead", ("sales lead", "account executive", "accountant"), 30)
     columns = ("SKU", "Product", "Category", "List price (USD)", "Max discount (%)")
-    tab(prices, f"{plan.year} prices", columns,
-        [(p.sku, p.product, p.category, _money(p.list_price), str(p.max_discount)) for p in plan.price_list])
-    tab(prices, f"{plan.year - 1} prices", columns,
-        [(p.sku, p.product, p.category, _money(p.last_year_price), str(p.last_year_max_discount)) for p in plan.price_list])
+    tab(
+        prices,
+        f"{plan.year} prices",
+        columns,
+        [(p.sku, p.product, p.category, _money(p.list_price), str(p.max_discount)) for p in plan.price_list],
+    )
+    tab(
+        prices,
+        f"{plan.year - 1} prices",
+        columns,
+        [
+            (p.sku, p.product, p.category, _money(p.last_year_price), str(p.last_year_max_discount))
+            for p in plan.price_list
+        ],
+    )
     routing = book("Routing", "support lead", ("support agent", "sales lead", "operations manager"), 20)
-    tab(routing, "Support queues",
+    tab(
+        routing,
+        "Support queues",
         ("Category", "Covers", "Assignee", "Assignee email", "Default priority", "Escalation contact"),
-        [(q.category, q.covers, q.assignee_name, q.assignee_email, q.priority, q.escalation_email) for q in plan.queues])
-    tab(routing, "Lead routing", ("Region", "Owner", "Owner email"),
-        [(r.region, r.owner_name, r.owner_email) for r in plan.lead_routes])
+        [
+            (q.category, q.covers, q.assignee_name, q.assignee_email, q.priority, q.escalation_email)
+            for q in plan.queues
+        ],
+    )
+    tab(
+        routing,
+        "Lead routing",
+        ("Region", "Owner", "Owner email"),
+        [(r.region, r.owner_name, r.owner_email) for r in plan.lead_routes],
+    )
     for event in plan.events:
         guests = book(event.guest_list_title, "office manager", ("sales lead", "operations manager"), 1)
-        tab(guests, "Guests", ("Name", "Email", "Company", "Status", "Registered at"),
-            [(r.name, r.email, r.company, r.status, r.registered_at) for r in event.registrations])
+        tab(
+            guests,
+            "Guests",
+            ("Name", "Email", "Company", "Status", "Registered at"),
+            [(r.name, r.email, r.company, r.status, r.registered_at) for r in event.registrations],
+        )
     supplies = book("Office supplies order", "office manager", ("operations manager",), 4)
-    tab(supplies, "This month", ("Item", "Quantity", "Requested by", "Status"),
-        [(p.name, str(q), team[role].name, status) for p, q, role, status in (
-            (next(x for x in world.products if x.category == "supplies"), 4, "office manager", "Ordered"),
-            (next(x for x in world.products if x.category == "pantry"), 6, "operations manager", "Requested"),
-            (next(x for x in world.products if x.name == "USB-C cable 2m"), 10, "engineering lead", "Requested"),
-        )])
+    tab(
+        supplies,
+        "This month",
+        ("Item", "Quantity", "Requested by", "Status"),
+        [
+            (p.name, str(q), team[role].name, status)
+            for p, q, role, status in (
+                (next(x for x in world.products if x.category == "supplies"), 4, "office manager", "Ordered"),
+                (next(x for x in world.products if x.category == "pantry"), 6, "operations manager", "Requested"),
+                (next(x for x in world.products if x.name == "USB-C cable 2m"), 10, "engineering lead", "Requested"),
+            )
+        ],
+    )
     rota = book("Support rota", "support lead", ("support agent",), 3)
-    tab(rota, "Weekend cover", ("Week starting", "Primary", "Backup"),
-        [(ctx.days_from_now(7 * n - world.now_dt.weekday())[:10], team[a].name, team[b].name)
-         for n, (a, b) in enumerate((("support agent", "support lead"), ("support lead", "support agent"),
-                                     ("support agent", "support lead")))])
+    tab(
+        rota,
+        "Weekend cover",
+        ("Week starting", "Primary", "Backup"),
+        [
+            (ctx.days_from_now(7 * n - world.now_dt.weekday())[:10], team[a].name, team[b].name)
+            for n, (a, b) in enumerate(
+                (
+                    ("support agent", "support lead"),
+                    ("support lead", "support agent"),
+                    ("support agent", "support lead"),
+                )
+            )
+        ],
+    )
     ctx.insert_many(spreadsheets)
     ctx.insert_many(sheets)
     ctx.insert_many(rows)
@@ -287,7 +368,9 @@ def seed(ctx: ToolContext) -> None:
 
 
 @service.tool("read", intent="find", phrases=("look for the {query} spreadsheet", "find the sheet called {query}"))
-def list_spreadsheets(ctx: ToolContext, query: str | None = None, limit: Limit = 20, cursor: Cursor = None) -> Page[Spreadsheet]:
+def list_spreadsheets(
+    ctx: ToolContext, query: str | None = None, limit: Limit = 20, cursor: Cursor = None
+) -> Page[Spreadsheet]:
     """List spreadsheets by words in their title, most recently changed first, with their tabs.
 
     Args:
@@ -308,7 +391,9 @@ def get_spreadsheet(ctx: ToolContext, spreadsheet_id: SpreadsheetId) -> Spreadsh
     return ctx.get(Spreadsheet, spreadsheet_id, hint="Use list_spreadsheets to find spreadsheet ids.")
 
 
-@service.tool("read", intent="find", phrases=("list the tabs of {spreadsheet_id}", "check the columns of {spreadsheet_id}"))
+@service.tool(
+    "read", intent="find", phrases=("list the tabs of {spreadsheet_id}", "check the columns of {spreadsheet_id}")
+)
 def list_sheets(ctx: ToolContext, spreadsheet_id: SpreadsheetId) -> list[Sheet]:
     """The tabs of a spreadsheet in order, with each one's column names and row count.
 
@@ -320,7 +405,8 @@ def list_sheets(ctx: ToolContext, spreadsheet_id: SpreadsheetId) -> list[Sheet]:
 
 
 @service.tool(
-    "write", intent="create",
+    "write",
+    intent="create",
     phrases=("start a spreadsheet called {title}", "create a new sheet {title} with the columns {columns}"),
 )
 def create_spreadsheet(
@@ -336,10 +422,26 @@ def create_spreadsheet(
     clean = " ".join(title.split())
     if not clean:
         raise ToolError.invalid_argument("title must not be empty.")
-    made = ctx.insert(Spreadsheet(id=ctx.new_id("ss"), title=clean, owner_email=ctx.world.user.email, access={},
-                                  created_at=ctx.now_iso, updated_at=ctx.now_iso))
-    ctx.insert(Sheet(id=ctx.new_id("sh"), spreadsheet_id=made.id, title=" ".join(sheet_title.split()) or "Sheet1",
-                     columns=_columns(columns), position=0, created_at=ctx.now_iso))
+    made = ctx.insert(
+        Spreadsheet(
+            id=ctx.new_id("ss"),
+            title=clean,
+            owner_email=ctx.world.user.email,
+            access={},
+            created_at=ctx.now_iso,
+            updated_at=ctx.now_iso,
+        )
+    )
+    ctx.insert(
+        Sheet(
+            id=ctx.new_id("sh"),
+            spreadsheet_id=made.id,
+            title=" ".join(sheet_title.split()) or "Sheet1",
+            columns=_columns(columns),
+            position=0,
+            created_at=ctx.now_iso,
+        )
+    )
     return made
 
 
@@ -359,8 +461,16 @@ def add_sheet(ctx: ToolContext, spreadsheet_id: SpreadsheetId, title: ColumnName
     tabs = ctx.query(Sheet).where(spreadsheet_id=spreadsheet.id).all()
     if any(t.title.casefold() == clean.casefold() for t in tabs):
         raise ToolError.conflict(f"Spreadsheet {spreadsheet.title!r} already has a tab {clean!r}.")
-    made = ctx.insert(Sheet(id=ctx.new_id("sh"), spreadsheet_id=spreadsheet.id, title=clean, columns=_columns(columns),
-                            position=len(tabs), created_at=ctx.now_iso))
+    made = ctx.insert(
+        Sheet(
+            id=ctx.new_id("sh"),
+            spreadsheet_id=spreadsheet.id,
+            title=clean,
+            columns=_columns(columns),
+            position=len(tabs),
+            created_at=ctx.now_iso,
+        )
+    )
     ctx.update(spreadsheet, updated_at=ctx.now_iso)
     return made
 
@@ -380,10 +490,13 @@ def add_column(ctx: ToolContext, sheet_id: SheetId, name: ColumnName) -> Sheet:
 
 
 @service.tool(
-    "write", intent="share",
+    "write",
+    intent="share",
     phrases=("share {spreadsheet_id} with {email}", "give {email} access to the spreadsheet {spreadsheet_id}"),
 )
-def share_spreadsheet(ctx: ToolContext, spreadsheet_id: SpreadsheetId, email: EmailAddress, role: ShareRole = "reader") -> Spreadsheet:
+def share_spreadsheet(
+    ctx: ToolContext, spreadsheet_id: SpreadsheetId, email: EmailAddress, role: ShareRole = "reader"
+) -> Spreadsheet:
     """Share a spreadsheet with someone by email (reader: view only; writer: may edit), or change their access.
 
     Args:
@@ -405,7 +518,7 @@ def share_spreadsheet(ctx: ToolContext, spreadsheet_id: SpreadsheetId, email: Em
 
 def _page_of(rows: list[Row], limit: int, cursor: str | None) -> Page[Row]:
     offset = decode_cursor(cursor)
-    chunk = rows[offset:offset + limit]
+    chunk = rows[offset : offset + limit]
     end = offset + len(chunk)
     return Page(items=chunk, total=len(rows), next_cursor=str(end) if end < len(rows) else None)
 
@@ -424,7 +537,8 @@ def list_rows(ctx: ToolContext, sheet_id: SheetId, limit: Limit = 50, cursor: Cu
 
 
 @service.tool(
-    "read", intent="find",
+    "read",
+    intent="find",
     phrases=("look up {value} in the {column} column of {spreadsheet_id}", "find the row for {value} in {sheet_id}"),
 )
 def find_rows(
@@ -499,7 +613,9 @@ def _column_number(letters: str) -> int:
 
 
 @service.tool("read", intent="check", phrases=("read the range {range} of {sheet_id}",))
-def get_values(ctx: ToolContext, sheet_id: SheetId, range: Annotated[str, Field(max_length=20)] = "A1:Z1000") -> RangeValues:  # noqa: A002 - the Sheets API's name
+def get_values(
+    ctx: ToolContext, sheet_id: SheetId, range: Annotated[str, Field(max_length=20)] = "A1:Z1000"
+) -> RangeValues:  # noqa: A002 - the Sheets API's name
     """Read the cells of an A1 range as rows of text, the header being row 1 (e.g. "A1:D10", "B:B", "A2:E2").
 
     Args:
@@ -527,13 +643,14 @@ def get_values(ctx: ToolContext, sheet_id: SheetId, range: Annotated[str, Field(
     width = len(sheet.columns)
     out = [
         [(line[c] if c < len(line) else "") for c in builtins.range(c1 - 1, min(c2, width))]
-        for line in table[r1 - 1:min(r2, len(table))]
+        for line in table[r1 - 1 : min(r2, len(table))]
     ]
     return RangeValues(sheet_id=sheet.id, range=text, values=out)
 
 
 @service.tool(
-    "write", intent="create",
+    "write",
+    intent="create",
     phrases=("add a row to {sheet_id} with {fields}", "append {values} to the sheet {sheet_id}"),
 )
 def append_row(
@@ -558,7 +675,8 @@ def append_row(
 
 
 @service.tool(
-    "write", intent="update",
+    "write",
+    intent="update",
     phrases=("update {row_id} with {fields}", "change the row {row_id} to {fields}"),
 )
 def update_row(ctx: ToolContext, row_id: RowId, fields: dict[ColumnName, Cell]) -> Row:

@@ -56,7 +56,8 @@ def test_search_finds_words_in_titles_and_text_within_a_space_or_label(docs: Cal
     hits = [p["title"] for p in docs.all("search_pages", query="enterprise tier")]
     assert "Discount approval policy" in hits and "Ticket escalation and routing rules" in hits
     assert [p["title"] for p in docs.all("search_pages", query="enterprise tier", space_key="SUP")] == [
-        "Ticket escalation and routing rules"]
+        "Ticket escalation and routing rules"
+    ]
     assert all("policy" in p["labels"] for p in docs.all("search_pages", label="Policy"))
     assert docs("search_pages", query="100%_")["items"] == []  # wildcards are literal
     docs.refused("search_pages", "not_found", space_key="NOPE")
@@ -64,7 +65,9 @@ def test_search_finds_words_in_titles_and_text_within_a_space_or_label(docs: Cal
 
 def test_an_edit_is_a_new_version_and_the_old_text_stays_in_the_history(ep: Episode, docs: Calls) -> None:
     refunds = page(docs, "POL", "Refund policy")
-    edited = docs("update_page", page_id=refunds["id"], body="Support may refund up to 300.00 USD.", version_message="New limit")
+    edited = docs(
+        "update_page", page_id=refunds["id"], body="Support may refund up to 300.00 USD.", version_message="New limit"
+    )
     assert (edited["version"], edited["last_editor_email"]) == (2, ep.world.user.email)
     appended = docs("append_to_page", page_id=refunds["id"], text="Ask finance for anything else.")
     assert appended["body"].endswith("Ask finance for anything else.") and appended["version"] == 3
@@ -74,11 +77,19 @@ def test_an_edit_is_a_new_version_and_the_old_text_stays_in_the_history(ep: Epis
     docs.refused("update_page", "invalid_argument", page_id=refunds["id"], body=appended["body"])
     macros = page(docs, "SUP", "Support macros")
     docs.refused("update_page", "conflict", page_id=macros["id"], title="ticket escalation and routing RULES")
-    assert docs("update_page", page_id=refunds["id"], title="Discount approval policy")["space_key"] == "POL"  # other space
+    assert (
+        docs("update_page", page_id=refunds["id"], title="Discount approval policy")["space_key"] == "POL"
+    )  # other space
 
 
 def test_titles_are_unique_within_a_space_and_pages_nest_within_one(docs: Calls) -> None:
-    top = docs("create_page", space_key="OPS", title="Purchasing", body="How we buy things.", labels=["Operations", "operations"])
+    top = docs(
+        "create_page",
+        space_key="OPS",
+        title="Purchasing",
+        body="How we buy things.",
+        labels=["Operations", "operations"],
+    )
     assert top["labels"] == ["operations"] and top["version"] == 1
     docs.refused("create_page", "conflict", space_key="OPS", title="  purchasing ", body="Again.")
     child = docs("create_page", space_key="OPS", title="Purchase orders", body="Above 1,000.00.", parent_id=top["id"])
@@ -127,8 +138,14 @@ def test_comments_take_replies_and_resolved_ones_leave_the_open_list(ep: Episode
 def test_a_colleagues_comment_from_outside_only_adds_it(ep: Episode, docs: Calls) -> None:
     refunds = page(docs, "POL", "Refund policy")
     author = ep.world.team_member("finance lead")
-    key = ep.run_event("docs", "comment_added", page_id=refunds["id"], author_email=author.email,
-                       body="Can we raise the limit to 300?", hours_ago=3)
+    key = ep.run_event(
+        "docs",
+        "comment_added",
+        page_id=refunds["id"],
+        author_email=author.email,
+        body="Can we raise the limit to 300?",
+        hours_ago=3,
+    )
     assert_added_only(ep, "docs")
     (comment,) = [c for c in docs("list_comments", page_id=refunds["id"])["items"] if c["id"] == key]
     assert comment["author_name"] == author.name and comment["created_at"] < ep.world.now

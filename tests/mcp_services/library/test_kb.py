@@ -25,7 +25,12 @@ def kb(ep: Episode) -> Calls:
 
 
 def article(kb: Calls, title: str) -> dict[str, Any]:
-    (found,) = [a for s in ("draft", "published", "archived") for a in kb.all("search_articles", status=s) if a["title"] == title]
+    (found,) = [
+        a
+        for s in ("draft", "published", "archived")
+        for a in kb.all("search_articles", status=s)
+        if a["title"] == title
+    ]
     return found
 
 
@@ -40,8 +45,9 @@ def test_search_shows_drafts_beside_published_articles_and_archived_ones_only_on
     assert archived == ["Exporting reports (legacy dashboard)"]
     assert [a["title"] for a in kb.all("search_articles", label="SSO")] == ["How to set up single sign-on (SSO)"]
     counts = {s["name"]: s["published_articles"] for s in kb.all("list_sections")}
-    assert counts["Reports and exports"] == len(kb.all("list_articles", section_id=section(kb, "Reports and exports")["id"],
-                                                       status="published"))
+    assert counts["Reports and exports"] == len(
+        kb.all("list_articles", section_id=section(kb, "Reports and exports")["id"], status="published")
+    )
 
 
 def test_the_refund_article_tells_customers_the_window_the_policy_sets(kb: Calls) -> None:
@@ -50,9 +56,18 @@ def test_the_refund_article_tells_customers_the_window_the_policy_sets(kb: Calls
 
 def test_a_new_article_is_a_draft_until_published_and_can_go_back(ep: Episode, kb: Calls) -> None:
     target = section(kb, "Account setup")
-    draft = kb("create_article", section_id=target["id"], title="How to sign in with a passkey", body="1. Open settings.",
-               label_names=["Login", "login", "passkeys"])
-    assert (draft["status"], draft["label_names"], draft["author_email"]) == ("draft", ["login", "passkeys"], ep.world.user.email)
+    draft = kb(
+        "create_article",
+        section_id=target["id"],
+        title="How to sign in with a passkey",
+        body="1. Open settings.",
+        label_names=["Login", "login", "passkeys"],
+    )
+    assert (draft["status"], draft["label_names"], draft["author_email"]) == (
+        "draft",
+        ["login", "passkeys"],
+        ep.world.user.email,
+    )
     assert draft["html_url"].startswith(f"https://help.{ep.world.home.domain}/hc/en-us/articles/")
     assert draft["html_url"].endswith("-how-to-sign-in-with-a-passkey")
     published = kb("publish_article", article_id=draft["id"])
@@ -60,7 +75,9 @@ def test_a_new_article_is_a_draft_until_published_and_can_go_back(ep: Episode, k
     kb.refused("publish_article", "invalid_state", article_id=draft["id"])
     assert kb("unpublish_article", article_id=draft["id"])["status"] == "draft"
     kb.refused("unpublish_article", "invalid_state", article_id=draft["id"])
-    live = kb("create_article", section_id=target["id"], title="Passkeys FAQ", body="Short answers.", status="published")
+    live = kb(
+        "create_article", section_id=target["id"], title="Passkeys FAQ", body="Short answers.", status="published"
+    )
     assert live["status"] == "published"
 
 
@@ -100,8 +117,15 @@ def test_sections_are_unique_within_their_category(kb: Calls) -> None:
 def test_reader_feedback_arrives_on_published_articles_and_is_marked_addressed(ep: Episode, kb: Calls) -> None:
     csv = article(kb, "How to export a report to CSV")
     reader = ep.world.customers[4].email
-    key = ep.run_event("kb", "feedback_received", article_id=csv["id"], reader_email=reader, helpful=False,
-                       comment="The button moved.", hours_ago=5)
+    key = ep.run_event(
+        "kb",
+        "feedback_received",
+        article_id=csv["id"],
+        reader_email=reader,
+        helpful=False,
+        comment="The button moved.",
+        hours_ago=5,
+    )
     assert_added_only(ep, "kb")
     waiting = kb.all("list_feedback", article_id=csv["id"])
     assert key in [f["id"] for f in waiting] and all(not f["addressed"] for f in waiting)
@@ -111,5 +135,10 @@ def test_reader_feedback_arrives_on_published_articles_and_is_marked_addressed(e
     assert key in [f["id"] for f in kb.all("list_feedback", article_id=csv["id"], include_addressed=True)]
     kb.refused("mark_feedback_addressed", "invalid_state", feedback_id=key)
     with pytest.raises(ToolError):
-        ep.run_event("kb", "feedback_received", article_id=article(kb, "Exporting large reports")["id"],
-                     reader_email=reader, helpful=True)
+        ep.run_event(
+            "kb",
+            "feedback_received",
+            article_id=article(kb, "Exporting large reports")["id"],
+            reader_email=reader,
+            helpful=True,
+        )

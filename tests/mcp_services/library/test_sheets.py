@@ -42,7 +42,10 @@ def test_the_account_hierarchy_lists_every_crm_company_with_the_plans_tier_and_m
         account = plan.account(values["Domain"])
         assert crm[values["Company"]]["domain"] == values["Domain"]
         assert (values["Tier"], values["Account manager email"], values["Parent account"]) == (
-            account.tier, account.manager_email, account.parent or "")
+            account.tier,
+            account.manager_email,
+            account.parent or "",
+        )
     assert [r["row_number"] for r in rows] == list(range(2, len(rows) + 2))  # the header is row 1
 
 
@@ -55,7 +58,9 @@ def test_a_lookup_across_a_spreadsheet_finds_the_product_in_every_years_tab(ep: 
     assert found[0]["values"]["List price (USD)"] == f"{product.unit_price:.2f}"
     assert float(found[1]["values"]["List price (USD)"]) < product.unit_price
     partial = sh("find_rows", spreadsheet_id=prices["id"], value="plan (monthly)", match="contains")["items"]
-    assert {r["values"]["Product"] for r in partial} == {p.name for p in ep.world.products if "plan (monthly)" in p.name}
+    assert {r["values"]["Product"] for r in partial} == {
+        p.name for p in ep.world.products if "plan (monthly)" in p.name
+    }
     message = sh.refused("find_rows", "invalid_argument", sheet_id=found[0]["sheet_id"], value="x", column="Colour")
     assert "List price (USD)" in message  # says which columns there are
     sh.refused("find_rows", "invalid_argument", value=product.name)  # neither a sheet nor a spreadsheet
@@ -68,7 +73,10 @@ def test_a_row_appended_by_name_or_in_order_lands_below_the_last_row(sh: Calls) 
     assert by_name["values"] == {"Region": "Canada", "Owner": "", "Owner email": "a@b.example"}
     in_order = sh("append_row", sheet_id=sheet["id"], values=["Mexico", "Ana Ruiz"])
     assert in_order["cells"] == ["Mexico", "Ana Ruiz", ""] and in_order["key"] == "Mexico"
-    assert [r["row_number"] for r in sh.all("list_rows", sheet_id=sheet["id"])][-2:] == [len(before) + 2, len(before) + 3]
+    assert [r["row_number"] for r in sh.all("list_rows", sheet_id=sheet["id"])][-2:] == [
+        len(before) + 2,
+        len(before) + 3,
+    ]
     sh.refused("append_row", "invalid_argument", sheet_id=sheet["id"])
     sh.refused("append_row", "invalid_argument", sheet_id=sheet["id"], values=["a"], fields={"Region": "b"})
     sh.refused("append_row", "invalid_argument", sheet_id=sheet["id"], values=["a", "b", "c", "d"])
@@ -96,8 +104,13 @@ def test_an_update_changes_only_the_named_cells_and_a_deletion_moves_rows_up(sh:
 def test_a1_ranges_read_the_header_and_cells_as_the_sheet_shows_them(sh: Calls) -> None:
     sheet = tab(sh, "Routing", "Lead routing")
     rows = sh.all("list_rows", sheet_id=sheet["id"])
-    assert sh("get_values", sheet_id=sheet["id"], range="A1:B2")["values"] == [["Region", "Owner"], rows[0]["cells"][:2]]
-    assert sh("get_values", sheet_id=sheet["id"], range="c:c")["values"] == [["Owner email"]] + [[r["cells"][2]] for r in rows]
+    assert sh("get_values", sheet_id=sheet["id"], range="A1:B2")["values"] == [
+        ["Region", "Owner"],
+        rows[0]["cells"][:2],
+    ]
+    assert sh("get_values", sheet_id=sheet["id"], range="c:c")["values"] == [["Owner email"]] + [
+        [r["cells"][2]] for r in rows
+    ]
     assert sh("get_values", sheet_id=sheet["id"], range="A3")["values"] == [[rows[1]["cells"][0]]]
     assert len(sh("get_values", sheet_id=sheet["id"])["values"]) == len(rows) + 1
     for bad in ("B2:A1", "1A", "A1:B2:C3", "AAA1"):
@@ -115,7 +128,9 @@ def test_tabs_and_columns_are_unique_and_sharing_sets_who_may_edit(ep: Episode, 
     sh.refused("create_spreadsheet", "invalid_argument", title="Dupes", columns=["A", "a"])
     colleague = ep.world.team[3].email
     assert sh("share_spreadsheet", spreadsheet_id=made["id"], email=colleague)["access"] == {colleague: "reader"}
-    assert sh("share_spreadsheet", spreadsheet_id=made["id"], email=colleague, role="writer")["access"] == {colleague: "writer"}
+    assert sh("share_spreadsheet", spreadsheet_id=made["id"], email=colleague, role="writer")["access"] == {
+        colleague: "writer"
+    }
     sh.refused("share_spreadsheet", "invalid_state", spreadsheet_id=made["id"], email=colleague, role="writer")
     sh.refused("share_spreadsheet", "invalid_state", spreadsheet_id=made["id"], email=ep.world.user.email)
 
@@ -133,7 +148,9 @@ def test_every_event_guest_list_agrees_with_its_registration_form(ep: Episode, s
 
 def test_a_row_added_from_outside_only_adds_it(ep: Episode, sh: Calls) -> None:
     sheet = tab(sh, "Office supplies order", "This month")
-    key = ep.run_event("sheets", "row_added", sheet_id=sheet["id"], values=["Desk lamp", "2", "Ana", "Requested"], hours_ago=2)
+    key = ep.run_event(
+        "sheets", "row_added", sheet_id=sheet["id"], values=["Desk lamp", "2", "Ana", "Requested"], hours_ago=2
+    )
     assert_added_only(ep, "sheets")
     row = sh("get_row", row_id=key)
     assert row["values"]["Item"] == "Desk lamp" and row["created_at"] < ep.world.now

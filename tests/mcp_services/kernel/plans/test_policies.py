@@ -73,7 +73,9 @@ def test_support_queues_and_lead_routes_name_team_members(world: World) -> None:
     team = {p.email for p in world.team}
     assert all(q.assignee_email in team and q.escalation_email in team for q in plan.queues)
     assert len({q.category for q in plan.queues}) == len(plan.queues)
-    assert [r.region for r in plan.lead_routes] == list(REGIONS) and all(r.owner_email in team for r in plan.lead_routes)
+    assert [r.region for r in plan.lead_routes] == list(REGIONS) and all(
+        r.owner_email in team for r in plan.lead_routes
+    )
 
 
 def test_events_are_upcoming_one_full_one_with_places_and_registrants_are_customers(world: World) -> None:
@@ -98,7 +100,7 @@ def test_the_pages_state_the_figures_the_services_enforce(world: World) -> None:
     assert f"{REFUNDS.support_limit:.2f}" in refunds and f"{REFUNDS.window_days} days" in refunds
     discount = _page(plan, "Discount approval policy")
     assert f"{DISCOUNT.enterprise_extra_points} percentage points" in discount and f"{DISCOUNT.ceiling}%" in discount
-    assert f"\"{plan.year} prices\"" in discount and world.team_member("sales lead").email in discount
+    assert f'"{plan.year} prices"' in discount and world.team_member("sales lead").email in discount
     time_off = _page(plan, "Time off policy")
     assert all(p.rules in time_off for p in TIME_OFF_POLICIES)
     expenses = _page(plan, "Expense policy")
