@@ -6,6 +6,15 @@ takes part in a task set when the services it needs are in the catalog.
 
 from __future__ import annotations
 
-from composer.archetypes import commerce, engagement, finance, generic, operations, sales, support  # noqa: F401 - registration
+from composer.archetypes import (  # noqa: F401 - registration
+    commerce,
+    engagement,
+    finance,
+    generic,
+    knowledge,
+    operations,
+    sales,
+    support,
+)
 
-__all__ = ["commerce", "engagement", "finance", "generic", "operations", "sales", "support"]
+__all__ = ["commerce", "engagement", "finance", "generic", "knowledge", "operations", "sales", "support"]
