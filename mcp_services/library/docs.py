@@ -447,7 +447,11 @@ def get_page(ctx: ToolContext, page_id: PageId) -> WikiPage:
     return _page(ctx, page_id)
 
 
-@service.tool("read", intent="find", phrases=("open the page called {title} in the {space_key} space",))
+@service.tool(
+    "read",
+    intent="find",
+    phrases=("open the page called {title} in the {space_key} space", "pull up the {title} page in the wiki"),
+)
 def get_page_by_title(ctx: ToolContext, space_key: SpaceKey, title: Subject) -> WikiPage:
     """Get the page with exactly this title (case-insensitive) in a space.
 
@@ -640,7 +644,11 @@ def archive_page(ctx: ToolContext, page_id: PageId) -> WikiPage:
     return ctx.update(page, status="archived", updated_at=ctx.now_iso)
 
 
-@service.tool("write", intent="restore", phrases=("restore the archived page {page_id}",))
+@service.tool(
+    "write",
+    intent="restore",
+    phrases=("restore the archived page {page_id}", "bring the page {page_id} back from the archive"),
+)
 def restore_page(ctx: ToolContext, page_id: PageId) -> WikiPage:
     """Bring an archived page back (to the top of its space if its parent is archived too).
 
@@ -670,7 +678,9 @@ def add_labels(ctx: ToolContext, page_id: PageId, labels: list[Tag]) -> WikiPage
     return ctx.update(page, labels=merged, updated_at=ctx.now_iso)
 
 
-@service.tool("write", intent="tag", phrases=("take the {label} label off {page_id}",))
+@service.tool(
+    "write", intent="tag", phrases=("take the {label} label off {page_id}", "remove the label {label} from {page_id}")
+)
 def remove_label(ctx: ToolContext, page_id: PageId, label: Tag) -> WikiPage:
     """Remove one label from a page.
 
@@ -726,7 +736,9 @@ def add_comment(ctx: ToolContext, page_id: PageId, body: Text, reply_to_comment_
     return _comment(ctx, page, body, ctx.world.user.email, ctx.now_iso, reply_to_comment_id)
 
 
-@service.tool("read", intent="find", phrases=("read the comments on {page_id}",))
+@service.tool(
+    "read", intent="find", phrases=("read the comments on {page_id}", "check what people commented on {page_id}")
+)
 def list_comments(
     ctx: ToolContext, page_id: PageId, include_resolved: bool = False, limit: Limit = 50, cursor: Cursor = None
 ) -> Page[Comment]:

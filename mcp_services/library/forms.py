@@ -477,7 +477,7 @@ def get_form(ctx: ToolContext, form_id: FormId) -> Form:
     return _form(ctx, form_id)
 
 
-@service.tool("read", intent="find", phrases=("check the questions of {form_id}",))
+@service.tool("read", intent="find", phrases=("check the questions of {form_id}", "see what {form_id} asks"))
 def list_questions(ctx: ToolContext, form_id: FormId) -> list[Question]:
     """A form's questions in order: each one's ref (the key its answers use), title, type, whether it is required
     and, for multiple choice, its choices.
@@ -514,7 +514,9 @@ def create_form(ctx: ToolContext, title: Subject, description: Text | None = Non
     )
 
 
-@service.tool("write", intent="update", phrases=("add the question {title} to {form_id}",))
+@service.tool(
+    "write", intent="update", phrases=("add the question {title} to {form_id}", "put a question {title} on {form_id}")
+)
 def add_question(
     ctx: ToolContext,
     form_id: FormId,
@@ -567,7 +569,11 @@ def add_question(
     )
 
 
-@service.tool("write", intent="delete", phrases=("remove the question {question_id}",))
+@service.tool(
+    "write",
+    intent="delete",
+    phrases=("remove the question {question_id}", "take the question {question_id} off the form"),
+)
 def delete_question(ctx: ToolContext, question_id: QuestionId) -> Question:
     """Delete a question that no response has answered (answers are never thrown away). Returns it as it was.
 
@@ -622,7 +628,7 @@ def close_form(ctx: ToolContext, form_id: FormId) -> Form:
     return ctx.update(form, status="closed", updated_at=ctx.now_iso)
 
 
-@service.tool("write", intent="reopen", phrases=("reopen the form {form_id}",))
+@service.tool("write", intent="reopen", phrases=("reopen the form {form_id}", "open {form_id} for responses again"))
 def reopen_form(ctx: ToolContext, form_id: FormId) -> Form:
     """Let a closed form take responses again.
 
@@ -716,7 +722,7 @@ def _matches(value: Answer | None, wanted: str) -> bool:
     return " ".join(text.split()).casefold() == wanted
 
 
-@service.tool("read", intent="get", phrases=("open the response {response_id}",))
+@service.tool("read", intent="get", phrases=("open the response {response_id}", "read the response {response_id}"))
 def get_response(ctx: ToolContext, response_id: ResponseId) -> Response:
     """Get one response with every answer by question ref, who sent it and when.
 
@@ -744,7 +750,11 @@ def submit_response(ctx: ToolContext, form_id: FormId, answers: dict[Ref, Answer
     return _insert_response(ctx, form, _checked_answers(ctx, form, answers), ctx.now_iso)
 
 
-@service.tool("write", intent="delete", phrases=("delete the response {response_id}",))
+@service.tool(
+    "write",
+    intent="delete",
+    phrases=("delete the response {response_id}", "remove the response {response_id} from the form"),
+)
 def delete_response(ctx: ToolContext, response_id: ResponseId) -> Response:
     """Delete a response (spam, a test, a duplicate). Returns it as it was.
 

@@ -530,7 +530,9 @@ def seed(ctx: ToolContext) -> None:
 # -- categories and sections ---------------------------------------------------------------------
 
 
-@service.tool("read", intent="find", phrases=("check the help center's categories",))
+@service.tool(
+    "read", intent="find", phrases=("check the help center's categories", "see which categories the help center has")
+)
 def list_categories(ctx: ToolContext) -> list[Category]:
     """The help center's categories, in the order customers see them."""
     return ctx.query(Category).order_by("position").all()
@@ -552,7 +554,11 @@ def list_sections(
     return ctx.query(Section).filter(category_id=category_id).order_by("category_id", "position").page(limit, cursor)
 
 
-@service.tool("write", intent="create", phrases=("add a help center section {name} to {category_id}",))
+@service.tool(
+    "write",
+    intent="create",
+    phrases=("add a help center section {name} to {category_id}", "create a section called {name} in {category_id}"),
+)
 def create_section(
     ctx: ToolContext, category_id: CategoryId, name: ShortText, description: Text | None = None
 ) -> Section:
@@ -619,7 +625,9 @@ def search_articles(
     return q.order_by("title").page(limit, cursor)
 
 
-@service.tool("read", intent="find", phrases=("list the articles in {section_id}",))
+@service.tool(
+    "read", intent="find", phrases=("list the articles in {section_id}", "see which articles are in {section_id}")
+)
 def list_articles(
     ctx: ToolContext,
     section_id: SectionId,
@@ -775,7 +783,11 @@ def archive_article(ctx: ToolContext, article_id: ArticleId) -> Article:
     return ctx.update(article, status="archived", promoted=False, updated_at=ctx.now_iso)
 
 
-@service.tool("write", intent="restore", phrases=("restore the archived article {article_id}",))
+@service.tool(
+    "write",
+    intent="restore",
+    phrases=("restore the archived article {article_id}", "bring the article {article_id} back from the archive"),
+)
 def restore_article(ctx: ToolContext, article_id: ArticleId) -> Article:
     """Bring an archived article back as a draft (publish it again when it is up to date).
 
@@ -789,7 +801,11 @@ def restore_article(ctx: ToolContext, article_id: ArticleId) -> Article:
     return ctx.update(article, status="draft", updated_at=ctx.now_iso)
 
 
-@service.tool("write", intent="update", phrases=("move {article_id} to {section_id}",))
+@service.tool(
+    "write",
+    intent="update",
+    phrases=("move {article_id} to {section_id}", "put the article {article_id} in the section {section_id}"),
+)
 def move_article(ctx: ToolContext, article_id: ArticleId, section_id: SectionId) -> Article:
     """Move an article to another section (it keeps its status and link).
 
@@ -836,7 +852,14 @@ def list_feedback(
     return q.order_by("-created_at").page(limit, cursor)
 
 
-@service.tool("write", intent="close", phrases=("mark the feedback {feedback_id} as addressed",))
+@service.tool(
+    "write",
+    intent="close",
+    phrases=(
+        "mark the feedback {feedback_id} as addressed",
+        "close the feedback {feedback_id}, it has been dealt with",
+    ),
+)
 def mark_feedback_addressed(ctx: ToolContext, feedback_id: FeedbackId, note: Text | None = None) -> Feedback:
     """Mark a reader's feedback as addressed, with a note on what was done.
 

@@ -381,7 +381,9 @@ def list_spreadsheets(
     return ctx.query(Spreadsheet).search(query).order_by("-updated_at").page(limit, cursor)
 
 
-@service.tool("read", intent="get", phrases=("open the spreadsheet {spreadsheet_id}",))
+@service.tool(
+    "read", intent="get", phrases=("open the spreadsheet {spreadsheet_id}", "look at the tabs of {spreadsheet_id}")
+)
 def get_spreadsheet(ctx: ToolContext, spreadsheet_id: SpreadsheetId) -> Spreadsheet:
     """Get a spreadsheet with its tabs (sheet ids, titles and row counts) and who may open or edit it.
 
@@ -445,7 +447,11 @@ def create_spreadsheet(
     return made
 
 
-@service.tool("write", intent="create", phrases=("add a tab {title} to {spreadsheet_id}",))
+@service.tool(
+    "write",
+    intent="create",
+    phrases=("add a tab {title} to {spreadsheet_id}", "create a new sheet {title} in {spreadsheet_id}"),
+)
 def add_sheet(ctx: ToolContext, spreadsheet_id: SpreadsheetId, title: ColumnName, columns: list[ColumnName]) -> Sheet:
     """Add a tab at the end of a spreadsheet. Tab titles are unique within a spreadsheet.
 
@@ -475,7 +481,9 @@ def add_sheet(ctx: ToolContext, spreadsheet_id: SpreadsheetId, title: ColumnName
     return made
 
 
-@service.tool("write", intent="update", phrases=("add a column {name} to {sheet_id}",))
+@service.tool(
+    "write", intent="update", phrases=("add a column {name} to {sheet_id}", "put a new {name} column on {sheet_id}")
+)
 def add_column(ctx: ToolContext, sheet_id: SheetId, name: ColumnName) -> Sheet:
     """Add a column at the right end of a sheet; its cells start empty.
 
@@ -592,7 +600,7 @@ def find_rows(
     return _page_of(found, limit, cursor)
 
 
-@service.tool("read", intent="get", phrases=("open the row {row_id}",))
+@service.tool("read", intent="get", phrases=("open the row {row_id}", "pull up the row {row_id}"))
 def get_row(ctx: ToolContext, row_id: RowId) -> Row:
     """Get one row with its cells by column name, its tab and its row number.
 
@@ -612,7 +620,9 @@ def _column_number(letters: str) -> int:
     return number
 
 
-@service.tool("read", intent="check", phrases=("read the range {range} of {sheet_id}",))
+@service.tool(
+    "read", intent="check", phrases=("read the range {range} of {sheet_id}", "look at the cells {range} in {sheet_id}")
+)
 def get_values(
     ctx: ToolContext, sheet_id: SheetId, range: Annotated[str, Field(max_length=20)] = "A1:Z1000"
 ) -> RangeValues:  # noqa: A002 - the Sheets API's name
