@@ -265,6 +265,71 @@ def _priority(plan: Policies, account: Account, category: str) -> tuple[str, str
     return default, raised(default) if account.tier == ESCALATION.raised_tier else default
 
 
+def _route(
+    s: Scenario, plan: Policies, account: Account, org: Organisation, category: str, what: str
+) -> tuple[Rec, Step, str, str]:
+    """Read the routing rules, the queue of ``category`` and the account's tier, as whoever routes a ticket does.
+
+    Returns the rules page, the queue's lookup, the queue's default priority and the priority the rules give."""
+    page, _ = _read_page(
+        s, "Ticket escalation and routing rules", "read our ticket escalation and routing rules in the wiki"
+    )
+    _, queue = _lookup(
+        s,
+        "Routing",
+        "Support queues",
+        category,
+        "Category",
+        f"find the queue for this kind of {what} in the Routing spreadsheet",
+        f"the {category} queue of the routing table",
+    )
+    _account_row(s, account, f"check {org.name}'s tier in the Account hierarchy spreadsheet")
+    default, priority = _priority(plan, account, category)
+    return page, queue, default, priority
+
+
+def _routed(queue: Step, default: str, priority: str) -> dict[str, object]:
+    """A ticket's assignee and priority as the queue's row gives them (raised for the escalated tier)."""
+    return {
+        "assignee_email": queue.ref("values.Assignee email"),
+        "priority": priority if priority != default else queue.ref("values.Default priority"),
+    }
+
+
+def _follow_escalation(
+    s: Scenario,
+    page: Rec,
+    routed: Step,
+    ticket: Step,
+    org: Organisation,
+    account: Account,
+    subject: str,
+    default: str,
+    priority: str,
+) -> None:
+    """The escalation rule decides the priority of ``routed`` (where it raises it); urgent tickets go to #support."""
+    if priority != default:
+        s.set_policy(
+            page,
+            f"{ESCALATION.raised_tier}-tier accounts go one priority level above their queue's default",
+            routed,
+            "priority",
+            priority,
+            default,
+            f"The ticket is at {priority} priority: {org.name} is an {account.tier} account",
+        )
+    else:
+        s.policy_documents.append(page)
+    if priority == "urgent":
+        s.call(
+            "chat",
+            "post_message",
+            {"channel": "support", "text": s.text("Urgent ticket ", ticket.ref("id"), f" from {org.name}: {subject}")},
+            say="post it in #support, as the rules ask for urgent tickets",
+            mentions=[(ticket.ref("id"), "the ticket number")],
+        )
+
+
 @archetype(
     "ticket-routing",
     family="support",
@@ -301,51 +366,17 @@ def ticket_routing(s: Scenario) -> None:
     if others:
         other = max(others, key=lambda t: t["created_at"])
         s.trap("older-ticket", other, f'their older ticket "{other["subject"]}"', step=found)
-    page, _ = _read_page(
-        s, "Ticket escalation and routing rules", "read our ticket escalation and routing rules in the wiki"
-    )
-    _, queue = _lookup(
-        s,
-        "Routing",
-        "Support queues",
-        category,
-        "Category",
-        "find the queue for this kind of ticket in the Routing spreadsheet",
-        f"the {category} queue of the routing table",
-    )
-    _account_row(s, account, f"check {org.name}'s tier in the Account hierarchy spreadsheet")
-    default, priority = _priority(plan, account, category)
+    page, queue, default, priority = _route(s, plan, account, org, category, "ticket")
     routed = s.call(
         "helpdesk",
         "update_ticket",
         {
             "ticket_id": found.ref("id"),
-            "assignee_email": queue.ref("values.Assignee email"),
-            "priority": priority if priority != default else queue.ref("values.Default priority"),
+            **_routed(queue, default, priority),
         },
         say="assign it to that queue's assignee at the priority the rules give it",
     )
-    rule = f"{ESCALATION.raised_tier}-tier accounts go one priority level above their queue's default"
-    if priority != default:
-        s.set_policy(
-            page,
-            rule,
-            routed,
-            "priority",
-            priority,
-            default,
-            f"The ticket is at {priority} priority: {org.name} is an {account.tier} account",
-        )
-    else:
-        s.policy_documents.append(page)
-    if priority == "urgent":
-        s.call(
-            "chat",
-            "post_message",
-            {"channel": "support", "text": s.text("Urgent ticket ", found.ref("id"), f" from {org.name}: {subject}")},
-            say="post it in #support, as the rules ask for urgent tickets",
-            mentions=[(found.ref("id"), "the ticket number")],
-        )
+    _follow_escalation(s, page, routed, found, org, account, subject, default, priority)
     s.brief.intro = f'{person.name} from {org.name} opened a ticket {when}: "{subject}"'
     s.brief.goal = "Route this ticket the way our rules say: the right assignee and the right priority"
     s.brief.constraints.append('The rules are on the wiki page "Ticket escalation and routing rules" (Support space)')
@@ -390,20 +421,7 @@ def contact_form_to_ticket(s: Scenario) -> None:
         select=response,
         say=f"find {person.first_name}'s contact form message",
     )
-    page, _ = _read_page(
-        s, "Ticket escalation and routing rules", "read our ticket escalation and routing rules in the wiki"
-    )
-    _, queue = _lookup(
-        s,
-        "Routing",
-        "Support queues",
-        category,
-        "Category",
-        "find the queue for this kind of request in the Routing spreadsheet",
-        f"the {category} queue of the routing table",
-    )
-    _account_row(s, account, f"check {org.name}'s tier in the Account hierarchy spreadsheet")
-    default, priority = _priority(plan, account, category)
+    page, queue, default, priority = _route(s, plan, account, org, category, "request")
     ticket = s.call(
         "helpdesk",
         "create_ticket",
@@ -413,33 +431,12 @@ def contact_form_to_ticket(s: Scenario) -> None:
             "subject": detail(subject),
             "description": detail(text),
             "channel": "web",
-            "assignee_email": queue.ref("values.Assignee email"),
-            "priority": priority if priority != default else queue.ref("values.Default priority"),
+            **_routed(queue, default, priority),
         },
         say=f"open a helpdesk ticket for {person.first_name} with their message (channel web), assigned and "
-        "prioritised"
-        "as the routing rules say",
+        "prioritised as the routing rules say",
     )
-    if priority != default:
-        s.set_policy(
-            page,
-            f"{ESCALATION.raised_tier}-tier accounts go one priority level above their queue's default",
-            ticket,
-            "priority",
-            priority,
-            default,
-            f"The ticket is at {priority} priority: {org.name} is an {account.tier} account",
-        )
-    else:
-        s.policy_documents.append(page)
-    if priority == "urgent":
-        s.call(
-            "chat",
-            "post_message",
-            {"channel": "support", "text": s.text("Urgent ticket ", ticket.ref("id"), f" from {org.name}: {subject}")},
-            say="post it in #support, as the rules ask for urgent tickets",
-            mentions=[(ticket.ref("id"), "the ticket number")],
-        )
+    _follow_escalation(s, page, ticket, ticket, org, account, subject, default, priority)
     s.brief.intro = f"{person.name} ({org.name}) wrote to us through the contact form on our website {when}"
     s.brief.goal = (
         f"Turn {person.first_name}'s message into a helpdesk ticket (it came in on the web), with the assignee "
