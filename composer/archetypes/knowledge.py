@@ -168,6 +168,20 @@ def _form_response(s: Scenario, form: str, answers: dict[str, object]) -> tuple[
     return response, when_phrase(s, hours)
 
 
+def _find_response(s: Scenario, response: Rec, form: str, email: str, query: str, text: str, say: str) -> Step:
+    """Find ``response`` (the latest that ``email`` sent through ``form``) by ``query``, and record ``text``, how
+    the request points at it."""
+    form_id = _one(s.records("forms", "form", where={"title": form}), f"form {form!r}").key
+    s.refer(
+        response,
+        text,
+        relation="respondent",
+        where={"form_id": form_id, "respondent_email": email},
+        latest="submitted_at",
+    )
+    return s.call("forms", "search_responses", {"query": query}, select=response, say=say)
+
+
 # -- tickets and where they go -------------------------------------------------------------------
 
 #: (queue category in the routing table, contact form topic, subject, what the customer writes)
@@ -406,20 +420,14 @@ def contact_form_to_ticket(s: Scenario) -> None:
             "message": text,
         },
     )
-    form = _one(s.records("forms", "form", where={"title": "Contact us"}), "contact form")
-    s.refer(
+    found = _find_response(
+        s,
         response,
+        "Contact us",
+        person.email,
+        person.name,
         f"{person.first_name}'s message through the contact form",
-        relation="respondent",
-        where={"form_id": form.key, "respondent_email": person.email},
-        latest="submitted_at",
-    )
-    found = s.call(
-        "forms",
-        "search_responses",
-        {"query": person.name},
-        select=response,
-        say=f"find {person.first_name}'s contact form message",
+        f"find {person.first_name}'s contact form message",
     )
     page, queue, default, priority = _route(s, plan, account, org, category, "request")
     ticket = s.call(
@@ -516,20 +524,14 @@ def demo_request_to_lead(s: Scenario) -> None:
             ),
         },
     )
-    form = _one(s.records("forms", "form", where={"title": "Request a demo"}), "demo form")
-    s.refer(
+    found = _find_response(
+        s,
         response,
+        "Request a demo",
+        email,
+        org.name,
         f"{first}'s demo request",
-        relation="respondent",
-        where={"form_id": form.key, "respondent_email": email},
-        latest="submitted_at",
-    )
-    found = s.call(
-        "forms",
-        "search_responses",
-        {"query": org.name},
-        select=response,
-        say=f"find {first}'s demo request in the forms",
+        f"find {first}'s demo request in the forms",
     )
     if older is not None:
         s.trap("colleague-request", older, "the earlier demo request from their colleague", step=found)
@@ -1064,20 +1066,14 @@ def event_registration(s: Scenario) -> None:
     response, when = _form_response(
         s, event.form_title, {"full_name": person.name, "email": person.email, "company": org.name}
     )
-    form = _one(s.records("forms", "form", where={"title": event.form_title}), "registration form")
-    s.refer(
+    found = _find_response(
+        s,
         response,
+        event.form_title,
+        person.email,
+        person.name,
         f"{person.first_name}'s registration",
-        relation="respondent",
-        where={"form_id": form.key, "respondent_email": person.email},
-        latest="submitted_at",
-    )
-    found = s.call(
-        "forms",
-        "search_responses",
-        {"query": person.name},
-        select=response,
-        say=f"find {person.first_name}'s registration in the forms",
+        f"find {person.first_name}'s registration in the forms",
     )
     rules, _ = _read_page(s, "Event registration rules", "read our event registration rules in the wiki")
     _read_page(s, event.name, f"check the capacity of {event.name} on its wiki page")
