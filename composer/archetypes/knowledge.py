@@ -1013,7 +1013,7 @@ def ticket_to_kb_draft(s: Scenario) -> None:
     )
     s.brief.intro = f"{lead.name} asked in #support {when} for a help center article from one of our tickets"
     s.brief.goal = (
-        f'Write the draft "{title}" {lead.first_name} asked for from that ticket (leave it unpublished) and send '
+        f'Write up the draft "{title}" that {lead.first_name} asked for (leave it unpublished) and send '
         f"{lead.first_name} its link in the thread"
     )
     s.brief.constraints.append(
