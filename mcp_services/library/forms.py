@@ -552,7 +552,8 @@ def add_question(
         raise ToolError.invalid_argument(f"Only multiple_choice questions take choices, not {type}.")
     if required and ctx.exists(Response, form_id=form.id):
         raise ToolError.invalid_state(
-            f"Form {form.title!r} already has responses that could not answer a new required question; add it as optional."
+            f"Form {form.title!r} already has responses that could not answer a new required question; add it as "
+            "optional."
         )
     ctx.update(form, updated_at=ctx.now_iso)
     return ctx.insert(
@@ -584,7 +585,8 @@ def delete_question(ctx: ToolContext, question_id: QuestionId) -> Question:
     answered = ctx.query(Response).where(form_id=question.form_id).all()
     if any(question.ref in r.answers for r in answered):
         raise ToolError.invalid_state(
-            f"Question {question.ref!r} has answers in existing responses and cannot be deleted; make it optional instead."
+            f"Question {question.ref!r} has answers in existing responses and cannot be deleted; make it optional "
+            "instead."
         )
     ctx.delete(question)
     return question

@@ -226,8 +226,10 @@ _ARTICLES: tuple[tuple[str, str, tuple[str, ...], ArticleStatus, str], ...] = (
         ("password", "login"),
         "published",
         (
-            "1. On the sign-in page, click **Forgot password**.\n2. Enter your work email; we send a reset link that works "
-            "for 30 minutes.\n3. Choose a new password of at least 12 characters.\n\nIf the sign-in page keeps reloading "
+            "1. On the sign-in page, click **Forgot password**.\n2. Enter your work email; we send a reset link that "
+            "works "
+            "for 30 minutes.\n3. Choose a new password of at least 12 characters.\n\nIf the sign-in page keeps "
+            "reloading "
             'after a reset, see "Fixing a login loop after a password reset".'
         ),
     ),
@@ -237,9 +239,12 @@ _ARTICLES: tuple[tuple[str, str, tuple[str, ...], ArticleStatus, str], ...] = (
         ("login", "password", "troubleshooting"),
         "published",
         (
-            "If you are sent back to the sign-in page after resetting your password:\n\n1. Sign out on every tab and clear "
-            "this site's cookies.\n2. Sign in again in a private window.\n3. If your company uses single sign-on, sign in "
-            "with the **Continue with SSO** button, not with a password.\n\nStill stuck? Reply to your ticket with the time "
+            "If you are sent back to the sign-in page after resetting your password:\n\n1. Sign out on every tab and "
+            "clear "
+            "this site's cookies.\n2. Sign in again in a private window.\n3. If your company uses single sign-on, sign "
+            "in "
+            "with the **Continue with SSO** button, not with a password.\n\nStill stuck? Reply to your ticket with the "
+            "time "
             "you tried and your browser."
         ),
     ),
@@ -249,8 +254,10 @@ _ARTICLES: tuple[tuple[str, str, tuple[str, ...], ArticleStatus, str], ...] = (
         ("sso", "login", "security"),
         "published",
         (
-            "Single sign-on is included in the Pro and Enterprise plans.\n\n1. Go to **Settings > Security > Single sign-on**.\n"
-            "2. Choose your identity provider (Okta, Azure AD, Google Workspace or any SAML 2.0 provider).\n3. Paste your "
+            "Single sign-on is included in the Pro and Enterprise plans.\n\n"
+            "1. Go to **Settings > Security > Single sign-on**.\n"
+            "2. Choose your identity provider (Okta, Azure AD, Google Workspace or any SAML 2.0 provider).\n3. Paste "
+            "your "
             "provider's metadata URL and save.\n4. Test with one user before turning on **Require SSO** for everyone."
         ),
     ),
@@ -267,7 +274,8 @@ _ARTICLES: tuple[tuple[str, str, tuple[str, ...], ArticleStatus, str], ...] = (
         ("users", "seats"),
         "published",
         (
-            "1. Go to **Settings > Users** and click **Invite users**.\n2. Enter their work emails, one per line.\n3. Pick a "
+            "1. Go to **Settings > Users** and click **Invite users**.\n2. Enter their work emails, one per line.\n3. "
+            "Pick a "
             'role: member or admin.\n\nEach invited user takes a seat. If you see "seat limit reached" while seats are '
             "free, remove pending invitations older than 30 days: they still hold a seat."
         ),
@@ -279,7 +287,8 @@ _ARTICLES: tuple[tuple[str, str, tuple[str, ...], ArticleStatus, str], ...] = (
         "published",
         (
             "Only the account owner or an existing admin can do this.\n\n1. Go to **Settings > Users**.\n2. Open the "
-            "person's profile and set **Role** to **Admin**.\n3. Save. They get an email and can manage users and billing "
+            "person's profile and set **Role** to **Admin**.\n3. Save. They get an email and can manage users and "
+            "billing "
             "right away."
         ),
     ),
@@ -296,7 +305,8 @@ _ARTICLES: tuple[tuple[str, str, tuple[str, ...], ArticleStatus, str], ...] = (
         ("invoices", "billing"),
         "published",
         (
-            "1. Go to **Settings > Billing > Invoices**.\n2. Find the invoice by its number or date.\n3. Click **Download PDF**."
+            "1. Go to **Settings > Billing > Invoices**.\n2. Find the invoice by its number or date.\n3. Click "
+            "**Download PDF**."
             "\n\nYour accounts team can also ask us to email a copy to any address."
         ),
     ),
@@ -306,7 +316,8 @@ _ARTICLES: tuple[tuple[str, str, tuple[str, ...], ArticleStatus, str], ...] = (
         ("invoices", "tax", "vat"),
         "published",
         (
-            "If your organisation is exempt from VAT or sales tax, send us your exemption certificate. Once it is on file we "
+            "If your organisation is exempt from VAT or sales tax, send us your exemption certificate. Once it is on "
+            "file we "
             "reissue open invoices without tax and future invoices follow automatically."
         ),
     ),
@@ -316,7 +327,8 @@ _ARTICLES: tuple[tuple[str, str, tuple[str, ...], ArticleStatus, str], ...] = (
         ("payments", "billing"),
         "published",
         (
-            "If your card payment is declined we email you and retry after 3 days. To pay now, ask us for a payment link and "
+            "If your card payment is declined we email you and retry after 3 days. To pay now, ask us for a payment "
+            "link and "
             "pay by card, or update your card under **Settings > Billing > Payment method**."
         ),
     ),
@@ -326,8 +338,10 @@ _ARTICLES: tuple[tuple[str, str, tuple[str, ...], ArticleStatus, str], ...] = (
         ("refunds", "billing"),
         "published",
         (
-            f"You can ask for a refund of a charge within {REFUNDS.window_days} days of it. Duplicate charges are always "
-            "refunded in full. Refunds go back to the card or account you paid with and take 5-10 business days to show on "
+            f"You can ask for a refund of a charge within {REFUNDS.window_days} days of it. Duplicate charges are "
+            "always "
+            "refunded in full. Refunds go back to the card or account you paid with and take 5-10 business days to "
+            "show on "
             "your statement. Larger refunds are reviewed by our finance team first, which can add a day or two."
         ),
     ),
@@ -337,7 +351,8 @@ _ARTICLES: tuple[tuple[str, str, tuple[str, ...], ArticleStatus, str], ...] = (
         ("plans", "upgrade"),
         "published",
         (
-            "1. Go to **Settings > Billing > Plan** and click **Change plan**.\n2. Pick the new plan and confirm.\n\nUpgrades "
+            "1. Go to **Settings > Billing > Plan** and click **Change plan**.\n2. Pick the new plan and "
+            "confirm.\n\nUpgrades "
             "start at once; you pay the prorated difference for the rest of the billing period on your next invoice."
         ),
     ),
@@ -347,8 +362,10 @@ _ARTICLES: tuple[tuple[str, str, tuple[str, ...], ArticleStatus, str], ...] = (
         ("plans", "cancellation"),
         "published",
         (
-            "Cancelling stops your subscription at the end of the current billing period; you keep access until then and "
-            "are not charged again. Account owners can cancel under **Settings > Billing > Plan > Cancel subscription**, or "
+            "Cancelling stops your subscription at the end of the current billing period; you keep access until then "
+            "and "
+            "are not charged again. Account owners can cancel under **Settings > Billing > Plan > Cancel "
+            "subscription**, or "
             "ask us to do it for them."
         ),
     ),
@@ -358,8 +375,10 @@ _ARTICLES: tuple[tuple[str, str, tuple[str, ...], ArticleStatus, str], ...] = (
         ("exports", "csv", "reports"),
         "published",
         (
-            "1. Open the report and set its date range.\n2. Click **Export > CSV**.\n3. The file downloads when it is ready; "
-            "large exports arrive by email within 10 minutes.\n\nIf the export fails with error 500 or the file is empty, "
+            "1. Open the report and set its date range.\n2. Click **Export > CSV**.\n3. The file downloads when it is "
+            "ready; "
+            "large exports arrive by email within 10 minutes.\n\nIf the export fails with error 500 or the file is "
+            "empty, "
             "shorten the date range to one month and try again, then tell us the report's name."
         ),
     ),
@@ -383,7 +402,8 @@ _ARTICLES: tuple[tuple[str, str, tuple[str, ...], ArticleStatus, str], ...] = (
         ("reports", "dashboards"),
         "published",
         (
-            "Dashboards count orders on the day they were paid, in UTC. Totals can differ from your books when orders are "
+            "Dashboards count orders on the day they were paid, in UTC. Totals can differ from your books when orders "
+            "are "
             "refunded later or paid near midnight in your time zone. Open the total to see the orders it counts."
         ),
     ),
@@ -393,8 +413,10 @@ _ARTICLES: tuple[tuple[str, str, tuple[str, ...], ArticleStatus, str], ...] = (
         ("api", "rate-limits", "429"),
         "published",
         (
-            "Each API key may make 600 requests a minute. Above that the API answers HTTP 429 with a Retry-After header. "
-            "Usage blocks you buy raise your monthly quota, not the per-minute limit. Spread requests out and retry after the "
+            "Each API key may make 600 requests a minute. Above that the API answers HTTP 429 with a Retry-After "
+            "header. "
+            "Usage blocks you buy raise your monthly quota, not the per-minute limit. Spread requests out and retry "
+            "after the "
             "time the header gives."
         ),
     ),
@@ -404,7 +426,8 @@ _ARTICLES: tuple[tuple[str, str, tuple[str, ...], ArticleStatus, str], ...] = (
         ("api", "keys"),
         "published",
         (
-            "1. Go to **Settings > API**.\n2. Click **New key**, name it after the integration that will use it.\n3. Copy the "
+            "1. Go to **Settings > API**.\n2. Click **New key**, name it after the integration that will use it.\n3. "
+            "Copy the "
             "key now: it is shown only once. Revoke keys you no longer use."
         ),
     ),
@@ -414,8 +437,10 @@ _ARTICLES: tuple[tuple[str, str, tuple[str, ...], ArticleStatus, str], ...] = (
         ("webhooks", "integrations"),
         "published",
         (
-            "1. Go to **Settings > Webhooks** and click **Add endpoint**.\n2. Enter your HTTPS URL and pick the events.\n3. We "
-            "send a test event; your endpoint must answer 200 within 10 seconds.\n\nDeliveries that time out are retried for "
+            "1. Go to **Settings > Webhooks** and click **Add endpoint**.\n2. Enter your HTTPS URL and pick the "
+            "events.\n3. We "
+            "send a test event; your endpoint must answer 200 within 10 seconds.\n\nDeliveries that time out are "
+            "retried for "
             "24 hours; the delivery log shows every attempt."
         ),
     ),
@@ -425,7 +450,8 @@ _ARTICLES: tuple[tuple[str, str, tuple[str, ...], ArticleStatus, str], ...] = (
         ("webhooks", "troubleshooting"),
         "published",
         (
-            "If deliveries show timeouts, check that your endpoint answers within 10 seconds and does the work afterwards. "
+            "If deliveries show timeouts, check that your endpoint answers within 10 seconds and does the work "
+            "afterwards. "
             "After 24 hours of failures an endpoint is paused: fix it, then click **Resume** in the delivery log."
         ),
     ),
@@ -435,7 +461,8 @@ _ARTICLES: tuple[tuple[str, str, tuple[str, ...], ArticleStatus, str], ...] = (
         ("orders", "shipping", "tracking"),
         "published",
         (
-            "Your shipping confirmation email has a tracking link for each parcel. Deliveries usually take 3-5 working days. "
+            "Your shipping confirmation email has a tracking link for each parcel. Deliveries usually take 3-5 working "
+            "days. "
             "If the tracking has not moved for 3 working days, contact us with your order number."
         ),
     ),
@@ -445,7 +472,8 @@ _ARTICLES: tuple[tuple[str, str, tuple[str, ...], ArticleStatus, str], ...] = (
         ("orders", "damaged", "returns"),
         "published",
         (
-            "Take a photo of the item and the box, and contact us within 7 days of delivery with your order number. We send "
+            "Take a photo of the item and the box, and contact us within 7 days of delivery with your order number. We "
+            "send "
             "a replacement or refund the item; you do not need to send it back unless we ask."
         ),
     ),
@@ -641,7 +669,8 @@ def list_articles(
     Args:
         section_id: The section (see list_sections).
         status: Only draft, published or archived articles.
-        sort_by: position (as customers see them, default), title, updated_at (newest first) or helpful_votes (most first).
+        sort_by: position (as customers see them, default), title, updated_at (newest first) or helpful_votes
+            (most first).
         limit: Maximum number of articles to return (1-100).
         cursor: next_cursor from a previous page.
     """

@@ -213,7 +213,8 @@ def _cells_from(sheet: Sheet, values: list[str] | None, fields: dict[str, str] |
     if values is not None:
         if len(values) > len(sheet.columns):
             raise ToolError.invalid_argument(
-                f"Sheet {sheet.title!r} has {len(sheet.columns)} columns ({', '.join(sheet.columns)}) but {len(values)} "
+                f"Sheet {sheet.title!r} has {len(sheet.columns)} columns ({', '.join(sheet.columns)}) but "
+                f"{len(values)} "
                 "values were given."
             )
         return [_cell(v) for v in values] + [""] * (len(sheet.columns) - len(values))

@@ -470,7 +470,8 @@ def _text_pages(world: World, accounts_owner: Person, by_role: dict[str, Person]
             "Discount approval policy",
             f'Discounts on the {year} price list (the Price list spreadsheet, tab "{year} prices"; older tabs are '
             "kept for reference only).\n\n"
-            "- Every product has a **Max discount (%)** in the price list. Sales may offer up to that discount on its own.\n"
+            "- Every product has a **Max discount (%)** in the price list. Sales may offer up to that discount on "
+            "its own.\n"
             f"- Accounts of the **Enterprise** tier (see the Account hierarchy spreadsheet) may get up to "
             f"{DISCOUNT.enterprise_extra_points} percentage points more than the product's max discount.\n"
             "- Products with a max discount of 0 are never discounted.\n"
@@ -509,7 +510,8 @@ def _text_pages(world: World, accounts_owner: Person, by_role: dict[str, Person]
             "How new tickets are routed and escalated.\n\n"
             '- Every new ticket goes to the queue of its kind in the **Routing** spreadsheet (tab "Support queues"): '
             "assign it to that queue's assignee at the queue's default priority.\n"
-            f"- Tickets from **{ESCALATION.raised_tier}**-tier accounts (Account hierarchy spreadsheet) go one priority "
+            f"- Tickets from **{ESCALATION.raised_tier}**-tier accounts (Account hierarchy spreadsheet) go one "
+            "priority "
             "level higher than the queue's default: low becomes normal, normal becomes high, high becomes urgent.\n"
             "- A customer who says they will cancel or not renew goes to their account manager (Account hierarchy "
             f"spreadsheet), with the {ESCALATION.cancellation_copy_role} ({support.name}) in copy.\n"
@@ -525,7 +527,8 @@ def _text_pages(world: World, accounts_owner: Person, by_role: dict[str, Person]
             "Lead handling rules",
             "What happens when someone asks for a demo.\n\n"
             "- Add them to the CRM as a contact at their company, in the lifecycle stage **lead**.\n"
-            "- Their owner is the company's account manager in the Account hierarchy spreadsheet; for a company that is "
+            "- Their owner is the company's account manager in the Account hierarchy spreadsheet; for a company that "
+            "is "
             'not in it, the owner of its region in the Routing spreadsheet (tab "Lead routing").\n'
             f"- Book a {DEMO_MINUTES}-minute video call with them and their owner at the time they asked for, titled "
             f'"{DEMO_TITLE.format(company="<their company>")}".',
@@ -611,7 +614,8 @@ _NOISE_PAGES: tuple[tuple[str, str, str, tuple[str, ...], str], ...] = (
         "OPS",
         "Vendor list",
         (
-            "Facilities, catering and IT vendors we work with, with who to call. Purchases above 1,000.00 need a purchase "
+            "Facilities, catering and IT vendors we work with, with who to call. Purchases above 1,000.00 need a "
+            "purchase "
             "order from Operations."
         ),
         ("vendors", "operations"),
@@ -631,7 +635,8 @@ _NOISE_PAGES: tuple[tuple[str, str, str, tuple[str, ...], str], ...] = (
         "ENG",
         "On-call handbook",
         (
-            "On-call engineers answer pages within 15 minutes, post status in #incidents and write a short review after "
+            "On-call engineers answer pages within 15 minutes, post status in #incidents and write a short review "
+            "after "
             "every incident that affected customers."
         ),
         ("engineering", "on-call"),
