@@ -182,6 +182,18 @@ def _find_response(s: Scenario, response: Rec, form: str, email: str, query: str
     return s.call("forms", "search_responses", {"query": query}, select=response, say=say)
 
 
+def _find_new_ticket(s: Scenario, person: Person, ticket: Rec, say: str, **filters: str) -> Step:
+    """Find ``person``'s new ``ticket`` by their email (and ``filters``), and record how the request points at it."""
+    s.refer(
+        ticket,
+        f"{person.first_name}'s new ticket",
+        relation="requester",
+        where={"requester_id.email": person.email, "status": "new"},
+        latest="created_at",
+    )
+    return s.call("helpdesk", "search_tickets", {"requester_email": person.email, **filters}, select=ticket, say=say)
+
+
 # -- tickets and where they go -------------------------------------------------------------------
 
 #: (queue category in the routing table, contact form topic, subject, what the customer writes)
@@ -356,20 +368,7 @@ def ticket_routing(s: Scenario) -> None:
     category, _, subject, text = s.pick(list(_PROBLEMS), "no problems")
     s.subject = person
     ticket, when = inbound_ticket(s, person, subject, text, channel=s.rng.choice(("email", "web")))
-    s.refer(
-        ticket,
-        f"{person.first_name}'s new ticket",
-        relation="requester",
-        where={"requester_id.email": person.email, "status": "new"},
-        latest="created_at",
-    )
-    found = s.call(
-        "helpdesk",
-        "search_tickets",
-        {"requester_email": person.email},
-        select=ticket,
-        say=f"open {person.first_name}'s new ticket in the helpdesk",
-    )
+    found = _find_new_ticket(s, person, ticket, f"open {person.first_name}'s new ticket in the helpdesk")
     others = [
         t
         for t in s.records("helpdesk", "ticket")
@@ -876,20 +875,7 @@ def kb_answer_question(s: Scenario) -> None:
     ticket, when = inbound_ticket(
         s, person, subject, f"Hi,\n\n{question}\n\nThanks,\n{person.first_name}", channel=s.rng.choice(("email", "web"))
     )
-    s.refer(
-        ticket,
-        f"{person.first_name}'s new ticket",
-        relation="requester",
-        where={"requester_id.email": person.email, "status": "new"},
-        latest="created_at",
-    )
-    found = s.call(
-        "helpdesk",
-        "search_tickets",
-        {"requester_email": person.email, "status": "new"},
-        select=ticket,
-        say=f"open {person.first_name}'s new ticket",
-    )
+    found = _find_new_ticket(s, person, ticket, f"open {person.first_name}'s new ticket", status="new")
     page, _ = _read_page(s, "Help center writing guidelines", "check our help center guidelines in the wiki")
     s.policy_documents.append(page)
     hit = s.call(
