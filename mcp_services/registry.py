@@ -57,6 +57,10 @@ LIBRARY: tuple[str, ...] = (
     "commerce",
     "shipping",
     "esign",
+    "sheets",
+    "docs",
+    "kb",
+    "forms",
 )
 
 ENTRY_POINT_GROUP = "compoworld.services"

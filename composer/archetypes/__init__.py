@@ -11,10 +11,11 @@ from composer.archetypes import (  # noqa: F401 - registration
     engagement,
     finance,
     generic,
+    knowledge,
     operations,
     people,
     sales,
     support,
 )
 
-__all__ = ["commerce", "engagement", "finance", "generic", "operations", "people", "sales", "support"]
+__all__ = ["commerce", "engagement", "finance", "generic", "knowledge", "operations", "people", "sales", "support"]

@@ -15,7 +15,8 @@ from tests.generator.conftest import OPENAPI_PETCLINIC
 
 HAND_WRITTEN = [
     "crm", "mailbox", "calendar", "chat", "helpdesk", "payments", "accounting", "projects", "files", "sms",
-    "hr", "recruiting", "expenses",
+    "hr", "recruiting", "expenses", "marketing", "meetings", "tasks", "voice", "commerce", "shipping", "esign",
+    "sheets", "docs", "kb", "forms",
 ]
 
 
