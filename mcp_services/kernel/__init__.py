@@ -1,11 +1,11 @@
 """The service kernel: typed state, tools, the world, stores, episodes and diffs."""
 
 from mcp_services.kernel.context import ToolContext
-from mcp_services.kernel.entity import derived, field, joined
 from mcp_services.kernel.diff import RowChange, StateDiff, TableDiff, diff_states
+from mcp_services.kernel.entity import derived, field, joined
 from mcp_services.kernel.episode import Episode, EpisodeSnapshot
 from mcp_services.kernel.errors import ErrorCode, ToolError
-from mcp_services.kernel.pagination import Cursor, Limit, Page, paginate
+from mcp_services.kernel.pagination import Cursor, Limit, Page, page_of
 from mcp_services.kernel.results import ToolResult
 from mcp_services.kernel.service import Service
 from mcp_services.kernel.store import StateDump, Store
@@ -17,6 +17,7 @@ __all__ = [
     "Episode",
     "EpisodeSnapshot",
     "ErrorCode",
+    "FunctionTool",
     "Limit",
     "Page",
     "RowChange",
@@ -28,12 +29,11 @@ __all__ = [
     "ToolContext",
     "ToolError",
     "ToolResult",
-    "FunctionTool",
     "ToolSpec",
     "World",
     "derived",
     "diff_states",
     "field",
     "joined",
-    "paginate",
+    "page_of",
 ]

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Generic, TypeVar
+from typing import Annotated, Generic, TypeVar
 
 from pydantic import Field
-from sqlalchemy import Select, func, select
 
 from mcp_services.kernel.errors import ToolError
 
@@ -46,10 +45,9 @@ def decode_cursor(cursor: str | None) -> int:
     return int(cursor)
 
 
-def paginate(ctx: Any, statement: Select[Any], limit: int, cursor: str | None) -> tuple[list[Any], int, str | None]:
-    """Run an ORM ``statement`` for one page. Returns (rows, total, next_cursor). (Services not yet on records.)"""
+def page_of(items: list[T], limit: int, cursor: str | None) -> Page[T]:
+    """One page of a list already filtered and sorted in Python (an order SQL cannot give, e.g. folders first)."""
     offset = decode_cursor(cursor)
-    total = int(ctx.db.execute(select(func.count()).select_from(statement.order_by(None).subquery())).scalar_one())
-    rows = list(ctx.db.scalars(statement.limit(limit).offset(offset)))
-    next_offset = offset + len(rows)
-    return rows, total, (str(next_offset) if next_offset < total else None)
+    chunk = items[offset : offset + limit]
+    end = offset + len(chunk)
+    return Page(items=chunk, total=len(items), next_cursor=str(end) if end < len(items) else None)

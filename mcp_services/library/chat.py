@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field, WithJsonSchema
 
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field, joined
 from mcp_services.kernel.entity import runtime_of
-from mcp_services.kernel.pagination import decode_cursor
+from mcp_services.kernel.pagination import page_of
 from mcp_services.kernel.present import present_records
 from mcp_services.kernel.records import Query, RecordAccess
 from mcp_services.kernel.semantic import (
@@ -729,7 +729,6 @@ def list_channels(
         limit: Maximum number of channels to return (1-100).
         cursor: next_cursor from a previous page.
     """
-    offset = decode_cursor(cursor)
     mine = "id IN (SELECT channel_id FROM channel_members WHERE user_id = ?)"
     me = _me(ctx).id
     q = ctx.query(Channel).where_sql(f"kind = 'public' OR {mine}", me).filter(kind=kind)
@@ -740,10 +739,7 @@ def list_channels(
         q.where_sql(mine, me)
     # Direct messages have no name and come last; the query orders by name only (SQLite puts NULL first),
     # and a workspace has a few dozen channels, so the page is cut here.
-    ordered = sorted(q.order_by("name").all(), key=lambda c: c.name is None)
-    page = ordered[offset : offset + limit]
-    end = offset + len(page)
-    return Page(items=page, total=len(ordered), next_cursor=str(end) if end < len(ordered) else None)
+    return page_of(sorted(q.order_by("name").all(), key=lambda c: c.name is None), limit, cursor)
 
 
 @service.tool("read", intent="get", phrases=("check who is in {channel}", "open the {channel} channel"))

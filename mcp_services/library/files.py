@@ -33,7 +33,7 @@ from pydantic import BaseModel
 
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field
 from mcp_services.kernel.entity import runtime_of
-from mcp_services.kernel.pagination import decode_cursor
+from mcp_services.kernel.pagination import page_of
 from mcp_services.kernel.records import RecordAccess, check_search_text, like_pattern
 from mcp_services.kernel.semantic import (
     URL,
@@ -292,12 +292,6 @@ def _as_items(page: Page[Any]) -> Page[File]:
     return page
 
 
-def _page_of(items: list[Any], limit: int, cursor: str | None) -> Page[Any]:
-    """One page of a listing sorted here (across files and folders, or by name without regard to case)."""
-    offset = decode_cursor(cursor)
-    rows = items[offset : offset + limit]
-    end = offset + len(rows)
-    return Page(items=rows, total=len(items), next_cursor=str(end) if end < len(items) else None)
 
 
 def _sorted(items: list[Item], order_by: str) -> list[Item]:
@@ -1021,7 +1015,7 @@ def list_folder_items(
     folder = _folder(ctx, folder_id)
     items = _sorted(_children(ctx, folder, live=not folder.trashed), order_by)
     items.sort(key=lambda i: 0 if isinstance(i, Folder) else 1)
-    page = _page_of(items, limit, cursor)
+    page = page_of(items, limit, cursor)
     return _as_items(page)
 
 
@@ -1088,7 +1082,7 @@ def search_files(
     q.compare("modified_at", ">=", f"{modified_after}T00:00:00Z" if modified_after else None)
     q.compare("modified_at", "<", f"{modified_before}T00:00:00Z" if modified_before else None)
     if order_by == "name":
-        page: Page[Any] = _page_of(_sorted(q.all(), "name"), limit, cursor)
+        page: Page[Any] = page_of(_sorted(q.all(), "name"), limit, cursor)
     else:
         page = q.order_by(f"-{order_by}").page(limit, cursor)
     return _as_items(page)
@@ -1117,7 +1111,7 @@ def search_folders(
         q.where(parent_id=_folder(ctx, parent_id).id)
     if not include_trashed:
         q.where(trashed=False)
-    page: Page[Any] = _page_of(_sorted(q.all(), "name"), limit, cursor)
+    page: Page[Any] = page_of(_sorted(q.all(), "name"), limit, cursor)
     return page
 
 
@@ -1187,7 +1181,7 @@ def list_trash(ctx: ToolContext, limit: Limit = 20, cursor: Cursor = None) -> Pa
                          *ctx.query(File).where(explicitly_trashed=True).all()]
     items.sort(key=lambda i: i.id)
     items.sort(key=lambda i: i.trashed_at or "", reverse=True)
-    page = _page_of(items, limit, cursor)
+    page = page_of(items, limit, cursor)
     return _as_items(page)
 
 

@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field, joined
-from mcp_services.kernel.pagination import decode_cursor
+from mcp_services.kernel.pagination import page_of
 from mcp_services.kernel.plans.policies import policy_plan
 from mcp_services.kernel.records import RecordAccess
 from mcp_services.kernel.semantic import DateTime, EmailAddress, EntityId, Subject
@@ -525,11 +525,6 @@ def share_spreadsheet(
 # -- rows ----------------------------------------------------------------------------------------
 
 
-def _page_of(rows: list[Row], limit: int, cursor: str | None) -> Page[Row]:
-    offset = decode_cursor(cursor)
-    chunk = rows[offset : offset + limit]
-    end = offset + len(chunk)
-    return Page(items=chunk, total=len(rows), next_cursor=str(end) if end < len(rows) else None)
 
 
 @service.tool("read", intent="find", phrases=("go through the rows of {sheet_id}", "read the sheet {sheet_id}"))
@@ -598,7 +593,7 @@ def find_rows(
             cells = [" ".join(row.cells[i].split()).casefold() for i in where if i < len(row.cells)]
             if any(c == wanted if match == "exact" else wanted in c for c in cells):
                 found.append(row)
-    return _page_of(found, limit, cursor)
+    return page_of(found, limit, cursor)
 
 
 @service.tool("read", intent="get", phrases=("open the row {row_id}", "pull up the row {row_id}"))
