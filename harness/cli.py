@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 
 from harness.bounds import DEFAULT_MAX_RESULT_CHARS
 from harness.commands import add_backend_options, make_backend, register
+from harness.defaults import DEFAULT_MODE
 from harness.errors import AgentUnavailableError, HarnessInputError, ToolTransportError
 
 __all__ = ["main"]
@@ -43,7 +44,7 @@ def _run_options(parser: argparse.ArgumentParser, *, out_default: Path | None) -
     parser.add_argument("--concurrency", type=int, default=8, help="episodes at once (default 8)")
     parser.add_argument("--workers", type=int, default=1,
                         help="processes running episodes, e.g. one per core (default 1: this process)")
-    parser.add_argument("--mode", choices=("direct", "discover"), default="direct", help="tool mode (default direct)")
+    parser.add_argument("--mode", choices=("direct", "discover"), default=DEFAULT_MODE, help=f"tool mode (default {DEFAULT_MODE})")
     parser.add_argument("--max-turns", type=int, default=32, help="model turns per episode (default 32)")
     parser.add_argument("--out", type=Path, default=out_default, help=f"run folder (default {out_default})")
     parser.add_argument("--transport", choices=("inprocess", "stdio", "http"), default="inprocess",

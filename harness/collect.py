@@ -25,6 +25,8 @@ from harness.manifest import check_resumable, now_utc, read_manifest, tasks_dige
 from harness.progress import Progress
 from harness.runfile import GroupCommit, RunScan, TrajectoryWriter, drop_lines, scan_run, truncate
 from harness.runner import RolloutJob, RunnerConfig, rollout_seed
+from harness.metrics import token_figures
+from harness.tokens import count_trajectory, token_counter
 from harness.tools import TRANSPORTS, make_transport
 from harness.trajectory import Trajectory
 from harness.workers import ProcessBackend
@@ -245,6 +247,8 @@ async def collect_async(
     progress = Progress(len(tasks) * config.rollouts, done=len(done), enabled=config.progress)
     manifest = read_manifest(config.out) or {}
     counts = {"new": 0, "passed": 0}
+    counter = token_counter()
+    tokens = [(t.n_tokens, t.token_counter) for t in scan.trajectories]
 
     def durable(batch: list[Trajectory]) -> None:
         for trajectory in batch:
@@ -258,6 +262,8 @@ async def collect_async(
             lines = GroupCommit(writer, durable)
             try:
                 async for trajectory in backend.run(jobs):
+                    count_trajectory(trajectory, counter)  # the context it takes, in its line
+                    tokens.append((trajectory.n_tokens, trajectory.token_counter))
                     lines.add(trajectory)
             finally:
                 await lines.close()
@@ -276,6 +282,9 @@ async def collect_async(
             "n_expected": len(tasks) * config.rollouts,
         }
         write_manifest(config.out, manifest)
+    figures = token_figures(tokens)
+    if figures is not None:
+        log(f"harness: {figures.describe()}")
     return CollectReport(
         out=config.out,
         n_tasks=len(tasks),

@@ -2,23 +2,46 @@
 
 ``harness collect`` with no ``--tasks`` runs on it, so the first command of the README needs no
 file, network, key or GPU. Generation is the composer's (imported lazily).
+
+Each task mounts its own services plus ``DEFAULT_DISTRACTOR_SERVICES`` others it does not need
+(docs/training.md, "Defaults", says how that number and collect's default mode were chosen).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from harness.errors import HarnessInputError
 from mcp_services.tasks.spec import TaskFileError, TaskSpec, load_tasks
 
-__all__ = ["DEFAULT_N_TASKS", "DEFAULT_TASK_SEED", "default_tasks", "load_task_set"]
+if TYPE_CHECKING:
+    from composer.task import TaskSpec
+
+__all__ = [
+    "DEFAULT_DISTRACTOR_SERVICES",
+    "DEFAULT_MODE",
+    "DEFAULT_N_TASKS",
+    "DEFAULT_TASK_SEED",
+    "default_tasks",
+    "load_task_set",
+]
 
 DEFAULT_TASK_SEED = 0
 DEFAULT_N_TASKS = 50
+#: Services mounted beside each task's own: none, so that the default run fits the context budget
+#: in direct mode too (each mounted service adds ~3K tokens of tool list there; docs/training.md).
+DEFAULT_DISTRACTOR_SERVICES = 0
+#: The tool mode of `harness collect` and `harness eval` when --mode is not given: the paper's.
+DEFAULT_MODE: Literal["direct", "discover"] = "discover"
 
 
-def default_tasks(seed: int = DEFAULT_TASK_SEED, n_tasks: int = DEFAULT_N_TASKS) -> list[TaskSpec]:
+def default_tasks(
+    seed: int = DEFAULT_TASK_SEED,
+    n_tasks: int = DEFAULT_N_TASKS,
+    distractor_services: int = DEFAULT_DISTRACTOR_SERVICES,
+) -> list[TaskSpec]:
     """The verified tasks among ``n_tasks`` candidates composed from the whole library with ``seed``."""
     try:
         from composer.errors import ComposerError
@@ -29,7 +52,7 @@ def default_tasks(seed: int = DEFAULT_TASK_SEED, n_tasks: int = DEFAULT_N_TASKS)
             "pass --tasks FILE (from `composer generate`)"
         ) from None
     try:
-        tasks, _ = generate(GenerateConfig(n=n_tasks, seed=seed))
+        tasks, _ = generate(GenerateConfig(n=n_tasks, seed=seed, distractor_services=distractor_services))
     except ComposerError as exc:
         raise HarnessInputError(f"cannot compose the default task set: {exc}") from None
     if not tasks:
@@ -47,6 +70,8 @@ def load_task_set(
 ) -> list[TaskSpec]:
     """The tasks of ``path``; or the default set: read from ``composed`` (a run's own copy, on a
     restart) if that file exists, else composed now."""
+    from composer.task import TaskFileError, load_tasks
+
     if path is None:
         if composed is not None and composed.exists():
             return load_task_set(composed)

@@ -1,5 +1,6 @@
 """``harness eval``: pass@1, pass@k, pass^k and mean rubric score, with 95% bootstrap intervals,
-overall and broken down by service, capability and plan length; a terminal table and ``summary.json``."""
+overall and broken down by service, capability and plan length, and the tokens per trajectory (the
+context budget); a terminal table and ``summary.json``."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import RunFileError
-from harness.metrics import TaskOutcome, bootstrap_ci, pass_at_k, pass_hat_k
+from harness.metrics import TaskOutcome, TokenFigures, bootstrap_ci, pass_at_k, pass_hat_k, token_figures
 from harness.runfile import scan_run
+from harness.tokens import token_counter
 from harness.trajectory import Trajectory
 
 __all__ = ["SUMMARY_FILE", "EvalOptions", "read_run", "render_table", "summarize", "write_summary"]
@@ -104,6 +106,18 @@ def _sort_key(value: str) -> tuple[int, str]:
     return (int(value), "") if value.isdigit() else (10**9, value)
 
 
+def _token_counts(trajectories: Sequence[Trajectory]) -> list[tuple[int, str]]:
+    """Each trajectory's recorded count; lines written before counts existed are counted now."""
+    pairs: list[tuple[int, str]] = []
+    for t in trajectories:
+        if t.n_tokens is not None:
+            pairs.append((t.n_tokens, t.token_counter or "?"))
+        else:
+            counter = token_counter()
+            pairs.append((counter.count(t.messages, t.tools), counter.name))
+    return pairs
+
+
 def summarize(trajectories: Sequence[Trajectory], options: EvalOptions = EvalOptions()) -> dict[str, Any]:
     """The summary of a set of trajectories (``summary.json``)."""
     outcomes = _outcomes(trajectories)
@@ -114,6 +128,7 @@ def summarize(trajectories: Sequence[Trajectory], options: EvalOptions = EvalOpt
     if not 1 <= k <= per_task:
         raise RunFileError(f"k={k} needs at least {k} rollouts of every task; the fewest here is {per_task}")
     summary = _metrics(outcomes, k, options, "all")
+    tokens = token_figures(_token_counts(trajectories))
     agents = sorted({t.agent for t in trajectories})
     return {
         "agent": agents[0] if len(agents) == 1 else agents,
@@ -124,6 +139,7 @@ def summarize(trajectories: Sequence[Trajectory], options: EvalOptions = EvalOpt
         **summary,
         "mean_tool_calls": sum(t.n_tool_calls for t in trajectories) / len(trajectories),
         "stop_reasons": dict(sorted(Counter(t.stop_reason for t in trajectories).items())),
+        "tokens": tokens.to_dict() if tokens is not None else None,
         "by_service": _breakdown(trajectories, lambda t: t.task_info.get("services", []), k, options, "service"),
         "by_capability": _breakdown(
             trajectories, lambda t: t.task_info.get("capabilities", []) or ["(none)"], k, options, "capability"
@@ -176,4 +192,6 @@ def render_table(summary: dict[str, Any]) -> str:
             )
     reasons = ", ".join(f"{r} {n}" for r, n in summary["stop_reasons"].items())
     lines += ["", f"stop reasons: {reasons}; mean tool calls {summary['mean_tool_calls']:.2f}"]
+    if summary.get("tokens"):  # summaries written before token figures existed have none
+        lines.append(TokenFigures(**summary["tokens"]).describe())
     return "\n".join(lines)

@@ -36,6 +36,7 @@ from mcp_services.kernel.bounds import abridge
 from mcp_services.kernel.diff import StateDiff
 from mcp_services.kernel.errors import ErrorCode
 from mcp_services.kernel.results import ToolResult
+from mcp_services.serving.model_view import model_tool
 from mcp_services.serving.surface import Mode
 from mcp_services.tasks.episodes import episode_for
 from mcp_services.tasks.spec import TaskSpec, write_tasks
@@ -96,13 +97,7 @@ class McpSession:
         cursor: str | None = None
         while True:
             page = await self._client.list_tools(cursor=cursor)
-            tools.extend(
-                {
-                    "type": "function",
-                    "function": {"name": t.name, "description": t.description or "", "parameters": t.input_schema},
-                }
-                for t in page.tools
-            )
+            tools.extend(model_tool(t.name, t.description or "", t.input_schema) for t in page.tools)
             cursor = page.next_cursor
             if cursor is None:
                 return tools

@@ -1,4 +1,4 @@
-"""Pass@k, pass^k and bootstrap confidence intervals over tasks.
+"""Pass@k, pass^k and bootstrap confidence intervals over tasks; token figures over trajectories.
 
 Per task with ``n`` rollouts of which ``c`` passed:
 
@@ -8,16 +8,22 @@ Per task with ``n`` rollouts of which ``c`` passed:
 
 A metric is the mean over tasks. Its 95% interval comes from resampling tasks with replacement
 (percentile bootstrap) with a seeded RNG, so the same run always reports the same interval.
+
+Token figures: the median, 90th percentile (nearest rank) and maximum of the trajectories' token
+counts (``harness.tokens``), with the counter that made them.
 """
 
 from __future__ import annotations
 
+import math
 import random
-from collections.abc import Sequence
+import statistics
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from math import comb
+from typing import Any
 
-__all__ = ["TaskOutcome", "bootstrap_ci", "pass_at_k", "pass_hat_k"]
+__all__ = ["TaskOutcome", "TokenFigures", "bootstrap_ci", "pass_at_k", "pass_hat_k", "token_figures"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,3 +65,42 @@ def bootstrap_ci(
     low = means[int(tail * (resamples - 1))]
     high = means[int(round((1.0 - tail) * (resamples - 1)))]
     return (low, high)
+
+
+@dataclass(frozen=True, slots=True)
+class TokenFigures:
+    """Tokens per trajectory over a run."""
+
+    counter: str  # what counted them ("qwen3", or an estimate); several joined by " + " when mixed
+    n: int  # trajectories counted
+    median: float
+    p90: int
+    max: int
+    n_uncounted: int = 0  # trajectories without a count (lines written before counts existed)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"counter": self.counter, "n": self.n, "median": self.median, "p90": self.p90, "max": self.max,
+                "n_uncounted": self.n_uncounted}
+
+    def describe(self) -> str:
+        text = (f"tokens per trajectory ({self.counter}): median {self.median:,.0f}, p90 {self.p90:,}, "
+                f"max {self.max:,} over {self.n} trajectories")
+        return text + (f" ({self.n_uncounted} not counted)" if self.n_uncounted else "")
+
+
+def token_figures(counts: Iterable[tuple[int | None, str | None]]) -> TokenFigures | None:
+    """Figures of ``(n_tokens, counter)`` pairs; None when no trajectory has a count."""
+    pairs = list(counts)
+    counted = sorted(n for n, _ in pairs if n is not None)
+    if not counted:
+        return None
+    names = sorted({str(name) for n, name in pairs if n is not None})
+    rank = max(1, math.ceil(0.9 * len(counted)))  # nearest rank: the 90th percentile is a real count
+    return TokenFigures(
+        counter=" + ".join(names),
+        n=len(counted),
+        median=float(statistics.median(counted)),
+        p90=counted[rank - 1],
+        max=counted[-1],
+        n_uncounted=len(pairs) - len(counted),
+    )

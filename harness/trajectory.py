@@ -3,8 +3,12 @@
 Fields (DESIGN.md, Core concepts: Trajectory): ``messages`` and ``tools`` exactly as the model saw
 them (OpenAI format; tool-call ``arguments`` are JSON strings, as the model wrote them), the grade
 (``criteria`` id -> passed, ``rubric_score``, ``passed``, ``collateral``), counts, the stop reason,
-and ``timings``, the only field that holds wall-clock measurements: everything else is a function
-of the task, the agent and the seed. The file loads with ``datasets`` as is.
+the context it takes (``n_tokens``, counted by ``token_counter``: see ``harness.tokens``), and
+``timings``, the only field that holds wall-clock measurements: everything else is a function of the
+task, the agent and the seed. The file loads with ``datasets`` as is.
+
+``n_tokens`` and ``token_counter`` came after version 1 was first written: they are optional, so
+older lines stay readable (their count is None, and ``harness eval`` counts them when it reads them).
 """
 
 from __future__ import annotations
@@ -59,6 +63,8 @@ class Trajectory:
     stop_reason: str
     error: str | None
     task_info: dict[str, Any]  # services, capabilities, plan_length: what `harness eval` breaks down by
+    n_tokens: int | None = None  # the whole conversation, tools included; None: not counted (older lines)
+    token_counter: str | None = None  # what counted it: "qwen3" or an estimate (harness.tokens)
     timings: dict[str, float] = field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
 
@@ -124,6 +130,8 @@ class Trajectory:
             stop_reason=str(record.get("stop_reason", "answer")),
             error=record.get("error"),
             task_info=dict(record.get("task_info") or {}),
+            n_tokens=_optional_int(record.get("n_tokens"), "n_tokens"),
+            token_counter=None if record.get("token_counter") is None else str(record["token_counter"]),
             timings={str(k): float(v) for k, v in record["timings"].items()},
         )
 
@@ -137,6 +145,14 @@ class Trajectory:
 
 
 _FIELDS = tuple(f for f in fields(Trajectory) if f.name != "schema_version")
+
+
+def _optional_int(value: Any, name: str) -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise TrajectoryFormatError(f"field {name!r} must be a count (a non-negative integer) or null, not {value!r}")
+    return value
 
 
 def _dumps(value: Any) -> str:

@@ -44,7 +44,8 @@ def _add_sft_parser(subparsers: Any) -> None:
     add("--lr", type=float, dest="learning_rate", metavar="LR", help="learning rate (default 2e-5)")
     add("--batch-size", type=int, metavar="N", help="per-device batch size (default 1)")
     add("--grad-accum", type=int, dest="gradient_accumulation_steps", metavar="N", help="gradient accumulation")
-    add("--max-length", type=int, metavar="N", help="tokens per example (default 4096)")
+    add("--max-length", type=int, metavar="N",
+        help="tokens per example; longer ones are dropped, not cut (default: the longest, within the model's context)")
     add("--val-fraction", type=float, metavar="F", help="share of tasks held out for validation (default 0.1)")
     add("--seed", type=int, metavar="N", help="seed for model init, data split and order (default 0)")
     sft.set_defaults(handler=_run_sft)
@@ -77,7 +78,7 @@ def _add_rl_parser(subparsers: Any) -> None:
     add("--max-steps", type=int, metavar="N", help="optimizer steps (default: one pass over the tasks)")
     add("--lr", type=float, dest="learning_rate", metavar="LR", help="learning rate (default 1e-6)")
     add("--seed", type=int, metavar="N", help="seed for model init, task order and sampling (default 0)")
-    add("--mode", choices=("direct", "discover"), help="tool surface: direct (default) or discover")
+    add("--mode", choices=("direct", "discover"), help="tool surface: discover (default, as harness collect) or direct")
     add("--max-turns", type=int, metavar="N", help="model turns per episode (default 8)")
     add("--max-turn-tokens", type=int, metavar="N", help="tokens per model turn (default 512)")
     add("--max-completion-length", type=int, metavar="N", help="tokens per episode after the prompt (default 4096)")
@@ -106,7 +107,7 @@ def _run_rl(args: argparse.Namespace) -> int:
 
 
 def _run_sft(args: argparse.Namespace) -> int:
-    from training.sft import run_sft
+    from training.sft import LengthFit, run_sft
     from training.sft_settings import SFTSettings, load_config_file
 
     values: dict[str, Any] = load_config_file(args.config) if args.config else {}
@@ -117,7 +118,8 @@ def _run_sft(args: argparse.Namespace) -> int:
     split = summary["split"]
     print(
         f"saved {summary['saved']} to {values['out']}: {summary['steps']} steps, final loss {summary['final_loss']}, "
-        f"{split['n_train_examples']} train / {split['n_validation_examples']} validation examples"
+        f"{split['n_train_examples']} train / {split['n_validation_examples']} validation examples; "
+        f"{LengthFit(**summary['lengths']).describe()}"
     )
     return 0
 

@@ -122,6 +122,10 @@ class EpisodeRollouts:
         if drain is not None:
             drain()
         records = [self._transcript(job, t, transcripts) for job, t in zip(jobs, trajectories, strict=True)]
+        for trajectory, transcript in zip(trajectories, records, strict=True):
+            # The context the episode took, exactly: the policy's own tokens, prompt and completion.
+            trajectory.n_tokens = len(transcript.prompt_ids) + len(transcript.completion_ids)
+            trajectory.token_counter = f"{self._config.agent_name} tokenizer"
         self.stats.append(
             RolloutStats(
                 episodes=len(jobs),

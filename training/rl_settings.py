@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.defaults import DEFAULT_MODE
 from training.config_files import settings_from_mapping
 from training.errors import TrainingInputError
 
@@ -58,8 +59,9 @@ class RLSettings:
     learning_rate: float = 1e-6
     kl_beta: float = 0.0
     """GRPO's KL coefficient (TRL's ``beta``); above 0 keeps a reference model in memory."""
-    mode: str = "direct"
-    """The tool surface: ``direct`` (every tool as ``service__tool``) or ``discover`` (four meta-tools)."""
+    mode: str = DEFAULT_MODE
+    """The tool surface: ``discover`` (four meta-tools; `harness collect`'s default too) or ``direct``
+    (every tool as ``service__tool``: a prompt of ~3K tokens per mounted service)."""
     max_turns: int = 8
     """Model turns per episode (the runner's limit)."""
     max_turn_tokens: int = 512

@@ -5,6 +5,11 @@ never the system prompt, the user or the tool results. TRL swaps in the training
 known template (for Qwen3: ``qwen3_training.jinja``, with ``{% generation %}`` markers); a
 template that already has markers (our ChatML one for SmolLM2) is used as is.
 
+Lengths: every example is tokenized whole (TRL's own tokenization, no truncation), then
+``max_length`` is the longest example's (within the model's context) unless a setting gives it;
+examples longer than it are dropped, never cut, and ``training_summary.json`` says how many and why
+(``lengths``). A trajectory cut at the end would teach the model to stop in the middle of a task.
+
 Everything is checked (data, model name, template) before any training step, and every
 user-facing problem is a ``TrainingInputError``.
 """
@@ -12,7 +17,9 @@ user-facing problem is a ``TrainingInputError``.
 from __future__ import annotations
 
 import json
+import statistics
 import time
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.agents.models import load_model, load_tokenizer
@@ -20,12 +27,13 @@ from training.errors import TrainingInputError
 from training.rng import global_rng_preserved
 from training.sft_data import SFTData, build_sft_data
 from training.sft_settings import SFTSettings
+from training.trl_cpu import completion_only_scoring_on_cpu
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
     from trl import SFTTrainer
 
-__all__ = ["SUMMARY_FILE", "build_trainer", "check_chat_template", "run_sft", "train_and_save"]
+__all__ = ["SUMMARY_FILE", "LengthFit", "build_trainer", "check_chat_template", "fit_lengths", "run_sft", "train_and_save"]
 
 SUMMARY_FILE = "training_summary.json"
 
@@ -103,7 +111,8 @@ def _sft_config(settings: SFTSettings) -> Any:
         "per_device_train_batch_size": settings.batch_size,
         "per_device_eval_batch_size": settings.batch_size,
         "gradient_accumulation_steps": settings.gradient_accumulation_steps,
-        "max_length": settings.max_length,
+        # Packs need a length; otherwise nothing is truncated: too-long examples are dropped whole (fit_lengths).
+        "max_length": settings.max_length if settings.packing else None,
         "warmup_steps": settings.warmup,
         "lr_scheduler_type": settings.lr_scheduler_type,
         "weight_decay": settings.weight_decay,
@@ -129,10 +138,61 @@ def _sft_config(settings: SFTSettings) -> Any:
         raise TrainingInputError(f"bad SFT setting: {error}") from None
 
 
+@dataclass(frozen=True)
+class LengthFit:
+    """How ``max_length`` was chosen and what it dropped (``training_summary.json``'s ``lengths``)."""
+
+    max_length: int
+    chosen_by: str  # "longest example", "max_length setting", "model context" or "packing"
+    n_examples: int  # training and validation examples before the cut
+    n_dropped: int  # longer than max_length: dropped whole
+    median_tokens: float
+    longest_tokens: int
+    context: int | None  # the model's max_position_embeddings, when it states one
+
+    def describe(self) -> str:
+        kept = f"{self.n_examples - self.n_dropped} of {self.n_examples} examples kept"
+        if not self.n_dropped:
+            return f"max_length {self.max_length:,} tokens ({self.chosen_by}); {kept}"
+        return (
+            f"max_length {self.max_length:,} tokens ({self.chosen_by}) drops {self.n_dropped} of {self.n_examples} "
+            f"examples longer than it (longest {self.longest_tokens:,}); {kept}"
+        )
+
+
+def fit_lengths(lengths: list[int], max_length: int | None, context: int | None) -> LengthFit:
+    """Choose ``max_length`` for examples of ``lengths`` tokens; refuse a cut that keeps nothing."""
+    longest = max(lengths)
+    if max_length is not None:
+        limit, chosen_by = max_length, "max_length setting"
+    elif context is not None and longest > context:
+        limit, chosen_by = context, "model context"
+    else:
+        limit, chosen_by = longest, "longest example"
+    dropped = sum(1 for n in lengths if n > limit)
+    if dropped == len(lengths):
+        fix = "leave --max-length out to fit the longest" if max_length is not None else "use a model with a longer context"
+        raise TrainingInputError(
+            f"every example is longer than max_length {limit:,} ({chosen_by}): the shortest is {min(lengths):,} tokens, "
+            f"the longest {longest:,}; {fix}, or collect shorter trajectories (--mode discover, fewer services)"
+        )
+    return LengthFit(limit, chosen_by, len(lengths), dropped, float(statistics.median(lengths)), longest, context)
+
+
+def _context(model: PreTrainedModel) -> int | None:
+    value = getattr(model.config.get_text_config(), "max_position_embeddings", None)
+    return int(value) if value else None
+
+
+def _keep_within(dataset: Any, max_length: int) -> Any:
+    keep = [i for i, ids in enumerate(dataset["input_ids"]) if len(ids) <= max_length]
+    return dataset if len(keep) == len(dataset) else dataset.select(keep)
+
+
 def build_trainer(
     settings: SFTSettings, data: SFTData, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase
-) -> SFTTrainer:
-    """An SFTTrainer over ``data`` (tokenised and labelled, not yet trained)."""
+) -> tuple[SFTTrainer, LengthFit]:
+    """An SFTTrainer over ``data`` (tokenised, labelled and fitted to ``max_length``; not yet trained)."""
     from trl import SFTTrainer
 
     peft_config = None
@@ -154,11 +214,23 @@ def build_trainer(
         processing_class=tokenizer,
         peft_config=peft_config,
     )
+    if settings.packing:  # TRL packed the examples into sequences of max_length: nothing to fit
+        assert settings.max_length is not None  # SFTSettings requires it
+        n = len(data.train) + (len(data.validation) if data.validation is not None else 0)
+        return trainer, LengthFit(settings.max_length, "packing", n, 0, 0.0, 0, _context(model))
+    datasets = [trainer.train_dataset] + ([trainer.eval_dataset] if trainer.eval_dataset is not None else [])
+    lengths = [len(ids) for dataset in datasets for ids in dataset["input_ids"]]
+    fit = fit_lengths(lengths, settings.max_length, _context(model))
+    trainer.train_dataset = _keep_within(trainer.train_dataset, fit.max_length)
     if len(trainer.train_dataset) == 0:
         raise TrainingInputError(
-            f"no training example keeps an assistant token within max_length={settings.max_length}: raise it"
+            f"{fit.describe()}, but none of them is a training example (all kept ones are validation): "
+            "raise --max-length or lower --val-fraction"
         )
-    return trainer
+    if trainer.eval_dataset is not None:
+        evaluation = _keep_within(trainer.eval_dataset, fit.max_length)
+        trainer.eval_dataset = evaluation if len(evaluation) else None
+    return trainer, fit
 
 
 def _final_loss(log_history: list[dict[str, Any]]) -> float | None:
@@ -200,9 +272,10 @@ def train_and_save(
     started = time.monotonic()
     check_chat_template(tokenizer)
     with global_rng_preserved():
-        trainer = build_trainer(settings, data, model, tokenizer)
-        result = trainer.train()
-        eval_loss = trainer.evaluate().get("eval_loss") if data.validation is not None else None
+        trainer, lengths = build_trainer(settings, data, model, tokenizer)
+        with completion_only_scoring_on_cpu():  # score assistant tokens only: long agent trajectories on the CPU
+            result = trainer.train()
+            eval_loss = trainer.evaluate().get("eval_loss") if trainer.eval_dataset is not None else None
     settings.out.mkdir(parents=True, exist_ok=True)
     saved = _save(trainer, tokenizer, settings)
     summary: dict[str, Any] = {
@@ -214,7 +287,8 @@ def train_and_save(
         "train_loss": float(result.training_loss),
         "eval_loss": None if eval_loss is None else float(eval_loss),
         "n_examples": data.stats["n_examples"],
-        "n_train_examples_after_truncation": len(trainer.train_dataset),
+        "n_train_examples_after_length_fit": len(trainer.train_dataset),
+        "lengths": asdict(lengths),  # tokens per example with this model's tokenizer and template
         "split": data.stats,
         # SFTTrainer keeps the template it masks with: TRL's training variant, or None for the tokenizer's own.
         "chat_template": "trl-training-variant" if trainer.chat_template is not None else "tokenizer",

@@ -40,8 +40,9 @@ class SFTSettings:
     batch_size: int = 1
     """Per-device batch size."""
     gradient_accumulation_steps: int = 1
-    max_length: int = 4096
-    """Tokens per example; longer conversations are truncated at the end."""
+    max_length: int | None = None
+    """Tokens per example; None: the longest example's, within the model's context. Longer examples are
+    dropped, never truncated (a cut trajectory would teach stopping midway); the summary says how many."""
     warmup: float = 0.0
     """Warmup steps (an int), or a ratio of the total steps (a float below 1)."""
     lr_scheduler_type: str = "linear"
@@ -69,7 +70,8 @@ class SFTSettings:
             (self.learning_rate > 0, "learning_rate must be > 0"),
             (self.batch_size >= 1, "batch_size must be >= 1"),
             (self.gradient_accumulation_steps >= 1, "gradient_accumulation_steps must be >= 1"),
-            (self.max_length >= 16, "max_length must be >= 16"),
+            (self.max_length is None or self.max_length >= 16, "max_length must be >= 16"),
+            (not self.packing or self.max_length is not None, "packing needs max_length (the length of a pack)"),
             (0.0 <= self.val_fraction < 1.0, "val_fraction must be in [0, 1)"),
             (self.warmup >= 0, "warmup must be >= 0"),
             (self.logging_steps >= 1, "logging_steps must be >= 1"),

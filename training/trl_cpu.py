@@ -1,9 +1,10 @@
-"""A CPU speed fix for TRL 1.16's GRPO loss: score only the completion's positions, as TRL does on CUDA.
+"""A CPU speed fix for TRL 1.16's SFT and GRPO losses: score only labelled positions, as TRL does on CUDA.
 
-TRL's fused log-prob head scores every position of prompt + completion on devices without Triton,
-to keep tile shapes fixed for compilers such as Neuron's. On the CPU that only wastes time: with
-Qwen3's 151k-token vocabulary and multi-turn prompts of thousands of tokens it makes a GRPO step
-5-10x slower than scoring the completion alone. The result is the same either way (positions
+TRL's fused log-prob head scores every position of the sequence on devices without Triton, to keep
+tile shapes fixed for compilers such as Neuron's. On the CPU that only wastes time: with Qwen3's
+151k-token vocabulary and multi-turn prompts of thousands of tokens it makes a GRPO step 5-10x
+slower than scoring the completion alone, and an SFT step on a 10k-token trajectory (assistant-only
+loss on ~700 of its tokens) about 30x slower. The result is the same either way (positions
 outside the completion are masked to zero); this changes which branch TRL takes, for the duration
 of a training run only.
 """

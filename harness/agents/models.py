@@ -150,7 +150,8 @@ def build_tiny_qwen3(tokenizer: PreTrainedTokenizerBase, *, seed: int) -> PreTra
         num_attention_heads=4,
         num_key_value_heads=2,
         head_dim=16,
-        max_position_embeddings=4096,
+        # Qwen3's own context: agent trajectories with their tool lists run to tens of thousands of tokens.
+        max_position_embeddings=40960,
         # Tied embeddings halve the parameters: the 151k-token vocabulary dominates this model.
         tie_word_embeddings=True,
         eos_token_id=tokenizer.eos_token_id,

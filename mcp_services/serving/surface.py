@@ -19,6 +19,7 @@ from mcp_services.kernel.bounds import abridge
 from mcp_services.kernel.episode import Episode
 from mcp_services.kernel.errors import ErrorCode
 from mcp_services.kernel.results import ToolResult, envelope_schema
+from mcp_services.serving.model_view import model_summary, model_tool, tool_card
 
 log = logging.getLogger(__name__)
 
@@ -38,11 +39,8 @@ class ToolInfo:
     effect: Literal["read", "write"] | None  # None for discover-mode meta-tools
 
     def openai_schema(self) -> dict[str, Any]:
-        """The OpenAI / litellm ``tools`` entry for this tool."""
-        return {
-            "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.input_schema},
-        }
+        """The OpenAI / litellm ``tools`` entry for this tool: the model's view (``model_view``)."""
+        return model_tool(self.name, self.description, self.input_schema)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +73,7 @@ _META_TOOLS: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
         {"type": "array", "items": {"type": "object"}},
     ),
     "describe_tool": (
-        "Show one tool's full description and the JSON schema of its arguments and result.",
+        "Show one tool's description, the JSON schema of its arguments and the shape of its result.",
         _object({"service": _SERVICE_PARAM, "tool": _TOOL_PARAM}, ["service", "tool"]),
         {"type": "object"},
     ),
@@ -207,7 +205,7 @@ class ToolSurface:
             return SurfaceCall(
                 ToolResult.ok(
                     [
-                        {"name": t.name, "effect": t.effect, "description": t.description}
+                        {"name": t.name, "effect": t.effect, "description": model_summary(t.description)}
                         for t in service.tools.values()
                     ]
                 )
@@ -216,18 +214,9 @@ class ToolSurface:
         if spec is None:
             return SurfaceCall(ToolResult.fail(ErrorCode.UNKNOWN_TOOL, service.unknown_tool_message(arguments["tool"])))
         if name == "describe_tool":
-            return SurfaceCall(
-                ToolResult.ok(
-                    {
-                        "service": service.name,
-                        "name": spec.name,
-                        "effect": spec.effect,
-                        "description": spec.description,
-                        "input_schema": spec.input_schema,
-                        "output_schema": spec.data_schema,
-                    }
-                )
-            )
+            # The model's view of the tool; the full schemas stay on the wire (tools/list in direct mode).
+            card = tool_card(service.name, spec.name, spec.effect, spec.description, spec.input_schema, spec.data_schema)
+            return SurfaceCall(ToolResult.ok(card))
         result = self.episode.call(service.name, spec.name, arguments.get("arguments") or {})
         return SurfaceCall(result, service.name, spec.name)
 

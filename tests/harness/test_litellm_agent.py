@@ -47,7 +47,7 @@ def test_litellm_agent_solves_a_task_through_an_openai_compatible_server(tmp_pat
     with FakeOpenAI(note_task_reply) as server:
         code = main(["collect", "--tasks", str(tasks_file), "--agent", f"litellm:{MODEL}", "--api-base", server.url,
                      "--out", str(out), "--temperature", "0.3", "--max-tokens", "256", "--no-progress",
-                     "--concurrency", "1"])
+                     "--concurrency", "1", "--mode", "direct"])  # the scripted replies call direct-mode tools
     assert code == 0
     records = [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
     note = next(r for r in records if "note-on-company" in r["criteria"])

@@ -260,9 +260,10 @@ def test_a_prompt_longer_than_the_context_is_refused(tmp_path: Path, tasks_file:
     from harness.agents.models import build_tiny_qwen3
     from training.rl import build_rl_trainer, prepare_rl
 
-    # Direct mode lists every crm tool in the prompt (~4000 tokens); tiny-qwen3's context is 4096.
-    run = prepare_rl(_settings(tasks_file, tmp_path, mode="direct", group_size=2, batch_size=2, max_turn_tokens=512))
-    with pytest.raises(TrainingInputError, match="the model's context is 4096 tokens"):
+    # Direct mode lists every crm tool in the prompt (~2000 tokens); the context is capped at 2048 here.
+    run = prepare_rl(_settings(tasks_file, tmp_path, mode="direct", group_size=2, batch_size=2, max_turn_tokens=512,
+                               vllm_max_model_length=2048))
+    with pytest.raises(TrainingInputError, match="the model's context is 2048 tokens"):
         build_rl_trainer(run, build_tiny_qwen3(run.tokenizer, seed=0))
 
 

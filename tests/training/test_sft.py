@@ -79,7 +79,7 @@ def test_qwen3_dataset_labels_only_assistant_tokens(write_run: WriteRun, qwen3_t
     run_dir = write_run([make_trajectory("a")])
     data = build_sft_data(run_dir, val_fraction=0.0)
     settings = SFTSettings(data=run_dir, out=tmp_path / "out", max_steps=1)
-    trainer = build_trainer(settings, data, build_tiny_qwen3(qwen3_tokenizer, seed=0), qwen3_tokenizer)
+    trainer, _ = build_trainer(settings, data, build_tiny_qwen3(qwen3_tokenizer, seed=0), qwen3_tokenizer)
     example = trainer.train_dataset[0]
     rendered = qwen3_tokenizer.decode(example["input_ids"])
     assert rendered.startswith("<|im_start|>system\n" + SYSTEM)
@@ -277,3 +277,52 @@ def test_smollm2_trains_one_step_and_saves_a_plain_model(write_run: WriteRun, tm
     assert summary["steps"] == 1 and summary["chat_template"] == "tokenizer"
     config = json.loads((out / "config.json").read_text())
     assert "quantization_config" not in config and config["model_type"] == "llama"
+
+
+def test_max_length_is_the_longest_example_within_the_model_context() -> None:
+    from training.sft import fit_lengths
+
+    fit = fit_lengths([900, 1200, 15000], None, 40960)
+    assert (fit.max_length, fit.chosen_by, fit.n_dropped, fit.median_tokens) == (15000, "longest example", 0, 1200.0)
+    capped = fit_lengths([900, 1200, 15000], None, 4096)
+    assert (capped.max_length, capped.chosen_by, capped.n_dropped) == (4096, "model context", 1)
+    given = fit_lengths([900, 1200, 15000, 20000], 1000, 40960)
+    assert (given.max_length, given.n_dropped) == (1000, 3)
+    assert given.describe() == (
+        "max_length 1,000 tokens (max_length setting) drops 3 of 4 examples longer than it (longest 20,000); "
+        "1 of 4 examples kept"
+    )
+    with pytest.raises(TrainingInputError, match=r"the shortest is 900 tokens, the longest 15,000; leave --max-length"):
+        fit_lengths([900, 1200, 15000], 512, 40960)
+
+
+def test_a_given_max_length_drops_exactly_the_longer_examples_whole(
+    write_run: WriteRun, qwen3_tokenizer: Any, tmp_path: Path
+) -> None:
+    from training.models import build_tiny_qwen3
+    from training.sft import build_trainer
+    from training.sft_data import build_sft_data
+    from training.sft_settings import SFTSettings
+
+    run_dir = write_run([short_trajectory("a"), short_trajectory("b"), make_trajectory("c")])
+    data = build_sft_data(run_dir, val_fraction=0.0)
+    model = build_tiny_qwen3(qwen3_tokenizer, seed=0)
+    auto, fit = build_trainer(SFTSettings(data=run_dir, out=tmp_path / "o", max_steps=1), data, model, qwen3_tokenizer)
+    lengths = sorted(len(ids) for ids in auto.train_dataset["input_ids"])
+    assert fit.max_length == lengths[-1] and fit.n_dropped == 0 and len(auto.train_dataset) == 3
+    settings = SFTSettings(data=run_dir, out=tmp_path / "o", max_steps=1, max_length=lengths[-1] - 1)
+    trainer, fit = build_trainer(settings, data, model, qwen3_tokenizer)
+    assert fit.n_dropped == 1 and len(trainer.train_dataset) == 2
+    # The kept examples are whole: nothing was truncated.
+    assert sorted(len(ids) for ids in trainer.train_dataset["input_ids"]) == lengths[:2]
+
+
+def test_cli_max_length_that_keeps_nothing_is_one_line_and_exit_2(
+    write_run: WriteRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = write_run([short_trajectory("a"), short_trajectory("b")])
+    assert main(["sft", "--data", str(run_dir), "--out", str(tmp_path / "o"), "--max-length", "16"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]  # after the datasets library's progress bars
+    assert err.startswith("training: error: ") and "Traceback" not in err
+    assert "every example is longer than max_length 16 (max_length setting): the shortest is" in err
+    assert "leave --max-length out to fit the longest" in err

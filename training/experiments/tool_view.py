@@ -1,11 +1,11 @@
-"""A smaller tool list for small models: a harness ``ToolTransport`` that narrows and compacts what the model sees.
+"""A smaller tool list for small models: a harness ``ToolTransport`` that narrows what the model sees.
 
 In direct mode an episode lists every tool of every mounted service: two services are ~30 tools and
-~10k tokens of JSON schema, more than SmolLM2-135M's context and minutes per turn on a 2-core CPU.
-For the offline learning experiment the model sees only the tools the task's plan uses plus a few
-others of the same services (chosen by a seeded hash, so the model still has to pick), with
-schemas stripped of what a small model cannot use (titles, regex patterns, length bounds, semantic
-type tags, ``anyOf`` with null). Calls, results, state and grading are the harness's, unchanged.
+~5k tokens even in the compact model view (``mcp_services.serving.model_view``), past what
+SmolLM2-135M can use and minutes per turn on a 2-core CPU. For the offline learning experiment the
+model sees only the tools the task's plan uses plus a few others of the same services (chosen by a
+seeded hash, so the model still has to pick), each in the harness's model view. Calls, results,
+state and grading are the harness's, unchanged.
 """
 
 from __future__ import annotations
@@ -20,46 +20,7 @@ from mcp_services.kernel.diff import StateDiff
 from mcp_services.serving.surface import SEPARATOR, Mode
 from mcp_services.tasks.spec import TaskSpec
 
-__all__ = ["FocusedSession", "FocusedTransport", "compact_schema"]
-
-_DROPPED_KEYS = frozenset(
-    {"title", "x-semantic-type", "pattern", "maxLength", "minLength", "maxItems", "minItems", "format",
-     "additionalProperties", "maximum", "minimum"}
-)
-
-
-def compact_schema(node: Any) -> Any:
-    """A JSON schema without the keys a small model cannot use; ``anyOf: [X, null]`` becomes X."""
-    if isinstance(node, list):
-        return [compact_schema(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    options = node.get("anyOf")
-    if isinstance(options, list):
-        real = [option for option in options if option != {"type": "null"}]
-        if len(real) == 1:  # an optional value: the surrounding keys (description, default) stay
-            merged = {key: value for key, value in node.items() if key != "anyOf"} | real[0]
-            return compact_schema(merged)
-    out: dict[str, Any] = {}
-    for key, value in node.items():
-        if key in _DROPPED_KEYS or (key == "default" and value is None):
-            continue
-        # "properties" maps parameter names to schemas: its keys are names, never schema keywords.
-        out[key] = {k: compact_schema(v) for k, v in value.items()} if key == "properties" else compact_schema(value)
-    return out
-
-
-def _compact_tool(tool: dict[str, Any]) -> dict[str, Any]:
-    function = tool["function"]
-    description = str(function.get("description") or "").split("\n\n")[0].replace("\n", " ")
-    return {
-        "type": "function",
-        "function": {
-            "name": function["name"],
-            "description": description,
-            "parameters": compact_schema(function.get("parameters") or {"type": "object", "properties": {}}),
-        },
-    }
+__all__ = ["FocusedSession", "FocusedTransport"]
 
 
 def _rank(seed: int, task_id: str, name: str) -> str:
@@ -67,7 +28,7 @@ def _rank(seed: int, task_id: str, name: str) -> str:
 
 
 class FocusedSession:
-    """The harness session of one episode, with a narrowed, compacted tool list."""
+    """The harness session of one episode, with a narrowed tool list."""
 
     def __init__(self, inner: ToolSession, task: TaskSpec, extra_tools: int, seed: int) -> None:
         self._inner = inner
@@ -83,7 +44,7 @@ class FocusedSession:
             key=lambda name: _rank(self._seed, self._task.id, name),
         )
         shown = needed | set(others[: self._extra_tools])
-        return [_compact_tool(tool) for tool in tools if tool["function"]["name"] in shown]
+        return [tool for tool in tools if tool["function"]["name"] in shown]
 
     async def call(self, name: str, arguments: dict[str, Any], timeout: float | None) -> CallOutcome:
         return await self._inner.call(name, arguments, timeout)

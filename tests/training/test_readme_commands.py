@@ -1,0 +1,92 @@
+"""README's training commands, as written, on a freshly composed default run (CPU, tiny-qwen3).
+
+The commands are read from README.md itself, so the README cannot drift from what is tested. The
+default run is README's first command (``harness collect --out runs/default``) with a smaller
+candidate count (``--default-tasks``): the same composer, seed and defaults, the first few tasks of
+the default set, so that the test stays within a few minutes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.train, pytest.mark.slow]
+pytest.importorskip("trl")
+
+REPO = Path(__file__).resolve().parents[2]
+_COMMAND = re.compile(r"^\.venv/bin/(harness|training) (.+?)(?:\s+#.*)?$")
+
+
+def readme_command(program: str, starts: str) -> list[str]:
+    """The arguments of the README command line ``.venv/bin/PROGRAM STARTS...`` (a comment after it is dropped)."""
+    for line in (REPO / "README.md").read_text(encoding="utf-8").splitlines():
+        for part in line.split("&&"):
+            match = _COMMAND.match(part.strip())
+            if match and match.group(1) == program and match.group(2).startswith(starts):
+                return shlex.split(match.group(2))
+    raise AssertionError(f"README.md has no `.venv/bin/{program} {starts}...` command")
+
+
+def in_folder(argv: list[str], folder: Path) -> list[str]:
+    """``argv`` with its ``runs/...`` paths moved under ``folder``."""
+    return [str(folder / arg) if arg.startswith("runs/") else arg for arg in argv]
+
+
+@pytest.fixture(scope="module")
+def default_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from harness.cli import main as harness_main
+
+    folder = tmp_path_factory.mktemp("readme")
+    argv = in_folder(readme_command("harness", "collect --out runs/default"), folder)
+    assert harness_main([*argv, "--default-tasks", "4", "--no-progress"]) == 0
+    return folder
+
+
+@pytest.fixture
+def one_torch_thread() -> Iterator[None]:
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # on a shared 2-core machine a second thread mostly spins
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_readme_sft_smoke_run_trains_on_the_default_run(default_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from training.cli import main
+
+    argv = in_folder(readme_command("training", "sft --data runs/default"), default_run)
+    assert main(argv) == 0
+    out = Path(argv[argv.index("--out") + 1])
+    summary = json.loads((out / "training_summary.json").read_text())
+    lengths = summary["lengths"]
+    # max_length comes from the data: every trajectory of the default run is kept, whole.
+    assert lengths["chosen_by"] == "longest example" and lengths["n_dropped"] == 0
+    assert lengths["max_length"] == lengths["longest_tokens"] > 4096  # the old fixed default dropped them all
+    assert summary["steps"] == 2 and summary["n_train_examples_after_length_fit"] == summary["split"]["n_train_examples"]
+    assert "examples kept" in capsys.readouterr().out
+    assert (out / "model.safetensors").is_file()
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_readme_rl_smoke_run_trains_on_the_default_tasks(default_run: Path) -> None:
+    from training.cli import main
+
+    argv = in_folder(readme_command("training", "rl --tasks runs/default/tasks.jsonl"), default_run)
+    assert main(argv) == 0
+    out = Path(argv[argv.index("--out") + 1])
+    summary = json.loads((out / "training_summary.json").read_text())
+    assert summary["steps"] == 2 and summary["rollouts"]["episodes"] == 8
+    records = [json.loads(line) for line in (out / "rollouts.jsonl").read_text().splitlines()]
+    assert len(records) == 8 and all(r["mode"] == "discover" for r in records)
+    # Each rollout states the context it took, counted with the policy's own tokenizer.
+    assert all(r["n_tokens"] > summary["longest_prompt_tokens"] // 2 for r in records)
