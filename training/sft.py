@@ -221,8 +221,9 @@ def build_trainer(
     datasets = [trainer.train_dataset] + ([trainer.eval_dataset] if trainer.eval_dataset is not None else [])
     lengths = [len(ids) for dataset in datasets for ids in dataset["input_ids"]]
     fit = fit_lengths(lengths, settings.max_length, _context(model))
-    trainer.train_dataset = _keep_within(trainer.train_dataset, fit.max_length)
-    if len(trainer.train_dataset) == 0:
+    train = _keep_within(trainer.train_dataset, fit.max_length)
+    trainer.train_dataset = train
+    if len(train) == 0:
         raise TrainingInputError(
             f"{fit.describe()}, but none of them is a training example (all kept ones are validation): "
             "raise --max-length or lower --val-fraction"

@@ -134,7 +134,7 @@ def _parameter(node: Any, defs: Mapping[str, Any], depth: int, stack: tuple[str,
 def model_parameters(input_schema: Mapping[str, Any]) -> dict[str, Any]:
     """The compact JSON schema of a tool's arguments (see the module docstring)."""
     defs = {**input_schema.get("definitions", {}), **input_schema.get("$defs", {})}
-    compact = _parameter(input_schema, defs, 0, (), False)
+    compact: dict[str, Any] = _parameter(input_schema, defs, 0, (), False)
     compact.setdefault("type", "object")
     if compact["type"] == "object":
         compact.setdefault("properties", {})
