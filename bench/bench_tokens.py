@@ -23,7 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from composer.task import TaskSpec, load_tasks  # noqa: E402
+from mcp_services.tasks.spec import TaskSpec, load_tasks  # noqa: E402
 from harness.collect import CollectConfig, collect  # noqa: E402
 from harness.defaults import DEFAULT_DISTRACTOR_SERVICES, default_tasks  # noqa: E402
 from harness.evaluate import read_run  # noqa: E402

@@ -1,4 +1,5 @@
-"""The task set of the main job: composed from the built-in library with a fixed seed.
+"""The defaults of the main job: the task set (composed from the built-in library with a fixed seed)
+and the tool mode.
 
 ``harness collect`` with no ``--tasks`` runs on it, so the first command of the README needs no
 file, network, key or GPU. Generation is the composer's (imported lazily).
@@ -11,13 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from harness.errors import HarnessInputError
 from mcp_services.tasks.spec import TaskFileError, TaskSpec, load_tasks
-
-if TYPE_CHECKING:
-    from composer.task import TaskSpec
 
 __all__ = [
     "DEFAULT_DISTRACTOR_SERVICES",
@@ -70,8 +68,6 @@ def load_task_set(
 ) -> list[TaskSpec]:
     """The tasks of ``path``; or the default set: read from ``composed`` (a run's own copy, on a
     restart) if that file exists, else composed now."""
-    from composer.task import TaskFileError, load_tasks
-
     if path is None:
         if composed is not None and composed.exists():
             return load_task_set(composed)

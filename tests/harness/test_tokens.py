@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from composer.task import TaskSpec
+from mcp_services.tasks.spec import TaskSpec
 from harness import tokens
 from harness.cli import main
 from harness.collect import CollectConfig, collect
