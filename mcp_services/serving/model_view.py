@@ -72,25 +72,25 @@ def _resolve(node: Mapping[str, Any], defs: Mapping[str, Any]) -> tuple[Mapping[
     return {**target, **{k: v for k, v in node.items() if k != "$ref"}}, name
 
 
-def _without_null(node: Mapping[str, Any]) -> tuple[Mapping[str, Any], bool]:
-    """An ``anyOf``/``oneOf`` with a null option as the other option alone, and whether null was allowed."""
+def _without_null(node: Mapping[str, Any]) -> Mapping[str, Any]:
+    """An optional value as its type: ``anyOf``/``oneOf`` without the null option, ``type`` without "null"."""
     for key in ("anyOf", "oneOf"):
         options = node.get(key)
         if not isinstance(options, list):
             continue
         real = [o for o in options if o != {"type": "null"}]
         if len(real) == len(options):
-            return node, False
+            return node
         rest = {k: v for k, v in node.items() if k != key}
         if len(real) == 1 and isinstance(real[0], Mapping):
-            # The outer keys (description, default) describe the value: they win over the option's.
-            return {**real[0], **rest}, True
-        return {**rest, key: real}, True
+            # The outer keys (description) describe the value: they win over the option's.
+            return {**real[0], **rest}
+        return {**rest, key: real}
     node_type = node.get("type")
     if isinstance(node_type, list) and "null" in node_type:
         kept = [t for t in node_type if t != "null"]
-        return {**node, "type": kept[0] if len(kept) == 1 else kept}, True
-    return node, False
+        return {**node, "type": kept[0] if len(kept) == 1 else kept}
+    return node
 
 
 def _parameter(node: Any, defs: Mapping[str, Any], depth: int, stack: tuple[str, ...], described: bool) -> Any:
@@ -102,7 +102,7 @@ def _parameter(node: Any, defs: Mapping[str, Any], depth: int, stack: tuple[str,
         node = {key: node[key] for key in ("type", "description") if key in node}
     if ref is not None:
         stack = (*stack, ref)
-    node, _ = _without_null(node)
+    node = _without_null(node)
     inner = described or bool(node.get("description"))  # one description per value: the outermost
     out: dict[str, Any] = {}
     for key in _SCHEMA_KEYS:
@@ -162,7 +162,7 @@ def _shape(node: Any, defs: Mapping[str, Any], depth: int, stack: tuple[str, ...
         return ""
     if ref is not None:
         stack = (*stack, ref)
-    node, _ = _without_null(node)
+    node = _without_null(node)
     options = node.get("anyOf") or node.get("oneOf") or node.get("allOf")
     if isinstance(options, list):
         shapes = [shape for shape in (_shape(o, defs, depth + 1, stack) for o in options) if shape]
