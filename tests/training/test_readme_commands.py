@@ -71,7 +71,7 @@ def test_readme_sft_smoke_run_trains_on_the_default_run(default_run: Path, capsy
     lengths = summary["lengths"]
     # max_length comes from the data: every trajectory of the default run is kept, whole.
     assert lengths["chosen_by"] == "longest example" and lengths["n_dropped"] == 0
-    assert lengths["max_length"] == lengths["longest_tokens"] > 4096  # the old fixed default dropped them all
+    assert lengths["max_length"] == lengths["longest_tokens"] <= lengths["context"]
     assert summary["steps"] == 2 and summary["n_train_examples_after_length_fit"] == summary["split"]["n_train_examples"]
     assert "examples kept" in capsys.readouterr().out
     assert (out / "model.safetensors").is_file()
