@@ -26,7 +26,7 @@ _LIST_OPENERS = ("Could you:", "Please:", "Steps:")
 _FIRST = ("", "First, ", "Start by ", "Please ")
 _THEN = ("Then ", "After that, ", "Next, ")
 _LAST = ("Finally, ", "Last, ", "Then ")
-_VERBATIM = "Keep the wording I gave you exactly as written."
+_VERBATIM = "Use the names and titles exactly as I have written them here."
 
 
 def _cap(text: str) -> str:
