@@ -5,24 +5,28 @@ A ``ServiceSpec`` is what every importer produces and what the compiler turns in
 service in the catalog, and readable: a tool says *what* it does (``create`` a ``card``; ``transition``
 a ``charge``'s ``status`` to ``captured``) and how each parameter is used (``bindings``), never how.
 
+Its entities are the kernel's own declarations (``mcp_services.kernel.schema``: ``EntityDef``,
+``FieldDef``, ``KeyDef``, ``StateDef``), the ones hand-written services declare as classes: a
+generated service is one more service on the kernel's declarative layer, not a second one.
+
 ``load_spec`` validates a spec and turns every problem into one readable ``SpecError``.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from mcp_services.kernel.intents import intent_problems
+from mcp_services.kernel.schema import TIMESTAMP_COLUMNS, EntityDef, FieldDef, KeyDef, StateDef, entity_problems
 from mcp_services.kernel.tools import TOOL_NAME_PATTERN
 
 from generator.semantics import check_vocabulary
 
 SPEC_VERSION = 1
 
-FieldType = Literal["string", "integer", "number", "boolean", "object", "array", "any"]
 BehaviourKind = Literal[
     "create", "get", "list", "search", "update", "delete", "transition", "send", "custom", "simulated"
 ]
@@ -36,85 +40,14 @@ READ_KINDS = frozenset({"get", "list", "search"})
 #: Behaviours that act on one existing row, found through ``key`` bindings (or ``current``).
 KEYED_KINDS = frozenset({"get", "update", "delete", "transition"})
 
-_IDENT = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
-_ENTITY = r"^[a-z][a-z0-9_]{0,47}$"
-#: Columns every entity table has; fields may not use these names.
-RESERVED_COLUMNS = frozenset({"id"})
-#: Columns added to entities with ``timestamps`` (unless a field of that name exists).
-TIMESTAMP_COLUMNS = ("created_at", "updated_at")
+__all__ = [
+    "TIMESTAMP_COLUMNS", "Behaviour", "Binding", "EntityDef", "FieldDef", "KeyDef", "ServiceSpec", "SpecError",
+    "StateDef", "ToolDef", "Transition", "load_spec", "spec_problems",
+]
 
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=False, populate_by_name=True)
-
-
-class FieldDef(_Model):
-    """One column of an entity (and one property of its rows in tool results)."""
-
-    name: Annotated[str, Field(pattern=_IDENT)]
-    type: FieldType
-    semantic: str | None = None
-    description: str = ""
-    enum: list[Scalar] | None = None
-    format: str | None = None
-    pattern: str | None = None
-    minimum: float | None = None
-    maximum: float | None = None
-    min_length: int | None = None
-    max_length: int | None = None
-    json_schema: dict[str, Any] | None = Field(default=None, description="Schema of an object/array value")
-    ref: str | None = Field(default=None, description="The entity this field holds the id of (a relation)")
-    owner: bool = Field(default=False, description="With ref: the referenced row owns this one (deleted with it)")
-
-
-class KeyDef(_Model):
-    """How an entity's rows are identified: the ``id`` column's type and how new ids look."""
-
-    type: Literal["string", "integer"] = "string"
-    prefix: str = Field(default="", pattern=r"^[a-z0-9]{0,12}$")
-    width: int = Field(default=4, ge=1, le=64, description="Digits of the counter in prefix_0001 ids")
-    pattern: str | None = Field(default=None, description="New ids match this regex (as the source requires)")
-    format: Literal["uuid"] | None = None
-
-
-class StateDef(_Model):
-    """A state machine on a string field: its values, the initial one, and terminal ones."""
-
-    field: str
-    values: list[str] = Field(min_length=1)
-    initial: str
-    terminal: list[str] = Field(default_factory=list)
-
-
-class EntityDef(_Model):
-    """A kind of record the service stores (a table)."""
-
-    name: Annotated[str, Field(pattern=_ENTITY)]
-    table: Annotated[str, Field(pattern=_ENTITY)]
-    description: str = ""
-    key: KeyDef = Field(default_factory=KeyDef)
-    fields: list[FieldDef] = Field(default_factory=list)
-    state: StateDef | None = None
-    label: str | None = Field(default=None, description="The field that names a row (name, title...)")
-    singleton: bool = Field(default=False, description="Exactly one row (an account's settings)")
-    per_parent: bool = Field(default=False, description="One row per row of its owner (a user's profile)")
-    person: bool = Field(default=False, description="Rows are people of the world (users, contacts...)")
-    seed_rows: int = Field(default=8, ge=0, le=200)
-    timestamps: bool = True
-
-    def field(self, name: str) -> FieldDef | None:
-        for f in self.fields:
-            if f.name == name:
-                return f
-        return None
-
-    def has_column(self, name: str) -> bool:
-        """``id``, a field, or a timestamp column the compiler adds."""
-        return name == "id" or self.field(name) is not None or (self.timestamps and name in TIMESTAMP_COLUMNS)
-
-    @property
-    def owner_field(self) -> FieldDef | None:
-        return next((f for f in self.fields if f.ref and f.owner), None)
 
 
 class Binding(_Model):
@@ -246,38 +179,17 @@ def spec_problems(spec: ServiceSpec) -> list[str]:
     entities: dict[str, EntityDef] = {}
     tables: set[str] = set()
     for entity in spec.entities:
-        where = f"entity {entity.name!r}"
         if entity.name in entities:
-            problems.append(f"{where} is declared twice")
+            problems.append(f"entity {entity.name!r} is declared twice")
         entities[entity.name] = entity
         if entity.table in tables:
-            problems.append(f"{where}: table {entity.table!r} is used by another entity")
+            problems.append(f"entity {entity.name!r}: table {entity.table!r} is used by another entity")
         tables.add(entity.table)
-        seen: set[str] = set()
-        for f in entity.fields:
-            if f.name.lower() in seen:
-                problems.append(f"{where}: field {f.name!r} is declared twice (names are case-insensitive)")
-            seen.add(f.name.lower())
-            if f.name in RESERVED_COLUMNS:
-                problems.append(f"{where}: field {f.name!r} is reserved (every entity has an 'id' key)")
-            if f.semantic and not check_vocabulary(f.semantic):
-                problems.append(f"{where}: field {f.name!r} has unknown semantic type {f.semantic!r}")
-        if entity.state:
-            state_field = entity.field(entity.state.field)
-            if state_field is None:
-                problems.append(f"{where}: state field {entity.state.field!r} is not a field")
-            elif state_field.type != "string":
-                problems.append(f"{where}: state field {entity.state.field!r} must be a string")
-            if entity.state.initial not in entity.state.values:
-                problems.append(f"{where}: initial state {entity.state.initial!r} is not one of its values")
-        if entity.label and entity.field(entity.label) is None:
-            problems.append(f"{where}: label {entity.label!r} is not a field")
-        if entity.per_parent and entity.owner_field is None:
-            problems.append(f"{where}: per_parent needs an owner field (a ref with owner: true)")
     for entity in spec.entities:
+        problems.extend(entity_problems(entity, entities))
         for f in entity.fields:
-            if f.ref is not None and f.ref not in entities:
-                problems.append(f"entity {entity.name!r}: field {f.name!r} refers to unknown entity {f.ref!r}")
+            if f.semantic and not check_vocabulary(f.semantic):
+                problems.append(f"entity {entity.name!r}: field {f.name!r} has unknown semantic type {f.semantic!r}")
     names: set[str] = set()
     for tool in spec.tools:
         problems.extend(_tool_problems(tool, entities))

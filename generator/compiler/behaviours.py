@@ -11,10 +11,10 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import String, Text, cast, func, literal_column, or_, select
-
 from mcp_services.kernel.context import ToolContext
 from mcp_services.kernel.errors import ToolError
+from mcp_services.kernel.present import present_records
+from mcp_services.kernel.records import Query
 
 from generator.compiler.runtime import Row, ServiceRuntime
 from generator.spec import Binding, ToolDef
@@ -90,9 +90,8 @@ def _target(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str,
 def _first(rt: ServiceRuntime, ctx: ToolContext, entity: str, conditions: dict[str, Any]) -> Row | None:
     if conditions:
         return rt.find(ctx, entity, conditions)
-    table = rt.table(entity)
-    row = ctx.db.execute(select(table).order_by(literal_column("rowid")).limit(1)).mappings().first()
-    return dict(row) if row is not None else None
+    record = rt.query(ctx, entity).first()
+    return None if record is None else rt.records[entity].dump(record)
 
 
 def _values(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
@@ -192,37 +191,20 @@ def run_transition(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: di
 
 def run_list(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     entity = tool.behaviour.entity or ""
-    table = rt.table(entity)
-    links = _parents(rt, tool, ctx, args)
-    stmt = select(table)
-    for column, value in links.items():
-        stmt = stmt.where(table.c[column] == value)
+    records = rt.records[entity]
+    query = rt.query(ctx, entity)
+    for column, value in _parents(rt, tool, ctx, args).items():
+        query.where(**{column: value})
     limit, offset = DEFAULT_LIMIT, 0
     for param, binding in tool.bindings.items():
         if param not in args or args[param] is None:
             continue
         value = args[param]
         role = binding.role
-        if role == "filter" and binding.column in table.c:
-            column = table.c[binding.column]
-            kind = rt.columns(entity).get(binding.column)
-            if kind in ("object", "array", "any"):
-                continue  # JSON columns are not filtered on
-            if binding.op == "in":
-                wanted = [rt.coerce(entity, binding.column, v) for v in (value if isinstance(value, list) else [value])]
-                stmt = stmt.where(column.in_(wanted))
-            elif binding.op == "gte":
-                stmt = stmt.where(column >= rt.coerce(entity, binding.column, value))
-            elif binding.op == "lte":
-                stmt = stmt.where(column <= rt.coerce(entity, binding.column, value))
-            elif binding.op == "range":
-                stmt = _range(stmt, rt, entity, binding.column, column, value)
-            elif binding.op == "contains":
-                stmt = stmt.where(cast(column, String).ilike(f"%{value}%"))
-            else:
-                stmt = stmt.where(column == rt.coerce(entity, binding.column, value))
-        elif role == "search" and isinstance(value, str) and value.strip():
-            stmt = stmt.where(_text_match(rt, entity, value.strip()))
+        if role == "filter" and binding.column in records.column_set:
+            _filter(query, rt, entity, binding, value)
+        elif role == "search" and isinstance(value, str):
+            query.search(value, *(records.search_columns or ("id",)))
         elif role == "limit":
             limit = max(1, min(MAX_LIMIT, _count(param, value)))
         elif role in ("cursor", "offset"):
@@ -231,20 +213,31 @@ def run_list(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str
             page = _count(param, value)
             base = 0 if _zero_based(tool, param) else 1
             offset = max(0, page - base) * _page_size(tool, args)
-    total = int(ctx.db.execute(select(func.count()).select_from(stmt.subquery())).scalar_one())
-    rows = ctx.db.execute(stmt.order_by(literal_column("rowid")).limit(limit).offset(offset)).mappings().all()
-    next_offset = offset + len(rows)
-    return {
-        "items": [rt.row_out(entity, dict(r)) for r in rows],
-        "total": total,
-        "next_cursor": str(next_offset) if next_offset < total else None,
-    }
+    found = query.page_at(limit, offset)
+    return {"items": present_records(ctx.conn, records, found.items), "total": found.total, "next_cursor": found.next_cursor}
 
 
-_RANGE_OPS = {"gt": "__gt__", "gte": "__ge__", "lt": "__lt__", "lte": "__le__"}
+_OPERATORS = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 
 
-def _range(stmt: Any, rt: ServiceRuntime, entity: str, name: str, column: Any, value: Any) -> Any:
+def _filter(query: Query[Any], rt: ServiceRuntime, entity: str, binding: Binding, value: Any) -> None:
+    """Narrow ``query`` to rows whose bound column matches ``value`` as the binding's ``op`` says."""
+    name = binding.column or ""
+    if rt.columns(entity).get(name) in ("object", "array", "any"):
+        return  # JSON columns are not filtered on
+    if binding.op == "in":
+        query.where_in(name, [rt.coerce(entity, name, v) for v in (value if isinstance(value, list) else [value])])
+    elif binding.op in ("gte", "lte"):
+        query.compare(name, _OPERATORS[binding.op], rt.coerce(entity, name, value))
+    elif binding.op == "range":
+        _range(query, rt, entity, name, value)
+    elif binding.op == "contains":
+        query.contains(name, str(value))
+    else:
+        query.where(**{name: rt.coerce(entity, name, value)})
+
+
+def _range(query: Query[Any], rt: ServiceRuntime, entity: str, name: str, value: Any) -> None:
     """``{gt, gte, lt, lte}`` bounds (or one value: equal); Unix seconds compare with ISO timestamp columns."""
     bounds = value if isinstance(value, dict) else {"eq": value}
     for op, bound in bounds.items():
@@ -253,22 +246,14 @@ def _range(stmt: Any, rt: ServiceRuntime, entity: str, name: str, column: Any, v
         if isinstance(bound, (int, float)) and not isinstance(bound, bool) and rt.columns(entity).get(name) == "string":
             bound = datetime.fromtimestamp(bound, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         bound = rt.coerce(entity, name, bound)
-        stmt = stmt.where(column == bound) if op == "eq" else stmt.where(getattr(column, _RANGE_OPS[op])(bound))
-    return stmt
+        if op == "eq":
+            query.where(**{name: bound})
+        else:
+            query.compare(name, _OPERATORS[op], bound)
 
 
 def run_search(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     return run_list(rt, tool, ctx, args)
-
-
-def _text_match(rt: ServiceRuntime, entity: str, text: str) -> Any:
-    table = rt.table(entity)
-    definition = rt.entity(entity)
-    columns = [table.c[f.name] for f in definition.fields if f.type == "string" and not f.ref and f.name in table.c]
-    if not columns:
-        columns = [cast(table.c.id, Text)]
-    like = f"%{text}%"
-    return or_(*[c.ilike(like) for c in columns])
 
 
 def _offset(param: str, value: Any) -> int:

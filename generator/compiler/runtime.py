@@ -1,5 +1,7 @@
-"""A compiled service's runtime: its tables, how rows are found, keyed, written and shown.
+"""A compiled service's runtime: its entities on the kernel, how rows are found, keyed, written and shown.
 
+Rows are read and written through the kernel's records API (``Query``, ``insert``, ``update``) on
+the entities ``tables.add_entities`` registered; behaviours see them as dicts keyed by column.
 ``ServiceRuntime`` is also the API a custom (hand- or LLM-written) tool function receives as
 ``api``: ``api.find(ctx, "card", {"id": ...})``, ``api.insert(ctx, "card", {...})``, ``api.row_out``...
 so custom code never builds SQL for the common cases.
@@ -10,12 +12,15 @@ from __future__ import annotations
 import hashlib
 import random
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import Table, delete, func, insert, literal_column, select, update
+from sqlalchemy import Table
 
 from mcp_services.kernel.context import ToolContext
+from mcp_services.kernel.entity import EntityRuntime
 from mcp_services.kernel.errors import ToolError
+from mcp_services.kernel.records import Query
 
 from generator.regexgen import string_matching
 from generator.spec import TIMESTAMP_COLUMNS, EntityDef, ServiceSpec
@@ -29,13 +34,14 @@ _JSON_TYPES = {"string": "string", "integer": "integer", "number": "number", "bo
 class ServiceRuntime:
     """Everything a compiled service's tools share."""
 
-    def __init__(self, spec: ServiceSpec, tables: dict[str, Table], simulated: Table | None = None) -> None:
+    def __init__(self, spec: ServiceSpec, records: Mapping[str, EntityRuntime], simulated: EntityRuntime | None = None) -> None:
         self.spec = spec
-        self.tables = tables
-        self.simulated = simulated  # the simulated_calls table, when the service has simulated tools
-        self.entities: dict[str, EntityDef] = {e.name: e for e in spec.entities}
+        self.records: dict[str, EntityRuntime] = dict(records)  # the kernel's runtime of each entity
+        self.simulated = simulated  # the simulated_calls records, when the service has simulated tools
+        self.entities: dict[str, EntityDef] = {name: rt.definition for name, rt in self.records.items()}
+        self.tables: dict[str, Table] = {name: rt.table for name, rt in self.records.items()}
         self._column_types: dict[str, dict[str, str]] = {}
-        for entity in spec.entities:
+        for entity in self.entities.values():
             types = {"id": entity.key.type}
             for f in entity.fields:
                 types[f.name] = self.entities[f.ref].key.type if f.ref and f.ref in self.entities else f.type
@@ -96,16 +102,20 @@ class ServiceRuntime:
 
     # -- reading ---------------------------------------------------------------------------------------
 
+    def query(self, ctx: ToolContext, entity: str) -> Query[Any]:
+        """A kernel query over ``entity``, in insertion order (as rows were created)."""
+        return Query[Any](ctx.conn, self.records[entity]).in_insertion_order()
+
     def find(self, ctx: ToolContext, entity: str, conditions: dict[str, Any]) -> Row | None:
         """The first row of ``entity`` whose columns equal ``conditions`` (in insertion order), or None."""
-        table = self.tables[entity]
-        stmt = select(table)
+        runtime = self.records[entity]
+        query = self.query(ctx, entity)
         for column, value in conditions.items():
-            if column not in table.c or not self.comparable(entity, column, value):
+            if column not in runtime.column_set or not self.comparable(entity, column, value):
                 return None
-            stmt = stmt.where(table.c[column] == self.coerce(entity, column, value))
-        row = ctx.db.execute(stmt.order_by(literal_column("rowid")).limit(1)).mappings().first()
-        return dict(row) if row is not None else None
+            query.where(**{column: self.coerce(entity, column, value)})
+        record = query.first()
+        return None if record is None else runtime.dump(record)
 
     def require(self, ctx: ToolContext, entity: str, conditions: dict[str, Any], shown: str | None = None) -> Row:
         row = self.find(ctx, entity, conditions)
@@ -117,18 +127,18 @@ class ServiceRuntime:
         return row
 
     def count(self, ctx: ToolContext, entity: str) -> int:
-        return int(ctx.db.execute(select(func.count()).select_from(self.tables[entity])).scalar_one())
+        return self.query(ctx, entity).count()
 
     # -- writing ---------------------------------------------------------------------------------------
 
     def new_key(self, ctx: ToolContext, entity: str) -> Any:
         """A fresh id for ``entity``: the next of its sequence, in the form its key declares."""
         definition = self.entities[entity]
-        table = self.tables[entity]
+        runtime = self.records[entity]
         for _ in range(50):
             number = int(ctx.new_id(f"k_{entity}")[len(f"k_{entity}") + 1 :])
             key = self.key_for(definition, number)
-            if ctx.db.execute(select(table.c.id).where(table.c.id == key)).first() is None:
+            if ctx.fetch(runtime.cls, key) is None:
                 return key
         raise ToolError("conflict", f"Could not allocate a new {self.noun(entity)} id; try again.")
 
@@ -145,38 +155,51 @@ class ServiceRuntime:
                 return made
         return f"{key.prefix}_{number:0{key.width}d}" if key.prefix else f"{number:0{key.width}d}"[-key.width :]
 
+    def storable(self, entity: str, values: Row) -> Row:
+        """``values`` of the entity's columns, coerced to their types; a value its column cannot hold is refused."""
+        runtime = self.records[entity]
+        row = {k: self.coerce(entity, k, v) for k, v in values.items() if k in runtime.column_set}
+        for name, value in row.items():
+            if runtime.kinds[name] == "boolean" and value not in (None, True, False):
+                raise ToolError.invalid_argument(f"A value could not be stored: Not a boolean value: {value!r}")
+        return row
+
     def insert(self, ctx: ToolContext, entity: str, values: Row) -> Row:
         """Insert a row (``id`` chosen when missing, timestamps set) and return it as a tool shows it."""
         definition = self.entities[entity]
-        row = {k: self.coerce(entity, k, v) for k, v in values.items() if k in self.tables[entity].c}
+        runtime = self.records[entity]
+        row = self.storable(entity, values)
         if row.get("id") is None:
             row["id"] = self.new_key(ctx, entity)
         if definition.timestamps:
             for name in TIMESTAMP_COLUMNS:
-                if name in self.tables[entity].c and row.get(name) is None and definition.field(name) is None:
+                if name in runtime.column_set and row.get(name) is None and definition.field(name) is None:
                     row[name] = ctx.now_iso
-        ctx.db.execute(insert(self.tables[entity]).values(**row))
+        ctx.insert(runtime.record(row))
         return self.require(ctx, entity, {"id": row["id"]})
 
     def update(self, ctx: ToolContext, entity: str, key: Any, values: Row) -> Row:
-        table = self.tables[entity]
-        changes = {k: self.coerce(entity, k, v) for k, v in values.items() if k in table.c and k != "id"}
+        runtime = self.records[entity]
+        changes = self.storable(entity, {k: v for k, v in values.items() if k != "id"})
         definition = self.entities[entity]
-        if definition.timestamps and "updated_at" in table.c and definition.field("updated_at") is None:
+        if definition.timestamps and "updated_at" in runtime.column_set and definition.field("updated_at") is None:
             changes["updated_at"] = ctx.now_iso
-        if changes:
-            ctx.db.execute(update(table).where(table.c.id == key).values(**changes))
+        record = ctx.fetch(runtime.cls, key)
+        if changes and record is not None:
+            ctx.update(record, **changes)
         return self.require(ctx, entity, {"id": key})
 
     def delete(self, ctx: ToolContext, entity: str, key: Any) -> None:
-        table = self.tables[entity]
-        ctx.db.execute(delete(table).where(table.c.id == key))
+        runtime = self.records[entity]
+        record = ctx.fetch(runtime.cls, key)
+        if record is not None:
+            ctx.delete(record)
 
     # -- showing ---------------------------------------------------------------------------------------
 
     def row_out(self, entity: str, row: Row) -> Row:
         """A row as tools return it: its columns in declaration order."""
-        return {name: row.get(name) for name in self.tables[entity].c.keys()}
+        return {name: row.get(name) for name in self.records[entity].columns}
 
     def row_schema(self, entity: str) -> dict[str, Any]:
         """The JSON schema of one row of ``entity`` in tool results."""

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import insert, text, update
-
 from mcp_services.kernel.context import COUNTERS_TABLE, ToolContext
 
 from generator.compiler.runtime import ServiceRuntime
@@ -82,21 +80,18 @@ def seed_service(rt: ServiceRuntime, ctx: ToolContext) -> None:
             made.append(key)
             rows.append(row)
         if rows:
-            columns = rt.table(entity).c.keys()
-            full = [{c: rt.coerce(entity, c, r.get(c)) for c in columns} for r in rows]
-            ctx.db.execute(insert(rt.table(entity)), full)
+            records = rt.records[entity]
+            ctx.insert_many([records.record({c: rt.coerce(entity, c, r.get(c)) for c in records.columns}) for r in rows])
         counters[f"k_{entity}"] = number
         ids[entity] = made
     for entity, key, column, ref in deferred:
         pool = ids.get(ref)
         if pool:
-            table = rt.table(entity)
-            ctx.db.execute(update(table).where(table.c.id == key).values({column: rng.choice(pool)}))
+            record = ctx.fetch(rt.records[entity].cls, key)
+            if record is not None:
+                ctx.update(record, **{column: rng.choice(pool)})
     if counters:
-        ctx.db.execute(
-            text(f"INSERT INTO {COUNTERS_TABLE} (name, value) VALUES (:name, :value)"),
-            [{"name": name, "value": value} for name, value in counters.items()],
-        )
+        ctx.conn.executemany(f"INSERT INTO {COUNTERS_TABLE} (name, value) VALUES (?, ?)", list(counters.items()))
 
 
 def _field_value(maker: ValueMaker, f: FieldDef, person: Any, index: int, entity: str, natural_key: bool) -> Any:

@@ -9,7 +9,7 @@ from mcp_services.kernel.service import Service
 
 from generator.compiler.runtime import ServiceRuntime
 from generator.compiler.seed import seed_service
-from generator.compiler.tables import build_tables, make_base
+from generator.compiler.tables import add_entities, add_simulated_calls
 from generator.compiler.tools import CompiledTool, CustomFunction, CustomTool, SimulatedTool
 from generator.spec import ServiceSpec
 from generator.worldmodel import AnswerCache, WorldModel
@@ -25,16 +25,15 @@ def compile_service(
     custom: Mapping[str, CustomFunction] | None = None,
     world_model: WorldModel | None = None,
 ) -> Service:
-    """The service ``spec`` describes: typed tables, tools, and a seed from the world.
+    """The service ``spec`` describes: its entities on the kernel, tools, and a seed from the world.
 
     ``custom`` maps function names to the functions of custom tools; ``world_model`` answers
     simulated tools (default: the configured one, see ``generator.worldmodel``).
     """
-    base = make_base(spec)
-    has_simulated = any(t.behaviour.kind == "simulated" for t in spec.tools)
-    tables, simulated = build_tables(spec, base, has_simulated)
-    runtime = ServiceRuntime(spec, tables, simulated)
-    service = Service(spec.name, spec.description, base, title=spec.title or None)
+    service = Service(spec.name, spec.description, title=spec.title or None)
+    records = add_entities(service, spec)
+    simulated = add_simulated_calls(service) if any(t.behaviour.kind == "simulated" for t in spec.tools) else None
+    runtime = ServiceRuntime(spec, records, simulated)
     service.runtime = runtime  # type: ignore[attr-defined] - for the gate and custom-tool authors
     service.spec = spec  # type: ignore[attr-defined]
     cache = AnswerCache()

@@ -1,63 +1,60 @@
-"""Typed SQLAlchemy tables for a spec's entities, on the service's own DeclarativeBase.
+"""A spec's entities registered on the kernel: one ``EntityDef`` each, its table built by the kernel.
 
-Each service gets a fresh ``DeclarativeBase`` subclass (so its ``MetaData`` is private), one table
-per entity: ``id`` (string or integer primary key), one column per field, references as foreign
-keys (owners cascade on delete, other references are set to null), and ``created_at``/``updated_at``.
+The compiler adds what a spec leaves to it: an entity with no ``search`` fields searches its text
+fields (``id`` when it has none), and a reference that would close a cycle of foreign keys is kept as
+a plain column (the tools that write it check it instead).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from mcp_services.kernel.entity import EntityRuntime, build_table, entity_class
+from mcp_services.kernel.schema import EntityDef, FieldDef, KeyDef
+from mcp_services.kernel.service import Service
 
-from sqlalchemy import JSON, Boolean, Column, Float, ForeignKey, Integer, String, Table, Text
-from sqlalchemy.orm import DeclarativeBase
-
-from generator.spec import TIMESTAMP_COLUMNS, EntityDef, ServiceSpec
+from generator.spec import ServiceSpec
 
 SIMULATED_TABLE = "simulated_calls"
 
-_TYPES: dict[str, Any] = {
-    "string": String,
-    "integer": Integer,
-    "number": Float,
-    "boolean": Boolean,
-    "object": JSON,
-    "array": JSON,
-    "any": JSON,
-}
+#: The world model's memory of an episode: every write a simulated tool answered.
+SIMULATED_CALLS = EntityDef(
+    name="simulated_call",
+    table=SIMULATED_TABLE,
+    key=KeyDef(prefix="sim"),
+    timestamps=False,
+    fields=[
+        FieldDef(name="tool", type="string", nullable=False, index=True),
+        FieldDef(name="arguments", type="object", nullable=False),
+        FieldDef(name="answer", type="any", nullable=False),
+        FieldDef(name="created_at", type="string", nullable=False),
+    ],
+)
 
 
-def make_base(spec: ServiceSpec) -> type[DeclarativeBase]:
-    """A new declarative base whose metadata holds only this service's tables."""
-    camel = "".join(part.capitalize() for part in spec.name.split("_"))
-    return type(f"{camel}Base", (DeclarativeBase,), {"__module__": __name__})
-
-
-def build_tables(
-    spec: ServiceSpec, base: type[DeclarativeBase], with_simulated: bool
-) -> tuple[dict[str, Table], Table | None]:
-    """One table per entity (by entity name), and the ``simulated_calls`` table when asked for."""
-    entities = {e.name: e for e in spec.entities}
+def add_entities(service: Service, spec: ServiceSpec) -> dict[str, EntityRuntime]:
+    """Register every entity of ``spec`` on ``service`` (record class, table, codecs); returns them by name."""
+    definitions = [_with_search(e) for e in spec.entities]
+    related = {d.name: d for d in definitions}
     constrained = foreign_keys(spec)
-    tables: dict[str, Table] = {}
-    for entity in spec.entities:
-        tables[entity.name] = Table(entity.table, base.metadata, *_columns(entity, entities, constrained))
-    simulated = None
-    if with_simulated:
-        simulated = Table(
-            SIMULATED_TABLE,
-            base.metadata,
-            Column("id", String, primary_key=True),
-            Column("tool", String, nullable=False, index=True),
-            Column("arguments", JSON, nullable=False),
-            Column("answer", JSON, nullable=False),
-            Column("created_at", String, nullable=False),
-        )
-    return tables, simulated
+    for definition in definitions:
+        fields = {f for e, f in constrained if e == definition.name}
+        service.add_entity(entity_class(spec.name, definition), definition, constrained=fields, related=related)
+    return dict(service.entities)
 
 
-def key_type(entity: EntityDef) -> Any:
-    return Integer if entity.key.type == "integer" else String
+def add_simulated_calls(service: Service) -> EntityRuntime:
+    """The ``simulated_calls`` table: bookkeeping of the service, not one of its entities."""
+    table = build_table(SIMULATED_CALLS, {}, service.metadata)
+    cls = entity_class(service.name, SIMULATED_CALLS)
+    runtime = EntityRuntime(service.name, cls, SIMULATED_CALLS, {}, table)
+    setattr(cls, "__entity__", runtime)
+    return runtime
+
+
+def _with_search(definition: EntityDef) -> EntityDef:
+    if definition.search:
+        return definition
+    text = [f.name for f in definition.fields if f.type == "string" and not f.ref and f.stored]
+    return definition.model_copy(update={"search": text}) if text else definition
 
 
 def foreign_keys(spec: ServiceSpec) -> set[tuple[str, str]]:
@@ -86,29 +83,3 @@ def _reaches(edges: dict[str, set[str]], start: str, goal: str) -> bool:
             seen.add(node)
             stack.extend(edges.get(node, ()))
     return False
-
-
-def _columns(entity: EntityDef, entities: dict[str, EntityDef], constrained: set[tuple[str, str]]) -> list[Column[Any]]:
-    columns: list[Column[Any]] = [Column("id", key_type(entity), primary_key=True, autoincrement=False)]
-    for f in entity.fields:
-        if f.ref and f.ref in entities:
-            target = entities[f.ref]
-            if (entity.name, f.name) in constrained:
-                columns.append(
-                    Column(
-                        f.name,
-                        key_type(target),
-                        ForeignKey(f"{target.table}.id", ondelete="CASCADE" if f.owner else "SET NULL"),
-                        index=True,
-                        nullable=True,
-                    )
-                )
-            else:
-                columns.append(Column(f.name, key_type(target), index=True, nullable=True))
-        else:
-            kind = _TYPES[f.type]
-            columns.append(Column(f.name, Text if f.type == "string" and f.json_schema else kind, nullable=True))
-    if entity.timestamps:
-        names = {f.name for f in entity.fields}
-        columns.extend(Column(name, String, nullable=True) for name in TIMESTAMP_COLUMNS if name not in names)
-    return columns

@@ -14,10 +14,10 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import Any
 
-from sqlalchemy import insert, literal_column, select
-
 from mcp_services.kernel.context import ToolContext
+from mcp_services.kernel.entity import EntityRuntime
 from mcp_services.kernel.errors import ToolError
+from mcp_services.kernel.records import Query
 from mcp_services.kernel.tools import ToolSpec
 
 from generator.compiler.behaviours import EXECUTORS
@@ -120,23 +120,18 @@ class SimulatedTool(_DefTool):
         )
         answer = simulate(self.world_model or get_world_model(), request, self.cache)
         if self.effect == "write":
-            ctx.db.execute(
-                insert(self.runtime_simulated_table()).values(
-                    id=ctx.new_id("sim"), tool=self.name, arguments=arguments, answer=answer, created_at=ctx.now_iso
-                )
-            )
+            ctx.insert(self._calls().record(
+                {"id": ctx.new_id("sim"), "tool": self.name, "arguments": arguments, "answer": answer, "created_at": ctx.now_iso}
+            ))
         return answer
 
-    def runtime_simulated_table(self) -> Any:
+    def _calls(self) -> EntityRuntime:
         assert self.runtime.simulated is not None, "a service with simulated tools has a simulated_calls table"
         return self.runtime.simulated
 
     def _history(self, ctx: ToolContext) -> list[dict[str, Any]]:
-        table = self.runtime_simulated_table()
-        rows = ctx.db.execute(
-            select(table.c.tool, table.c.arguments, table.c.answer).order_by(literal_column("rowid").desc()).limit(MAX_HISTORY)
-        ).mappings().all()
-        return [dict(r) for r in reversed(rows)]
+        calls = Query[Any](ctx.conn, self._calls()).in_insertion_order(newest_first=True).all(limit=MAX_HISTORY)
+        return [{"tool": c.tool, "arguments": c.arguments, "answer": c.answer} for c in reversed(calls)]
 
     def references(self, arguments: dict[str, Any]) -> list[tuple[str, str, Any]]:
         """(parameter, entity, value) for each argument that names a row of this service by its id."""
@@ -171,11 +166,10 @@ class SimulatedTool(_DefTool):
         if rows:
             return rows[:MAX_STATE_ROWS]
         entity = self.definition.behaviour.entity
-        if not entity or entity not in self.runtime.tables:
+        if not entity or entity not in self.runtime.records:
             return []
-        table = self.runtime.tables[entity]
-        query = select(table).order_by(literal_column("rowid")).limit(MAX_STATE_ROWS)
-        return [dict(r) for r in ctx.db.execute(query).mappings()]
+        records = self.runtime.records[entity]
+        return [records.dump(r) for r in self.runtime.query(ctx, entity).all(limit=MAX_STATE_ROWS)]
 
 
 def reference_entity(param: str, own: str | None, entities: dict[str, Any]) -> str | None:

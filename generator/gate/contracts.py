@@ -18,6 +18,7 @@ from typing import Any
 
 from mcp_services.kernel.context import ToolContext
 from mcp_services.kernel.episode import Episode
+from mcp_services.kernel.records import Query
 from mcp_services.kernel.results import ToolResult
 from mcp_services.kernel.service import Service
 from mcp_services.kernel.tools import ToolSpec
@@ -171,14 +172,11 @@ def _gate_all(
 
 def typed_dump(episode: Episode, service: str, runtime: ServiceRuntime) -> dict[str, dict[str, dict[str, Any]]]:
     """Like ``Episode.dump`` but with values in their column types (booleans as booleans)."""
-    from sqlalchemy import literal_column, select
-
     out: dict[str, dict[str, dict[str, Any]]] = {}
     with episode.stores[service].transaction(read_only=True) as tx:
-        session = tx.orm_session()
-        for name, table in runtime.tables.items():
-            rows = session.execute(select(table).order_by(literal_column("rowid"))).mappings().all()
-            out[runtime.entity(name).table] = {str(r["id"]): dict(r) for r in rows}
+        for name, records in runtime.records.items():
+            rows = [records.dump(r) for r in Query[Any](tx.conn, records).in_insertion_order().all()]
+            out[records.table.name] = {str(r["id"]): r for r in rows}
     return out
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import keyword
 import re
 import typing
 from collections.abc import Callable, Iterable, Sequence
@@ -252,14 +253,21 @@ class EntityRuntime:
         self.by_id_sql = f"{self.select_sql} WHERE id = ?"
         self.insert_sql = f"INSERT INTO {_q(table.name)} ({quoted}) VALUES ({', '.join('?' for _ in self.columns)})"
         self.delete_sql = f"DELETE FROM {_q(table.name)} WHERE id = ?"
-        self.load: Callable[[Sequence[Any]], Any] = _compile_loader(cls, self.columns, self.kinds)
-        self.dump: Callable[[Any], Row] = _compile_dumper(self.columns)
-        self.encode: Callable[[Any], tuple[Any, ...]] = _compile_encoder(self.columns, self.json_columns)
+        #: The record attribute of each column: the column's name, ``from_`` for a column named ``from``.
+        self.attributes: dict[str, str] = {c: attribute_name(c) for c in self.columns}
+        self.load: Callable[[Sequence[Any]], Any] = _compile_loader(cls, self.attributes, self.kinds)
+        self.dump: Callable[[Any], Row] = _compile_dumper(self.attributes)
+        self.encode: Callable[[Any], tuple[Any, ...]] = _compile_encoder(self.attributes, self.json_columns)
         self.search_columns: tuple[str, ...] = tuple(definition.search)
         self.list_tool: str | None = None  # set by the service: the tool that lists these records
         #: The service's entities by name (shared by all of them), for joins through refs.
         self.siblings: dict[str, EntityRuntime] = {}
         self._schema: dict[str, Any] | None = None
+
+    def record(self, values: dict[str, Any]) -> Any:
+        """A record from column values (columns left out are None: for classes made by ``entity_class``)."""
+        attributes = self.attributes
+        return self.cls(**{attributes[c]: v for c, v in values.items()})
 
     def target_of(self, field_name: str) -> EntityRuntime:
         """The entity the ref field ``field_name`` points at."""
@@ -325,9 +333,14 @@ def entity_class(service: str, definition: EntityDef) -> type[Any]:
     for column in definition.columns()[1:]:
         f = definition.field(column)
         annotation: Any = kinds[f.type] if f is not None else str
-        specs.append((column, annotation | None, dataclasses.field(default=None)))
+        specs.append((attribute_name(column), annotation | None, dataclasses.field(default=None)))
     camel = "".join(part.capitalize() for part in re.split(r"[_\W]+", f"{service}_{definition.name}") if part)
     return dataclasses.make_dataclass(camel, specs, frozen=True, slots=True, kw_only=True)
+
+
+def attribute_name(column: str) -> str:
+    """The record attribute that holds a column: its name, with ``_`` added to a Python keyword (``from_``)."""
+    return f"{column}_" if keyword.iskeyword(column) else column
 
 
 def as_record_class(cls: type[T]) -> type[T]:
@@ -341,10 +354,10 @@ def as_record_class(cls: type[T]) -> type[T]:
 # -- compiled codecs ---------------------------------------------------------------------------------
 
 
-def _compile_loader(cls: type[Any], columns: Iterable[str], kinds: dict[str, str]) -> Callable[[Sequence[Any]], Any]:
+def _compile_loader(cls: type[Any], attributes: dict[str, str], kinds: dict[str, str]) -> Callable[[Sequence[Any]], Any]:
     """row tuple -> record object, with booleans and JSON decoded; built once per entity."""
     lines = ["def load(row):", "    o = _new(_cls)"]
-    for i, column in enumerate(columns):
+    for i, column in enumerate(attributes):
         kind = kinds[column]
         if kind == "boolean":
             value = f"None if row[{i}] is None else bool(row[{i}])"
@@ -352,24 +365,24 @@ def _compile_loader(cls: type[Any], columns: Iterable[str], kinds: dict[str, str
             value = f"_json(row[{i}]) if isinstance(row[{i}], str) else row[{i}]"
         else:
             value = f"row[{i}]"
-        lines.append(f"    _set(o, {column!r}, {value})")
+        lines.append(f"    _set(o, {attributes[column]!r}, {value})")
     lines.append("    return o")
     namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls, "_set": object.__setattr__, "_json": json.loads}
     exec("\n".join(lines), namespace)  # noqa: S102 - generated from declared column names only
     return cast(Callable[[Sequence[Any]], Any], namespace["load"])
 
 
-def _compile_dumper(columns: Iterable[str]) -> Callable[[Any], Row]:
+def _compile_dumper(attributes: dict[str, str]) -> Callable[[Any], Row]:
     """record object -> JSON-ready dict of its stored columns."""
-    body = ", ".join(f"{c!r}: o.{c}" for c in columns)
+    body = ", ".join(f"{c!r}: o.{a}" for c, a in attributes.items())
     namespace: dict[str, Any] = {}
     exec(f"def dump(o):\n    return {{{body}}}", namespace)  # noqa: S102 - declared column names only
     return cast(Callable[[Any], Row], namespace["dump"])
 
 
-def _compile_encoder(columns: Iterable[str], json_columns: frozenset[str]) -> Callable[[Any], tuple[Any, ...]]:
+def _compile_encoder(attributes: dict[str, str], json_columns: frozenset[str]) -> Callable[[Any], tuple[Any, ...]]:
     """record object -> parameter tuple for INSERT (JSON columns as text)."""
-    parts = [f"_dumps(o.{c}) if o.{c} is not None else None" if c in json_columns else f"o.{c}" for c in columns]
+    parts = [f"_dumps(o.{a}) if o.{a} is not None else None" if c in json_columns else f"o.{a}" for c, a in attributes.items()]
     namespace: dict[str, Any] = {"_dumps": _json_text}
     exec(f"def encode(o):\n    return ({', '.join(parts)},)", namespace)  # noqa: S102 - declared column names only
     return cast(Callable[[Any], tuple[Any, ...]], namespace["encode"])
@@ -394,6 +407,7 @@ __all__ = [
     "Derived",
     "EntityRuntime",
     "as_record_class",
+    "attribute_name",
     "build_table",
     "definition_from_class",
     "derived",

@@ -59,7 +59,7 @@ class Query(Generic[E]):
             raise ValueError(f"{self._rt.name} has no column {name!r}")
         return quote(name)
 
-    def where(self, **equal: Any) -> Query[E]:
+    def where(self, /, **equal: Any) -> Query[E]:
         """Rows whose columns equal these values (None means the column is null)."""
         for name, value in equal.items():
             column = self._column(name)
@@ -70,7 +70,7 @@ class Query(Generic[E]):
                 self._params.append(value)
         return self
 
-    def filter(self, **equal: Any) -> Query[E]:
+    def filter(self, /, **equal: Any) -> Query[E]:
         """Like ``where``, but a None value adds no condition: for a tool's optional filter parameters."""
         return self.where(**{k: v for k, v in equal.items() if v is not None})
 
@@ -127,13 +127,21 @@ class Query(Generic[E]):
         self._order = ", ".join(parts)
         return self
 
+    def in_insertion_order(self, newest_first: bool = False) -> Query[E]:
+        """Sort by when rows were inserted (SQLite's rowid): for keys that do not sort like their age (uuids)."""
+        self._order = "rowid DESC" if newest_first else "rowid"
+        return self
+
     def _sql(self) -> str:
         where = f" WHERE {' AND '.join(self._where)}" if self._where else ""
         return f"{self._rt.select_sql}{where} ORDER BY {self._order}"
 
-    def all(self) -> list[E]:
+    def all(self, limit: int | None = None) -> list[E]:
+        """The matching records (the first ``limit`` of them, if given)."""
         load = self._rt.load
-        return [load(row) for row in self._conn.execute(self._sql(), self._params)]
+        if limit is None:
+            return [load(row) for row in self._conn.execute(self._sql(), self._params)]
+        return [load(row) for row in self._conn.execute(self._sql() + " LIMIT ?", [*self._params, limit])]
 
     def first(self) -> E | None:
         row = self._conn.execute(self._sql() + " LIMIT 1", self._params).fetchone()
@@ -148,7 +156,10 @@ class Query(Generic[E]):
 
     def page(self, limit: int, cursor: str | None) -> Page[E]:
         """One page of results; ``next_cursor`` continues where it ends."""
-        offset = decode_cursor(cursor)
+        return self.page_at(limit, decode_cursor(cursor))
+
+    def page_at(self, limit: int, offset: int) -> Page[E]:
+        """The page of ``limit`` results from ``offset`` on (for tools whose paging is by offset or page number)."""
         load = self._rt.load
         rows = [load(row) for row in self._conn.execute(self._sql() + " LIMIT ? OFFSET ?", [*self._params, limit, offset])]
         total = self.count() if rows or offset else 0
@@ -165,11 +176,11 @@ class RecordAccess:
     def query(self, cls: type[E]) -> Query[E]:
         return Query(self.conn, runtime_of(cls))
 
-    def find(self, cls: type[E], **equal: Any) -> E | None:
+    def find(self, cls: type[E], /, **equal: Any) -> E | None:
         """The first record (in id order) whose columns equal these values, or None."""
         return Query[E](self.conn, runtime_of(cls)).where(**equal).first()
 
-    def exists(self, cls: type[Any], **equal: Any) -> bool:
+    def exists(self, cls: type[Any], /, **equal: Any) -> bool:
         return self.find(cls, **equal) is not None
 
     def fetch(self, cls: type[E], key: object) -> E | None:
@@ -197,7 +208,7 @@ class RecordAccess:
         runtime = runtime_of(type(records[0]))
         self.conn.executemany(runtime.insert_sql, [runtime.encode(r) for r in records])
 
-    def update(self, record: E, **changes: Any) -> E:
+    def update(self, record: E, /, **changes: Any) -> E:
         """Write ``changes`` to the record's row; returns the record as it now is."""
         if not changes:
             return record
@@ -211,7 +222,8 @@ class RecordAccess:
             params.append(json_text(value) if name in runtime.json_columns and value is not None else value)
         params.append(getattr(record, "id"))
         self.conn.execute(f"UPDATE {quote(runtime.table.name)} SET {', '.join(sets)} WHERE id = ?", params)
-        return dataclasses.replace(record, **changes)  # type: ignore[type-var]
+        attributes = runtime.attributes
+        return dataclasses.replace(record, **{attributes[c]: v for c, v in changes.items()})  # type: ignore[type-var]
 
     def delete(self, record: Any) -> None:
         runtime = runtime_of(type(record))

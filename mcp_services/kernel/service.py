@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from difflib import get_close_matches
 from pathlib import Path
 from typing import Any, TypeVar, dataclass_transform
@@ -92,11 +92,16 @@ class Service:
         definition: EntityDef,
         extras: dict[str, Derived] | None = None,
         constrained: set[str] | None = None,
+        *,
+        related: Mapping[str, EntityDef] | None = None,
     ) -> EntityRuntime:
-        """Register an entity given as data with its record class (``entity_class``) and make its table."""
+        """Register an entity given as data with its record class (``entity_class``) and make its table.
+
+        ``related``: entities it may refer to that are registered after it (a spec's forward refs).
+        """
         if definition.name in self.entities:
             raise ValueError(f"service {self.name!r} already has an entity named {definition.name!r}")
-        known = {name: rt.definition for name, rt in self.entities.items()} | {definition.name: definition}
+        known = dict(related or {}) | {name: rt.definition for name, rt in self.entities.items()} | {definition.name: definition}
         table = build_table(definition, known, self.metadata, constrained)
         runtime = EntityRuntime(self.name, cls, definition, extras or {}, table)
         runtime.siblings = self.entities
