@@ -255,14 +255,23 @@ class EntityRuntime:
         self.delete_sql = f"DELETE FROM {_q(table.name)} WHERE id = ?"
         #: The record attribute of each column: the column's name, ``from_`` for a column named ``from``.
         self.attributes: dict[str, str] = {c: attribute_name(c) for c in self.columns}
-        self.load: Callable[[Sequence[Any]], Any] = _compile_loader(cls, self.attributes, self.kinds)
-        self.dump: Callable[[Any], Row] = _compile_dumper(self.attributes)
-        self.encode: Callable[[Any], tuple[Any, ...]] = _compile_encoder(self.attributes, self.json_columns)
+        # load / dump / encode are compiled on first use (see __getattr__): a catalog registers thousands
+        # of entities, an episode uses a few.
         self.search_columns: tuple[str, ...] = tuple(definition.search)
         self.list_tool: str | None = None  # set by the service: the tool that lists these records
         #: The service's entities by name (shared by all of them), for joins through refs.
         self.siblings: dict[str, EntityRuntime] = {}
         self._schema: dict[str, Any] | None = None
+
+    load: Loader
+    dump: Dumper
+    encode: Encoder
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in ("load", "dump", "encode"):
+            raise AttributeError(name)
+        self.load, self.dump, self.encode = _compile_codecs(self.cls, self.attributes, self.kinds, self.json_columns)
+        return getattr(self, name)
 
     def record(self, values: dict[str, Any]) -> Any:
         """A record from column values (columns left out are None: for classes made by ``entity_class``)."""
@@ -326,16 +335,59 @@ def build_table(definition: EntityDef, entities: dict[str, EntityDef], metadata:
     return Table(definition.table, metadata, *columns)
 
 
+class DataRecord:
+    """Base of the record classes of entities declared as data: slotted, read-only, built by keyword.
+
+    A catalog compiles thousands of such entities, so their classes are made with ``type()`` (no
+    per-class generated code, unlike a dataclass); a record behaves like a frozen dataclass instance.
+    """
+
+    __slots__ = ()
+    _attributes: tuple[str, ...] = ()
+
+    def __init__(self, **values: Any) -> None:
+        for name in self._attributes:
+            object.__setattr__(self, name, values.pop(name, None))
+        if values:
+            raise TypeError(f"{type(self).__name__} has no field {next(iter(values))!r}")
+
+    def replace(self, **changes: Any) -> DataRecord:
+        """A copy with ``changes`` applied (what ``dataclasses.replace`` does for a dataclass record)."""
+        copy = object.__new__(type(self))
+        for name in self._attributes:
+            object.__setattr__(copy, name, changes.pop(name) if name in changes else getattr(self, name))
+        if changes:
+            raise TypeError(f"{type(self).__name__} has no field {next(iter(changes))!r}")
+        return copy
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and all(getattr(self, n) == getattr(other, n) for n in self._attributes)
+
+    # Unhashable, as a dataclass with eq is: fields may hold dicts and lists.
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n in self._attributes)})"
+
+
 def entity_class(service: str, definition: EntityDef) -> type[Any]:
-    """A record class for an entity given as data (generated services): a frozen slotted dataclass."""
-    kinds = {"string": str, "integer": int, "number": float, "boolean": bool, "object": dict, "array": list, "any": object}
-    specs: list[tuple[str, Any, Any]] = [("id", int if definition.key.type == "integer" else str, dataclasses.field())]
-    for column in definition.columns()[1:]:
-        f = definition.field(column)
-        annotation: Any = kinds[f.type] if f is not None else str
-        specs.append((attribute_name(column), annotation | None, dataclasses.field(default=None)))
+    """A record class for an entity given as data (generated services): a ``DataRecord`` with its columns."""
+    attributes = tuple(attribute_name(c) for c in definition.columns())
     camel = "".join(part.capitalize() for part in re.split(r"[_\W]+", f"{service}_{definition.name}") if part)
-    return dataclasses.make_dataclass(camel, specs, frozen=True, slots=True, kw_only=True)
+    return type(camel, (DataRecord,), {"__slots__": attributes, "_attributes": attributes, "__module__": __name__})
+
+
+def replace_record(record: Any, changes: dict[str, Any]) -> Any:
+    """A record with these attribute values changed: a declared class's dataclass, or a ``DataRecord``."""
+    if isinstance(record, DataRecord):
+        return record.replace(**changes)
+    return dataclasses.replace(record, **changes)
 
 
 def attribute_name(column: str) -> str:
@@ -354,8 +406,19 @@ def as_record_class(cls: type[T]) -> type[T]:
 # -- compiled codecs ---------------------------------------------------------------------------------
 
 
-def _compile_loader(cls: type[Any], attributes: dict[str, str], kinds: dict[str, str]) -> Callable[[Sequence[Any]], Any]:
-    """row tuple -> record object, with booleans and JSON decoded; built once per entity."""
+Loader = Callable[[Sequence[Any]], Any]
+Dumper = Callable[[Any], Row]
+Encoder = Callable[[Any], tuple[Any, ...]]
+
+
+def _compile_codecs(
+    cls: type[Any], attributes: dict[str, str], kinds: dict[str, str], json_columns: frozenset[str]
+) -> tuple[Loader, Dumper, Encoder]:
+    """The entity's codecs, built once (in one ``exec``: catalogs compile thousands of entities).
+
+    ``load``: row tuple -> record object, booleans and JSON decoded; ``dump``: record -> JSON-ready
+    dict of its stored columns; ``encode``: record -> parameter tuple for INSERT (JSON as text).
+    """
     lines = ["def load(row):", "    o = _new(_cls)"]
     for i, column in enumerate(attributes):
         kind = kinds[column]
@@ -367,25 +430,15 @@ def _compile_loader(cls: type[Any], attributes: dict[str, str], kinds: dict[str,
             value = f"row[{i}]"
         lines.append(f"    _set(o, {attributes[column]!r}, {value})")
     lines.append("    return o")
-    namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls, "_set": object.__setattr__, "_json": json.loads}
-    exec("\n".join(lines), namespace)  # noqa: S102 - generated from declared column names only
-    return cast(Callable[[Sequence[Any]], Any], namespace["load"])
-
-
-def _compile_dumper(attributes: dict[str, str]) -> Callable[[Any], Row]:
-    """record object -> JSON-ready dict of its stored columns."""
     body = ", ".join(f"{c!r}: o.{a}" for c, a in attributes.items())
-    namespace: dict[str, Any] = {}
-    exec(f"def dump(o):\n    return {{{body}}}", namespace)  # noqa: S102 - declared column names only
-    return cast(Callable[[Any], Row], namespace["dump"])
-
-
-def _compile_encoder(attributes: dict[str, str], json_columns: frozenset[str]) -> Callable[[Any], tuple[Any, ...]]:
-    """record object -> parameter tuple for INSERT (JSON columns as text)."""
+    lines += ["def dump(o):", f"    return {{{body}}}"]
     parts = [f"_dumps(o.{a}) if o.{a} is not None else None" if c in json_columns else f"o.{a}" for c, a in attributes.items()]
-    namespace: dict[str, Any] = {"_dumps": _json_text}
-    exec(f"def encode(o):\n    return ({', '.join(parts)},)", namespace)  # noqa: S102 - declared column names only
-    return cast(Callable[[Any], tuple[Any, ...]], namespace["encode"])
+    lines += ["def encode(o):", f"    return ({', '.join(parts)},)"]
+    namespace: dict[str, Any] = {
+        "_new": object.__new__, "_cls": cls, "_set": object.__setattr__, "_json": json.loads, "_dumps": _json_text
+    }
+    exec("\n".join(lines), namespace)  # noqa: S102 - generated from declared column names only
+    return cast(Loader, namespace["load"]), cast(Dumper, namespace["dump"]), cast(Encoder, namespace["encode"])
 
 
 def _json_text(value: Any) -> str:
@@ -407,6 +460,7 @@ __all__ = [
     "Derived",
     "EntityRuntime",
     "as_record_class",
+    "DataRecord",
     "attribute_name",
     "build_table",
     "definition_from_class",
@@ -415,6 +469,7 @@ __all__ = [
     "field",
     "is_entity",
     "joined",
+    "replace_record",
     "json_text",
     "runtime_of",
 ]

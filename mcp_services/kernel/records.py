@@ -11,12 +11,11 @@ Text search has one meaning everywhere: each word of the query must appear (case
 
 from __future__ import annotations
 
-import dataclasses
 import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any, Generic, TypeVar
 
-from mcp_services.kernel.entity import EntityRuntime, json_text, quote, runtime_of
+from mcp_services.kernel.entity import EntityRuntime, json_text, quote, replace_record, runtime_of
 from mcp_services.kernel.errors import ToolError
 from mcp_services.kernel.pagination import Page, decode_cursor
 
@@ -223,7 +222,7 @@ class RecordAccess:
         params.append(getattr(record, "id"))
         self.conn.execute(f"UPDATE {quote(runtime.table.name)} SET {', '.join(sets)} WHERE id = ?", params)
         attributes = runtime.attributes
-        return dataclasses.replace(record, **{attributes[c]: v for c, v in changes.items()})  # type: ignore[type-var]
+        return replace_record(record, {attributes[c]: v for c, v in changes.items()})  # type: ignore[no-any-return]
 
     def delete(self, record: Any) -> None:
         runtime = runtime_of(type(record))

@@ -8,7 +8,8 @@ import pytest
 from mcp import Client
 
 from generator.compiler import compile_service
-from generator.spec import ServiceSpec
+from generator.spec import ServiceSpec, load_spec
+from tests.generator.conftest import notes_spec_data
 from mcp_services.kernel import Episode
 from mcp_services.registry import get_service
 from mcp_services.serving.server import build_server
@@ -130,3 +131,39 @@ async def test_an_mcp_client_lists_and_calls_a_compiled_service(notes_spec: Serv
         missing = await client.call_tool("notes__get_note", {"note_id": "nope"})
     assert result.is_error is False and result.structured_content["data"]["id"] == "note_0001"
     assert missing.is_error and missing.structured_content["error"]["code"] == "not_found"
+
+
+def test_entities_are_registered_on_the_kernel_and_search_their_text_fields(notes_spec: ServiceSpec) -> None:
+    service = compile_service(notes_spec)
+    assert set(service.entities) == {"notebook", "note"}
+    note = service.entities["note"]
+    assert note.table.name == "notes" and note.search_columns == ("title", "body", "status")
+    assert note.definition.field("notebook_id") is not None and note.definition.field("notebook_id").ref == "notebook"
+
+
+def test_search_is_the_kernels_one_escaped_word_search(episode: Episode) -> None:
+    exact = ok(episode, "create_note", {"notebook_id": "nb_0001", "title": "Budget 50% done"})
+    other = ok(episode, "create_note", {"notebook_id": "nb_0001", "title": "Budget 500 done"})
+    assert [n["id"] for n in ok(episode, "search_notes", {"query": "50%"})["items"]] == [exact["id"]]
+    both = {n["id"] for n in ok(episode, "search_notes", {"query": "DONE budget"})["items"]}
+    assert both == {exact["id"], other["id"]}  # every word, any order, any case
+    assert ok(episode, "search_notes", {"query": "budget zzqx"})["items"] == []
+    code, message = err(episode, "search_notes", {"query": "word " * 200})
+    assert code == "invalid_argument" and "at most 500 characters" in message
+
+
+def test_a_field_named_like_a_python_keyword_is_stored_and_returned() -> None:
+    data = notes_spec_data()
+    data["entities"][1]["fields"].append({"name": "from", "type": "string", "semantic": "email_address"})
+    create = data["tools"][0]
+    create["parameters"]["properties"]["from"] = {"type": "string"}
+    create["bindings"]["from"] = {"role": "field", "column": "from"}
+    update = next(t for t in data["tools"] if t["name"] == "update_note")
+    update["parameters"]["properties"]["from"] = {"type": "string"}
+    update["bindings"]["from"] = {"role": "field", "column": "from"}
+    with Episode([compile_service(load_spec(data))], world_seed=3) as ep:
+        created = ok(ep, "create_note", {"notebook_id": "nb_0001", "title": "Hi", "from": "ana@example.com"})
+        assert created["from"] == "ana@example.com"
+        changed = ok(ep, "update_note", {"note_id": created["id"], "from": "bo@example.com"})
+        assert changed["from"] == "bo@example.com" and changed["title"] == "Hi"
+        assert ep.dump()["notes"]["notes"][created["id"]]["from"] == "bo@example.com"

@@ -368,3 +368,30 @@ def test_the_fast_diff_equals_the_diff_of_two_full_dumps_for_every_kind_of_chang
         with store.transaction() as tx:
             tx.conn.execute(change)
         assert diff_states(*store.changed_rows_since(image)).to_dict() == diff_states(before, store.dump()).to_dict(), change
+
+
+def test_records_of_entities_declared_as_data_are_frozen_and_map_keyword_columns() -> None:
+    import dataclasses as dc
+
+    from mcp_services.kernel.entity import entity_class
+    from mcp_services.kernel.records import Query
+    from mcp_services.kernel.schema import EntityDef, FieldDef
+
+    svc = Service("sms", "Text messages.")
+    definition = EntityDef(name="message", table="messages", timestamps=False,
+                           fields=[FieldDef(name="from", type="string"), FieldDef(name="body", type="string")])
+    runtime = svc.add_entity(entity_class("sms", definition), definition)
+    record = runtime.record({"id": "m2", "from": "+15550101", "body": "hi"})
+    assert record.from_ == "+15550101" and runtime.dump(record) == {"id": "m2", "from": "+15550101", "body": "hi"}
+    with pytest.raises(dc.FrozenInstanceError):
+        record.body = "changed"
+    store = Store.in_memory(svc.metadata)
+    with store.transaction() as tx:
+        ctx = ToolContext(tx, World.from_seed(1), "sms")
+        ctx.insert(record)
+        ctx.insert(runtime.record({"id": "m1", "from": "+15550102", "body": "yo"}))
+        assert ctx.update(record, **{"from": "+15550103"}) == runtime.record({"id": "m2", "from": "+15550103", "body": "hi"})
+        assert [m.id for m in Query(tx.conn, runtime).in_insertion_order().all()] == ["m2", "m1"]
+        assert [m.id for m in Query(tx.conn, runtime).all()] == ["m1", "m2"]
+        assert Query(tx.conn, runtime).where(**{"from": "+15550103"}).page_at(1, 0).items[0].body == "hi"
+    store.close()
