@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import date, datetime, timedelta, timezone
 from functools import lru_cache
@@ -563,6 +563,20 @@ class BusinessPlan:
 
     def overdue(self, today: str) -> tuple[PlannedInvoice, ...]:
         return tuple(i for i in self.invoices if i.is_overdue(today))
+
+    def invoice_to_mention(
+        self, rng: random.Random, fits: Callable[[PlannedInvoice], bool], organisation_id: str | None = None
+    ) -> PlannedInvoice | None:
+        """An invoice for a seeded text (an email, a ticket, a text message) to talk about.
+
+        One of ``organisation_id``'s invoices that ``fits`` the story, else (``None`` there, or none of
+        theirs fits) any invoice that fits, whose billing contact then becomes the one the text is from
+        or about; None when no invoice fits. Texts never invent numbers: what they say is in the books.
+        """
+        fitting = [i for i in self.invoices if fits(i)]
+        own = [i for i in fitting if i.organisation_id == organisation_id]
+        pool = own or fitting
+        return pool[rng.randrange(len(pool))] if pool else None
 
 
 @lru_cache(maxsize=64)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from importlib import resources
 from typing import Annotated, Any, Literal, get_args
 
@@ -34,7 +35,7 @@ from mcp_services.kernel.semantic import (
     Tag,
     Text,
 )
-from mcp_services.kernel.world import Person, Product
+from mcp_services.kernel.world import Person, PlannedInvoice, Product, World
 
 TicketId = EntityId("helpdesk.ticket")
 CommentId = EntityId("helpdesk.comment")
@@ -328,7 +329,6 @@ def _facts(rng: random.Random, person: Person, products: list[Product], ctx: Too
     date = ctx.days_from_now(-age - rng.randint(1, 20))[:10]  # before the ticket was opened
     return {
         "order": f"ORD-{rng.randint(10000, 99999)}",
-        "invoice": f"INV-{date[:4]}-{rng.randint(1, 999):04d}",
         "product": product.name,
         "qty": str(qty),
         "amount": f"{amount:,.2f} {product.currency}",
@@ -337,6 +337,35 @@ def _facts(rng: random.Random, person: Person, products: list[Product], ctx: Too
         "plan": plan,
         "email": person.email,
         "first": person.first_name,
+    }
+
+
+def _story_invoice(rng: random.Random, world: World, story: str, organisation_id: str) -> PlannedInvoice | None:
+    """The plan's invoice a ticket about ``story`` names ("invoice" in the data), the requester's where one fits."""
+    today = world.now_dt.date().isoformat()
+    fits = {
+        "quoted": lambda i: i.status == "AUTHORISED" and len(i.lines) == 1,  # one product, one price
+        "open": lambda i: i.status == "AUTHORISED",
+        "sent": lambda i: i.status in ("AUTHORISED", "PAID"),
+        "declined": lambda i: i.card == "failed",
+    }[story]
+    return world.plan.invoice_to_mention(rng, lambda i: fits(i) and _invoice_anchor(story, i) < today, organisation_id)
+
+
+def _invoice_anchor(story: str, invoice: PlannedInvoice) -> str:
+    """The day (ISO) a ticket about ``story`` can be opened from: the card was declined on the due date."""
+    return invoice.due_date if story == "declined" else invoice.date
+
+
+def _invoice_facts(rng: random.Random, story: str, invoice: PlannedInvoice, currency: str) -> dict[str, str]:
+    """What a ticket says about its invoice, as the books hold it."""
+    amount = invoice.amount_due if story == "declined" else invoice.total
+    return {
+        "invoice": invoice.number,
+        "amount": f"{amount:,.2f} {currency}",
+        "product": invoice.lines[0].description,
+        "quote": f"{round(invoice.total * rng.choice((0.8, 0.85, 0.9)), 2):,.2f} {currency}",
+        "date": _invoice_anchor(story, invoice),
     }
 
 
@@ -367,6 +396,7 @@ def seed(ctx: ToolContext) -> None:
     ]
     ctx.insert_many(users + [user for user, _ in requesters])
     authors = {p.email: p for p in world.team}
+    requester_of = {person.id: (user, person) for user, person in requesters}
     tickets: list[Ticket] = []
     comments: list[Comment] = []
     for _ in range(220):
@@ -374,7 +404,19 @@ def seed(ctx: ToolContext) -> None:
         template = rng.choice(_SEED["tickets"])
         status = rng.choice(_STATUSES)
         age = rng.uniform(*_AGE_DAYS[status])
+        story = template.get("invoice")
+        invoice = _story_invoice(rng, world, story, person.organisation_id) if story else None
+        if story and invoice is None:
+            continue  # no invoice in the books fits the story
+        if invoice is not None:
+            if invoice.organisation_id != person.organisation_id:
+                user, person = requester_of[world.plan.billing_contacts[invoice.organisation_id].id]
+            # Opened once there is something to ask about: after the invoice's day.
+            since = (ctx.now - datetime.fromisoformat(_invoice_anchor(story, invoice)).replace(tzinfo=UTC)).days - 1
+            age = min(age, since + rng.uniform(0.1, 0.9))
         facts = _facts(rng, person, [p for p in world.products if p.category in _FITS[template["fits"]]], ctx, age)
+        if invoice is not None:
+            facts.update(_invoice_facts(rng, story, invoice, world.currency))
         assignee = None if status == "new" else rng.choice(support).email
         ticket_id = ctx.new_id("tk")
         description = template["description"].format(**facts)

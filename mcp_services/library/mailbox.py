@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field as dc_field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, WithJsonSchema
@@ -35,7 +35,7 @@ from mcp_services.kernel.semantic import (
     Tag,
     Text,
 )
-from mcp_services.kernel.world import Person, World
+from mcp_services.kernel.world import Person, PlannedInvoice, World
 
 MessageId = EntityId("mailbox.message")
 ThreadId = EntityId("mailbox.thread")
@@ -336,6 +336,12 @@ def _prefixed(prefix: str, subject: str) -> str:
 # -- seed: conversation templates ----------------------------------------------------------------
 
 
+#: What a thread says about its invoice, so the plan's invoice it names fits the story: an open one
+#: with a purchase order and one line (``po``), one paid in a single bank transfer (``paid``), one
+#: overdue today (``overdue``), any open one (``open``).
+InvoiceStory = Literal["po", "paid", "overdue", "open"]
+
+
 @dataclass(frozen=True)
 class _Template:
     """A seeded conversation: who writes each step ("them" or "me"), and the text, with {facts}."""
@@ -347,6 +353,7 @@ class _Template:
     min_steps: int = 1
     role: str | None = None  # the colleague's role for colleague threads
     categories: tuple[str, ...] = ()  # product categories that make sense here (empty: any)
+    invoice: InvoiceStory | None = None  # the kind of invoice of the plan the thread is about
 
 
 _CUSTOMER_TEMPLATES: tuple[_Template, ...] = (
@@ -360,10 +367,11 @@ _CUSTOMER_TEMPLATES: tuple[_Template, ...] = (
              ("{inv}.pdf",)),
             ("me", "Hi {first},\n\nThanks for flagging this. I've asked our finance team to review invoice {inv} "
              "against PO {po}; I'll come back to you by {date}.\n\nBest,\n{me}", ()),
-            ("them", "Thanks {me}. Please note our payment terms are net 30 from the corrected invoice date.\n\n"
-             "{first}", ()),
+            ("them", "Thanks {me}. Please note our payment terms are net {terms} from the corrected invoice date."
+             "\n\n{first}", ()),
         ),
         min_steps=2,
+        invoice="po",
     ),
     _Template(
         "customer",
@@ -442,6 +450,7 @@ _CUSTOMER_TEMPLATES: tuple[_Template, ...] = (
              ("remittance-{ref}.pdf",)),
             ("me", "Hi {first},\n\nConfirmed: we received {amount} for invoice {inv}. Thank you!\n\n{me}", ()),
         ),
+        invoice="paid",
     ),
     _Template(
         "customer",
@@ -452,6 +461,7 @@ _CUSTOMER_TEMPLATES: tuple[_Template, ...] = (
              "still unpaid. Could you let me know when we can expect payment?\n\nThanks,\n{me}", ("{inv}.pdf",)),
             ("them", "Apologies, {me}. It's scheduled for our next payment run on {date}.\n\n{first}", ()),
         ),
+        invoice="overdue",
     ),
     _Template(
         "customer",
@@ -470,9 +480,10 @@ _CUSTOMER_TEMPLATES: tuple[_Template, ...] = (
         "New billing address for {company}",
         ("Customers", "Finance"),
         (
-            ("them", "Hello,\n\nOur billing address has changed to {address}. Please use it on future invoices, "
-             "starting with {inv}.\n\nThank you,\n{name}", ()),
+            ("them", "Hello,\n\nOur billing address has changed to {address}. Please use it on future invoices "
+             "and reissue {inv}, which still shows our old address.\n\nThank you,\n{name}", ()),
         ),
+        invoice="open",
     ),
     _Template(
         "customer",
@@ -554,9 +565,10 @@ _COLLEAGUE_TEMPLATES: tuple[_Template, ...] = (
         (
             ("them", "Hi {me},\n\nFor the month-end close I still need confirmation on invoice {inv} ({amount}) for "
              "{company}. Has it been sent to {name}?\n\n{col}", ()),
-            ("me", "Yes, it went out on {past_date}. Payment is expected by {date}.\n\n{me}", ()),
+            ("me", "Yes, it went out on {past_date}. Payment is due by {date}.\n\n{me}", ()),
         ),
         role="accountant",
+        invoice="open",
     ),
     _Template(
         "colleague",
@@ -642,7 +654,6 @@ def _facts(
         "amount": _money(amount, world.currency),
         "amount_damaged": _money(product.unit_price * qty_damaged, world.currency),
         "big_amount": _money(rng.randint(40, 400) * 1000.0, world.currency),
-        "inv": f"INV-{start.year}-{rng.randint(1000, 9999)}",
         "po": f"PO-{rng.randint(10000, 99999)}",
         "order": f"ORD-{rng.randint(10000, 99999)}",
         "quote": f"Q-{rng.randint(1000, 9999)}",
@@ -665,18 +676,70 @@ def _render(text: str, facts: dict[str, str]) -> str:
     return text.format(**facts)
 
 
+def _story_invoice(rng: Any, world: World, story: InvoiceStory, organisation_id: str | None) -> PlannedInvoice | None:
+    """The plan's invoice a thread about ``story`` names: the organisation's where one fits."""
+    today = world.now_dt.date().isoformat()
+    fits = {
+        "po": lambda i: i.status == "AUTHORISED" and i.reference is not None and len(i.lines) == 1,
+        "paid": lambda i: i.status == "PAID" and len(i.payments) == 1 and i.payments[0].method == "bank_transfer",
+        "overdue": lambda i: i.is_overdue(today),
+        "open": lambda i: i.status == "AUTHORISED" and i.amount_due > 0,
+    }[story]
+    return world.plan.invoice_to_mention(rng, lambda i: fits(i) and _invoice_anchor(story, i) < today, organisation_id)
+
+
+def _invoice_anchor(story: InvoiceStory, invoice: PlannedInvoice) -> str:
+    """The day (ISO) from which a thread about ``story`` can be written: issued, paid, or gone overdue."""
+    if story == "paid":
+        return invoice.payments[0].date
+    if story == "overdue":
+        return invoice.due_date
+    return invoice.date
+
+
+def _day(iso: str) -> datetime:
+    return datetime.fromisoformat(iso).replace(tzinfo=UTC)
+
+
+def _invoice_facts(world: World, story: InvoiceStory, invoice: PlannedInvoice, rng: Any) -> dict[str, str]:
+    """What a thread says about its invoice, as the books hold it."""
+    due, line = _day(invoice.due_date), invoice.lines[0]
+    moment = _day(_invoice_anchor(story, invoice))
+    facts = {
+        "inv": invoice.number,
+        "amount": _money(invoice.amount_due if story == "overdue" else invoice.total, world.currency),
+        "past_date": f"{moment.day} {moment:%B}",
+        "terms": str(world.plan.payment_terms[invoice.organisation_id]),
+    }
+    if story == "po":
+        facts.update(po=invoice.reference or "", product=line.description, qty=str(line.quantity),
+                     qty_po=str(line.quantity + rng.randint(1, 5)))
+    if story == "open":
+        facts["date"] = f"{due:%A} {due.day} {due:%B}"
+    return facts
+
+
 def _build_thread(
-    rng: Any, world: World, template: _Template, other: Person, cc: list[Person], start: datetime
+    rng: Any, world: World, template: _Template, other: Person, cc: list[Person], start: datetime,
+    invoice: PlannedInvoice | None = None,
 ) -> _SeedThread | None:
     me = world.user
+    if invoice is not None and template.invoice is not None:
+        # Written once there is something to write about: a day or so after the invoice's moment.
+        written = _day(_invoice_anchor(template.invoice, invoice)) + timedelta(hours=rng.uniform(8, 30))
+        start = max(start, min(written, world.now_dt - timedelta(hours=1)).replace(second=0, microsecond=0))
     facts = _facts(rng, world, me, other, start, template.categories)
     if template.kind == "colleague":
         facts["col"] = other.first_name
-        # The colleague threads talk about a customer: name one so the text links to the world.
-        customer = rng.choice(world.customers)
+        # The colleague threads talk about a customer: name one so the text links to the world; a
+        # thread about an invoice names the customer's billing contact.
+        customer = (world.plan.billing_contacts[invoice.organisation_id] if invoice is not None
+                    else rng.choice(world.customers))
         facts.update(
             first=customer.first_name, name=customer.name, company=world.organisation(customer.organisation_id).name
         )
+    if invoice is not None and template.invoice is not None:
+        facts.update(_invoice_facts(world, template.invoice, invoice, rng))
     n_steps = rng.randint(template.min_steps, len(template.steps))
     at, messages = start, []
     for i, (who, body, files) in enumerate(template.steps[:n_steps]):
@@ -709,15 +772,23 @@ def seed(ctx: ToolContext) -> None:
     threads: list[_SeedThread | None] = []
     for _ in range(110):
         template, other = rng.choice(_CUSTOMER_TEMPLATES), rng.choice(customers)
+        invoice = _story_invoice(rng, world, template.invoice, other.organisation_id) if template.invoice else None
+        if template.invoice and invoice is None:
+            continue  # no invoice in the books fits the story
+        if invoice is not None and invoice.organisation_id != other.organisation_id:
+            other = world.plan.billing_contacts[invoice.organisation_id]
         # Sometimes a second person from the same company is in copy (so reply-all matters).
         same_org = [p for p in customers if p.organisation_id == other.organisation_id and p.id != other.id]
         cc = [rng.choice(same_org)] if same_org and rng.random() < 0.3 else []
-        threads.append(_build_thread(rng, world, template, other, cc, start_time()))
+        threads.append(_build_thread(rng, world, template, other, cc, start_time(), invoice))
     for _ in range(30):
         template = rng.choice(_COLLEAGUE_TEMPLATES)
         other = world.team_member(template.role) if template.role else rng.choice(colleagues)
         cc = rng.sample([p for p in colleagues if p.id != other.id], rng.randint(0, 2))
-        threads.append(_build_thread(rng, world, template, other, cc, start_time()))
+        invoice = _story_invoice(rng, world, template.invoice, None) if template.invoice else None
+        if template.invoice and invoice is None:
+            continue
+        threads.append(_build_thread(rng, world, template, other, cc, start_time(), invoice))
     for sender_name, sender_email, subject, body in _SPAM:
         spam = _SeedMessage((sender_email, sender_name), [me.email], [], body, start_time(), ["SPAM", "UNREAD"])
         threads.append(_SeedThread(subject, [spam], ()))

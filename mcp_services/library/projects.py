@@ -16,7 +16,7 @@ import json
 import random
 import re
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from importlib import resources
 from typing import Annotated, Any, Literal
 
@@ -39,6 +39,7 @@ from mcp_services.kernel.semantic import (
     Tag,
     Text,
 )
+from mcp_services.kernel.world import PlannedInvoice, World
 
 ProjectKey = EntityId("projects.project")
 IssueKey = EntityId("projects.issue")
@@ -685,7 +686,6 @@ def _fill(ctx: ToolContext, rng: random.Random, created_days_ago: float) -> dict
         "goods": goods.name,
         "goods_amount": f"{goods.unit_price * goods_qty:,.2f} {world.currency}",
         "order": f"ORD-{rng.randint(10000, 99999)}",
-        "invoice": f"INV-{day[:4]}-{rng.randint(1, 999):04d}",
         "place": place.name,
         "place_address": place.address,
         "room": rng.choice(_SEED["rooms"]),
@@ -694,6 +694,36 @@ def _fill(ctx: ToolContext, rng: random.Random, created_days_ago: float) -> dict
         "day": day[:10],
         "due": ctx.days_from_now(rng.randint(3, 40))[:10],
         "colleague": rng.choice(world.team).name,
+    }
+
+
+def _story_invoice(rng: random.Random, world: World, story: str, organisation_id: str) -> PlannedInvoice | None:
+    """The plan's invoice an issue about ``story`` names ("invoice" in the data), the customer's where one fits."""
+    today = world.now_dt.date().isoformat()
+    fits = {
+        # Money came in that the books do not match: part of it paid, or a card payment not recorded.
+        "unmatched": lambda i: i.status == "AUTHORISED" and (bool(i.payments) or i.card == "unrecorded"),
+        "overdue": lambda i: i.is_overdue(today),
+    }[story]
+    return world.plan.invoice_to_mention(rng, lambda i: fits(i) and _invoice_anchor(story, i) < today, organisation_id)
+
+
+def _invoice_anchor(story: str, invoice: PlannedInvoice) -> str:
+    """The day (ISO) an issue about ``story`` can be raised from: issued, or gone overdue."""
+    return invoice.due_date if story == "overdue" else invoice.date
+
+
+def _invoice_facts(world: World, story: str, invoice: PlannedInvoice) -> dict[str, str]:
+    """What an issue says about its invoice and who it is for, as the books hold them."""
+    contact = next(p for p in world.customers if p.email == invoice.billing_email)
+    amount = invoice.amount_due if story == "overdue" else invoice.total
+    return {
+        "invoice": invoice.number,
+        "amount": f"{amount:,.2f} {world.currency}",
+        "day": invoice.due_date,
+        "customer": contact.name,
+        "customer_email": contact.email,
+        "company": world.organisation(invoice.organisation_id).name,
     }
 
 
@@ -734,6 +764,17 @@ def seed(ctx: ToolContext) -> None:
             status = "done" if archived else rng.choice(_SEED_STATUSES)
             age = rng.uniform(1, 90) if not archived else rng.uniform(150, 300)
             facts = _fill(ctx, rng, age)
+            story = template.get("invoice")
+            if story:
+                customer = next(p for p in world.customers if p.email == facts["customer_email"])
+                invoice = _story_invoice(rng, world, story, customer.organisation_id)
+                if invoice is None:  # no invoice in the books fits the story: the issue is about something else
+                    template = next(t for t in templates if "invoice" not in t)
+                else:
+                    facts.update(_invoice_facts(world, story, invoice))
+                    # Raised once there is something to do: after the invoice's day.
+                    since = (ctx.now - datetime.fromisoformat(_invoice_anchor(story, invoice)).replace(tzinfo=UTC))
+                    age = min(age, since.days - 1 + rng.uniform(0.1, 0.9))
             reporter = rng.choice(team)
             assignee = rng.choice(team) if status != "to_do" or rng.random() < 0.6 else None
             due = None

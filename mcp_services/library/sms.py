@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, WithJsonSchema
@@ -40,7 +40,7 @@ from mcp_services.kernel.semantic import (
     Quantity,
     Text,
 )
-from mcp_services.kernel.world import Person, World
+from mcp_services.kernel.world import Person, PlannedInvoice, World
 
 MessageSid = EntityId("sms.message")
 NumberSid = EntityId("sms.sender_number")
@@ -463,7 +463,6 @@ def _facts(rng: Any, world: World, person: Person | None, category: str | None =
         "qty": str(qty),
         "amount": f"{product.unit_price * qty:,.2f} {world.currency}",
         "order": f"ORD-{rng.randint(10000, 99999)}",
-        "inv": f"INV-{world.now_dt.year}-{rng.randint(1000, 9999)}",
         "ref": f"TRF{rng.randint(100000, 999999)}",
         "ticket": f"T-{rng.randint(1000, 1999)}",
         "tracking": f"1Z{rng.randint(10**9, 10**10 - 1)}",
@@ -475,6 +474,53 @@ def _facts(rng: Any, world: World, person: Person | None, category: str | None =
         "alt_time": f"{hour + 1}:30",
         "place": rng.choice(world.places).name,
     }
+
+
+#: The scripts about an invoice, and the invoice of the plan each is about: one paid by bank transfer
+#: on or before its due date (``paid``), one whose card was declined (``declined``).
+_INVOICE_SCRIPTS = {"invoice": "paid", "declined": "declined"}
+
+
+def _story_invoice(
+    rng: Any, world: World, story: str, organisation_id: str, before: str | None = None
+) -> PlannedInvoice | None:
+    """The plan's invoice of ``organisation_id`` a text about ``story`` names (its day before ``before``), or None.
+
+    ``open``: money still due; ``sent``: any invoice sent; ``due_soon``: due four days from now or later.
+    """
+    today = world.now_dt.date()
+    soon = (today + timedelta(days=4)).isoformat()
+    fits = {
+        "paid": lambda i: i.status == "PAID" and len(i.payments) == 1 and i.payments[0].method == "bank_transfer"
+        and i.payments[0].date <= i.due_date,
+        "declined": lambda i: i.card == "failed",
+        "open": lambda i: i.status == "AUTHORISED" and i.amount_due > 0,
+        "sent": lambda i: i.status in ("AUTHORISED", "PAID"),
+        "due_soon": lambda i: i.status == "AUTHORISED" and i.amount_due > 0 and i.due_date >= soon,
+    }[story]
+    latest = before or today.isoformat()
+    return world.plan.invoice_to_mention(
+        rng, lambda i: i.organisation_id == organisation_id and fits(i) and _invoice_anchor(story, i) < latest
+    )
+
+
+def _invoice_anchor(story: str, invoice: PlannedInvoice) -> str:
+    """The day (ISO) a text about ``story`` is sent: paid, declined (on the due date), or issued."""
+    if story == "paid":
+        return invoice.payments[0].date
+    return invoice.due_date if story == "declined" else invoice.date
+
+
+def _invoice_facts(world: World, story: str, invoice: PlannedInvoice) -> dict[str, str]:
+    """What a text says about its invoice, as the books hold it."""
+    due = datetime.fromisoformat(invoice.due_date)
+    amount = invoice.total if story in ("paid", "sent") else invoice.amount_due
+    return {"inv": invoice.number, "amount": f"{amount:,.2f} {world.currency}", "date": f"{due:%a} {due.day} {due:%b}"}
+
+
+def _morning_of(iso: str, rng: Any) -> datetime:
+    """A time in the working morning of the day ``iso``."""
+    return datetime.fromisoformat(iso).replace(hour=rng.randint(8, 11), minute=rng.randint(0, 59), tzinfo=UTC)
 
 
 @dataclass(slots=True)
@@ -552,17 +598,36 @@ def seed(ctx: ToolContext) -> None:
     def start_time(max_days: float = 60.0, min_days: float = 0.1) -> datetime:
         return (now - timedelta(days=rng.uniform(min_days, max_days))).replace(microsecond=0)
 
+    def about_invoice(
+        name: str, person: Person, start: datetime, before: str | None = None
+    ) -> tuple[Script, dict[str, str], datetime]:
+        """The script, facts and start of an exchange; one about an invoice names one of the person's company.
+
+        Where the books hold no invoice of theirs that fits, the exchange is about a shipment instead.
+        """
+        facts = _facts(rng, world, person)
+        story = _INVOICE_SCRIPTS.get(name)
+        invoice = _story_invoice(rng, world, story, person.organisation_id, before) if story else None
+        if story is None or invoice is None:
+            return _SCRIPTS["shipping" if story else name], facts, start
+        facts.update(_invoice_facts(world, story, invoice))
+        return _SCRIPTS[name], facts, _morning_of(_invoice_anchor(story, invoice), rng)
+
     customers = list(world.customers)
     rng.shuffle(customers)
     regulars, stoppers, manual = customers[:44], customers[44:48], customers[48:50]
     for person in regulars:
         for _ in range(rng.choice((1, 2, 2, 3, 3))):
-            script = _SCRIPTS[rng.choice(list(_SCRIPTS))]
-            play(script, person.phone, _facts(rng, world, person), start_time(), rng.randint(1, len(script)))
+            script, facts, start = about_invoice(rng.choice(list(_SCRIPTS)), person, start_time())
+            play(script, person.phone, facts, start, rng.randint(1, len(script)))
     opt_outs: list[tuple[str, _Text | None]] = []
     for person in stoppers:
-        first = _SCRIPTS[rng.choice(("shipping", "invoice", "delivery"))]
-        play(first, person.phone, _facts(rng, world, person), start_time() - timedelta(days=30), len(first))
+        # Before they opted out (one to 25 days ago): an invoice of theirs from a month ago or more.
+        month_ago = (now - timedelta(days=30)).date().isoformat()
+        first, facts, start = about_invoice(
+            rng.choice(("shipping", "invoice", "delivery")), person, start_time() - timedelta(days=30), month_ago
+        )
+        play(first, person.phone, facts, start, len(first))
         # Started a day or more ago, so the STOP reply always lands before the frozen clock.
         played = play(_STOP_SCRIPT, person.phone, _facts(rng, world, person), start_time(25.0, 1.0), 3)
         opt_outs += [(person.phone, m) for m in played if m.body == "STOP"]
@@ -571,7 +636,14 @@ def seed(ctx: ToolContext) -> None:
         play(_SCRIPTS["shipping"], person.phone, _facts(rng, world, person), start_time(60.0, 41.0), 1)
         opt_outs.append((person.phone, None))
     for org in rng.sample(list(world.organisations[1:]), 4):
-        play(_TO_LANDLINE, org.phone, _facts(rng, world, None), start_time(), 1)
+        facts, start = _facts(rng, world, None), start_time()
+        story = "open"
+        invoice = _story_invoice(rng, world, story, org.id)
+        if invoice is None:
+            story, invoice = "sent", _story_invoice(rng, world, "sent", org.id)
+        if invoice is not None:  # about one of the company's invoices, after it was issued
+            facts.update(_invoice_facts(world, story, invoice))
+            play(_TO_LANDLINE, org.phone, facts, max(start, _morning_of(invoice.date, rng) + timedelta(days=1)), 1)
     for template in _STRANGERS:
         texts.append(_Text("inbound", ours["support"], fresh_number(), template.format(**_facts(rng, world, None)),
                            start_time(20.0), "received"))
@@ -583,10 +655,17 @@ def seed(ctx: ToolContext) -> None:
         line, template = rng.choice(_SCHEDULED)
         created = start_time(5.0)
         day = now + timedelta(days=rng.randint(1, 10))
+        invoice = _story_invoice(rng, world, "due_soon", person.organisation_id) if line == "billing" else None
+        if line == "billing" and invoice is None:
+            line, template = _SCHEDULED[-1]  # nothing of theirs falls due: a renewal reminder instead
+        if invoice is not None:  # sent three days before the invoice falls due
+            day = datetime.fromisoformat(invoice.due_date).replace(tzinfo=UTC) - timedelta(days=3)
         send_at = day.replace(hour=rng.choice((8, 9, 10, 14, 16)), minute=0, second=0, microsecond=0)
         facts = _facts(rng, world, person, "subscriptions" if line == "sales" else None)
         due = send_at + timedelta(days=3)
         facts["date"] = f"{due:%a} {due.day} {due:%b}"  # the text speaks of 3 days after it is sent
+        if invoice is not None:
+            facts.update(_invoice_facts(world, "due_soon", invoice))
         texts.append(_Text("outbound-api", ours[line], person.phone, template.format(**facts), created,
                            "canceled" if i < 2 else "scheduled", send_at=send_at))
 
