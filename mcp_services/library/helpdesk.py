@@ -344,7 +344,8 @@ def _story_invoice(rng: random.Random, world: World, story: str, organisation_id
     """The plan's invoice a ticket about ``story`` names ("invoice" in the data), the requester's where one fits."""
     today = world.now_dt.date().isoformat()
     fits = {
-        "quoted": lambda i: i.status == "AUTHORISED" and len(i.lines) == 1,  # one product, one price
+        # One product at one price, not yet due ("please correct it before the due date").
+        "quoted": lambda i: i.status == "AUTHORISED" and len(i.lines) == 1 and i.due_date >= today,
         "open": lambda i: i.status == "AUTHORISED",
         "sent": lambda i: i.status in ("AUTHORISED", "PAID"),
         "declined": lambda i: i.card == "failed",

@@ -725,9 +725,11 @@ def _build_thread(
 ) -> _SeedThread | None:
     me = world.user
     if invoice is not None and template.invoice is not None:
-        # Written once there is something to write about: a day or so after the invoice's moment.
+        # Written once there is something to write about: a day or so after the invoice's moment (at
+        # once for a payment or a wrong invoice, any time later for a reminder or an address change).
         written = _day(_invoice_anchor(template.invoice, invoice)) + timedelta(hours=rng.uniform(8, 30))
-        start = max(start, min(written, world.now_dt - timedelta(hours=1)).replace(second=0, microsecond=0))
+        written = min(written, world.now_dt - timedelta(hours=1)).replace(second=0, microsecond=0)
+        start = written if template.invoice in ("paid", "po") else max(start, written)
     facts = _facts(rng, world, me, other, start, template.categories)
     if template.kind == "colleague":
         facts["col"] = other.first_name
