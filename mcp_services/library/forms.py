@@ -413,16 +413,22 @@ def seed(ctx: ToolContext) -> None:
         )
     for _ in range(5):
         person = rng.choice(customers)
-        product = rng.choice([p for p in world.products if p.category in ("subscriptions", "services")])
+        # A refund of one line of a paid invoice of the plan: the requester's company's where one was paid.
+        invoice = world.plan.invoice_to_mention(rng, lambda i: i.status == "PAID", person.organisation_id)
+        if invoice is None:
+            continue
+        if invoice.organisation_id != person.organisation_id:
+            person = world.plan.billing_contacts[invoice.organisation_id]
+        line = invoice.lines[rng.randrange(len(invoice.lines))]
         answered(
             refund,
             {
                 "full_name": person.name,
                 "email": person.email,
                 "company": world.organisation(person.organisation_id).name,
-                "invoice_number": f"INV-{rng.randint(1000, 1999)}",
-                "amount": product.unit_price,
-                "reason": f"We were charged for {product.name} after cancelling.",
+                "invoice_number": invoice.number,
+                "amount": line.amount,
+                "reason": f"We were charged for {line.description} after cancelling.",
             },
             past(5, 60),
         )
