@@ -130,13 +130,14 @@ def share_document(s: Scenario) -> None:
     )
     s.brief.intro = f"{person.name} from {org.name} emailed {when} asking for a copy of their agreement"
     logged = maybe_log_in_crm(s, person, "Shared the signed agreement", found.ref("name"), "the file's name", p=0.35)
-    if logged:
-        s.brief.constraints.append("Note on their CRM contact which file you shared")
+    noted = ", and note on their CRM contact which file you shared" if logged else ""
     if rules:
-        s.brief.goal = f"Give {person.first_name} access to their agreement and reply with the name of the file you shared"
+        s.brief.goal = f"Give {person.first_name} access to their agreement and reply with the name of the file you shared{noted}"
         s.brief.constraints += [pointer, "Only share that one document"]
     else:
-        s.brief.goal = f"Give {person.first_name} read-only access to their agreement and reply with the name of the file you shared"
+        s.brief.goal = (
+            f"Give {person.first_name} read-only access to their agreement and reply with the name of the file you shared{noted}"
+        )
         s.brief.constraints.append("Only share that one document, and only as a viewer")
     s.brief.anchors += [person.name]
 
