@@ -10,6 +10,7 @@ from composer.archetypes.common import (
     maybe_log_in_crm,
     colleague,
     inbound_email,
+    inbound_text,
     money,
     org_of,
     policy_document,
@@ -328,3 +329,64 @@ def payment_link_request(s: Scenario) -> None:
     s.brief.intro = f"{person.name} from {org.name} emailed {when} asking to pay an invoice by card"
     s.brief.goal = f"Send {person.first_name} a card payment link for what they still owe on that invoice"
     s.brief.anchors += [person.name]
+
+
+@archetype(
+    "text-payment-link",
+    family="finance",
+    title="A customer texts to ask how to pay their open invoice by card: text back a payment link for what is due",
+    services=("sms", "accounting", "payments"),
+)
+def text_payment_link(s: Scenario) -> None:
+    invoices = s.records("accounting", "invoice")
+    contacts = {c.key: c for c in s.records("accounting", "contact")}
+    open_per_contact = Counter(i["contact_id"] for i in invoices if i["status"] == "AUTHORISED")
+    # Only a mobile that may be texted: the reply goes back to the number the customer wrote from.
+    textable = {p["phone_number"] for p in s.records("sms", "phone") if p["can_receive_sms"]}
+    textable -= {o["phone_number"] for o in s.records("sms", "opt_out")}
+    linked = {link["invoice_number"] for link in s.records("payments", "payment_link", where={"active": True})}
+    orgs = {org.name: org for org in s.world.organisations}
+    options = [
+        (invoice, person)
+        for invoice in invoices
+        if invoice["status"] == "AUTHORISED" and invoice["amount_due"] > 0 and open_per_contact[invoice["contact_id"]] == 1
+        and invoice.key not in linked and contacts[invoice["contact_id"]]["name"] in orgs
+        for person in s.world.customers
+        if person.organisation_id == orgs[contacts[invoice["contact_id"]]["name"]].id and person.phone in textable
+    ]
+    invoice, person = s.pick(options, "no customer with a mobile and exactly one open invoice")
+    org = org_of(s, person)
+    contact = contacts[invoice["contact_id"]]
+    s.subject = person
+    text, when = inbound_text(
+        s, person,
+        s.rng.choice((
+            f"Hi, {person.first_name} from {org.name} here. Could you text me a link to pay our open invoice by card? Thanks",
+            f"Hello, this is {person.name} ({org.name}). We'd like to pay the invoice we still owe you by card - can you send me a payment link?",
+        )),
+    )
+    s.refer(text, f"the text from {person.first_name}", relation="sender", where={"from_number": person.phone}, latest="date_created")
+    found = s.call(
+        "accounting", "list_invoices", {"contact_name": org.name}, select=invoice,
+        say=f"find {org.name}'s open invoice in accounting",
+    )
+    s.refer(invoice, f"{org.name}'s open invoice", relation="customer", where={"contact_id": contact.key, "status": "AUTHORISED"})
+    paid = [i for i in invoices if i["contact_id"] == contact.key and i["status"] == "PAID"]
+    if paid:
+        s.trap("paid-invoice", paid[-1], f"their paid invoice {paid[-1].key}", step=found)
+    link = s.call(
+        "payments", "create_payment_link",
+        {"amount": found.ref("amount_due"), "invoice_number": found.ref("invoice_number"), "customer_email": detail(person.email)},
+        say="create a card payment link in payments for the amount still due on it",
+    )
+    s.call(
+        "sms", "reply_to_message",
+        {"message_sid": text.key, "body": s.text(
+            f"Hi {person.first_name}, here is your payment link: ", link.ref("url"), " (invoice ", found.ref("invoice_number"), ").")},
+        say=f"text {person.first_name} back with the link",
+        mentions=[(link.ref("url"), "the payment link")],
+    )
+    s.brief.intro = f"{person.name} from {org.name} texted our number {when} asking to pay an invoice by card"
+    s.brief.goal = f"Text {person.first_name} back a card payment link for what {org.name} still owes on their open invoice"
+    s.brief.constraints.append("Nothing for invoices they have already paid")
+    s.brief.anchors += [person.name, org.name]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from composer.archetypes.common import (
     chat_post,
@@ -207,3 +208,91 @@ def book_room_for_meeting(s: Scenario) -> None:
     s.brief.intro = f"{asker.name} asked in #general {when} for a room for \"{event['title']}\" ({people} people)"
     s.brief.goal = f"Get a room that is free then and seats {people} booked for that meeting, and tell {asker.first_name} in the thread"
     s.brief.anchors += [asker.name, event["title"]]
+
+
+@archetype(
+    "meeting-reminder-text",
+    family="operations",
+    title="A colleague asks in chat for a text reminding a customer of their meeting with us: text their mobile",
+    services=("chat", "crm", "calendar", "sms"),
+)
+def meeting_reminder_text(s: Scenario) -> None:
+    now = s.world.now
+    horizon = _iso(s.world.now_dt + timedelta(days=6))  # "on Thursday" means this week
+    contacts = {c["email"]: c for c in s.records("crm", "contact", where={"archived": False})}
+    # A reminder goes by text only to a mobile that may be texted (companies' main lines are landlines).
+    textable = {p["phone_number"] for p in s.records("sms", "phone") if p["can_receive_sms"]}
+    textable -= {o["phone_number"] for o in s.records("sms", "opt_out")}
+    names = [c["name"] for c in contacts.values()]
+    upcoming = [e for e in s.records("calendar", "event", where={"status": "confirmed"}) if e["start"] > now]
+    candidates = []
+    for event in upcoming:
+        if not now[:10] < event["start"][:10] <= horizon[:10]:
+            continue
+        for guest in event["attendees"]:
+            contact = contacts.get(guest["email"])
+            if contact is None or contact["phone"] not in textable or names.count(contact["name"]) != 1:
+                continue
+            same_day = [e for e in upcoming if e["start"][:10] == event["start"][:10] and any(a["email"] == contact["email"] for a in e["attendees"])]
+            if len(same_day) == 1:
+                candidates.append((event, contact))
+    event, contact = s.pick(candidates, "no customer with a mobile and one meeting with us on a day this week")
+    person = s.person(contact["email"])
+    org = org_of(s, person)
+    s.subject = person
+    start = _parse(event["start"])
+    tomorrow = (start.date() - s.world.now_dt.date()).days == 1
+    day = "tomorrow" if tomorrow else f"on {day_name(event['start'])}"
+    seller = colleague(s, "account executive")
+    post, when = chat_post(
+        s, seller, "sales",
+        s.rng.choice((
+            f"{person.name} ({org.name}) asked for a text reminder before our meeting with them {day}. Could someone send it?",
+            f"Can someone text {person.name} from {org.name} a reminder about our meeting {day}? They prefer texts to email.",
+        )),
+    )
+    s.refer(post, f"{seller.first_name}'s message in #sales", relation="author", where={"author_email": seller.email}, latest="posted_at")
+    found = s.call("crm", "search_contacts", {"query": person.name}, select=contact, say=f"find {person.first_name}'s mobile number in the CRM")
+    meeting = s.call(
+        "calendar", "list_events", {"attendee_email": person.email, "time_min": now}, select=event,
+        say=f"find the meeting with {person.first_name} {day} in the calendar",
+    )
+    s.refer(event, f"the meeting with {person.first_name} {day}", relation="attendee", where={"id": event.key, "status": "confirmed"})
+    others = [e for e in upcoming if e.key != event.key and e["title"] != event["title"] and any(a["email"] == person.email for a in e["attendees"])]
+    if others:
+        s.trap("other-meeting", others[0], f"their other meeting \"{others[0]['title']}\"", step=meeting)
+    rules = s.rng.random() < 0.6
+    sender: dict[str, Any] = {}
+    if rules:
+        lines = {n["friendly_name"]: n for n in s.records("sms", "sender_number")}
+        if "Appointments" not in lines or not lines["Appointments"]["sms_enabled"]:
+            raise Skip("no appointments line")
+        document, pointer = rule_source(
+            s, "Texting rules",
+            "- Meeting and appointment reminders go out from our **Appointments** number; billing texts from Billing; "
+            "everything else from the Support line.\n- Only text mobiles, and never a number that opted out.",
+        )
+        ours = s.call("sms", "list_sender_numbers", {"sms_enabled": True}, select=lines["Appointments"],
+                      say="look up our Appointments number, which our texting rules say reminders come from")
+        sender = {"from_number": ours.ref("phone_number")}
+    text = s.call(
+        "sms", "send_message",
+        {"to": found.ref("phone"), **sender, "body": s.text(
+            f"Hi {person.first_name}, a reminder of ", meeting.ref("title"), f" with us {day} at {clock(event['start'])} UTC. See you then!")},
+        say=f"text {person.first_name} a reminder naming the meeting and its time" + (" from that number" if rules else ""),
+        mentions=[(meeting.ref("title"), "the meeting's title")],
+    )
+    if rules:
+        default = next(n for n in s.records("sms", "sender_number") if n["is_default"])
+        s.set_policy(document, "reminders are texted from the Appointments number", text, "from_number",
+                     ours.ref("phone_number"), default["phone_number"], "The reminder comes from the Appointments number, as the texting rules say")
+        s.brief.constraints.append(pointer)
+    s.call("chat", "reply_in_thread", {"message_id": post.key, "text": detail("Done - texted them the reminder.")},
+           say=f"let {seller.first_name} know in the thread")
+    s.brief.intro = f"{seller.name} asked in #sales {when} for a text reminder to {person.name} about a meeting"
+    s.brief.goal = (
+        f"Text {person.first_name}'s mobile a reminder of the meeting with its title and time, and tell {seller.first_name} in the thread"
+    )
+    s.brief.constraints.append("Don't touch the meeting itself")
+    s.brief.needs_date = True
+    s.brief.anchors += [person.name, seller.name]

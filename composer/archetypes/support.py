@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from datetime import datetime
+
 from composer.archetypes.common import (
     chat_post,
     maybe_log_in_crm,
@@ -11,8 +14,10 @@ from composer.archetypes.common import (
     inbound_ticket,
     org_of,
     policy_document,
+    rule_source,
     signature,
 )
+from composer.plan import Ref
 from composer.scenario import Rec, Scenario, Skip, archetype, detail
 
 _PROBLEMS = (
@@ -248,3 +253,188 @@ def ticket_fixed_confirmation(s: Scenario) -> None:
     s.brief.intro = f"{person.name} from {org.name} emailed {when} to say their problem is fixed"
     s.brief.goal = f"Wrap up {person.first_name}'s open ticket accordingly, with a short reply to them on it"
     s.brief.anchors += [person.name]
+
+
+#: Customer bugs the support team escalates in the SUP project, by the words of the seeded summaries:
+#: (what the summary says after the company, how the customer describes the problem).
+_ESCALATED = (
+    ("CSV export fails with error 500", "our CSV exports still fail with an error 500"),
+    ("dashboard counts order", "the dashboard still counts one of our orders twice"),
+    ("Login loop after password reset", "I still can't log in after resetting my password"),
+)
+_OPEN_ISSUE = ("to_do", "in_progress", "in_review")
+_RAISABLE = ("medium", "low", "lowest")
+
+
+def _escalation_of(issue: Rec) -> str | None:
+    """Which known escalation an SUP issue is (None for the rest)."""
+    return next((words for words, _ in _ESCALATED if words in issue["summary"]), None)
+
+
+@archetype(
+    "bug-status-chase",
+    family="support",
+    title="A customer chases the bug they reported: find its escalation, raise it as the escalation rules say, reply",
+    services=("projects", "mailbox"),
+)
+def bug_status_chase(s: Scenario) -> None:
+    issues = s.records("projects", "issue", where={"project_key": "SUP", "issue_type": "bug"})
+    live = [i for i in issues if i["status"] in _OPEN_ISSUE]
+    candidates = []
+    for issue in live:
+        kind = _escalation_of(issue)
+        person = next((p for p in s.world.customers if p.email in issue["description"] or p.email in issue["summary"]), None)
+        if kind is None or person is None or issue["priority"] not in _RAISABLE:
+            continue
+        theirs = [i for i in live if person.email in i["description"] or person.email in i["summary"]]
+        twins = [i for i in live if i["summary"] == issue["summary"]]
+        if len(theirs) == 1 and len(twins) == 1:
+            candidates.append((issue, person, kind))
+    issue, person, kind = s.pick(candidates, "no customer with exactly one open bug escalation")
+    org = org_of(s, person)
+    s.subject = person
+    problem = next(words for summary, words in _ESCALATED if summary == kind)
+    order = re.search(r"ORD-\d+", issue["summary"])
+    if order:  # the customer names the order their dashboard counts twice
+        problem = problem.replace("one of our orders", f"order {order.group()}")
+    age = (s.world.now_dt.date() - datetime.strptime(issue["created_at"][:10], "%Y-%m-%d").date()).days
+    days = s.pick([d for d in (7, 14, 21, 30, 45) if abs(age - d) >= 3], "the escalation's age is too close to every threshold")
+    priority = "highest" if age >= days else "high"
+    document, pointer = rule_source(
+        s, "Customer bug escalation rules",
+        "- When a customer chases a bug we track in the SUP project, comment on the issue that they asked for news.\n"
+        f"- Then raise its priority: to **high** if the issue was opened less than {days} days ago, to **highest** if it "
+        f"has been open {days} days or more. Never lower a priority.\n- Reply to the customer with where the bug stands.",
+        author_role="support lead",
+    )
+    email, when = inbound_email(
+        s, person, "Any news on our bug?",
+        f"Hi,\n\nA while ago we reported that {problem}. Is there any news? We'd like to know when to expect a fix.\n\n"
+        f"Thanks,\n{signature(person, org)}",
+    )
+    s.refer(email, f"{person.first_name}'s email", relation="sender", where={"from_email": person.email}, latest="sent_at")
+    found = s.call(
+        "projects", "search_issues", {"project_key": "SUP", "text": kind}, select=issue,
+        say=f"find the SUP escalation of the bug {person.first_name} reported (it names them or their company)",
+    )
+    s.refer(issue, f"the escalation of {person.first_name}'s bug", relation="mentions the customer",
+            where={"project_key": "SUP", "summary": issue["summary"], "status": _OPEN_ISSUE})
+    others = [i for i in live if _escalation_of(i) == kind and i.key != issue.key]
+    if others:
+        twin = s.pick(others, "no twin")
+        s.trap("other-customer-bug", twin, f"{twin.key}, the same bug reported by another customer", step=found)
+    s.call(
+        "projects", "add_comment",
+        {"issue_key": found.ref("key"), "body": detail(f"{person.name} ({org.name}) emailed today asking for news on this.")},
+        say=f"comment on it that {person.first_name} asked for news",
+    )
+    raised = s.call(
+        "projects", "edit_issue", {"issue_key": found.ref("key"), "priority": priority},
+        say="raise its priority as our escalation rules say",
+    )
+    s.set_policy(document, f"a chased bug open {days} days or more goes to highest, a newer one to high", raised, "priority",
+                 priority, "high" if priority == "highest" else "highest", "The priority is raised as the escalation rules say")
+    s.call(
+        "mailbox", "reply_to_message",
+        {"message_id": email.key, "body": detail(
+            f"Hi {person.first_name},\n\nThanks for checking in. The bug is with our engineers and I've raised its priority; "
+            "we'll let you know as soon as the fix is out.")},
+        say=f"reply to {person.first_name} with where the bug stands",
+    )
+    s.brief.intro = f"{person.name} from {org.name} emailed {when} chasing a bug they reported"
+    s.brief.goal = (
+        f"Find the escalation of {person.first_name}'s bug in the tracker, comment on it that they chased, give it the priority "
+        f"our escalation rules call for, and reply to {person.first_name} with where it stands"
+    )
+    s.brief.constraints += [pointer, "Leave other customers' escalations alone"]
+    s.brief.anchors += [person.name]
+
+
+#: Engineering's recurring bugs (seeded ENG summaries "<words> in <area>"): the words to search for,
+#: and the customer's ticket about it (subject, description with {area}).
+_KNOWN_BUGS = (
+    ("Fix CSV export timeout in ", "CSV export timeout", "CSV exports time out",
+     "Exports of more than 10,000 rows from {area} stop after about 30 seconds with a timeout. Smaller exports work fine."),
+    ("Rate limiter counts retries twice in ", "rate limiter retries", "Retries use up our API quota",
+     "Our integration retries failed requests to {area}, and every retry seems to count twice against our quota, so we "
+     "get HTTP 429 long before we should."),
+    ("Revenue widget ignores refunds in ", "revenue widget refunds", "Revenue includes refunded orders",
+     "The revenue widget in {area} still counts orders we refunded, so our revenue looks too high."),
+)
+_AREAS = {"admin console": "the admin console", "mobile app": "the mobile app", "public API": "the public API",
+          "reports": "the reports", "billing": "billing", "orders": "orders", "search": "search", "notifications": "notifications"}
+
+
+@archetype(
+    "known-bug-ticket",
+    family="support",
+    title="A customer's ticket reports a bug engineering already tracks: add them to the open issue instead of filing a new one",
+    services=("helpdesk", "projects"),
+)
+def known_bug_ticket(s: Scenario) -> None:
+    live = [i for i in s.records("projects", "issue", where={"project_key": "ENG", "issue_type": "bug"}) if i["status"] in _OPEN_ISSUE]
+    candidates = []
+    for issue in live:
+        bug = next((b for b in _KNOWN_BUGS if issue["summary"].startswith(b[0])), None)
+        area = issue["summary"][len(bug[0]):] if bug else ""
+        if bug and area in _AREAS and [i["summary"] for i in live].count(issue["summary"]) == 1:
+            candidates.append((issue, bug, area))
+    issue, (prefix, words, subject, description), area = s.pick(candidates, "no open engineering bug a customer could hit")
+    person = s.pick(list(s.world.customers), "no customers")
+    org = org_of(s, person)
+    s.subject = person
+    ticket, when = inbound_ticket(s, person, subject, description.format(area=_AREAS[area]), channel="web")
+    s.refer(ticket, f"{person.first_name}'s new ticket", relation="requester",
+            where={"requester_id.email": person.email, "status": "new"}, latest="created_at")
+    document, pointer = rule_source(
+        s, "Bug intake rules",
+        "- Before filing a bug for a customer, search the Platform engineering project (ENG).\n"
+        "- If an open ENG issue already covers the problem, do not file a new one: comment on that issue with the "
+        "customer's company and ticket number, and note the issue key on the ticket.\n"
+        "- File a new ENG bug only when no open issue covers it.",
+        author_role="engineering lead",
+    )
+    read = s.call("helpdesk", "get_ticket", {"ticket_id": ticket.key}, say=f"read {person.first_name}'s ticket")
+    found = s.call("projects", "search_issues", {"project_key": "ENG", "text": words}, select=issue,
+                   say=f"look in the ENG project for an open bug that covers it (it is about {area})")
+    s.refer(issue, "the open ENG bug about it", relation="same problem",
+            where={"project_key": "ENG", "summary": issue["summary"], "status": _OPEN_ISSUE})
+    twins = [i for i in live if i["summary"].startswith(prefix) and i.key != issue.key]
+    if twins:
+        twin = s.pick(twins, "no twin")
+        s.trap("other-area-bug", twin, f"{twin.key}, the same bug in {twin['summary'][len(prefix):]}", step=found)
+    comment = s.call(
+        "projects", "add_comment",
+        {"issue_key": found.ref("key"), "body": s.text(f"Also hit by {person.name} ({org.name}), helpdesk ticket ", read.ref("id"), ".")},
+        say=f"comment on that issue that {org.name} is affected too, with the ticket number",
+        mentions=[(read.ref("id"), "the ticket number")],
+    )
+    s.call(
+        "helpdesk", "add_ticket_note",
+        {"ticket_id": ticket.key, "note": s.text("Known bug, tracked by engineering as ", found.ref("key"), ".")},
+        say="note the issue's key on the ticket",
+        mentions=[(found.ref("key"), "the issue key")],
+    )
+    s.call(
+        "helpdesk", "add_ticket_reply",
+        {"ticket_id": ticket.key, "status": "open", "body": detail(
+            f"Hi {person.first_name},\n\nThanks for reporting this. It is a known problem our engineers are already working on; "
+            "we'll let you know here as soon as it is fixed.")},
+        say=f"reply to {person.first_name} that engineering is already on it, keeping the ticket open (it is not fixed yet)",
+        accept={"status": ["open", "pending"]},
+    )
+    filed = s.spec("projects", "create_issue", {
+        "project_key": "ENG", "summary": subject, "issue_type": "bug",
+        "description": s.text(f"Reported by {person.name} ({org.name}) in helpdesk ticket ", Ref(0, "id"), "."),
+    })
+    violation = [s.specs[0], s.specs[1], filed, s.specs[3].with_arg("note", s.text("Filed for engineering as ", Ref(2, "key"), ".")), s.specs[4]]
+    s.forbid_by_policy(document, "no new ENG bug when an open issue already covers the problem", comment, violation,
+                       ("projects", "issues", {"project_key": "ENG", "created_at": s.world.now}),
+                       "No duplicate bug was filed in ENG")
+    s.brief.intro = f"{person.name} from {org.name} opened a ticket {when}: \"{subject}\""
+    s.brief.goal = (
+        f"Make sure engineering knows {org.name} is affected, with the ticket number, and that the ticket shows the issue key; "
+        f"reply to {person.first_name} that engineering is on it and leave the ticket open"
+    )
+    s.brief.constraints.append(pointer)
+    s.brief.anchors += [person.name, org.name]
