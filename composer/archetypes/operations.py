@@ -261,7 +261,7 @@ def meeting_reminder_text(s: Scenario) -> None:
     others = [e for e in upcoming if e.key != event.key and e["title"] != event["title"] and any(a["email"] == person.email for a in e["attendees"])]
     if others:
         s.trap("other-meeting", others[0], f"their other meeting \"{others[0]['title']}\"", step=meeting)
-    rules = s.rng.random() < 0.6
+    rules = s.rng.random() < 0.7
     sender: dict[str, Any] = {}
     if rules:
         lines = {n["friendly_name"]: n for n in s.records("sms", "sender_number")}

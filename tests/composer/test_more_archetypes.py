@@ -1,0 +1,150 @@
+"""The sms and projects archetypes: kept, solvable by their reference, failed by wrong solutions, fair to right ones."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from composer.catalog import Catalog, load_catalog
+from composer.generate import GenerateConfig, GenerateReport, generate
+from composer.runner import Runner
+from composer.scenario import ARCHETYPES
+from composer.verify import reference_answer, run_plan, verify_task
+from mcp_services.tasks.spec import PlanStep, TaskSpec
+
+SERVICES = ("sms", "projects", "accounting", "payments", "chat", "crm", "calendar", "helpdesk", "mailbox", "files")
+IDS = ("text-payment-link", "meeting-reminder-text", "bug-status-chase", "known-bug-ticket")
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    return load_catalog(SERVICES)
+
+
+@pytest.fixture(scope="module")
+def generated(catalog: Catalog) -> tuple[list[TaskSpec], GenerateReport]:
+    return generate(GenerateConfig(n=3 * len(IDS), seed=0, services=SERVICES, archetypes=IDS), catalog)
+
+
+def _of(catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport], archetype: str) -> tuple[Runner, list[TaskSpec]]:
+    """A runner for the set's world and the tasks of one archetype (at least one)."""
+    tasks = [t for t in generated[0] if t.scenario is not None and t.scenario.archetype == archetype]
+    assert tasks, archetype
+    return Runner(catalog, tasks[0].world_seed), tasks
+
+
+def _passes(task: TaskSpec, runner: Runner, plan: list[PlanStep]) -> bool:
+    runner.fresh(task.setup)
+    run_plan(runner.call, plan, stop=False)
+    return task.grade(runner.diff(), reference_answer(task)).passed
+
+
+def _with(step: PlanStep, **arguments: object) -> PlanStep:
+    return step.model_copy(update={"arguments": {**step.arguments, **arguments}})
+
+
+def _step(task: TaskSpec, tool: str) -> tuple[int, PlanStep]:
+    return next((i, s) for i, s in enumerate(task.plan) if s.tool == tool)
+
+
+def test_sms_and_projects_each_serve_three_archetypes() -> None:
+    uses = Counter(s for a in ARCHETYPES.values() for s in a.services)
+    assert uses["sms"] >= 3 and uses["projects"] >= 3, uses
+    assert all(a in ARCHETYPES for a in IDS)
+
+
+def test_generation_keeps_the_candidates_of_every_archetype(generated: tuple[list[TaskSpec], GenerateReport]) -> None:
+    tasks, report = generated
+    assert report.kept >= 0.85 * report.candidates, report.summary()
+    kept = Counter(t.scenario.archetype for t in tasks if t.scenario is not None)
+    assert set(kept) == set(IDS), report.details
+    assert all(t.scenario is not None and t.scenario.trigger is not None for t in tasks)
+    assert sum(bool(t.traps) for t in tasks) >= len(IDS) - 1
+    assert sum(t.scenario is not None and t.scenario.policy_in_data for t in tasks) >= len(IDS)
+
+
+def test_every_reference_solution_passes_and_every_counterfactual_fails(
+    catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport]
+) -> None:
+    tasks, _ = generated
+    runner = Runner(catalog, tasks[0].world_seed)
+    for task in tasks:
+        assert verify_task(task, runner) == [], task.id
+        assert _passes(task, runner, list(task.plan)), task.id
+        for cf in task.counterfactuals:
+            assert not _passes(task, runner, list(cf.plan)), (task.id, cf.id)
+
+
+def test_leaving_out_any_write_fails(catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport]) -> None:
+    tasks, _ = generated
+    runner = Runner(catalog, tasks[0].world_seed)
+    for task in tasks:
+        writes = [i for i, step in enumerate(task.plan) if catalog.tool(step.service, step.tool).is_write]
+        assert len(writes) >= 2, task.id
+        for left_out in writes:
+            plan = [s for i, s in enumerate(task.plan) if i != left_out]
+            assert not _passes(task, runner, plan), (task.id, task.plan[left_out].tool)
+
+
+def test_the_payment_link_may_go_back_as_a_new_text_but_not_for_the_paid_invoice(
+    catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport]
+) -> None:
+    runner, links = _of(catalog, generated, "text-payment-link")
+    for task in links:
+        trigger = next(r.row for r in task.setup if r.table == "messages")
+        i, reply = _step(task, "reply_to_message")
+        texted = PlanStep(service="sms", tool="send_message", arguments={"to": trigger["from_number"], "body": reply.arguments["body"]})
+        assert _passes(task, runner, [*task.plan[:i], texted, *task.plan[i + 1:]]), task.id
+        # Emailing the link instead of texting it back does not answer the text.
+        assert not _passes(task, runner, task.plan[:i]), task.id
+    trapped = [t for t in links if t.traps]
+    assert trapped
+    for task in trapped:
+        j, link = _step(task, "create_payment_link")
+        paid = task.traps[0].key
+        assert not _passes(task, runner, [*task.plan[:j], _with(link, invoice_number=paid), *task.plan[j + 1:]]), task.id
+
+
+def test_the_reminder_goes_to_the_customers_mobile_from_the_line_the_rules_name(
+    catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport]
+) -> None:
+    runner, reminders = _of(catalog, generated, "meeting-reminder-text")
+    for task in reminders:
+        i, text = _step(task, "send_message")
+        support_line = runner.call("sms", "list_sender_numbers", {}).data
+        default = next(n["phone_number"] for n in support_line if n["is_default"])
+        from_default = [*task.plan[:i], _with(text, from_number=default), *task.plan[i + 1:]]
+        ruled = task.scenario is not None and task.scenario.policy_in_data
+        # With the texting rules, the default line breaks them; without, any of our SMS lines is fine.
+        assert _passes(task, runner, from_default) is not ruled, task.id
+        assert not _passes(task, runner, [*task.plan[:i], _with(text, body="Reminder: our meeting soon."), *task.plan[i + 1:]]), task.id
+    assert any(t.scenario is not None and t.scenario.policy_in_data for t in reminders)
+
+
+def test_a_chased_bug_gets_the_priority_the_rules_say_on_its_own_escalation(
+    catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport]
+) -> None:
+    runner, chases = _of(catalog, generated, "bug-status-chase")
+    for task in chases:
+        i, edit = _step(task, "edit_issue")
+        wrong = "high" if edit.arguments["priority"] == "highest" else "highest"
+        assert not _passes(task, runner, [*task.plan[:i], _with(edit, priority=wrong), *task.plan[i + 1:]]), task.id
+        assert task.traps, task.id
+        twin = task.traps[0].key
+        # Raising the other customer's escalation as well is collateral even when their own is right.
+        assert not _passes(task, runner, [*task.plan, _with(edit, issue_key=twin)]), task.id
+
+
+def test_a_known_bug_gets_a_comment_not_a_duplicate_and_the_ticket_may_wait_as_pending(
+    catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport]
+) -> None:
+    runner, known = _of(catalog, generated, "known-bug-ticket")
+    for task in known:
+        cf = next(c for c in task.counterfactuals if c.id == "ignores-policy")
+        filed = next(s for s in cf.plan if s.tool == "create_issue")
+        assert filed.arguments["project_key"] == "ENG"
+        assert not _passes(task, runner, [*task.plan, filed]), task.id
+        i, reply = _step(task, "add_ticket_reply")
+        assert _passes(task, runner, [*task.plan[:i], _with(reply, status="pending"), *task.plan[i + 1:]]), task.id
+        assert not _passes(task, runner, [*task.plan[:i], _with(reply, status="solved"), *task.plan[i + 1:]]), task.id
