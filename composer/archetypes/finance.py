@@ -388,5 +388,5 @@ def text_payment_link(s: Scenario) -> None:
     )
     s.brief.intro = f"{person.name} from {org.name} texted our number {when} asking to pay an invoice by card"
     s.brief.goal = f"Text {person.first_name} back a card payment link for what {org.name} still owes on their open invoice"
-    s.brief.constraints.append("Nothing for invoices they have already paid")
+    s.brief.constraints.append("Leave their paid invoices out of it")
     s.brief.anchors += [person.name, org.name]

@@ -12,8 +12,12 @@ from composer.catalog import Catalog, load_catalog
 from composer.generate import GenerateConfig, GenerateReport, generate
 from composer.runner import Runner
 from composer.scenario import ARCHETYPES
-from composer.verify import reference_answer, run_plan, verify_task
-from mcp_services.tasks.spec import PlanStep, TaskSpec
+from mcp_services.tasks.spec import TaskSpec
+from tests.composer.archetype_checks import (
+    assert_every_write_is_needed,
+    assert_reference_passes_and_counterfactuals_fail,
+    passes,
+)
 
 SERVICES = ("commerce", "shipping", "esign", "mailbox", "chat", "files")
 IDS = tuple(a.id for a in ARCHETYPES.values() if a.build.__module__ == commerce_archetypes.__name__)
@@ -38,12 +42,6 @@ def _of(
     return Runner(catalog, tasks[0].world_seed), tasks
 
 
-def _passes(task: TaskSpec, runner: Runner, plan: list[PlanStep]) -> bool:
-    runner.fresh(task.setup)
-    run_plan(runner.call, plan, stop=False)
-    return task.grade(runner.diff(), reference_answer(task)).passed
-
-
 def test_each_service_serves_at_least_two_archetypes() -> None:
     assert len(IDS) >= 6
     uses = Counter(s for a in IDS for s in ARCHETYPES[a].services)
@@ -63,24 +61,11 @@ def test_generation_keeps_the_candidates_of_every_archetype(generated: tuple[lis
 def test_every_reference_solution_passes_and_every_counterfactual_fails(
     catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport]
 ) -> None:
-    tasks, _ = generated
-    runner = Runner(catalog, tasks[0].world_seed)
-    for task in tasks:
-        assert verify_task(task, runner) == [], task.id
-        assert _passes(task, runner, list(task.plan)), task.id
-        for cf in task.counterfactuals:
-            assert not _passes(task, runner, list(cf.plan)), (task.id, cf.id)
+    assert_reference_passes_and_counterfactuals_fail(catalog, generated[0])
 
 
 def test_leaving_out_any_write_fails(catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport]) -> None:
-    tasks, _ = generated
-    runner = Runner(catalog, tasks[0].world_seed)
-    for task in tasks:
-        writes = [i for i, step in enumerate(task.plan) if catalog.tool(step.service, step.tool).is_write]
-        assert writes, task.id
-        for left_out in writes:
-            plan = [s for i, s in enumerate(task.plan) if i != left_out]
-            assert not _passes(task, runner, plan), (task.id, task.plan[left_out].tool)
+    assert_every_write_is_needed(catalog, generated[0])
 
 
 def test_a_refund_where_the_delivery_policy_says_escalate_fails(
@@ -93,11 +78,11 @@ def test_a_refund_where_the_delivery_policy_says_escalate_fails(
     for task in escalated:
         cf = next(c for c in task.counterfactuals if c.id == "ignores-policy")
         assert any(s.tool == "refund_order" for s in cf.plan)
-        assert not _passes(task, runner, [*task.plan, *[s for s in cf.plan if s.tool == "refund_order"]]), task.id
+        assert not passes(task, runner, [*task.plan, *[s for s in cf.plan if s.tool == "refund_order"]]), task.id
     for task in refunded:
         # Forwarding to the manager instead of refunding a small order leaves the customer without their money.
         plan = [s for s in task.plan if s.tool != "refund_order"]
-        assert not _passes(task, runner, plan), task.id
+        assert not passes(task, runner, plan), task.id
 
 
 def test_a_goodwill_code_of_the_wrong_size_fails(
@@ -110,7 +95,7 @@ def test_a_goodwill_code_of_the_wrong_size_fails(
             if step.tool == "create_discount_code":
                 step = step.model_copy(update={"arguments": {**step.arguments, "value": step.arguments["value"] + 5}})
             plan.append(step)
-        assert not _passes(task, runner, plan), task.id
+        assert not passes(task, runner, plan), task.id
 
 
 def test_the_address_fix_must_reach_the_shipment_too(
@@ -121,4 +106,4 @@ def test_the_address_fix_must_reach_the_shipment_too(
         address = next(s.arguments["shipping_address"] for s in task.plan if s.tool == "update_order")
         assert address in json.dumps([r.row for r in task.setup])  # the new address is in the customer's email
         assert address not in task.instruction or task.scenario is not None and task.scenario.phrasing == "guided"
-        assert not _passes(task, runner, [s for s in task.plan if s.tool != "update_shipment"]), task.id
+        assert not passes(task, runner, [s for s in task.plan if s.tool != "update_shipment"]), task.id

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import pytest
 
@@ -10,8 +11,12 @@ from composer.catalog import Catalog, load_catalog
 from composer.generate import GenerateConfig, GenerateReport, generate
 from composer.runner import Runner
 from composer.scenario import ARCHETYPES
-from composer.verify import reference_answer, run_plan, verify_task
 from mcp_services.tasks.spec import PlanStep, TaskSpec
+from tests.composer.archetype_checks import (
+    assert_every_write_is_needed,
+    assert_reference_passes_and_counterfactuals_fail,
+    passes,
+)
 
 SERVICES = ("sms", "projects", "accounting", "payments", "chat", "crm", "calendar", "helpdesk", "mailbox", "files")
 IDS = ("text-payment-link", "meeting-reminder-text", "bug-status-chase", "known-bug-ticket")
@@ -34,18 +39,13 @@ def _of(catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport], arch
     return Runner(catalog, tasks[0].world_seed), tasks
 
 
-def _passes(task: TaskSpec, runner: Runner, plan: list[PlanStep]) -> bool:
-    runner.fresh(task.setup)
-    run_plan(runner.call, plan, stop=False)
-    return task.grade(runner.diff(), reference_answer(task)).passed
+def _step(task: TaskSpec, tool: str) -> PlanStep:
+    return next(s for s in task.plan if s.tool == tool)
 
 
-def _with(step: PlanStep, **arguments: object) -> PlanStep:
-    return step.model_copy(update={"arguments": {**step.arguments, **arguments}})
-
-
-def _step(task: TaskSpec, tool: str) -> tuple[int, PlanStep]:
-    return next((i, s) for i, s in enumerate(task.plan) if s.tool == tool)
+def _changed(task: TaskSpec, tool: str, **arguments: Any) -> list[PlanStep]:
+    """The reference plan with other arguments for its call of ``tool``."""
+    return [s.model_copy(update={"arguments": {**s.arguments, **arguments}}) if s.tool == tool else s for s in task.plan]
 
 
 def test_sms_and_projects_each_serve_three_archetypes() -> None:
@@ -67,24 +67,11 @@ def test_generation_keeps_the_candidates_of_every_archetype(generated: tuple[lis
 def test_every_reference_solution_passes_and_every_counterfactual_fails(
     catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport]
 ) -> None:
-    tasks, _ = generated
-    runner = Runner(catalog, tasks[0].world_seed)
-    for task in tasks:
-        assert verify_task(task, runner) == [], task.id
-        assert _passes(task, runner, list(task.plan)), task.id
-        for cf in task.counterfactuals:
-            assert not _passes(task, runner, list(cf.plan)), (task.id, cf.id)
+    assert_reference_passes_and_counterfactuals_fail(catalog, generated[0])
 
 
 def test_leaving_out_any_write_fails(catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport]) -> None:
-    tasks, _ = generated
-    runner = Runner(catalog, tasks[0].world_seed)
-    for task in tasks:
-        writes = [i for i, step in enumerate(task.plan) if catalog.tool(step.service, step.tool).is_write]
-        assert len(writes) >= 2, task.id
-        for left_out in writes:
-            plan = [s for i, s in enumerate(task.plan) if i != left_out]
-            assert not _passes(task, runner, plan), (task.id, task.plan[left_out].tool)
+    assert_every_write_is_needed(catalog, generated[0], min_writes=2)
 
 
 def test_the_payment_link_may_go_back_as_a_new_text_but_not_for_the_paid_invoice(
@@ -93,32 +80,28 @@ def test_the_payment_link_may_go_back_as_a_new_text_but_not_for_the_paid_invoice
     runner, links = _of(catalog, generated, "text-payment-link")
     for task in links:
         trigger = next(r.row for r in task.setup if r.table == "messages")
-        i, reply = _step(task, "reply_to_message")
+        reply = _step(task, "reply_to_message")
         texted = PlanStep(service="sms", tool="send_message", arguments={"to": trigger["from_number"], "body": reply.arguments["body"]})
-        assert _passes(task, runner, [*task.plan[:i], texted, *task.plan[i + 1:]]), task.id
-        # Emailing the link instead of texting it back does not answer the text.
-        assert not _passes(task, runner, task.plan[:i]), task.id
+        assert passes(task, runner, [texted if s is reply else s for s in task.plan]), task.id
+        # A link that never reaches the customer's phone does not answer the text.
+        assert not passes(task, runner, [s for s in task.plan if s is not reply]), task.id
     trapped = [t for t in links if t.traps]
     assert trapped
     for task in trapped:
-        j, link = _step(task, "create_payment_link")
-        paid = task.traps[0].key
-        assert not _passes(task, runner, [*task.plan[:j], _with(link, invoice_number=paid), *task.plan[j + 1:]]), task.id
+        assert not passes(task, runner, _changed(task, "create_payment_link", invoice_number=task.traps[0].key)), task.id
 
 
 def test_the_reminder_goes_to_the_customers_mobile_from_the_line_the_rules_name(
     catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport]
 ) -> None:
     runner, reminders = _of(catalog, generated, "meeting-reminder-text")
+    ours = runner.call("sms", "list_sender_numbers", {}).data
+    default = next(n["phone_number"] for n in ours if n["is_default"])
     for task in reminders:
-        i, text = _step(task, "send_message")
-        support_line = runner.call("sms", "list_sender_numbers", {}).data
-        default = next(n["phone_number"] for n in support_line if n["is_default"])
-        from_default = [*task.plan[:i], _with(text, from_number=default), *task.plan[i + 1:]]
         ruled = task.scenario is not None and task.scenario.policy_in_data
         # With the texting rules, the default line breaks them; without, any of our SMS lines is fine.
-        assert _passes(task, runner, from_default) is not ruled, task.id
-        assert not _passes(task, runner, [*task.plan[:i], _with(text, body="Reminder: our meeting soon."), *task.plan[i + 1:]]), task.id
+        assert passes(task, runner, _changed(task, "send_message", from_number=default)) is not ruled, task.id
+        assert not passes(task, runner, _changed(task, "send_message", body="Reminder: our meeting soon.")), task.id
     assert any(t.scenario is not None and t.scenario.policy_in_data for t in reminders)
 
 
@@ -127,13 +110,13 @@ def test_a_chased_bug_gets_the_priority_the_rules_say_on_its_own_escalation(
 ) -> None:
     runner, chases = _of(catalog, generated, "bug-status-chase")
     for task in chases:
-        i, edit = _step(task, "edit_issue")
+        edit = _step(task, "edit_issue")
         wrong = "high" if edit.arguments["priority"] == "highest" else "highest"
-        assert not _passes(task, runner, [*task.plan[:i], _with(edit, priority=wrong), *task.plan[i + 1:]]), task.id
+        assert not passes(task, runner, _changed(task, "edit_issue", priority=wrong)), task.id
         assert task.traps, task.id
-        twin = task.traps[0].key
         # Raising the other customer's escalation as well is collateral even when their own is right.
-        assert not _passes(task, runner, [*task.plan, _with(edit, issue_key=twin)]), task.id
+        twin = edit.model_copy(update={"arguments": {**edit.arguments, "issue_key": task.traps[0].key}})
+        assert not passes(task, runner, [*task.plan, twin]), task.id
 
 
 def test_a_known_bug_gets_a_comment_not_a_duplicate_and_the_ticket_may_wait_as_pending(
@@ -144,7 +127,6 @@ def test_a_known_bug_gets_a_comment_not_a_duplicate_and_the_ticket_may_wait_as_p
         cf = next(c for c in task.counterfactuals if c.id == "ignores-policy")
         filed = next(s for s in cf.plan if s.tool == "create_issue")
         assert filed.arguments["project_key"] == "ENG"
-        assert not _passes(task, runner, [*task.plan, filed]), task.id
-        i, reply = _step(task, "add_ticket_reply")
-        assert _passes(task, runner, [*task.plan[:i], _with(reply, status="pending"), *task.plan[i + 1:]]), task.id
-        assert not _passes(task, runner, [*task.plan[:i], _with(reply, status="solved"), *task.plan[i + 1:]]), task.id
+        assert not passes(task, runner, [*task.plan, filed]), task.id
+        assert passes(task, runner, _changed(task, "add_ticket_reply", status="pending")), task.id
+        assert not passes(task, runner, _changed(task, "add_ticket_reply", status="solved")), task.id

@@ -1,0 +1,38 @@
+"""What the tests of each archetype family check alike: a plan graded on a task, the reference and the
+counterfactuals, and that every write of the reference is needed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from composer.catalog import Catalog
+from composer.runner import Runner
+from composer.verify import reference_answer, run_plan, verify_task
+from mcp_services.tasks.spec import PlanStep, TaskSpec
+
+
+def passes(task: TaskSpec, runner: Runner, plan: Sequence[PlanStep]) -> bool:
+    """Whether running ``plan`` on a fresh episode of the task (errors and all) passes it."""
+    runner.fresh(task.setup)
+    run_plan(runner.call, plan, stop=False)
+    return task.grade(runner.diff(), reference_answer(task)).passed
+
+
+def assert_reference_passes_and_counterfactuals_fail(catalog: Catalog, tasks: Sequence[TaskSpec]) -> None:
+    runner = Runner(catalog, tasks[0].world_seed)
+    for task in tasks:
+        assert verify_task(task, runner) == [], task.id
+        assert passes(task, runner, task.plan), task.id
+        for cf in task.counterfactuals:
+            assert not passes(task, runner, cf.plan), (task.id, cf.id)
+
+
+def assert_every_write_is_needed(catalog: Catalog, tasks: Sequence[TaskSpec], *, min_writes: int = 1) -> None:
+    """Leaving out any one write of the reference fails the task."""
+    runner = Runner(catalog, tasks[0].world_seed)
+    for task in tasks:
+        writes = [i for i, step in enumerate(task.plan) if catalog.tool(step.service, step.tool).is_write]
+        assert len(writes) >= min_writes, task.id
+        for left_out in writes:
+            plan = [s for i, s in enumerate(task.plan) if i != left_out]
+            assert not passes(task, runner, plan), (task.id, task.plan[left_out].tool)
