@@ -426,8 +426,8 @@ def _policy_check(s: Scenario, run: Run, diff: Mapping[str, StateDiff], out: _Ch
     wanted: Any
     if isinstance(compliant, list):
         wanted = {"$includes": compliant} if compliant else None
-    elif isinstance(compliant, str):
-        wanted = {"$icontains": compliant}
+    elif isinstance(compliant, str) and not _is_choice(s, spec, policy.param):
+        wanted = {"$icontains": compliant}  # text the rule puts in (a note, a label): it may sit in more words
     else:
         wanted = compliant
     if wanted is None:
@@ -441,6 +441,13 @@ def _policy_check(s: Scenario, run: Run, diff: Mapping[str, StateDiff], out: _Ch
                     RowExists(id="policy-rule", description=policy.description, service=spec.service, table=table, match={column: wanted})
                 )
     return None
+
+
+def _is_choice(s: Scenario, spec: StepSpec, param: str) -> bool:
+    """Whether ``param`` takes one of fixed values (a priority, a status): the rule's value must be the value, not inside
+    another ("high" is not "highest")."""
+    tool = s.catalog.tool(spec.service, spec.tool)
+    return any(p.name == param and bool(p.enum) for p in tool.params)
 
 
 def _capabilities(s: Scenario, catalog: Catalog, run: Run, stated: set[str]) -> list[str]:

@@ -11,6 +11,7 @@ from composer.catalog import Catalog, load_catalog
 from composer.generate import GenerateConfig, GenerateReport, generate
 from composer.runner import Runner
 from composer.scenario import ARCHETYPES
+from composer.verify import reference_answer, run_plan
 from mcp_services.tasks.spec import PlanStep, TaskSpec
 from tests.composer.archetype_checks import (
     assert_every_write_is_needed,
@@ -130,3 +131,19 @@ def test_a_known_bug_gets_a_comment_not_a_duplicate_and_the_ticket_may_wait_as_p
         assert not passes(task, runner, [*task.plan, filed]), task.id
         assert passes(task, runner, _changed(task, "add_ticket_reply", status="pending")), task.id
         assert not passes(task, runner, _changed(task, "add_ticket_reply", status="solved")), task.id
+
+
+def test_the_rule_s_priority_is_checked_as_that_value_not_inside_another(
+    catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport]
+) -> None:
+    """The policy criterion alone fails "highest" where the rule says "high": a fixed choice is not a substring."""
+    runner, chases = _of(catalog, generated, "bug-status-chase")
+    graded = 0
+    for task in chases:
+        if _step(task, "edit_issue").arguments["priority"] != "high" or "policy" not in {c.id for c in task.rubric}:
+            continue
+        runner.fresh(task.setup)
+        run_plan(runner.call, _changed(task, "edit_issue", priority="highest"), stop=False)
+        assert task.grade(runner.diff(), reference_answer(task)).criteria["policy"] is False, task.id
+        graded += 1
+    assert graded or all(_step(t, "edit_issue").arguments["priority"] == "highest" for t in chases)
