@@ -26,9 +26,12 @@ _NAME_PARAMS = {"name": "name", "full_name": "name", "first_name": "first_name",
 #: Semantic types of a create tool's parameters that a CRM contact's details fill.
 _BY_TYPE = {"email_address": "email", "person_name": "name", "phone_number": "phone", "company_name": "company_name"}
 #: Entities a person can ask to be set up as, or ask about, themselves, and how they say it.
-_SELF_NOUNS = {"customer": "customer account", "applicant": "application", "member": "membership", "subscriber": "subscription",
-               "user": "user account", "account": "account"}
+_SELF_NOUNS = {"customer": "customer account", "applicant": "application", "member": "membership", "subscriber": "subscription"}
+#: Of those, the ones a customer asks us to open for them (an applicant applies on their own).
+_SIGNUP_NOUNS = ("customer", "member", "subscriber")
 #: Header parameters of an HTTP API (``x_apideck_consumer_id``): plumbing a colleague never mentions.
+#: Records of the people who work here, never made for a customer.
+_STAFF_NOUNS = frozenset({"user", "employee", "agent", "admin", "staff", "team member"})
 _HEADER = re.compile(r"^x_[a-z0-9_]+$")
 _STATE_FIELDS = ("status", "state", "stage")
 
@@ -163,12 +166,26 @@ def _concrete(args: dict[str, Any], row: Any) -> dict[str, Any]:
     return {k: value(v) for k, v in args.items()}
 
 
+def _person_entity(catalog: Catalog, tool: ToolInfo) -> bool:
+    """Whether the tool's records are people (a generated spec says so; otherwise a person's name is its name)."""
+    spec = getattr(catalog.services[tool.service], "spec", None)
+    entity = (tool.entity or "").split(".", 1)[-1]
+    definition = next((e for e in getattr(spec, "entities", ()) if e.name == entity), None)
+    if definition is not None:
+        return bool(definition.person)
+    name = tool.param("name")
+    return name is None or name.semtype == "person_name"
+
+
 def _creates(catalog: Catalog) -> list[ToolInfo]:
-    """Create tools of services beyond the hand-written library that take a person's email address and name."""
+    """Create tools of services beyond the hand-written library that make a customer's record from their email
+    address and name (never a company's, never a colleague's account)."""
     library = _library()
     found = []
     for t in catalog.tools.values():
-        if t.intent != "create" or t.service in library or not t.key_field:
+        if t.intent != "create" or t.service in library or not t.key_field or _noun(t) in _STAFF_NOUNS:
+            continue
+        if not _person_entity(catalog, t):
             continue
         emails = any(p.semtype == "email_address" or (p.name.startswith("email") and email_item_key(catalog, t, p)) for p in t.params)
         names = any(p.semtype == "person_name" or (p.semtype is None and p.name in _NAME_PARAMS) for p in t.params)
@@ -327,16 +344,16 @@ def record_status_question(s: Scenario) -> None:
     ))
     email, when = inbound_email(s, person, s.rng.choice((f"Question about my {thing}", f"My {thing} {field}")), body)
     s.refer(email, f"{person.first_name}'s email", relation="sender", where={"from_email": person.email}, latest="sent_at")
-    found = s.call(tool.service, tool.name, _get_args(tool, row["id"]), say=f"look up the {noun} {person.first_name} quotes in {title}")
+    found = s.call(tool.service, tool.name, _get_args(tool, row["id"]), say=f"look up the {noun} record {person.first_name} quotes in {title}")
     value = found.value(field)
     if value != row[field]:
         raise Skip(f"{tool.key} does not show the stored {field}")
     others = sorted({v for v in (tool.field_of(field).enum if tool.field_of(field) else ()) if isinstance(v, str)}  # type: ignore[union-attr]
                     - {value})
-    s.ask(f"which {field} {person.first_name}'s {noun} has in {title}", value,
+    s.ask(f"which {field} {person.first_name}'s {noun} record has in {title}", value,
           forbidden=[v for v in others if value.lower() not in v.lower() and v.lower() not in value.lower()])
     s.brief.intro = f"{person.name} from {org.name} emailed {when} asking about their {thing}"
-    s.brief.goal = f"Find {person.first_name}'s {noun} in {title} from the reference in the email and tell me which {field} it has"
+    s.brief.goal = f"Find {person.first_name}'s {noun} record in {title} from the reference in the email and tell me which {field} it has"
     s.brief.anchors += [person.name, title]
 
 
@@ -383,13 +400,13 @@ def chat_record_status_update(s: Scenario) -> None:
                     options.append((update, get, state, row, person, value))
     update, get, state, row, person, value = s.pick(options, "no customer record whose state could change")
     noun, title = _noun(get), system_name(s.catalog, get.service)
-    asker = colleague(s, s.rng.choice(("support lead", "account executive", "operations manager")))
+    asker = colleague(s, s.rng.choice(("support lead", "account executive")))
     reason = _STATE_REASONS.get(value.lower())
     post, when = chat_post(
         s, asker, "general",
-        f"Could someone set {person.name}'s {noun} in {title} ({row['id']}) to {value}?" + (f" {reason.capitalize()}." if reason else ""),
+        f"Could someone set {person.name}'s {noun} record in {title} ({row['id']}) to {value}?" + (f" {reason.capitalize()}." if reason else ""),
     )
-    found = s.call(get.service, get.name, _get_args(get, row["id"]), say=f"open {person.first_name}'s {noun} in {title}")
+    found = s.call(get.service, get.name, _get_args(get, row["id"]), say=f"open {person.first_name}'s {noun} record in {title}")
     args: dict[str, Any] = {}
     for p in update.required:
         if _is_key(update, p):
@@ -402,14 +419,14 @@ def chat_record_status_update(s: Scenario) -> None:
             args[p.name] = found.ref(p.name)  # a field the API wants back as it is
     args[state] = value
     s.call(update.service, update.name, args, say=f"set its {state} to {value}")
-    s.brief.intro = f"{asker.name} asked in #general {when} for a change to {person.name}'s {noun} in {title}"
-    s.brief.goal = f"Set {person.first_name}'s {noun} in {title} to {value}, as {asker.first_name} asked"
+    s.brief.intro = f"{asker.name} asked in #general {when} for a change to {person.name}'s {noun} record in {title}"
+    s.brief.goal = f"Set {person.first_name}'s {noun} record in {title} to {value}, as {asker.first_name} asked"
     s.brief.anchors += [person.name, title, value]
     del post
 
 
 def _signups(catalog: Catalog) -> list[ToolInfo]:
-    return [t for t in _creates(catalog) if _noun(t) in _SELF_NOUNS]
+    return [t for t in _creates(catalog) if _noun(t) in _SIGNUP_NOUNS]
 
 
 @archetype(
@@ -427,9 +444,9 @@ def signup_reply_with_number(s: Scenario) -> None:
     noun, title = _noun(tool), system_name(s.catalog, tool.service)
     thing = _SELF_NOUNS[noun]
     body = s.rng.choice((
-        f"Hi,\n\nCould you set up a {thing} for me in {title}? Please use the details you already have for me.\n\n"
+        f"Hi,\n\nCould you set up {_article(thing)} {thing} for me in {title}? Please use the details you already have for me.\n\n"
         f"Thanks,\n{signature(person, org)}",
-        f"Hello,\n\nWe'd like to get started - can you open a {thing} for me in {title} and send me the number?\n\n"
+        f"Hello,\n\nWe'd like to get started - can you open {_article(thing)} {thing} for me in {title} and send me the number?\n\n"
         f"Best regards,\n{signature(person, org)}",
     ))
     email, when = inbound_email(s, person, s.rng.choice((f"New {thing}", f"Setting up my {thing}")), body)
@@ -444,7 +461,7 @@ def signup_reply_with_number(s: Scenario) -> None:
         say=f"reply to {person.first_name}'s email with the new {noun}'s number", mentions=[(created.ref(key), f"the new {noun}'s number")],
     )
     extra = f" for {' and '.join(stated)}" if stated else ""
-    s.brief.intro = f"{person.name} from {org.name} emailed {when} asking for a {thing} in {title}"
+    s.brief.intro = f"{person.name} from {org.name} emailed {when} asking for {_article(thing)} {thing} in {title}"
     s.brief.goal = (f"Set {person.first_name} up as {_article(noun)} {noun} in {title}{extra} with the name and email we have in the CRM, "
                     f"and reply to them with the new {noun}'s number")
     s.brief.anchors += [person.name, title, *stated]
