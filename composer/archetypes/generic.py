@@ -100,15 +100,17 @@ def _header_value(tool: ToolInfo) -> Any:
 
 def _fill(s: Scenario, tool: ToolInfo, found: Step) -> tuple[dict[str, Any], list[str]] | None:
     """Arguments for a create tool: the contact's details where a parameter takes them (a name, or a first and
-    last name; a company; an email address, flat or inside a list of addresses), and stated values (an amount,
-    a quantity) for the other required ones. Returns them with what the request must state, or None when the
-    tool needs something a CRM contact does not have or would not carry both the person's name and address."""
+    last name; a company; an email address, flat or, for a person's record, inside a list of addresses), and
+    stated values (an amount, a quantity) for the other required ones. Returns them with what the request must
+    state, or None when the tool needs something a CRM contact does not have, or the call would not carry the
+    person's address (and, for a record of the person themselves, their name)."""
+    person = _person_entity(s.catalog, tool)
     args: dict[str, Any] = {}
     stated: list[str] = []
     has_email = has_name = False
     for param in tool.params:
         source = _BY_TYPE.get(param.semtype or "") or (_NAME_PARAMS.get(param.name) if param.semtype is None else None)
-        nested = email_item_key(s.catalog, tool, param) if param.name.startswith("email") else None
+        nested = email_item_key(s.catalog, tool, param) if person and param.name.startswith("email") else None
         if source is not None and found.value(source) is not None and not (param.is_list and param.item_type == "object"):
             value: Any = found.ref(source)
             args[param.name] = ListOf((value,)) if param.is_list else value
@@ -127,11 +129,11 @@ def _fill(s: Scenario, tool: ToolInfo, found: Step) -> tuple[dict[str, Any], lis
             args[param.name] = 1
         elif param.required and param.semtype == "currency":
             args[param.name] = s.world.currency
-        elif param.required and param.json_type == "string" and not param.enum and _HEADER.match(param.name):
+        elif param.required and _plain(param):
             args[param.name] = _header_value(tool)
         elif param.required:
             return None
-    if not (has_email and has_name):
+    if not has_email or (person and not has_name):
         return None
     return args, stated
 
@@ -178,20 +180,28 @@ def _person_entity(catalog: Catalog, tool: ToolInfo) -> bool:
 
 
 def _creates(catalog: Catalog) -> list[ToolInfo]:
-    """Create tools of services beyond the hand-written library that make a customer's record from their email
-    address and name (never a company's, never a colleague's account)."""
+    """Create tools of services beyond the hand-written library that make a record for a customer: the customer
+    themselves (a person's record, from their name and address) or something of theirs that takes their email
+    address (an order). Never a company's record, never a colleague's account."""
     library = _library()
     found = []
     for t in catalog.tools.values():
         if t.intent != "create" or t.service in library or not t.key_field or _noun(t) in _STAFF_NOUNS:
             continue
-        if not _person_entity(catalog, t):
-            continue
-        emails = any(p.semtype == "email_address" or (p.name.startswith("email") and email_item_key(catalog, t, p)) for p in t.params)
-        names = any(p.semtype == "person_name" or (p.semtype is None and p.name in _NAME_PARAMS) for p in t.params)
-        if emails and names:
+        flat = any(p.semtype == "email_address" for p in t.params)
+        if _person_entity(catalog, t):
+            nested = any(p.name.startswith("email") and email_item_key(catalog, t, p) for p in t.params)
+            names = any(p.semtype == "person_name" or (p.semtype is None and p.name in _NAME_PARAMS) for p in t.params)
+            fits = (flat or nested) and names
+        else:
+            fits = flat and (t.param("name") is None or t.param("name").semtype != "company_name")  # type: ignore[union-attr]
+        if fits:
             found.append(t)
     return sorted(found, key=lambda t: t.key)
+
+
+def _details(catalog: Catalog, tool: ToolInfo) -> str:
+    return "their name and email" if _person_entity(catalog, tool) else "their email"
 
 
 def _new_record_for(s: Scenario, tools: list[ToolInfo], contacts: list[Rec]) -> tuple[ToolInfo, Rec]:
@@ -213,7 +223,7 @@ def _create(s: Scenario, tool: ToolInfo, contact: Rec, found: Step, say: str) ->
         raise Skip(f"{tool.key} needs values a CRM contact does not have")
     args, stated = filled
     extra = f" for {' and '.join(stated)}" if stated else ""
-    created = s.call(tool.service, tool.name, args, say=say + extra)
+    created = s.call(tool.service, tool.name, args, say=f"{say}{extra} with {_details(s.catalog, tool)}")
     if created.value(tool.key_field or "id") is None:
         raise Skip(f"{tool.key} returns no id")
     return created, stated
@@ -239,7 +249,8 @@ def contact_into_service(s: Scenario) -> None:
         f"Could someone create {a_noun} in {title} for {person.name} from {org_of(s, person).name}? Their details are in the CRM.",
     )
     found = s.call("crm", "find_contact_by_email", {"email": person.email}, say=f"look up {person.first_name}'s details in the CRM")
-    created, stated = _create(s, tool, contact, found, f"create {a_noun} for {person.first_name} in {title} with their name and email")
+    details = _details(s.catalog, tool)
+    created, stated = _create(s, tool, contact, found, f"create {a_noun} for {person.first_name} in {title}")
     extra = f" for {' and '.join(stated)}" if stated else ""
     key = tool.key_field or "id"
     s.call(
@@ -249,7 +260,7 @@ def contact_into_service(s: Scenario) -> None:
     )
     s.brief.intro = f"{asker.name} asked in #general {when} for {a_noun} in {title} for {person.name}"
     s.brief.goal = (
-        f"Create {a_noun} for {person.first_name} in {title}{extra} from their CRM details (name and email) and note the new "
+        f"Create {a_noun} for {person.first_name} in {title}{extra} from {details} in the CRM and note the new "
         f"{noun}'s id on their CRM contact"
     )
     s.brief.anchors += [person.name, title, *stated]
@@ -452,7 +463,7 @@ def signup_reply_with_number(s: Scenario) -> None:
     email, when = inbound_email(s, person, s.rng.choice((f"New {thing}", f"Setting up my {thing}")), body)
     s.refer(email, f"{person.first_name}'s email", relation="sender", where={"from_email": person.email}, latest="sent_at")
     found = s.call("crm", "find_contact_by_email", {"email": person.email}, say=f"look up {person.first_name}'s details in the CRM")
-    created, stated = _create(s, tool, contact, found, f"create {_article(noun)} {noun} for {person.first_name} in {title} with their name and email")
+    created, stated = _create(s, tool, contact, found, f"create {_article(noun)} {noun} for {person.first_name} in {title}")
     key = tool.key_field or "id"
     s.call(
         "mailbox", "reply_to_message",
