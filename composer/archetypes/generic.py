@@ -12,14 +12,13 @@ what the data itself states: an id a customer quotes, a record the plan has just
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from composer.archetypes.common import chat_post, colleague, inbound_email, org_of, signature
 from composer.catalog import Catalog, Param, ToolInfo
-from composer.plan import ListOf, Ref
+from composer.plan import ListOf, Lit, Ref
 from composer.scenario import Rec, Scenario, Skip, Step, archetype, detail
 
 _NAME_PARAMS = {"name": "name", "full_name": "name", "first_name": "first_name", "last_name": "last_name"}
@@ -29,9 +28,9 @@ _BY_TYPE = {"email_address": "email", "person_name": "name", "phone_number": "ph
 _SELF_NOUNS = {"customer": "customer account", "applicant": "application", "member": "membership", "subscriber": "subscription"}
 #: Of those, the ones a customer asks us to open for them (an applicant applies on their own).
 _SIGNUP_NOUNS = ("customer", "member", "subscriber")
-#: Header parameters of an HTTP API (``x_apideck_consumer_id``): plumbing a colleague never mentions.
 #: Records of the people who work here, never made for a customer.
 _STAFF_NOUNS = frozenset({"user", "employee", "agent", "admin", "staff", "team member"})
+#: Header parameters of an HTTP API (``x_apideck_consumer_id``): plumbing a colleague never mentions.
 _HEADER = re.compile(r"^x_[a-z0-9_]+$")
 _STATE_FIELDS = ("status", "state", "stage")
 
@@ -93,9 +92,8 @@ def email_item_key(catalog: Catalog, tool: ToolInfo, param: Param) -> str | None
     return key if key is not None and required <= {key} else None
 
 
-def _header_value(tool: ToolInfo) -> Any:
-    """A value for a required HTTP header parameter: the request leaves it to the agent (any value is right)."""
-    return detail("default")
+#: What a required HTTP header parameter gets: the request leaves it to the agent (any value is right).
+_HEADER_VALUE = detail("default")
 
 
 def _fill(s: Scenario, tool: ToolInfo, found: Step) -> tuple[dict[str, Any], list[str]] | None:
@@ -110,6 +108,8 @@ def _fill(s: Scenario, tool: ToolInfo, found: Step) -> tuple[dict[str, Any], lis
     has_email = has_name = False
     for param in tool.params:
         source = _BY_TYPE.get(param.semtype or "") or (_NAME_PARAMS.get(param.name) if param.semtype is None else None)
+        if source == "phone" and "phone" not in param.name:
+            source = None  # a fax number is not the contact's phone
         nested = email_item_key(s.catalog, tool, param) if person and param.name.startswith("email") else None
         if source is not None and found.value(source) is not None and not (param.is_list and param.item_type == "object"):
             value: Any = found.ref(source)
@@ -130,7 +130,7 @@ def _fill(s: Scenario, tool: ToolInfo, found: Step) -> tuple[dict[str, Any], lis
         elif param.required and param.semtype == "currency":
             args[param.name] = s.world.currency
         elif param.required and _plain(param):
-            args[param.name] = _header_value(tool)
+            args[param.name] = _HEADER_VALUE
         elif param.required:
             return None
     if not has_email or (person and not has_name):
@@ -154,8 +154,6 @@ class _Preview:
 
 
 def _concrete(args: dict[str, Any], row: Any) -> dict[str, Any]:
-    from composer.plan import Lit
-
     def value(v: Any) -> Any:
         if isinstance(v, Ref):
             return row.get(v.field)
@@ -330,7 +328,7 @@ def _people_records(s: Scenario, tool: ToolInfo) -> list[tuple[dict[str, Any], A
 
 
 def _get_args(tool: ToolInfo, key: Any) -> dict[str, Any]:
-    return {p.name: (key if _is_key(tool, p) else _header_value(tool)) for p in tool.required}
+    return {p.name: (key if _is_key(tool, p) else _HEADER_VALUE) for p in tool.required}
 
 
 @archetype(
@@ -359,8 +357,8 @@ def record_status_question(s: Scenario) -> None:
     value = found.value(field)
     if value != row[field]:
         raise Skip(f"{tool.key} does not show the stored {field}")
-    others = sorted({v for v in (tool.field_of(field).enum if tool.field_of(field) else ()) if isinstance(v, str)}  # type: ignore[union-attr]
-                    - {value})
+    declared = tool.field_of(field)
+    others = sorted({v for v in (declared.enum if declared else ()) if isinstance(v, str)} - {value})
     s.ask(f"which {field} {person.first_name}'s {noun} record has in {title}", value,
           forbidden=[v for v in others if value.lower() not in v.lower() and v.lower() not in value.lower()])
     s.brief.intro = f"{person.name} from {org.name} emailed {when} asking about their {thing}"
@@ -413,7 +411,7 @@ def chat_record_status_update(s: Scenario) -> None:
     noun, title = _noun(get), system_name(s.catalog, get.service)
     asker = colleague(s, s.rng.choice(("support lead", "account executive")))
     reason = _STATE_REASONS.get(value.lower())
-    post, when = chat_post(
+    _post, when = chat_post(
         s, asker, "general",
         f"Could someone set {person.name}'s {noun} record in {title} ({row['id']}) to {value}?" + (f" {reason.capitalize()}." if reason else ""),
     )
@@ -423,7 +421,7 @@ def chat_record_status_update(s: Scenario) -> None:
         if _is_key(update, p):
             args[p.name] = found.ref(get.key_field or "id")
         elif _plain(p):
-            args[p.name] = _header_value(update)
+            args[p.name] = _HEADER_VALUE
         elif p.name != state:
             if found.value(p.name) is None:
                 raise Skip(f"{update.key} needs {p.name}, which the {noun} does not have")
@@ -433,7 +431,6 @@ def chat_record_status_update(s: Scenario) -> None:
     s.brief.intro = f"{asker.name} asked in #general {when} for a change to {person.name}'s {noun} record in {title}"
     s.brief.goal = f"Set {person.first_name}'s {noun} record in {title} to {value}, as {asker.first_name} asked"
     s.brief.anchors += [person.name, title, value]
-    del post
 
 
 def _signups(catalog: Catalog) -> list[ToolInfo]:
