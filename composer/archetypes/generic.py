@@ -202,8 +202,9 @@ def _details(catalog: Catalog, tool: ToolInfo) -> str:
     return "their name and email" if _person_entity(catalog, tool) else "their email"
 
 
-def _new_record_for(s: Scenario, tools: list[ToolInfo], contacts: list[Rec]) -> tuple[ToolInfo, Rec]:
-    """A (create tool, CRM contact) pair whose call would succeed now, tried in a random order."""
+def _new_record_for(s: Scenario, tools: list[ToolInfo]) -> tuple[ToolInfo, Rec]:
+    """A (create tool, CRM contact of a customer company) pair whose call would succeed now, tried in a random order."""
+    contacts = [c for c in s.records("crm", "contact", where={"archived": False}) if c["company_id"]]
     pairs = [(t, c) for t in tools for c in contacts]
     s.rng.shuffle(pairs)
     for tool, contact in pairs[:16]:
@@ -214,7 +215,13 @@ def _new_record_for(s: Scenario, tools: list[ToolInfo], contacts: list[Rec]) -> 
     raise Skip("no other system takes a new record for a CRM contact")
 
 
-def _create(s: Scenario, tool: ToolInfo, contact: Rec, found: Step, say: str) -> tuple[Step, list[str]]:
+def _create(s: Scenario, tool: ToolInfo, contact: Rec, title: str) -> tuple[Step, Step, list[str]]:
+    """Look the person up in the CRM and make their record with the details found there: (the lookup, the
+    new record, the values the request states)."""
+    person = s.person(contact["email"])
+    found = s.call("crm", "find_contact_by_email", {"email": person.email}, say=f"look up {person.first_name}'s details in the CRM")
+    noun = _noun(tool)
+    say = f"create {_article(noun)} {noun} for {person.first_name} in {title}"
     s.rng.seed(f"{contact.key}:{tool.key}")  # the same amounts as in the preview
     filled = _fill(s, tool, found)
     if filled is None:
@@ -224,7 +231,7 @@ def _create(s: Scenario, tool: ToolInfo, contact: Rec, found: Step, say: str) ->
     created = s.call(tool.service, tool.name, args, say=f"{say}{extra} with {_details(s.catalog, tool)}")
     if created.value(tool.key_field or "id") is None:
         raise Skip(f"{tool.key} returns no id")
-    return created, stated
+    return found, created, stated
 
 
 @archetype(
@@ -235,10 +242,8 @@ def _create(s: Scenario, tool: ToolInfo, contact: Rec, found: Step, say: str) ->
     fits=lambda catalog: bool(_creates(catalog)),
 )
 def contact_into_service(s: Scenario) -> None:
-    contacts = [c for c in s.records("crm", "contact", where={"archived": False}) if c["company_id"]]
-    tool, contact = _new_record_for(s, _creates(s.catalog), contacts)
-    person = s.person(contact["email"])
-    title = system_name(s.catalog, tool.service)
+    tool, contact = _new_record_for(s, _creates(s.catalog))
+    person, title = s.person(contact["email"]), system_name(s.catalog, tool.service)
     asker = colleague(s, s.rng.choice(("sales lead", "account executive", "support lead")))
     noun = _noun(tool)
     a_noun = f"{_article(noun)} {noun}"
@@ -246,9 +251,8 @@ def contact_into_service(s: Scenario) -> None:
         s, asker, "general",
         f"Could someone create {a_noun} in {title} for {person.name} from {org_of(s, person).name}? Their details are in the CRM.",
     )
-    found = s.call("crm", "find_contact_by_email", {"email": person.email}, say=f"look up {person.first_name}'s details in the CRM")
     details = _details(s.catalog, tool)
-    created, stated = _create(s, tool, contact, found, f"create {a_noun} for {person.first_name} in {title}")
+    found, created, stated = _create(s, tool, contact, title)
     extra = f" for {' and '.join(stated)}" if stated else ""
     key = tool.key_field or "id"
     s.call(
@@ -445,11 +449,9 @@ def _signups(catalog: Catalog) -> list[ToolInfo]:
     fits=lambda catalog: bool(_signups(catalog)),
 )
 def signup_reply_with_number(s: Scenario) -> None:
-    contacts = [c for c in s.records("crm", "contact", where={"archived": False}) if c["company_id"]]
-    tool, contact = _new_record_for(s, _signups(s.catalog), contacts)
-    person = s.person(contact["email"])
-    org = org_of(s, person)
-    noun, title = _noun(tool), system_name(s.catalog, tool.service)
+    tool, contact = _new_record_for(s, _signups(s.catalog))
+    person, title = s.person(contact["email"]), system_name(s.catalog, tool.service)
+    org, noun = org_of(s, person), _noun(tool)
     thing = _SELF_NOUNS[noun]
     body = s.rng.choice((
         f"Hi,\n\nCould you set up {_article(thing)} {thing} for me in {title}? Please use the details you already have for me.\n\n"
@@ -459,8 +461,7 @@ def signup_reply_with_number(s: Scenario) -> None:
     ))
     email, when = inbound_email(s, person, s.rng.choice((f"New {thing}", f"Setting up my {thing}")), body)
     s.refer(email, f"{person.first_name}'s email", relation="sender", where={"from_email": person.email}, latest="sent_at")
-    found = s.call("crm", "find_contact_by_email", {"email": person.email}, say=f"look up {person.first_name}'s details in the CRM")
-    created, stated = _create(s, tool, contact, found, f"create {_article(noun)} {noun} for {person.first_name} in {title}")
+    _found, created, stated = _create(s, tool, contact, title)
     key = tool.key_field or "id"
     s.call(
         "mailbox", "reply_to_message",
