@@ -16,6 +16,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from mcp_services.kernel.world import Person
+
 from composer.archetypes.common import chat_post, colleague, inbound_email, org_of, signature
 from composer.catalog import Catalog, Param, ToolInfo
 from composer.plan import ListOf, Lit, Ref
@@ -33,6 +35,14 @@ _STAFF_NOUNS = frozenset({"user", "employee", "agent", "admin", "staff", "team m
 #: Header parameters of an HTTP API (``x_apideck_consumer_id``): plumbing a colleague never mentions.
 _HEADER = re.compile(r"^x_[a-z0-9_]+$")
 _STATE_FIELDS = ("status", "state", "stage")
+
+
+def _ask_in_chat(s: Scenario, asker: Person, text: str) -> str:
+    """A colleague's request in #general, referred to as their latest message there; returns when it came."""
+    post, when = chat_post(s, asker, "general", text)
+    s.refer(post, f"{asker.first_name}'s message in #general", relation="author",
+            where={"author_email": asker.email, "channel_id": post["channel_id"]}, latest="posted_at")
+    return when
 
 
 def _library() -> frozenset[str]:
@@ -247,8 +257,8 @@ def contact_into_service(s: Scenario) -> None:
     asker = colleague(s, s.rng.choice(("sales lead", "account executive", "support lead")))
     noun = _noun(tool)
     a_noun = f"{_article(noun)} {noun}"
-    _post, when = chat_post(
-        s, asker, "general",
+    when = _ask_in_chat(
+        s, asker,
         f"Could someone create {a_noun} in {title} for {person.name} from {org_of(s, person).name}? Their details are in the CRM.",
     )
     details = _details(s.catalog, tool)
@@ -415,8 +425,8 @@ def chat_record_status_update(s: Scenario) -> None:
     noun, title = _noun(get), system_name(s.catalog, get.service)
     asker = colleague(s, s.rng.choice(("support lead", "account executive")))
     reason = _STATE_REASONS.get(value.lower())
-    _post, when = chat_post(
-        s, asker, "general",
+    when = _ask_in_chat(
+        s, asker,
         f"Could someone set {person.name}'s {noun} record in {title} ({row['id']}) to {value}?" + (f" {reason.capitalize()}." if reason else ""),
     )
     found = s.call(get.service, get.name, _get_args(get, row["id"]), say=f"open {person.first_name}'s {noun} record in {title}")
