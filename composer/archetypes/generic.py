@@ -1,20 +1,54 @@
 """Workflows any service can take part in, found by the intents and semantic types its tools declare.
 
-These archetypes name no service but the CRM: the other side is whichever mounted service (hand-written
-or generated) has a tool with the right intent, so composition scales with every service the catalog
-holds. The wording comes from the chosen tool's declared phrases and its entity's noun.
+These archetypes name no service but the hand-written ones they start from (the CRM, the mailbox,
+chat): the other side is whichever mounted service beyond the library (a generated one) has a tool
+with the right intent, so composition scales with every service the catalog holds. The wording comes
+from the chosen tool's entity noun and the service's display name, never from the tool's name.
+
+Generated services keep their records in tables the kernel's entity layer does not describe, so the
+composer reads them straight from the service's store (``_rows``) and refers to them only through
+what the data itself states: an id a customer quotes, a record the plan has just created.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from typing import Any
 
-from composer.archetypes.common import chat_post, colleague, org_of
-from composer.catalog import Catalog, ToolInfo
-from composer.plan import ListOf, Ref
-from composer.scenario import Scenario, Skip, Step, archetype
+from mcp_services.kernel.world import Person
+
+from composer.archetypes.common import chat_post, colleague, inbound_email, org_of, signature
+from composer.catalog import Catalog, Param, ToolInfo
+from composer.plan import ListOf, Lit, Ref
+from composer.scenario import Rec, Scenario, Skip, Step, archetype, detail
 
 _NAME_PARAMS = {"name": "name", "full_name": "name", "first_name": "first_name", "last_name": "last_name"}
+#: Semantic types of a create tool's parameters that a CRM contact's details fill.
+_BY_TYPE = {"email_address": "email", "person_name": "name", "phone_number": "phone", "company_name": "company_name"}
+#: Entities a person can ask to be set up as, or ask about, themselves, and how they say it.
+_SELF_NOUNS = {"customer": "customer account", "applicant": "application", "member": "membership", "subscriber": "subscription"}
+#: Of those, the ones a customer asks us to open for them (an applicant applies on their own).
+_SIGNUP_NOUNS = ("customer", "member", "subscriber")
+#: Records of the people who work here, never made for a customer.
+_STAFF_NOUNS = frozenset({"user", "employee", "agent", "admin", "staff", "team member"})
+#: Header parameters of an HTTP API (``x_apideck_consumer_id``): plumbing a colleague never mentions.
+_HEADER = re.compile(r"^x_[a-z0-9_]+$")
+_STATE_FIELDS = ("status", "state", "stage")
+
+
+def _ask_in_chat(s: Scenario, asker: Person, text: str) -> str:
+    """A colleague's request in #general, referred to as their latest message there; returns when it came."""
+    post, when = chat_post(s, asker, "general", text)
+    s.refer(post, f"{asker.first_name}'s message in #general", relation="author",
+            where={"author_email": asker.email, "channel_id": post["channel_id"]}, latest="posted_at")
+    return when
+
+
+def _library() -> frozenset[str]:
+    from mcp_services.registry import LIBRARY
+
+    return frozenset(LIBRARY)
 
 
 def _noun(tool: ToolInfo) -> str:
@@ -22,17 +56,81 @@ def _noun(tool: ToolInfo) -> str:
     return entity.replace("_", " ") if entity else "record"
 
 
+def _article(noun: str) -> str:
+    return "an" if noun[:1].lower() in "aeiou" else "a"
+
+
+def system_name(catalog: Catalog, service: str) -> str:
+    """How people name a service: its title without API boilerplate, with the vendor where the title lacks it
+    ("CRM API" of ``apideck_crm`` -> "Apideck CRM"; "Braze Endpoints" -> "Braze")."""
+    title = catalog.services[service].title or service.replace("_", " ")
+    title = re.sub(r"\s+(Platform\s+)?(REST\s+)?(API|APIs|Endpoints|Service)(\s+v?\d[\w.]*)?$", "", title.strip(), flags=re.I).strip()
+    vendor = service.split("_", 1)[0]
+    if vendor.lower() not in title.lower().replace(" ", "") and "_" in service:
+        title = f"{vendor.capitalize()} {title}"
+    return title or service
+
+
+def _schema_of(catalog: Catalog, tool: ToolInfo, param: Param) -> Mapping[str, Any]:
+    schema = catalog.services[tool.service].tools[tool.name].input_schema
+    defs = schema.get("$defs", {})
+    prop: Mapping[str, Any] = schema.get("properties", {}).get(param.name, {})
+    for _ in range(8):
+        if "$ref" in prop:
+            prop = defs.get(str(prop["$ref"]).rsplit("/", 1)[-1], {})
+        elif "anyOf" in prop:
+            real = [o for o in prop["anyOf"] if o.get("type") != "null"]
+            prop = real[0] if len(real) == 1 else prop
+            if len(real) != 1:
+                break
+        else:
+            break
+    return prop
+
+
+def email_item_key(catalog: Catalog, tool: ToolInfo, param: Param) -> str | None:
+    """For a list of objects that holds email addresses (``emails: [{"email": ..., "type": ...}]``), the key of
+    the address; None for any other parameter. Only lists whose other keys are all optional qualify."""
+    if not (param.is_list and param.item_type == "object"):
+        return None
+    items = _schema_of(catalog, tool, param).get("items", {})
+    props: Mapping[str, Any] = items.get("properties", {}) if isinstance(items, Mapping) else {}
+    required = set(items.get("required", ())) if isinstance(items, Mapping) else set()
+    key = next((k for k, p in props.items() if p.get("format") == "email" or p.get("x-semantic-type") == "email_address"), None)
+    if key is None and "email" in props:
+        key = "email"
+    return key if key is not None and required <= {key} else None
+
+
+#: What a required HTTP header parameter gets: the request leaves it to the agent (any value is right).
+_HEADER_VALUE = detail("default")
+
+
 def _fill(s: Scenario, tool: ToolInfo, found: Step) -> tuple[dict[str, Any], list[str]] | None:
-    """Arguments for a create tool: the contact's details where a parameter takes them, and stated values
-    (an amount, a quantity) for the other required ones. Returns them with what the request must state."""
-    by_type = {"email_address": "email", "person_name": "name", "phone_number": "phone", "company_name": "company_name"}
+    """Arguments for a create tool: the contact's details where a parameter takes them (a name, or a first and
+    last name; a company; an email address, flat or, for a person's record, inside a list of addresses), and
+    stated values (an amount, a quantity) for the other required ones. Returns them with what the request must
+    state, or None when the tool needs something a CRM contact does not have, or the call would not carry the
+    person's address (and, for a record of the person themselves, their name)."""
+    person = _person_entity(s.catalog, tool)
     args: dict[str, Any] = {}
     stated: list[str] = []
+    has_email = has_name = False
     for param in tool.params:
-        source = by_type.get(param.semtype or "") or (_NAME_PARAMS.get(param.name) if param.semtype is None else None)
-        if source is not None and found.value(source) is not None:
+        source = _BY_TYPE.get(param.semtype or "") or (_NAME_PARAMS.get(param.name) if param.semtype is None else None)
+        if source == "phone" and "phone" not in param.name:
+            source = None  # a fax number is not the contact's phone
+        nested = email_item_key(s.catalog, tool, param) if person and param.name.startswith("email") else None
+        if source is not None and found.value(source) is not None and not (param.is_list and param.item_type == "object"):
             value: Any = found.ref(source)
             args[param.name] = ListOf((value,)) if param.is_list else value
+            has_email = has_email or source == "email"
+            has_name = has_name or source in ("name", "first_name", "last_name")
+        elif nested is not None and found.value("email") is not None:
+            # An address inside an object: the plan cannot check an object built around a looked-up value
+            # fairly (the agent may add a "type"), so the address is the agent's detail; the name is checked.
+            args[param.name] = detail([{nested: found.value("email")}])
+            has_email = True
         elif param.required and param.semtype == "money":
             amount = float(s.rng.choice((120, 250, 480, 990, 1500)))
             args[param.name] = amount
@@ -41,9 +139,11 @@ def _fill(s: Scenario, tool: ToolInfo, found: Step) -> tuple[dict[str, Any], lis
             args[param.name] = 1
         elif param.required and param.semtype == "currency":
             args[param.name] = s.world.currency
+        elif param.required and _plain(param):
+            args[param.name] = _HEADER_VALUE
         elif param.required:
             return None
-    if not any(p.semtype == "email_address" for p in tool.params if p.name in args):
+    if not has_email or (person and not has_name):
         return None
     return args, stated
 
@@ -69,23 +169,79 @@ def _concrete(args: dict[str, Any], row: Any) -> dict[str, Any]:
             return row.get(v.field)
         if isinstance(v, ListOf):
             return [value(i) for i in v.items]
+        if isinstance(v, Lit):
+            return v.value
         return v
 
     return {k: value(v) for k, v in args.items()}
 
 
-def _article(noun: str) -> str:
-    return "an" if noun[:1].lower() in "aeiou" else "a"
+def _person_entity(catalog: Catalog, tool: ToolInfo) -> bool:
+    """Whether the tool's records are people (a generated spec says so; otherwise a person's name is its name)."""
+    spec = getattr(catalog.services[tool.service], "spec", None)
+    entity = (tool.entity or "").split(".", 1)[-1]
+    definition = next((e for e in getattr(spec, "entities", ()) if e.name == entity), None)
+    if definition is not None:
+        return bool(definition.person)
+    name = tool.param("name")
+    return name is None or name.semtype == "person_name"
 
 
-def _targets(catalog: Catalog) -> list[ToolInfo]:
-    """Create tools of services beyond the hand-written library that take an email address."""
-    from mcp_services.registry import LIBRARY
+def _creates(catalog: Catalog) -> list[ToolInfo]:
+    """Create tools of services beyond the hand-written library that make a record for a customer: the customer
+    themselves (a person's record, from their name and address) or something of theirs that takes their email
+    address (an order). Never a company's record, never a colleague's account."""
+    library = _library()
+    found = []
+    for t in catalog.tools.values():
+        if t.intent != "create" or t.service in library or not t.key_field or _noun(t) in _STAFF_NOUNS:
+            continue
+        flat = any(p.semtype == "email_address" for p in t.params)
+        if _person_entity(catalog, t):
+            nested = any(p.name.startswith("email") and email_item_key(catalog, t, p) for p in t.params)
+            names = any(p.semtype == "person_name" or (p.semtype is None and p.name in _NAME_PARAMS) for p in t.params)
+            fits = (flat or nested) and names
+        else:
+            fits = flat and (t.param("name") is None or t.param("name").semtype != "company_name")  # type: ignore[union-attr]
+        if fits:
+            found.append(t)
+    return sorted(found, key=lambda t: t.key)
 
-    return [
-        t for t in catalog.tools.values()
-        if t.intent == "create" and t.service not in LIBRARY and t.key_field and any(p.semtype == "email_address" for p in t.params)
-    ]
+
+def _details(catalog: Catalog, tool: ToolInfo) -> str:
+    return "their name and email" if _person_entity(catalog, tool) else "their email"
+
+
+def _new_record_for(s: Scenario, tools: list[ToolInfo]) -> tuple[ToolInfo, Rec]:
+    """A (create tool, CRM contact of a customer company) pair whose call would succeed now, tried in a random order."""
+    contacts = [c for c in s.records("crm", "contact", where={"archived": False}) if c["company_id"]]
+    pairs = [(t, c) for t in tools for c in contacts]
+    s.rng.shuffle(pairs)
+    for tool, contact in pairs[:16]:
+        s.rng.seed(f"{contact.key}:{tool.key}")
+        filled = _fill(s, tool, _Preview(contact.row))  # type: ignore[arg-type]  # a Step in all but name
+        if filled is not None and s.would_succeed(tool.service, tool.name, _concrete(filled[0], contact.row)):
+            return tool, contact
+    raise Skip("no other system takes a new record for a CRM contact")
+
+
+def _create(s: Scenario, tool: ToolInfo, contact: Rec, title: str) -> tuple[Step, Step, list[str]]:
+    """Look the person up in the CRM and make their record with the details found there: (the lookup, the
+    new record, the values the request states)."""
+    person = s.person(contact["email"])
+    found = s.call("crm", "find_contact_by_email", {"email": person.email}, say=f"look up {person.first_name}'s details in the CRM")
+    noun = _noun(tool)
+    say = f"create {_article(noun)} {noun} for {person.first_name} in {title}"
+    s.rng.seed(f"{contact.key}:{tool.key}")  # the same amounts as in the preview
+    filled = _fill(s, tool, found)
+    if filled is None:
+        raise Skip(f"{tool.key} needs values a CRM contact does not have")
+    args, stated = filled
+    extra = f" for {' and '.join(stated)}" if stated else ""
+    created = s.call(tool.service, tool.name, args, say=f"{say}{extra} with {_details(s.catalog, tool)}")
+    if created.value(tool.key_field or "id") is None:
+        raise Skip(f"{tool.key} returns no id")
+    return found, created, stated
 
 
 @archetype(
@@ -93,49 +249,238 @@ def _targets(catalog: Catalog) -> list[ToolInfo]:
     family="operations",
     title="A colleague asks to set a CRM contact up in another system and note the new record on the contact",
     services=("crm", "chat"),
-    fits=lambda catalog: bool(_targets(catalog)),
+    fits=lambda catalog: bool(_creates(catalog)),
 )
 def contact_into_service(s: Scenario) -> None:
-    tools = _targets(s.catalog)
-    contacts = [c for c in s.records("crm", "contact", where={"archived": False}) if c["company_id"]]
-    pairs = [(t, c) for t in sorted(tools, key=lambda t: t.key) for c in contacts]
-    s.rng.shuffle(pairs)
-    for tool, contact in pairs[:12]:  # a contact the other system does not know yet
-        s.rng.seed(f"{contact.key}:{tool.key}")
-        filled = _fill(s, tool, _Preview(contact.row))  # type: ignore[arg-type]  # a Step in all but name
-        if filled is not None and s.would_succeed(tool.service, tool.name, _concrete(filled[0], contact.row)):
-            break
-    else:
-        raise Skip("no other system takes a new record for a CRM contact")
-    person = s.person(contact["email"])
-    service = s.catalog.services[tool.service]
-    title = service.title
+    tool, contact = _new_record_for(s, _creates(s.catalog))
+    person, title = s.person(contact["email"]), system_name(s.catalog, tool.service)
     asker = colleague(s, s.rng.choice(("sales lead", "account executive", "support lead")))
     noun = _noun(tool)
     a_noun = f"{_article(noun)} {noun}"
-    _post, when = chat_post(
-        s, asker, "general",
+    when = _ask_in_chat(
+        s, asker,
         f"Could someone create {a_noun} in {title} for {person.name} from {org_of(s, person).name}? Their details are in the CRM.",
     )
-    found = s.call("crm", "find_contact_by_email", {"email": person.email}, say=f"look up {person.first_name}'s details in the CRM")
-    s.rng.seed(f"{contact.key}:{tool.key}")  # the same amounts as in the preview
-    filled = _fill(s, tool, found)
-    if filled is None:
-        raise Skip(f"{tool.key} needs values a CRM contact does not have")
-    args, stated = filled
+    details = _details(s.catalog, tool)
+    found, created, stated = _create(s, tool, contact, title)
     extra = f" for {' and '.join(stated)}" if stated else ""
-    created = s.call(tool.service, tool.name, args, say=f"create {a_noun} for {person.first_name} in {title}{extra}")
     key = tool.key_field or "id"
-    if created.value(key) is None:
-        raise Skip(f"{tool.key} returns no id")
     s.call(
         "crm", "add_note",
-        {"entity_type": "contact", "entity_id": found.ref("id"), "body": s.text(f"Created {noun} ", Ref(created.index, key), f" in {title}.")},
-        say=f"note the new {noun}'s id on their CRM contact", mentions=[(Ref(created.index, key), f"the new {noun}'s id")],
+        {"entity_type": "contact", "entity_id": found.ref("id"), "body": s.text(f"Created {noun} ", created.ref(key), f" in {title}.")},
+        say=f"note the new {noun}'s id on their CRM contact", mentions=[(created.ref(key), f"the new {noun}'s id")],
     )
     s.brief.intro = f"{asker.name} asked in #general {when} for {a_noun} in {title} for {person.name}"
     s.brief.goal = (
-        f"Create {a_noun} for {person.first_name} in {title}{extra} from their CRM details and note the new {noun}'s id "
-        "on their CRM contact"
+        f"Create {a_noun} for {person.first_name} in {title}{extra} from {details} in the CRM and note the new "
+        f"{noun}'s id on their CRM contact"
     )
+    s.brief.anchors += [person.name, title, *stated]
+
+
+# -- records of generated services ------------------------------------------------------------------
+
+
+def _rows(s: Scenario, service: str, entity: str) -> list[dict[str, Any]]:
+    """A generated service's records of ``entity``, as stored (the composer's own read, never the agent's)."""
+    spec = getattr(s.catalog.services[service], "spec", None)
+    definition = next((e for e in getattr(spec, "entities", ()) if e.name == entity), None)
+    if definition is None:
+        raise Skip(f"{service} has no entity {entity}")
+    cursor = s.runner.episode.stores[service]._raw.execute(f'SELECT * FROM "{definition.table}" ORDER BY id')  # noqa: SLF001
+    columns = [c[0] for c in cursor.description]
+    return [dict(zip(columns, row)) for row in cursor.fetchall()]
+
+
+def _is_key(tool: ToolInfo, param: Param) -> bool:
+    return param.semtype == f"id:{tool.entity}"
+
+
+def _plain(param: Param) -> bool:
+    return param.json_type == "string" and not param.enum and bool(_HEADER.match(param.name))
+
+
+def _gets(catalog: Catalog) -> list[ToolInfo]:
+    """Get-by-id tools of generated services for a person-like record (an email and a name) with a state."""
+    library = _library()
+    return sorted(
+        (
+            t for t in catalog.tools.values()
+            if t.intent == "get" and t.service not in library and t.entity and _noun(t) in _SELF_NOUNS
+            and any(_is_key(t, p) for p in t.required) and all(_is_key(t, p) or _plain(p) for p in t.required)
+            and any(f.path == "email" and f.semtype == "email_address" for f in t.fields)
+            and any(f.path == "name" for f in t.fields) and _state_field(t) is not None
+        ),
+        key=lambda t: t.key,
+    )
+
+
+def _state_field(tool: ToolInfo) -> str | None:
+    for f in tool.fields:
+        if f.path in _STATE_FIELDS and f.enum and "." not in f.path:
+            return f.path
+    return None
+
+
+def _word(value: Any) -> bool:
+    """A state a person says as it is stored ("archived"), not an identifier ("gdpr-erasure-request")."""
+    return isinstance(value, str) and value.isalpha() and value.lower() != "unknown"
+
+
+def _people_records(s: Scenario, tool: ToolInfo) -> list[tuple[dict[str, Any], Any]]:
+    """Records of the tool's entity that belong to one of the world's customers (name and email agree)."""
+    customers = {p.email: p for p in s.world.people if p not in s.world.team}
+    found = []
+    for row in _rows(s, tool.service, tool.entity.split(".", 1)[1]):  # type: ignore[union-attr]
+        person = customers.get(row.get("email") or "")
+        if person is not None and row.get("name") == person.name:
+            found.append((row, person))
+    by_email: dict[str, int] = {}
+    for row, _ in found:
+        by_email[row["email"]] = by_email.get(row["email"], 0) + 1
+    return [(row, person) for row, person in found if by_email[row["email"]] == 1]
+
+
+def _get_args(tool: ToolInfo, key: Any) -> dict[str, Any]:
+    return {p.name: (key if _is_key(tool, p) else _HEADER_VALUE) for p in tool.required}
+
+
+@archetype(
+    "record-status-question",
+    family="support",
+    title="A customer emails asking where their record in another system stands: look it up by the reference they quote",
+    services=("mailbox",),
+    fits=lambda catalog: bool(_gets(catalog)),
+)
+def record_status_question(s: Scenario) -> None:
+    options = [(t, row, person) for t in _gets(s.catalog) for row, person in _people_records(s, t) if _word(row.get(_state_field(t) or ""))]
+    tool, row, person = s.pick(options, "no customer record with a plain state in another system")
+    field = _state_field(tool) or "status"
+    noun, title = _noun(tool), system_name(s.catalog, tool.service)
+    thing = _SELF_NOUNS[noun]
+    org = org_of(s, person)
+    body = s.rng.choice((
+        f"Hi,\n\nCould you tell me what {field} my {thing} with you shows at the moment? My reference is {row['id']}.\n\n"
+        f"Thanks,\n{signature(person, org)}",
+        f"Hello,\n\nI'm not sure my {thing} is set up properly. Which {field} does it have on your side? "
+        f"The reference I was given is {row['id']}.\n\nBest regards,\n{signature(person, org)}",
+    ))
+    email, when = inbound_email(s, person, s.rng.choice((f"Question about my {thing}", f"My {thing} {field}")), body)
+    s.refer(email, f"{person.first_name}'s email", relation="sender", where={"from_email": person.email}, latest="sent_at")
+    found = s.call(tool.service, tool.name, _get_args(tool, row["id"]), say=f"look up the {noun} record {person.first_name} quotes in {title}")
+    value = found.value(field)
+    if value != row[field]:
+        raise Skip(f"{tool.key} does not show the stored {field}")
+    declared = tool.field_of(field)
+    others = sorted({v for v in (declared.enum if declared else ()) if isinstance(v, str)} - {value})
+    s.ask(f"which {field} {person.first_name}'s {noun} record has in {title}", value,
+          forbidden=[v for v in others if value.lower() not in v.lower() and v.lower() not in value.lower()])
+    s.brief.intro = f"{person.name} from {org.name} emailed {when} asking about their {thing}"
+    s.brief.goal = f"Find {person.first_name}'s {noun} record in {title} from the reference in the email and tell me which {field} it has"
+    s.brief.anchors += [person.name, title]
+
+
+def _updates(catalog: Catalog) -> list[tuple[ToolInfo, ToolInfo, str]]:
+    """(update tool, get tool, state parameter) of generated services: a person-like record's state can be set."""
+    gets = {t.entity: t for t in _gets(catalog)}
+    found = []
+    for t in catalog.tools.values():
+        get = gets.get(t.entity)
+        if t.intent != "update" or get is None or t.service != get.service:
+            continue
+        state = next((p for p in t.params if p.name in _STATE_FIELDS and p.enum and not p.is_list), None)
+        fields = {f.path for f in get.fields}
+        if state is None or not any(_is_key(t, p) for p in t.required):
+            continue
+        if all(_is_key(t, p) or _plain(p) or p is state or p.name in fields for p in t.required):
+            found.append((t, get, state.name))
+    return sorted(found, key=lambda x: x[0].key)
+
+
+_STATE_REASONS = {
+    "archived": "they have closed their account with us",
+    "inactive": "they have paused their contract",
+    "active": "they have renewed with us",
+    "closed": "their request is dealt with",
+    "open": "they need our help again",
+}
+
+
+@archetype(
+    "chat-record-status-update",
+    family="operations",
+    title="A colleague asks in chat to change the state of a customer's record in another system",
+    services=("chat",),
+    fits=lambda catalog: bool(_updates(catalog)),
+)
+def chat_record_status_update(s: Scenario) -> None:
+    options = []
+    for update, get, state in _updates(s.catalog):
+        values = [v for v in (update.param(state).enum if update.param(state) else ()) if _word(v)]  # type: ignore[union-attr]
+        for row, person in _people_records(s, get):
+            for value in values:
+                if value != row.get(state) and _word(row.get(state)):
+                    options.append((update, get, state, row, person, value))
+    update, get, state, row, person, value = s.pick(options, "no customer record whose state could change")
+    noun, title = _noun(get), system_name(s.catalog, get.service)
+    asker = colleague(s, s.rng.choice(("support lead", "account executive")))
+    reason = _STATE_REASONS.get(value.lower())
+    when = _ask_in_chat(
+        s, asker,
+        f"Could someone set {person.name}'s {noun} record in {title} ({row['id']}) to {value}?" + (f" {reason.capitalize()}." if reason else ""),
+    )
+    found = s.call(get.service, get.name, _get_args(get, row["id"]), say=f"open {person.first_name}'s {noun} record in {title}")
+    args: dict[str, Any] = {}
+    for p in update.required:
+        if _is_key(update, p):
+            args[p.name] = found.ref(get.key_field or "id")
+        elif _plain(p):
+            args[p.name] = _HEADER_VALUE
+        elif p.name != state:
+            if found.value(p.name) is None:
+                raise Skip(f"{update.key} needs {p.name}, which the {noun} does not have")
+            args[p.name] = found.ref(p.name)  # a field the API wants back as it is
+    args[state] = value
+    s.call(update.service, update.name, args, say=f"set its {state} to {value}")
+    s.brief.intro = f"{asker.name} asked in #general {when} for a change to {person.name}'s {noun} record in {title}"
+    s.brief.goal = f"Set {person.first_name}'s {noun} record in {title} to {value}, as {asker.first_name} asked"
+    s.brief.anchors += [person.name, title, value]
+
+
+def _signups(catalog: Catalog) -> list[ToolInfo]:
+    return [t for t in _creates(catalog) if _noun(t) in _SIGNUP_NOUNS]
+
+
+@archetype(
+    "signup-reply-with-number",
+    family="support",
+    title="A customer asks by email to be set up in another system: create the record from the CRM and reply with its number",
+    services=("crm", "mailbox"),
+    fits=lambda catalog: bool(_signups(catalog)),
+)
+def signup_reply_with_number(s: Scenario) -> None:
+    tool, contact = _new_record_for(s, _signups(s.catalog))
+    person, title = s.person(contact["email"]), system_name(s.catalog, tool.service)
+    org, noun = org_of(s, person), _noun(tool)
+    thing = _SELF_NOUNS[noun]
+    body = s.rng.choice((
+        f"Hi,\n\nCould you set up {_article(thing)} {thing} for me in {title}? Please use the details you already have for me.\n\n"
+        f"Thanks,\n{signature(person, org)}",
+        f"Hello,\n\nWe'd like to get started - can you open {_article(thing)} {thing} for me in {title} and send me the number?\n\n"
+        f"Best regards,\n{signature(person, org)}",
+    ))
+    email, when = inbound_email(s, person, s.rng.choice((f"New {thing}", f"Setting up my {thing}")), body)
+    s.refer(email, f"{person.first_name}'s email", relation="sender", where={"from_email": person.email}, latest="sent_at")
+    _found, created, stated = _create(s, tool, contact, title)
+    key = tool.key_field or "id"
+    s.call(
+        "mailbox", "reply_to_message",
+        {"message_id": email.key, "body": s.text(f"Hi {person.first_name},\n\nyour {thing} in {title} is set up. Its number is ",
+                                                created.ref(key), ".\n\nBest regards")},
+        say=f"reply to {person.first_name}'s email with the new {noun}'s number", mentions=[(created.ref(key), f"the new {noun}'s number")],
+    )
+    extra = f" for {' and '.join(stated)}" if stated else ""
+    s.brief.intro = f"{person.name} from {org.name} emailed {when} asking for {_article(thing)} {thing} in {title}"
+    s.brief.goal = (f"Set {person.first_name} up as {_article(noun)} {noun} in {title}{extra} with the name and email we have in the CRM, "
+                    f"and reply to them with the new {noun}'s number")
     s.brief.anchors += [person.name, title, *stated]
