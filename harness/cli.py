@@ -23,6 +23,7 @@ from harness.bounds import DEFAULT_MAX_RESULT_CHARS
 from harness.commands import add_backend_options, make_backend, register
 from harness.defaults import DEFAULT_MODE
 from harness.errors import AgentUnavailableError, HarnessInputError, ToolTransportError
+from mcp_services.tasks.spec import TaskFileError
 
 __all__ = ["main"]
 
@@ -190,7 +191,7 @@ def _eval(args: argparse.Namespace) -> int:
 def _regrade(args: argparse.Namespace) -> int:
     from harness.evaluate import read_run
     from harness.grading import regrade
-    from mcp_services.tasks.spec import TaskFileError, load_tasks
+    from mcp_services.tasks.spec import load_tasks
 
     tasks_file = args.tasks or args.run / "tasks.jsonl"
     try:
@@ -216,7 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except HarnessInputError as exc:
+    except (HarnessInputError, TaskFileError) as exc:
         print(f"harness: error: {exc}", file=sys.stderr)
         return 2
     except (AgentUnavailableError, ToolTransportError) as exc:

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from mcp_services.kernel.diff import StateDiff
 from mcp_services.kernel.episode import Episode, EpisodeSnapshot
 from mcp_services.serving.surface import Mode, ToolSurface
-from mcp_services.tasks.episodes import episode_for
+from mcp_services.tasks.episodes import apply_task_setup, episode_for
 from mcp_services.tasks.spec import TaskSpec
 
 __all__ = [
@@ -143,10 +143,7 @@ class EpisodePool:
             else:
                 pooled.episode.reset(pooled.base)
                 pooled.task_id = None
-                if task.setup:  # as mcp_services.tasks.episodes.episode_for does; it becomes the initial state
-                    pooled.episode.apply_setup(record.model_dump() for record in task.setup)
-                else:
-                    pooled.episode.apply_setup(())
+                apply_task_setup(pooled.episode, task)  # it becomes the initial state, as in episode_for
                 pooled.task_id = task.id
         except BaseException:
             pooled.episode.close()

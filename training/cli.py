@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.errors import HarnessInputError
+from mcp_services.tasks.spec import TaskFileError
 from training.errors import TrainingInputError
 
 __all__ = ["main"]
@@ -138,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)  # exits with code 2 on a bad command line
     try:
         return int(args.handler(args))
-    except (TrainingInputError, HarnessInputError) as error:  # HarnessInputError: a model name (harness.agents.models)
+    except (TrainingInputError, HarnessInputError, TaskFileError) as error:  # HarnessInputError: a model name
         one_line = " ".join(str(error).split())
         print(f"{_PROG}: error: {one_line}", file=sys.stderr)
         return 2
