@@ -79,9 +79,14 @@ def _real_date(value: str) -> str:
     return value
 
 
+def moment(value: str) -> datetime:
+    """A ``DateTime`` value (UTC text ending in Z, already validated) as an aware datetime."""
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
 def _real_datetime(value: str) -> str:
     try:
-        datetime.fromisoformat(value.replace("Z", "+00:00"))
+        moment(value)
     except ValueError:
         raise ValueError(f"{value!r} is not a real date and time (YYYY-MM-DDTHH:MM:SSZ)") from None
     return value

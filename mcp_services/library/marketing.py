@@ -43,6 +43,7 @@ from mcp_services.kernel.semantic import (
     Subject,
     Tag,
     Text,
+    moment,
 )
 
 AudienceId = EntityId("marketing.audience")
@@ -282,13 +283,6 @@ def _matching(db: RecordAccess, audience_id: str, segment: Segment | None) -> Qu
         joiner = " OR " if segment.match == "any" else " AND "
         q.where_sql(joiner.join(c for c, _ in conditions), *(t for _, t in conditions))
     return q
-
-
-def _parse(value: str, name: str) -> datetime:
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise ToolError.invalid_argument(f"{name} {value!r} is not an ISO 8601 UTC time like 2025-03-18T14:00:00Z.") from None
 
 
 def _member(ctx: ToolContext, member_id: str) -> Member:
@@ -980,13 +974,13 @@ def schedule_campaign(ctx: ToolContext, campaign_id: CampaignId, schedule_time: 
             + (f" for {campaign.schedule_time}; unschedule_campaign it to pick another time." if campaign.status == "scheduled" else
                "; only drafts can be scheduled.")
         )
-    moment = _parse(schedule_time, "schedule_time")
-    if moment.minute % 15 or moment.second:
+    at = moment(schedule_time)
+    if at.minute % 15 or at.second:
         raise ToolError.invalid_argument(f"{schedule_time} is not on a quarter hour; Mailchimp schedules at :00, :15, :30 or :45.")
-    if moment < ctx.now + MIN_LEAD:
+    if at < ctx.now + MIN_LEAD:
         raise ToolError.invalid_argument(f"{schedule_time} is less than 15 minutes from now ({ctx.now_iso}); pick a later time.")
     _require_ready(ctx, campaign, "scheduled")
-    return ctx.update(campaign, status="scheduled", schedule_time=ctx.iso(moment), updated_at=ctx.now_iso)
+    return ctx.update(campaign, status="scheduled", schedule_time=ctx.iso(at), updated_at=ctx.now_iso)
 
 
 @service.tool("write", intent="cancel", phrases=("unschedule {campaign_id}", "stop {campaign_id} from going out"))

@@ -35,6 +35,7 @@ from mcp_services.kernel.semantic import (
     ShortText,
     Subject,
     Text,
+    moment,
 )
 
 UserId = EntityId("meetings.user")
@@ -195,13 +196,6 @@ _DIGITS = string.digits
 _TOKEN = string.ascii_letters + string.digits
 
 
-def _parse(value: str, name: str) -> datetime:
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise ToolError.invalid_argument(f"{name} {value!r} is not an ISO 8601 UTC time like 2025-03-18T15:00:00Z.") from None
-
-
 def _host(ctx: ToolContext, email: str | None) -> User:
     wanted = (email or ctx.world.user.email).strip().lower()
     user = ctx.find(User, email=wanted)
@@ -319,7 +313,7 @@ def seed(ctx: ToolContext) -> None:
         return "".join(rng.choice(alphabet) for _ in range(length))
 
     def attend(meeting: Meeting, people: Sequence[tuple[str, str | None]]) -> None:
-        start = _parse(meeting.start_time, "start")
+        start = moment(meeting.start_time)
         rows = []
         for name, email in people:
             joined_at = start + timedelta(minutes=rng.randint(0, 4))
@@ -330,7 +324,7 @@ def seed(ctx: ToolContext) -> None:
         ctx.insert_many(rows)
 
     def record(meeting: Meeting, sharing: str) -> None:
-        start = _parse(meeting.start_time, "start")
+        start = moment(meeting.start_time)
         ctx.insert(Recording(
             id=ctx.new_id("rec"), meeting_id=meeting.id, topic=meeting.topic, recording_start=ctx.iso(start + timedelta(minutes=1)),
             recording_end=ctx.iso(start + timedelta(minutes=meeting.duration - 2)), file_types=["MP4", "M4A", "TRANSCRIPT"],
@@ -340,7 +334,7 @@ def seed(ctx: ToolContext) -> None:
 
     plan = marketing_plan(world)
     for webinar in plan.webinars:
-        created = _parse(webinar.invitation_sent_at, "sent") - timedelta(days=2)
+        created = moment(webinar.invitation_sent_at) - timedelta(days=2)
         meeting = Meeting(
             id=ctx.new_id("mtg"), kind="webinar", topic=webinar.topic, agenda=webinar.agenda, host_email=webinar.host_email,
             start_time=webinar.start_time, duration=webinar.duration, meeting_number=webinar.webinar_number,
@@ -363,7 +357,7 @@ def seed(ctx: ToolContext) -> None:
                                 duration=webinar.duration)]
             for r in webinar.registrations:
                 if r.join_time and r.leave_time:
-                    minutes = int((_parse(r.leave_time, "leave") - _parse(r.join_time, "join")).total_seconds() // 60)
+                    minutes = int((moment(r.leave_time) - moment(r.join_time)).total_seconds() // 60)
                     rows.append(Participant(id=ctx.new_id("prt"), meeting_id=meeting.id, name=r.name, email=r.email,
                                             join_time=r.join_time, leave_time=r.leave_time, duration=minutes))
             ctx.insert_many(rows)
@@ -529,7 +523,7 @@ def create_meeting(
         registration_required: Guests must register first (always true for webinars).
     """
     host = _host(ctx, host_email)
-    start = _parse(start_time, "start_time")
+    start = moment(start_time)
     _check_slot(ctx, host, start, duration, kind)
     if not topic.strip():
         raise ToolError.invalid_argument("topic must not be empty.")
@@ -569,7 +563,7 @@ def update_meeting(
     meeting = _scheduled(ctx, meeting_id, "changed")
     changes: dict[str, object] = {}
     if start_time is not None or duration is not None:
-        start = _parse(start_time, "start_time") if start_time is not None else _parse(meeting.start_time, "start_time")
+        start = moment(start_time) if start_time is not None else moment(meeting.start_time)
         minutes = duration if duration is not None else meeting.duration
         _check_slot(ctx, _host(ctx, meeting.host_email), start, minutes, meeting.kind)
         changes |= {"start_time": ctx.iso(start), "duration": minutes}

@@ -39,6 +39,7 @@ from mcp_services.kernel.semantic import (
     PhoneNumber,
     Quantity,
     Text,
+    moment,
 )
 from mcp_services.kernel.world import Person, PlannedInvoice, World
 
@@ -282,15 +283,6 @@ class DeletedOut(BaseModel):
 def _segments(body: str) -> int:
     """SMS segments: one up to 160 characters, else 153 per segment (concatenated SMS headers)."""
     return 1 if len(body) <= 160 else math.ceil(len(body) / 153)
-
-
-def _parse_time(value: str, what: str) -> datetime:
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise ToolError.invalid_argument(
-            f"{what} {value!r} is not an ISO 8601 UTC time like 2025-03-14T09:00:00Z."
-        ) from exc
 
 
 def _get_message(ctx: ToolContext, sid: str) -> Message:
@@ -725,13 +717,13 @@ def send_message(
     text = _check_body(body)
     when = None
     if send_at is not None:
-        moment = _parse_time(send_at, "send_at")
-        if not ctx.now + MIN_SCHEDULE <= moment <= ctx.now + MAX_SCHEDULE:
+        at = moment(send_at)
+        if not ctx.now + MIN_SCHEDULE <= at <= ctx.now + MAX_SCHEDULE:
             raise ToolError.invalid_argument(
                 f"send_at must be between 15 minutes and 35 days after now ({ctx.now_iso}); got {send_at}. "
                 "Omit send_at to send immediately."
             )
-        when = ctx.iso(moment)
+        when = ctx.iso(at)
     return _send(ctx, sender, to, text, "outbound-api", when)
 
 

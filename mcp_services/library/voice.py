@@ -33,6 +33,7 @@ from mcp_services.kernel.semantic import (
     ShortText,
     Tag,
     Text,
+    moment,
 )
 from mcp_services.kernel.world import Person
 
@@ -178,13 +179,6 @@ class Callback:
 _CALL_HINT = "Use list_calls to find call ids."
 
 
-def _parse(value: str, name: str) -> datetime:
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise ToolError.invalid_argument(f"{name} {value!r} is not an ISO 8601 UTC time like 2025-03-18T15:00:00Z.") from None
-
-
 def _call(ctx: ToolContext, call_id: str) -> Call:
     return ctx.get(Call, call_id, hint=_CALL_HINT)
 
@@ -286,14 +280,14 @@ def seed(ctx: ToolContext) -> None:
         return {"first": person.first_name, "company": world.organisation(person.organisation_id).name,
                 "product": rng.choice(world.products[:3]).name, "day": "yesterday"}
 
-    def moment(days_ago: float) -> datetime:
+    def ago(days_ago: float) -> datetime:
         at = now - timedelta(days=days_ago)
         return at.replace(hour=rng.randint(13, 21), minute=rng.randint(0, 59), second=rng.randint(0, 59), microsecond=0)
 
     calls: list[tuple[Call, Person]] = []
     for _ in range(70):
         person = rng.choice(customers)
-        at = moment(rng.uniform(1, 42))
+        at = ago(rng.uniform(1, 42))
         if at >= now:
             continue
         roll = rng.random()
@@ -312,7 +306,7 @@ def seed(ctx: ToolContext) -> None:
         calls.append((call, person))
     for _ in range(25):  # calls we made
         person = rng.choice(customers)
-        at = moment(rng.uniform(1, 42))
+        at = ago(rng.uniform(1, 42))
         user = rng.choice([u for u in users if u.team])
         line = _main_line(ctx)
         contact = ctx.find(Contact, phone_number=person.phone)
@@ -329,13 +323,13 @@ def seed(ctx: ToolContext) -> None:
     # Older missed calls and voicemails were dealt with (archived); the last few days' may still wait.
     for call, _person in calls:
         if call.direction == "inbound" and call.outcome != "answered":
-            age = (now - _parse(call.started_at, "started_at")).days
+            age = (now - moment(call.started_at)).days
             if age > 4 or rng.random() < 0.4:
                 ctx.update(call, archived=True)
         if rng.random() < 0.25:
             author = call.user_email or rng.choice(agents[call.team or "Support"])
             ctx.insert(Note(id=ctx.new_id("cnote"), call_id=call.id, content=rng.choice(_NOTES), author_email=author,
-                            posted_at=ctx.iso(_parse(call.ended_at, "ended_at") + timedelta(minutes=rng.randint(2, 90)))))
+                            posted_at=ctx.iso(moment(call.ended_at) + timedelta(minutes=rng.randint(2, 90)))))
     waiting = [c for c, _ in calls if c.direction == "inbound" and c.outcome != "answered"
                and not ctx.get(Call, c.id).archived]
     for call in waiting[:3]:
@@ -567,7 +561,7 @@ def schedule_callback(
     """
     call = _open_inbox_call(ctx, call_id, "called back")
     user = _teammate(ctx, assignee_email)
-    due = _parse(due_at, "due_at")
+    due = moment(due_at)
     if due <= ctx.now:
         raise ToolError.invalid_argument(f"due_at {due_at} is not in the future (it is now {ctx.now_iso}).")
     open_one = ctx.find(Callback, call_id=call.id, status="scheduled")
