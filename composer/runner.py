@@ -82,9 +82,8 @@ class Runner:
         self._baseline_writes: dict[str, int] = {}  # their write counts then: unchanged since, nothing to diff
         self._dirty: set[str] = set()  # stores that differ from the pristine image
         self.calls = 0
-        #: The composer's reads of this episode (StateView.records), each under its store's version then:
-        #: candidate after candidate reads the same seeded records, and a clean store needs no new query.
-        self.reads: dict[Any, tuple[Any, tuple[Any, ...]]] = {}
+        #: The composer's reads (StateView.records) of stores in their seeded state, which never changes.
+        self.seeded_reads: dict[Any, tuple[Any, ...]] = {}
         #: Each service's tables by name (checks name them).
         self.tables: dict[str, dict[str, Table]] = {
             name: {t.name: t for t in store.metadata.tables.values() if not t.name.startswith("_")}
@@ -104,9 +103,9 @@ class Runner:
         self._baseline_writes = {}
         self.insert(setup)
 
-    def state_of(self, service: str) -> Any:
-        """A token equal only while ``service``'s state is the same: the seeded state, or a version since."""
-        return "seeded" if service not in self._dirty else self.episode.stores[service].version
+    def is_seeded(self, service: str) -> bool:
+        """Whether ``service``'s store is in the world's seeded state (nothing planted or written since ``fresh``)."""
+        return service not in self._dirty
 
     def insert(self, records: Iterable[SetupRecord]) -> None:
         """Add records to the current state; the baseline moves with them."""

@@ -229,17 +229,18 @@ class StateView:
         ``fold``: text compares case-insensitively (ASCII), as people read names and addresses.
         """
         runtime = self.runtime(service, entity)
-        store = self.runner.episode.stores[service]
-        try:
-            key = (service, entity, tuple(sorted((where or {}).items())), tuple(order), fold)
-            hash(key)
-        except TypeError:
-            key = None
-        cached = self.runner.reads.get(key) if key is not None else None
-        state = self.runner.state_of(service)
-        if cached is not None and cached[0] == state:
-            return list(cached[1])
-        conn = store._raw  # noqa: SLF001 - the composer reads its own episode
+        # Candidate after candidate reads the same seeded records: reads of a store still in its seeded
+        # state are kept (that state never changes); reads of a store the candidate changed are not.
+        key: Any = None
+        if self.runner.is_seeded(service):
+            try:
+                key = (service, entity, tuple(sorted((where or {}).items())), tuple(order), fold)
+                hash(key)
+            except TypeError:
+                key = None
+        if key is not None and key in self.runner.seeded_reads:
+            return list(self.runner.seeded_reads[key])
+        conn = self.runner.episode.stores[service]._raw  # noqa: SLF001 - the composer reads its own episode
         query: Query[Any] = Query(conn, runtime)
         for name, value in (where or {}).items():
             values = value if isinstance(value, tuple) else (value,)
@@ -255,7 +256,7 @@ class StateView:
         rows = present_records(conn, runtime, query.all())
         found = [Rec(service, entity, runtime.table.name, str(row["id"]), row) for row in rows]
         if key is not None:
-            self.runner.reads[key] = (state, tuple(found))
+            self.runner.seeded_reads[key] = tuple(found)
         return found
 
     def record(self, service: str, entity: str, key: Any) -> Rec:

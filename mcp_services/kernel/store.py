@@ -226,14 +226,6 @@ class Store:
 
     # -- snapshots ---------------------------------------------------------------------------------
 
-    @property
-    def version(self) -> tuple[int, int]:
-        """Moves whenever the state may have changed (a write, a restore, inserted rows); equal means unchanged.
-
-        Readers cache what they read from a store under it.
-        """
-        return self.write_count, self._raw.total_changes
-
     def snapshot(self) -> bytes:
         """The whole state as an image (bytes) that ``restore`` brings back exactly."""
         return self._raw.serialize()
