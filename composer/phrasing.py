@@ -3,13 +3,16 @@
 Both start from how the work came up (the scenario's intro: "Ana Ruiz emailed this morning about a
 double charge.") and end with the constraints (policies to follow, records to leave alone). A
 ``guided`` request then walks through the steps the archetype said; a ``goal`` request states the
-outcome and leaves the planning to the agent. Openings, connectors and the date line vary with the
-task's random stream, so a task set does not read as one sentence with blanks.
+outcome and leaves the planning to the agent. Openings and connectors vary with the task's random
+stream, so a task set does not read as one sentence with blanks. The request states today's date only
+when it leans on it (a bare weekday, "today", "tomorrow", "next week"): a colleague says the date when
+it matters, not out of habit.
 """
 
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -22,6 +25,13 @@ def long_date(iso: str) -> str:
 
 
 _DATE_LINES = ("It is {date}.", "Today is {date}.", "(Today: {date}.)")
+_WEEKDAYS = "Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday"
+#: Words whose meaning depends on today's date: a weekday without its day of the month ("on Friday"),
+#: or a day or week named relative to today. "This morning" and "an hour ago" date the trigger, not a task.
+_NEEDS_TODAY = re.compile(
+    rf"\b(?:(?:{_WEEKDAYS})\b(?! \d)|(?<!earlier )today\b|tomorrow\b|yesterday\b|(?:this|next|last) (?:week|month)\b|weekend\b)",
+    re.IGNORECASE,
+)
 _LIST_OPENERS = ("Could you:", "Please:", "Steps:")
 _FIRST = ("", "First, ", "Start by ", "Please ")
 _THEN = ("Then ", "After that, ", "Next, ")
@@ -75,8 +85,6 @@ def instruction(
 ) -> str:
     """The whole request."""
     parts: list[str] = []
-    if brief.needs_date or rng.random() < 0.25:
-        parts.append(rng.choice(_DATE_LINES).format(date=long_date(now)))
     if brief.intro:
         parts.append(_sentence(brief.intro))
     if phrasing == "guided":
@@ -89,6 +97,8 @@ def instruction(
     parts += [_sentence(c) for c in brief.constraints]
     if verbatim:
         parts.append(_VERBATIM)
+    if brief.needs_date or any(_NEEDS_TODAY.search(part) for part in parts):
+        parts.insert(0, rng.choice(_DATE_LINES).format(date=long_date(now)))
     return _join(parts)
 
 

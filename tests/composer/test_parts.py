@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import random
+
 from composer.derive import _matcher
 from composer.paraphrase import accept, paraphrase
+from composer.phrasing import instruction
 from composer.plan import Composed, Cond, ListOf, Lit, MissingValue, Ref, resolve
+from composer.scenario import Brief
 
 
 def test_expressions_resolve_against_the_items_earlier_steps_picked() -> None:
@@ -45,3 +49,16 @@ def test_a_paraphrase_that_loses_an_anchor_or_leaks_a_value_is_rejected() -> Non
         raise RuntimeError("model down")
 
     assert paraphrase("x", keep, forbid, broken) is None
+
+
+def test_a_request_states_the_date_only_when_it_leans_on_it() -> None:
+    def request(goal: str, needs_date: bool = False) -> str:
+        brief = Brief(intro="Ana Ruiz emailed this morning", goal=goal, needs_date=needs_date)
+        return instruction(brief, [], "goal", random.Random(0), now="2025-03-13T09:00:00Z", verbatim=False)
+
+    date = "Thursday 13 March 2025"
+    for goal in ("Move her meeting on Friday to Monday", "Record the payment, dated today", "Book it for next week"):
+        assert date in request(goal), goal
+    for goal in ("Move her meeting to Friday 21 March at 10:00 UTC", "Reply with the ticket number"):
+        assert date not in request(goal), goal
+    assert date in request("Reply with the ticket number", needs_date=True)
