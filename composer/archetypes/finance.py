@@ -320,14 +320,15 @@ def payment_link_request(s: Scenario) -> None:
     found = s.call("accounting", "get_invoice", {"invoice_number": invoice.key}, say=f"look up the invoice {person.first_name} mentions in accounting")
     link = s.call(
         "payments", "create_payment_link",
-        {"amount": found.ref("amount_due"), "invoice_number": found.ref("invoice_number"), "customer_email": person.email},
+        # Whose link it is is the agent's call: the request asks for the amount and the invoice, not this.
+        {"amount": found.ref("amount_due"), "invoice_number": found.ref("invoice_number"), "customer_email": detail(person.email)},
         say="create a payment link in payments for the amount still due on it",
     )
     s.call("mailbox", "reply_to_message",
            {"message_id": email.key, "body": s.text(f"Hi {person.first_name},\n\nHere is your payment link: ", link.ref("url"), "\n\nThanks!")},
            say=f"reply to {person.first_name} with the link", mentions=[(link.ref("url"), "the payment link")])
     s.brief.intro = f"{person.name} from {org.name} emailed {when} asking to pay an invoice by card"
-    s.brief.goal = f"Send {person.first_name} a card payment link for what they still owe on that invoice"
+    s.brief.goal = f"Reply to {person.first_name} with a card payment link for what they still owe on the invoice their email names"
     s.brief.anchors += [person.name]
 
 
