@@ -73,9 +73,11 @@ def steps_text(clauses: Sequence[str], rng: random.Random) -> str:
             [_sentence(_start(rng.choice(_FIRST), clauses[0])), _sentence(rng.choice(_THEN) + clauses[1])]
         )
     sentences = [_sentence(_start(rng.choice(_FIRST), clauses[0]))]
-    for clause in clauses[1:-1]:
-        sentences.append(_sentence(rng.choice(_THEN) + clause))
-    sentences.append(_sentence(rng.choice(_LAST) + clauses[-1]))
+    previous = ""
+    for n, clause in enumerate(clauses[1:], 2):
+        # Never the same connector twice in a row ("Then ... Then ..." reads like a generated chain).
+        previous = rng.choice([c for c in (_LAST if n == len(clauses) else _THEN) if c != previous])
+        sentences.append(_sentence(previous + clause))
     return " ".join(sentences)
 
 

@@ -6,7 +6,7 @@ import random
 
 from composer.derive import _matcher
 from composer.paraphrase import accept, paraphrase
-from composer.phrasing import instruction
+from composer.phrasing import instruction, steps_text
 from composer.plan import Composed, Cond, ListOf, Lit, MissingValue, Ref, resolve
 from composer.scenario import Brief
 
@@ -62,3 +62,11 @@ def test_a_request_states_the_date_only_when_it_leans_on_it() -> None:
     for goal in ("Move her meeting to Friday 21 March at 10:00 UTC", "Reply with the ticket number"):
         assert date not in request(goal), goal
     assert date in request("Reply with the ticket number", needs_date=True)
+
+
+def test_guided_steps_never_repeat_a_connector_back_to_back() -> None:
+    clauses = ["read the rules", "find the account manager", "forward the email", "reply with the name", "note it"]
+    for seed in range(40):
+        sentences = steps_text(clauses, random.Random(seed)).split(". ")
+        openers = [s.split(" ")[0] for s in sentences[1:]]
+        assert all(a != b for a, b in zip(openers, openers[1:])), sentences
