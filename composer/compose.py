@@ -45,14 +45,18 @@ from mcp_services.tasks.spec import (
 )
 
 from composer.catalog import Catalog
+from composer.content import content_checks
+from composer.counterfactuals import Unreachable, near_misses, stated_answer
+from composer.kinds import MESSAGE_INTENTS
 from composer.derive import met_by_other_steps, row_checks, slug
 from composer.paraphrase import Complete, paraphrase
 from composer.phrasing import instruction
 from composer.plan import Composed, Lit, StepSpec, field_value, refs_of, step_refs, text_of
 from composer.resolve import relation_of, unresolved
-from composer.runner import Run, Runner
+from composer.runner import Run, Runner, StepRun
 from composer.scenario import Archetype, Phrasing, Scenario, Skip
 from composer.verify import judge
+from composer.walk import extend
 
 
 class Dropped(Exception):
@@ -86,6 +90,7 @@ def compose_task(
         raise Dropped("no-fit", f"{archetype.id}: {exc.reason}") from None
     if not s.specs:
         raise Dropped("no-fit", f"{archetype.id}: the scenario made no calls")
+    walked = extend(s, random.Random(f"{seed_key}:walk"))
 
     runner.fresh(s.setup)
     problems = unresolved(s)
@@ -104,34 +109,19 @@ def compose_task(
         raise Dropped("reference-failed", run.failure or "")
     diff = runner.diff()
 
-    counterfactuals: list[Counterfactual] = []
-    cf_diffs: list[Mapping[str, StateDiff]] = []
-    for n, trap in enumerate(s.traps, 1):
-        if trap.step is None:
-            continue
-        runner.fresh(s.setup)
-        cf = runner.execute(s.specs, overrides={trap.step: trap.rec.key}, per_step=False)
-        if len(cf.steps) <= trap.step or not cf.steps[trap.step].ok:
-            raise Dropped("trap-unreachable", f"{trap.description}: the step that should tell it apart never shows it")
-        counterfactuals.append(
-            Counterfactual(id=f"trap-{n}", description=f"acts on {trap.description} instead", plan=cf.calls, answer=_answer_text(s, cf))
-        )
-        cf_diffs.append(runner.diff())
-    if s.policy is not None:
-        runner.fresh(s.setup)
-        if s.policy.violation:
-            ignored = list(s.policy.violation)
-        else:
-            assert s.policy.param is not None and s.policy.violating is not None
-            ignored = list(s.specs)
-            ignored[s.policy.step] = ignored[s.policy.step].with_arg(s.policy.param, s.policy.violating)
-        cf = runner.execute(ignored, per_step=False)
-        counterfactuals.append(
-            Counterfactual(id="ignores-policy", description=f"ignores the rule: {s.policy.rule}", plan=cf.calls, answer=_answer_text(s, cf))
-        )
-        cf_diffs.append(runner.diff())
+    try:
+        misses = near_misses(s, runner, catalog, run)
+    except Unreachable as exc:
+        raise Dropped("trap-unreachable", str(exc)) from None
 
     checks, rubric = _derive(s, catalog, run, diff, runner.tables)
+    criteria = {item.id for item in rubric}
+    counterfactuals = [
+        Counterfactual(id=m.id, description=m.description, plan=m.run.calls, answer=m.answer,
+                       criteria=[m.target] if m.target == "answer" and m.target in criteria else [])
+        for m in misses
+    ]
+    cf_diffs = [m.diff for m in misses]
     stated = {_norm(a) for a in s.brief.anchors}
     # Where the request gives a text to use (a title, a reason), checks match it: say to keep it verbatim.
     verbatim = any(
@@ -192,6 +182,9 @@ def compose_task(
             trigger=RecordRef(service=trigger.service, table=trigger.table, key=trigger.key) if trigger else None,
             policy_in_data=bool(s.policy_documents),
             references=references,
+            channel=s.arrival.channel if s.arrival is not None else None,
+            stages=[note.stage for note in s.notes],
+            walk=walked,
         ),
         traps=[TrapInfo(service=t.rec.service, table=t.rec.table, key=t.rec.key, kind=t.kind, description=t.description) for t in s.traps],
     )
@@ -203,13 +196,6 @@ def compose_task(
 
 def _quoted(s: Scenario) -> str:
     return " ".join([s.brief.intro, s.brief.goal, *s.brief.constraints, *(n.say for n in s.notes)])
-
-
-def _answer_text(s: Scenario, run: Run) -> str | None:
-    """What an agent that followed this run would answer (the value its own steps found)."""
-    if s.answer is None:
-        return None
-    return f"The answer is {s.answer.value}."
 
 
 def _touched(step_changes: StateDiff, final: StateDiff) -> list[tuple[str, dict[str, Any]]]:
@@ -259,6 +245,8 @@ def _derive(
     items = run.items
     created = {(table, key) for state in diff.values() for table, t in state.tables.items() for key in t.added}
     step_checks: dict[int, list[str]] = {}
+    created_by: dict[tuple[int, str], tuple[RowExists, str]] = {}
+    feeds = {r.step for spec in s.specs for r in step_refs(spec)}
     for j, (spec, step, note) in enumerate(zip(s.specs, run.steps, s.notes, strict=True)):
         if step.changes is None:
             continue
@@ -274,10 +262,24 @@ def _derive(
         )
         if found and met_by_other_steps(found, spec.service, step.changes, diff):
             raise Dropped("unchecked-write", f"step {j + 1} ({spec.service}.{spec.tool}) leaves rows other steps' rows already match")
-        ids = [out.add(check) for check in found]
+        tool = catalog.tool(spec.service, spec.tool)
+        if note.facts or tool.intent in MESSAGE_INTENTS:
+            found, carried, problems = content_checks(
+                spec, note, step.call.arguments, items, found, _touched(step.changes, diff[spec.service]), created_by
+            )
+            if problems:
+                raise Dropped("report-misses-fact", problems[0])
+            if tool.intent in MESSAGE_INTENTS and not carried and not any(_says_something(c) for c in found):
+                raise Dropped("message-unchecked", f"step {j + 1} ({spec.service}.{spec.tool}) writes a message no check reads")
+        else:
+            carried = []
+        ids = [out.add(check) for check in found] + [out.add(check) for check in carried]
+        _remember_created(created_by, j, step, found)
         if note.accept:
             _accept_alternatives(out, ids, note.accept, arguments)
         ids += _member_checks(out, spec, arguments, step.changes, diff[spec.service], optional)
+        if not ids and j in feeds:
+            continue  # a means to a later step (opening a direct message to post in it): checked through that step
         if not ids:
             raise Dropped("unchecked-write", f"step {j + 1} ({spec.service}.{spec.tool}) changes nothing a check can name")
         step_checks[j] = ids
@@ -333,7 +335,11 @@ def _derive(
             out.criterion(f"trap-{n}", f"Leaves {trap.description} alone", [tid, positive])
 
     if s.policy is not None:
-        if s.policy.absent is not None:
+        if s.policy.required:
+            pids = step_checks.get(s.policy.step, [])
+            if not pids:
+                raise Dropped("policy-unchecked", f"the step the rule {s.policy.rule!r} asks for has no check")
+        elif s.policy.absent is not None:
             service, table, match = s.policy.absent
             positive = step_checks.get(s.policy.step, [None])[0]
             if positive is None:
@@ -364,6 +370,30 @@ def _derive(
     if anchor is not None:
         out.criterion("no-collateral", "Changes nothing the task does not ask for", [cid, anchor])
     return out.checks, out.rubric
+
+
+def _says_something(check: RowExists) -> bool:
+    """Whether a row check reads a message's text (a fact it states, or a looked-up value inside it)."""
+    return any(isinstance(want, dict) and next(iter(want), "") in ("$states", "$icontains") for want in check.match.values())
+
+
+def _remember_created(created_by: dict[tuple[int, str], tuple[RowExists, str]], j: int, step: StepRun, found: Sequence[RowExists]) -> None:
+    """The record a write step created: later messages that state its values are checked through it."""
+    item = step.item or {}
+    added = [c for c in found if c.change == "added"]
+    if not added or step.changes is None:
+        return
+    key = str(item.get("id", ""))
+    for check in added:
+        row = step.changes.table(check.table).added.get(key) if key else None
+        if row is None:
+            continue
+        for name, value in item.items():
+            # A value the record stores (not one derived for results: that one the check cannot follow).
+            column = name if name in row and row[name] == value else None
+            if column is not None and value not in (None, "", [], {}):
+                created_by.setdefault((j, name), (check, column))
+        return
 
 
 def _accept_alternatives(out: _Checks, ids: Sequence[str], accept: Mapping[str, list[Any]], arguments: Mapping[str, Any]) -> None:
@@ -490,6 +520,9 @@ def _reason(problem: str) -> str:
         return "trap-not-detected"
     if problem.startswith("counterfactual ignores-policy"):
         return "policy-not-detected"
+    for shortcut in ("empty-report", "list-answer", "first-match"):
+        if problem.startswith(f"counterfactual {shortcut}"):
+            return f"shortcut-{shortcut}"
     if problem.startswith("criteria pass when nothing"):
         return "vacuous-criterion"
     if problem.startswith("the instruction gives away"):

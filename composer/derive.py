@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import Table
 
 from mcp_services.kernel.diff import StateDiff
-from mcp_services.tasks.checks import RowExists
+from mcp_services.tasks.checks import ChangeKind, RowExists
 
 from composer.catalog import Catalog
 from composer.plan import Composed, Lit, Ref, StepSpec, resolve, text_of
@@ -128,9 +128,11 @@ def row_checks(
                 )
         for key in sorted(t.changed):
             after = final_table.changed.get(key)
-            if after is None:
+            # A record the plan created and then changed (tagged, assigned) is an added row at the end.
+            row = after.after if after is not None else final_table.added.get(key)
+            if row is None:
                 continue
-            row = after.after
+            change: ChangeKind = "changed" if after is not None else "added"
             match = {c: row[c] for c in pk}
             moved: dict[str, Any] = {}
             for column in t.changed[key].fields:
@@ -152,7 +154,7 @@ def row_checks(
                 match.update(moved)  # nothing named by the arguments: every real change counts
             if len(match) > len(pk):
                 checks.append(
-                    RowExists(id=f"{service}-{slug(table_name)}-changed", service=service, table=table_name, change="changed", match=match)
+                    RowExists(id=f"{service}-{slug(table_name)}-changed", service=service, table=table_name, change=change, match=match)
                 )
     return checks
 
@@ -164,6 +166,9 @@ def met_by_other_steps(checks: Sequence[RowExists], service: str, own: StateDiff
     step has no check of its own.
     """
     if any(c.change != "added" for c in checks):
+        return False
+    # A row another step created and this one changed (tagged, assigned) owes its values to this step.
+    if any(isinstance(c.match.get("id"), str) and c.match["id"] not in own.table(c.table).added for c in checks):
         return False
     rest = {
         name: replace(t, added={k: row for k, row in t.added.items() if k not in own.table(name).added})

@@ -57,6 +57,22 @@ def _start(opener: str, clause: str) -> str:
     return f"{opener}{clause}" if opener else _cap(clause)
 
 
+#: A manager hands over at most this many steps; more would be the agent's own plan, spelled out.
+MAX_GUIDED_STEPS = 4
+
+
+def manager_steps(clauses: Sequence[str]) -> list[str]:
+    """At most ``MAX_GUIDED_STEPS`` clauses, the same clause never twice: the last ones joined with "and"."""
+    unique: list[str] = []
+    for clause in clauses:
+        if clause.strip() and clause not in unique:
+            unique.append(clause)
+    if len(unique) <= MAX_GUIDED_STEPS:
+        return unique
+    head, tail = unique[: MAX_GUIDED_STEPS - 1], unique[MAX_GUIDED_STEPS - 1 :]
+    return [*head, ", ".join(tail[:-1]) + " and " + tail[-1]]
+
+
 def steps_text(clauses: Sequence[str], rng: random.Random) -> str:
     """The steps as prose or, for longer plans now and then, as a numbered list."""
     clauses = [c.strip().rstrip(".") for c in clauses if c.strip()]
@@ -90,18 +106,29 @@ def instruction(
     if brief.intro:
         parts.append(_sentence(brief.intro))
     if phrasing == "guided":
-        clauses = [n.say for n in notes if n.needed and n.say]
+        clauses = [n.say for n in notes if n.needed and n.guided and n.say]
         if question:
             clauses.append(f"tell me {question}")
-        parts.append(steps_text(clauses, rng))
+        parts.append(steps_text(manager_steps(clauses), rng))
     else:
         parts.append(_sentence(brief.goal))
+        if brief.also:
+            parts.append(_sentence(rng.choice(_ALSO) + _listed(brief.also)))
     parts += [_sentence(c) for c in brief.constraints]
     if verbatim:
         parts.append(_VERBATIM)
     if brief.needs_date or any(_NEEDS_TODAY.search(part) for part in parts):
         parts.insert(0, rng.choice(_DATE_LINES).format(date=long_date(now)))
     return _join(parts)
+
+
+_ALSO = ("Also, ", "While you're at it, ", "And please ", "Then ")
+
+
+def _listed(clauses: Sequence[str]) -> str:
+    if len(clauses) == 1:
+        return clauses[0]
+    return ", ".join(clauses[:-1]) + " and " + clauses[-1]
 
 
 def _join(parts: Sequence[str]) -> str:

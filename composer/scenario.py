@@ -18,19 +18,23 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from mcp_services.kernel.context import ToolContext
+from mcp_services.kernel.diff import StateDiff
 from mcp_services.kernel.entity import EntityRuntime
 from mcp_services.kernel.errors import ToolError
 from mcp_services.kernel.present import present_records
 from mcp_services.kernel.records import Query
 from mcp_services.kernel.world import Person, World
 from mcp_services.tasks.spec import SetupRecord
+from mcp_services.tasks.surface import FactKind
 
 from composer.catalog import Catalog, ToolInfo
+from composer.kinds import Kinds, kinds_of
 from composer.plan import Composed, Expr, ListOf, Lit, Ref, StepSpec, field_value
 from composer.runner import Runner, StepRun
 
@@ -153,6 +157,7 @@ class PolicyUse:
     violating: Expr | None = None
     violation: tuple[StepSpec, ...] = ()
     absent: tuple[str, str, dict[str, Any]] | None = None
+    required: bool = False  # the rule asks for the step itself (tell the finance lead): leaving it out breaks it
 
 
 @dataclass(frozen=True)
@@ -164,14 +169,30 @@ class Answer:
     forbidden: tuple[Any, ...] = ()
 
 
+Stage = Literal["trigger", "identify", "consult", "decide", "act", "report", "follow-up"]
+STAGES: tuple[Stage, ...] = ("trigger", "identify", "consult", "decide", "act", "report", "follow-up")
+
+
+@dataclass(frozen=True)
+class Said:
+    """A fact a message must state: what it is ("the refund id"), its value, and how it reads (``surface``)."""
+
+    noun: str
+    value: Expr
+    kind: FactKind | None = None  # None: read as the value's type says (an amount, a date, an id)
+
+
 @dataclass
 class StepNote:
     """What the instruction and the rubric say about one step."""
 
-    say: str  # the guided clause: the step in plain words
+    say: str  # the step in plain words (a manager's clause when ``guided``)
     needed: bool = True  # a step the task needs (reads that only explore are not)
     mentions: list[tuple[Ref, str]] = field(default_factory=list)  # values this step passes on, and how they are named
     accept: dict[str, list[Any]] = field(default_factory=dict)  # parameters where any of several values is right
+    stage: Stage = "act"
+    guided: bool = True  # the clause a guided request states (lookups and reads are the agent's to plan)
+    facts: list[Said] = field(default_factory=list)  # what the message this step writes must state
 
 
 @dataclass(frozen=True)
@@ -199,6 +220,7 @@ class Brief:
     constraints: list[str] = field(default_factory=list)
     anchors: list[str] = field(default_factory=list)  # facts the text must state (names, dates)
     needs_date: bool = False
+    also: list[str] = field(default_factory=list)  # follow-ups a walk added, as the goal says them ("note it on her contact")
 
 
 class StateView:
@@ -276,6 +298,7 @@ class Scenario:
         self.archetype = archetype
         self.world: World = runner.world
         self.view = StateView(catalog, runner)
+        self.kinds: Kinds = kinds_of(catalog)
         self.setup: list[SetupRecord] = []
         self.specs: list[StepSpec] = []
         self.notes: list[StepNote] = []
@@ -287,6 +310,13 @@ class Scenario:
         self.answer: Answer | None = None
         self.trigger: Rec | None = None
         self.subject: Person | None = None
+        #: The trigger as it arrived (channel, the step that found it), when the workflow used ``stages.channels``.
+        self.arrival: Any = None
+        #: What the work is about, in a few words (the trigger's subject line): notes and follow-ups cite it.
+        self.topic: str = ""
+        #: How the request names records the plan has found or made, by step: "the ticket Ana opened".
+        self.names: dict[int, str] = {}
+        self._attempts: list[dict[str, bytes]] = []
         self.brief = Brief()
         self._wrote = False
 
@@ -387,8 +417,17 @@ class Scenario:
         needed: bool = True,
         mentions: Sequence[tuple[Ref, str]] = (),
         accept: Mapping[str, Sequence[Any]] | None = None,
+        stage: Stage | None = None,
+        guided: bool | None = None,
+        facts: Sequence[Said] = (),
+        require_change: bool = False,
     ) -> Step:
-        """Run one call now and add it to the plan. ``args`` values are expressions or plain values."""
+        """Run one call now and add it to the plan. ``args`` values are expressions or plain values.
+
+        ``stage`` says which part of the workflow the call is (reads default to ``identify``, writes to
+        ``act``); a guided request states the clauses of writes and of the calls marked ``guided``.
+        ``facts``: what the message the call writes must state (checked in its text, in any usual form).
+        ``require_change``: a write that changes nothing but timestamps (an owner it already had) is a ``Skip``."""
         info = self.catalog.tools.get(f"{service}.{tool}")
         if info is None:
             raise Skip(f"needs {service}.{tool}")
@@ -397,15 +436,48 @@ class Scenario:
         spec = StepSpec(service, tool, exprs, "id" if key is not None else None, key)
         index = len(self.specs)
         arguments = {name: self._value(expr) for name, expr in exprs}
-        run: StepRun = self.runner.run_step(spec, arguments, spec.select_value, per_step=False)
+        if self._attempts and info.is_write and service not in self._attempts[-1]:
+            self._attempts[-1][service] = self.runner.episode.stores[service].snapshot()
+        run: StepRun = self.runner.run_step(spec, arguments, spec.select_value, per_step=require_change and info.is_write)
         if not run.ok:
             raise Skip(f"{service}.{tool} failed while building: {run.error}")
+        if run.changes is not None and not _meaningful(run.changes):
+            raise Skip(f"{service}.{tool} changes nothing that matters here")
         if info.is_write:
             self._wrote = True
         self.specs.append(spec)
         self.items.append(run.item)
-        self.notes.append(StepNote(say=say, needed=needed, mentions=list(mentions), accept={k: list(v) for k, v in (accept or {}).items()}))
+        self.notes.append(
+            StepNote(
+                say=say, needed=needed, mentions=list(mentions), accept={k: list(v) for k, v in (accept or {}).items()},
+                stage=stage or ("act" if info.is_write else "identify"),
+                guided=info.is_write if guided is None else guided,
+                facts=list(facts),
+            )
+        )
         return Step(index, service, tool, run.item)
+
+    @contextmanager
+    def attempt(self) -> Iterator[None]:
+        """Steps added inside either all stay or, when the block raises ``Skip``, leave no trace (plan and world)."""
+        sizes = (len(self.specs), len(self.notes), len(self.items), len(self.references), len(self.traps), len(self.brief.also))
+        images: dict[str, bytes] = {}
+        self._attempts.append(images)
+        try:
+            yield
+        except Skip:
+            for service, image in images.items():
+                self.runner.episode.stores[service].restore(image)
+            del self.specs[sizes[0]:], self.notes[sizes[1]:], self.items[sizes[2]:]
+            del self.references[sizes[3]:], self.traps[sizes[4]:], self.brief.also[sizes[5]:]
+            for index in [i for i in self.names if i >= sizes[0]]:
+                del self.names[index]
+            raise
+        finally:
+            self._attempts.pop()
+            if self._attempts:  # an enclosing attempt must be able to undo what this one kept
+                for service, image in images.items():
+                    self._attempts[-1].setdefault(service, image)
 
     def would_succeed(self, service: str, tool: str, args: Mapping[str, Any]) -> bool:
         """Whether a call would succeed now, leaving nothing behind (for choosing among possible targets)."""
@@ -456,12 +528,29 @@ class Scenario:
         if document not in self.policy_documents:
             self.policy_documents.append(document)
 
+    def require_by_policy(self, document: Rec, rule: str, step: Step, description: str) -> None:
+        """The rule asks for ``step`` (a word to the finance lead): an agent that skips it breaks the rule."""
+        self.notes[step.index].guided = False  # a guided request does not say what the rule asks: the agent reads it
+        self.policy = PolicyUse(document, rule, step.index, description, required=True)
+        if document not in self.policy_documents:
+            self.policy_documents.append(document)
+
     def spec(self, service: str, tool: str, args: Mapping[str, Any]) -> StepSpec:
         """A call that is not run (for a counterfactual plan), arguments as expressions or plain values."""
         return StepSpec(service, tool, tuple((name, _expr(value)) for name, value in args.items()))
 
     def ask(self, question: str, value: Any, forbidden: Iterable[Any] = ()) -> None:
         self.answer = Answer(question, value, tuple(forbidden))
+
+
+def _meaningful(changes: StateDiff) -> bool:
+    """Whether a write added a row or changed a field beyond when it was last touched."""
+    for table in changes.tables.values():
+        if table.added or table.deleted:
+            return True
+        if any(any(not f.endswith(("_at", "updated", "modified")) for f in change.fields) for change in table.changed.values()):
+            return True
+    return False
 
 
 def _expr(value: Any) -> Expr:

@@ -56,8 +56,12 @@ def judge(
     if not task.rubric:
         problems.append("the task has no rubric criteria")
     for cf, cf_diff in zip(task.counterfactuals, counterfactuals, strict=True):
-        if task.grade(cf_diff, cf.answer).passed:
+        cf_grade = task.grade(cf_diff, cf.answer)
+        if cf_grade.passed:
             problems.append(f"counterfactual {cf.id} ({cf.description}) passes the task")
+        passing = [c for c in cf.criteria if cf_grade.criteria.get(c, False)]
+        if passing:
+            problems.append(f"counterfactual {cf.id} ({cf.description}) passes the criterion {passing[0]} that should catch it")
     problems += leaks(task)
     return problems
 

@@ -19,7 +19,11 @@ from composer.archetypes.common import (
     signature,
 )
 from composer.plan import ListOf, Lit
-from composer.scenario import Scenario, archetype, detail
+from composer.scenario import Said, Scenario, archetype, detail
+from composer.stages.acts import act, tell
+from composer.stages.channels import Ask, arrive, reply, reply_clause
+from composer.stages.lookup import lookup
+from composer.stages.rules import consult
 
 
 def _later(iso: str, minutes: int) -> str:
@@ -31,7 +35,7 @@ def _later(iso: str, minutes: int) -> str:
     "double-charge-refund",
     family="finance",
     title="A customer was charged twice for one invoice: refund the duplicate and tell them",
-    services=("payments", "mailbox"),
+    services=("payments",),
 )
 def double_charge_refund(s: Scenario) -> None:
     charges = s.records("payments", "charge", where={"status": "succeeded"})
@@ -46,69 +50,72 @@ def double_charge_refund(s: Scenario) -> None:
     s.subject = person
     invoice, amount = charge["invoice_number"], money(charge["amount"], charge["currency"])
     duplicate = s.copy(charge, created=_later(charge["created"], s.rng.randint(2, 9)))
-    subject = s.rng.choice((f"Charged twice for invoice {invoice}", f"Duplicate payment - {invoice}", "Double charge on our card"))
-    body = s.rng.choice(
-        (
-            f"Hi,\n\nLooking at our card statement, invoice {invoice} ({amount}) was charged twice on "
-            f"{short_date(charge['created'])}. Could you refund the second charge?\n\nThanks,\n{signature(person, org)}",
-            f"Hello,\n\nWe paid invoice {invoice} once but the card ending {charge['card'][-4:]} shows two charges of "
-            f"{amount}. Please refund the duplicate.\n\nBest regards,\n{signature(person, org)}",
-        )
-    )
-    email, when = inbound_email(s, person, subject, body)
-    s.refer(email, f"{person.first_name}'s email", relation="sender", where={"from_email": person.email}, latest="sent_at")
+    card = charge["card"][-4:]
+    trigger = arrive(s, person, Ask(
+        subject=s.rng.choice((f"Charged twice for invoice {invoice}", f"Duplicate payment - {invoice}", "Double charge on our card")),
+        text=s.rng.choice((
+            f"Looking at our card statement, invoice {invoice} ({amount}) was charged twice on "
+            f"{short_date(charge['created'])}. Could you refund the second charge?",
+            f"We paid invoice {invoice} once, but the card ending {card} shows two charges of {amount}. "
+            "Please refund the duplicate.",
+        )),
+        short=f"Invoice {invoice} was charged twice on our card ({amount} each). Can you refund one?",
+        topic="Billing",
+        relay=f"{person.first_name} says invoice {invoice} ({amount}) was charged twice on the card ending {card} and wants the duplicate refunded.",
+    ))
 
-    policy = s.has("files") and s.rng.random() < 0.45
     lead = colleague(s, "finance lead")
-    threshold = 0.0
-    if policy:
-        threshold = float(s.rng.choice((100, 250, 500, 1000, 2500)))
-        document = policy_document(
-            s,
-            "Refund policy",
-            f"- Refunds are issued to the original card; never refund more than was charged.\n"
-            f"- Any refund above {money(threshold)} must have the finance lead ({lead.name}, {lead.email}) in copy "
-            f"of the message that confirms it to the customer.\n- Duplicate charges are refunded in full.",
+    # The rule sits on both sides of its threshold: some duplicates need the finance lead told, some do not.
+    threshold = float(s.rng.choice(_nearby_thresholds(charge["amount"]))) if s.rng.random() < 0.5 else None
+    rule = None
+    if threshold is not None:
+        rule = consult(
+            s, "Refund policy",
+            f"- Refunds go back to the original card; never refund more than was charged.\n"
+            f"- Duplicate charges are refunded in full.\n"
+            f"- Tell the finance lead ({lead.name}) about any refund above {money(threshold)}, with its refund id.",
+            author_role="finance lead" if s.rng.random() < 0.5 else "operations manager",
         )
 
-    found = s.call(
-        "payments", "list_charges", {"invoice_number": invoice}, select=duplicate,
-        say=f"look up the charges for the invoice {person.first_name} mentions in payments",
-    )
+    found = lookup(s, duplicate, {"invoice_number": invoice, "query": invoice}, say=f"find the charges for invoice {invoice}",
+                   name="the duplicate charge")
     s.refer(duplicate, "the later of the two charges", relation="charges for the invoice", where={"invoice_number": invoice}, latest="created")
     s.trap("original-charge", s.record("payments", "charge", charge["id"]), "the original charge", step=found)
-    refund = s.call(
-        "payments", "refund_charge", {"charge_id": found.ref("id"), "reason": detail("duplicate")},
-        say="refund the later of the two charges as a duplicate",
-    )
-    needs_cc = policy and charge["amount"] > threshold
-    reply = s.call(
-        "mailbox", "reply_to_message",
-        {
-            "message_id": email.key,
-            "body": s.text(
-                f"Hi {person.first_name},\n\nSorry about that: we refunded the duplicate charge of {amount}. "
-                "Your refund reference is ", refund.ref("id"), ". It should reach your card within 5-10 days."
-            ),
-            "cc": ListOf((Lit(lead.email),)) if needs_cc else ListOf(()),
-        },
-        say=f"reply to {person.first_name}'s email with the refund id" + (", copying whoever the refund policy asks for" if policy else ""),
+    refund = act(s, "refund", found, {"reason": detail("duplicate")}, say="refund the later of the two charges as a duplicate")
+    facts = [Said("the refund id", refund.ref("id")), Said("the refunded amount", Lit(charge["amount"]), "money")]
+    reply(
+        s, trigger,
+        [f"Hi {person.first_name},\n\nSorry about that: we refunded the duplicate charge of {amount}. Your refund reference is ",
+         refund.ref("id"), ". It should reach your card within 5-10 days."],
+        say=reply_clause(trigger, "the refund id and amount"), facts=facts, subject=f"Refund for invoice {invoice}",
         mentions=[(refund.ref("id"), "the refund id")],
     )
-    if policy:
-        if needs_cc:
-            s.set_policy(document, f"refunds above {money(threshold)} copy the finance lead", reply, "cc", ListOf((Lit(lead.email),)), ListOf(()),
-                         "The finance lead is in copy, as the refund policy requires")
+    if rule is not None and threshold is not None:
+        if charge["amount"] > threshold:
+            told = tell(s, lead, [f"Refunded a duplicate charge of {amount} on invoice {invoice} for {org.name}: refund ",
+                                  refund.ref("id"), "."], say=f"let {lead.first_name} know, as the refund policy asks",
+                        facts=[Said("the refund id", refund.ref("id"))], subject=f"Refund on {invoice}")
+            s.require_by_policy(rule.rec, f"refunds above {money(threshold)} are reported to the finance lead", told,
+                                "The finance lead is told about the refund, as the refund policy requires")
         else:
-            s.policy_documents.append(document)
-    logged = maybe_log_in_crm(s, person, "Refunded a duplicate charge", refund.ref("id"), "the refund id")
-    s.brief.intro = f"{person.name} from {org.name} emailed {when} about being charged twice"
-    s.brief.goal = f"Sort out the double charge and reply to {person.first_name} with the refund reference" + (
-        ", and log the refund id on their CRM contact" if logged else "")
-    if policy:
-        s.brief.constraints.append("Follow our refund policy (it is in the Policies folder of the shared drive)")
+            s.policy_documents.append(rule.rec)
+        s.brief.constraints.append(rule.pointer)
+    s.brief.intro = f"{trigger.intro} about being charged twice"
+    s.brief.goal = f"Sort out the double charge and {reply_clause(trigger, 'the refund reference')}"
     s.brief.constraints.append("Leave the original charge alone")
     s.brief.anchors += [person.name, org.name]
+
+
+def _nearby_thresholds(amount: float) -> list[int]:
+    """Round thresholds a rule might state, a little below and a little above ``amount`` (never far from it)."""
+    steps = (50, 100, 250, 500)
+    options = set()
+    for step in steps:
+        below, above = int(amount // step * step), int((amount // step + 1) * step)
+        for value in (below, above):
+            if value > 0 and 0.6 * amount <= value <= 1.5 * amount and abs(value - amount) > 0.01:
+                options.add(value)
+    return sorted(options) or [max(50, int(round(amount, -2)))]
 
 
 @archetype(

@@ -191,7 +191,12 @@ def definition_from_class(
     id_schema = _annotation_schema(hints["id"])
     semantic = str(id_schema.get(SEMANTIC_KEY, ""))
     name = semantic.split(".", 1)[1] if semantic.startswith(f"id:{service}.") else _snake(cls.__name__)
-    key = KeyDef(type="integer" if id_schema.get("type") == "integer" else "string", prefix=prefix, width=width)
+    id_default = cls.__dict__.get("id", dataclasses.MISSING)
+    id_options = id_default.metadata.get(_FIELD_OPTIONS) if isinstance(id_default, dataclasses.Field) else None
+    key = KeyDef(
+        type="integer" if id_schema.get("type") == "integer" else "string", prefix=prefix, width=width,
+        mention=id_options.mention if id_options is not None else None,
+    )
     fields: list[FieldDef] = []
     for attr in own:
         if attr == "id":

@@ -74,6 +74,7 @@ class KeyDef(_Model):
     width: int = Field(default=4, ge=1, le=64, description="Digits of the counter in prefix_0001 ids")
     pattern: str | None = Field(default=None, description="New ids match this regex (as the source requires)")
     format: Literal["uuid"] | None = None
+    mention: str | None = Field(default=None, description="How a person names the id in a message ('the refund id')")
 
 
 class StateDef(_Model):

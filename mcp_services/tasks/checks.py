@@ -9,7 +9,8 @@ Value matchers in ``row_exists``: a plain JSON value must be equal; an object wi
 matches loosely: ``{"$icontains": "re_0007"}`` (text contains, case-insensitive),
 ``{"$includes": ["a@x.example"]}`` (a list contains every item, case-insensitive for text),
 ``{"$approx": 120.5}`` (a number within 0.01), ``{"$in": ["room_0002", "room_0005"]}`` (any of these: a
-request that allows several right answers).
+request that allows several right answers), ``{"$states": [{"kind": "money", "value": 2774.0}, ...]}`` (a text
+states every one of these facts in any usual surface form: ``mcp_services.tasks.surface``).
 
 Negative checks (``row_unchanged``, ``no_collateral``) pass on inaction by design; a rubric criterion
 that uses one must also bind a positive check, which the composer guarantees.
@@ -17,7 +18,6 @@ that uses one must also bind a positive check, which the composer guarantees.
 
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Literal
@@ -25,6 +25,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mcp_services.kernel.diff import StateDiff
+from mcp_services.tasks.surface import FactKind, numbers_in, states
 
 __all__ = [
     "AnswerCheck",
@@ -36,6 +37,8 @@ __all__ = [
     "RowAbsent",
     "RowExists",
     "AnswerExcludes",
+    "CarriedValue",
+    "Fact",
     "RowUnchanged",
     "value_matches",
 ]
@@ -151,19 +154,18 @@ class NoCollateral(CheckBase):
         return found
 
 
-_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
-
-
 class AnswerCheck(CheckBase):
     """The agent's final answer states the expected value."""
 
     kind: Literal["answer"] = "answer"
     expected: str | int | float | list[str]
-    match: Literal["contains", "number", "all_of"] = "contains"
+    #: How the value is read: "contains" (the text, case-insensitive), "number" (any way of writing it),
+    #: "all_of" (every item of a list), or a fact kind ("money", "date", "datetime"...: any usual surface form).
+    match: Literal["contains", "number", "all_of", "money", "date", "datetime", "time"] = "contains"
 
     @model_validator(mode="after")
     def _number_is_one_value(self) -> AnswerCheck:
-        if self.match == "number" and isinstance(self.expected, list):
+        if self.match not in ("contains", "all_of") and isinstance(self.expected, list):
             raise ValueError("an answer matched as a number expects one number, not a list")
         return self
 
@@ -171,10 +173,10 @@ class AnswerCheck(CheckBase):
         if not answer:
             return False
         expected = self.expected
-        if self.match == "number" and not isinstance(expected, list):
-            target = float(expected)
-            numbers = [float(n.replace(",", "")) for n in _NUMBER.findall(answer)]
-            return any(abs(n - target) <= 0.005 for n in numbers)
+        if self.match in ("number", "money") and not isinstance(expected, list):
+            return states(answer, "money", float(expected))
+        if self.match in ("date", "datetime", "time") and not isinstance(expected, list):
+            return states(answer, self.match, expected)
         text = _norm(answer)
         if self.match == "all_of":
             items = expected if isinstance(expected, list) else [str(expected)]
@@ -215,7 +217,7 @@ class AnswerExcludes(CheckBase):
         if not answer:
             return True
         text = _norm(answer)
-        numbers = [float(n.replace(",", "")) for n in _NUMBER.findall(answer)]
+        numbers = numbers_in(answer)
         for value in self.values:
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 if any(abs(n - float(value)) <= 0.005 for n in numbers):
@@ -225,8 +227,53 @@ class AnswerExcludes(CheckBase):
         return True
 
 
+class Fact(BaseModel):
+    """One fact a text must state: a value read as ``kind`` (an amount, a date, an id, a decision...)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    kind: FactKind
+    value: str | int | float
+
+
+class CarriedValue(CheckBase):
+    """A value of a row the agent added (a code it chose, the id of what it created) is stated in a row it wrote.
+
+    Some row added to ``source_service.source_table`` matching ``source_match`` has a ``source_column`` value
+    that a row added or changed in ``service.table`` matching ``match`` states in ``column``: the check follows
+    the agent's own record, never the reference run's literal.
+    """
+
+    kind: Literal["carried_value"] = "carried_value"
+    source_service: str
+    source_table: str
+    source_match: dict[str, Any] = Field(default_factory=dict)
+    source_column: str
+    service: str
+    table: str
+    match: dict[str, Any] = Field(default_factory=dict)
+    column: str
+
+    def holds(self, diff: Diff, answer: str | None) -> bool:
+        sources = [
+            row.get(self.source_column)
+            for row in _candidate_rows(diff, self.source_service, self.source_table, "added")
+            if all(c in row and value_matches(w, row[c]) for c, w in self.source_match.items())
+        ]
+        values = [v for v in sources if isinstance(v, (str, int, float)) and not isinstance(v, bool) and str(v).strip()]
+        if not values:
+            return False
+        for row in _candidate_rows(diff, self.service, self.table, "added_or_changed"):
+            if not all(c in row and value_matches(w, row[c]) for c, w in self.match.items()):
+                continue
+            cell = row.get(self.column)
+            cells = [str(c) for c in (cell if isinstance(cell, list) else [cell]) if c is not None]
+            if any(states(c, "text" if isinstance(v, str) else "number", v) for v in values for c in cells):
+                return True
+        return False
+
+
 Check = Annotated[
-    RowExists | RowUnchanged | InfoFlow | NoCollateral | AnswerCheck | RowAbsent | AnswerExcludes,
+    RowExists | RowUnchanged | InfoFlow | NoCollateral | AnswerCheck | RowAbsent | AnswerExcludes | CarriedValue,
     Field(discriminator="kind"),
 ]
 
@@ -249,6 +296,9 @@ def value_matches(expected: Any, actual: Any) -> bool:
             return isinstance(actual, (int, float)) and abs(float(actual) - float(target)) <= 0.01
         if op == "$in":
             return isinstance(target, list) and any(value_matches(option, actual) for option in target)
+        if op == "$states":
+            facts = [f if isinstance(f, Fact) else Fact.model_validate(f) for f in target]
+            return bool(facts) and all(states(actual if isinstance(actual, str) else None, f.kind, f.value) for f in facts)
         raise ValueError(f"unknown matcher {op!r}")
     if isinstance(expected, str) and isinstance(actual, str):
         return expected == actual

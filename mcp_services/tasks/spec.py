@@ -8,16 +8,17 @@ import os
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
 
 from mcp_services.tasks.checks import AnswerCheck, Check, Diff
 from mcp_services.tasks.grading import Grade, RubricItem, grade
 
-SCHEMA_VERSION = 2
-#: Task files of these versions load (version 1 has no ``scenario`` and no ``traps``).
-SUPPORTED_VERSIONS = (1, 2)
+SCHEMA_VERSION = 3
+#: Task files of these versions load (version 1 has no ``scenario`` and no ``traps``; version 2 no stages,
+#: channels or counterfactual criteria).
+SUPPORTED_VERSIONS = (1, 2, 3)
 
 CAPABILITIES = (
     "sequential-dependency",
@@ -44,6 +45,15 @@ class SetupRecord(BaseModel):
     row: dict[str, Any]
 
 
+def _without_empty(model: BaseModel, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    """The model's JSON without the fields newer versions added, where empty: older files read back byte for byte."""
+    body: dict[str, Any] = handler(model)
+    for name in getattr(model, "_omit_when_empty", ()):
+        if body.get(name) in (None, [], {}, ""):
+            body.pop(name, None)
+    return body
+
+
 class Counterfactual(BaseModel):
     """A plan that must fail the task's grading: following a distractor, or ignoring a house rule.
 
@@ -56,6 +66,14 @@ class Counterfactual(BaseModel):
     description: str = ""
     plan: list[PlanStep]
     answer: str | None = None
+    #: The rubric criteria this near miss must fail (the check that catches it), beyond failing the task.
+    criteria: list[str] = Field(default_factory=list)
+
+    _omit_when_empty: ClassVar[tuple[str, ...]] = ("criteria",)
+
+    @model_serializer(mode="wrap")
+    def _omit_empty(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _without_empty(self, handler)
 
 
 class RecordRef(BaseModel):
@@ -86,6 +104,19 @@ class ScenarioInfo(BaseModel):
     trigger: RecordRef | None = None
     policy_in_data: bool = False
     references: list[Reference] = Field(default_factory=list)
+    #: The channel the work arrived on (email, chat, sms, voice, ticket, form), when it came from a message.
+    channel: str | None = None
+    #: The stages of the plan, in order (trigger, identify, consult, decide, act, report, follow-up), one per step.
+    stages: list[str] = Field(default_factory=list)
+    #: Steps a random walk added after the workflow (follow-ups), and the workflow chained from the same trigger.
+    walk: list[str] = Field(default_factory=list)
+    chained: str | None = None
+
+    _omit_when_empty: ClassVar[tuple[str, ...]] = ("channel", "stages", "walk", "chained")
+
+    @model_serializer(mode="wrap")
+    def _omit_empty(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _without_empty(self, handler)
 
 
 class TrapInfo(RecordRef):

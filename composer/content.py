@@ -1,0 +1,153 @@
+"""Checks on what a message says: every message a task requires must state the facts the request or the rule demands.
+
+A step that writes a message (an email, a chat post, a text, a note or comment on a record) states
+facts: the ones its workflow declares (``Said``: the decision, the amount, the new time) and every
+looked-up value inside the text it writes. Each becomes part of the message row's check, read in any
+usual surface form (``mcp_services.tasks.surface``): a fact whose value the world holds is matched by
+value; a value of a record the plan itself creates (a discount code the agent chose, the id of the
+ticket it opened) is checked through the agent's own record (``CarriedValue``), never through the
+reference run's literal.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mcp_services.tasks.checks import CarriedValue, Check, RowExists
+from mcp_services.tasks.surface import FactKind, states
+
+from composer.plan import Composed, Lit, Ref, StepSpec, field_value, resolve
+from composer.scenario import TEXT_PARAMS, Said, StepNote
+
+_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+#: The text a lazy agent writes in every message: it names the right thread and none of the facts.
+EMPTY_TEXT = "Thanks, this is handled."
+
+
+def fact_kind(value: Any) -> FactKind:
+    """How a looked-up value is read in a text: an amount, a date, a time, or an id or name as written."""
+    if isinstance(value, bool):
+        return "text"
+    if isinstance(value, float):
+        return "money"
+    if isinstance(value, int):
+        return "number"
+    if isinstance(value, str) and _TIMESTAMP.match(value):
+        return "datetime"
+    if isinstance(value, str) and _DATE.match(value):
+        return "date"
+    return "text"
+
+
+def text_param(spec: StepSpec) -> str | None:
+    """The parameter that carries the text a step writes (a body, a note, a message)."""
+    names = [name for name, _ in spec.args]
+    for name in TEXT_PARAMS:
+        if name in names:
+            return name
+    return None
+
+
+def facts_of(spec: StepSpec, note: StepNote) -> list[Said]:
+    """The facts a message step must state: declared ones, then every looked-up value in its composed text."""
+    found = list(note.facts)
+    param = text_param(spec)
+    expr = spec.arg(param) if param else None
+    if isinstance(expr, Composed):
+        declared = {f.value for f in found}
+        nouns = {ref: noun for ref, noun in note.mentions}
+        for part in expr.parts:
+            if isinstance(part, Ref) and part not in declared:
+                found.append(Said(nouns.get(part, part.field.replace("_", " ")), part))
+                declared.add(part)
+    return found
+
+
+def _text_column(row: Mapping[str, Any], text: str) -> str | None:
+    for column, cell in row.items():
+        if isinstance(cell, str) and cell.strip() and (cell == text or text.strip() in cell):
+            return column
+    return None
+
+
+def content_checks(
+    spec: StepSpec,
+    note: StepNote,
+    arguments: Mapping[str, Any],
+    items: Sequence[Mapping[str, Any] | None],
+    step_checks: Sequence[RowExists],
+    touched: Sequence[tuple[str, Mapping[str, Any]]],
+    created: Mapping[tuple[int, str], tuple[RowExists, str]],
+) -> tuple[list[RowExists], list[Check], list[str]]:
+    """The step's row checks with its facts demanded in the message text, the carried-value checks, and problems.
+
+    ``touched``: (table, row) the step added or changed, as they are at the end of the run; ``created``: (step,
+    field) -> the row check of the record an earlier write created (its values are the agent's own). A problem is
+    a declared fact the reference's own text does not state, or a message the run stored nowhere.
+    """
+    facts = facts_of(spec, note)
+    param = text_param(spec)
+    text = arguments.get(param) if param else None
+    rows = list(step_checks)
+    if not facts or not isinstance(text, str):
+        return rows, [], []
+    where = next(((table, column) for table, row in touched if (column := _text_column(row, text))), None)
+    if where is None:
+        return rows, [], [f"{spec.service}.{spec.tool} stored its text in no row"]
+    table, column = where
+    n = next((i for i, c in enumerate(rows) if c.table == table), None)
+    if n is None:
+        rows.append(RowExists(id=f"{spec.service}-{table.replace('_', '-')}-message", service=spec.service, table=table,
+                              change="added_or_changed", match={}))
+        n = len(rows) - 1
+    check = rows[n]
+    literal: list[dict[str, Any]] = []
+    carried: list[Check] = []
+    problems: list[str] = []
+    for fact in facts:
+        value = _value(fact, items)
+        if value is None:
+            continue
+        kind = fact.kind or fact_kind(value)
+        origin = created.get((fact.value.step, fact.value.field)) if isinstance(fact.value, Ref) else None
+        if origin is not None and isinstance(fact.value, Ref):
+            source, source_column = origin
+            carried.append(
+                CarriedValue(
+                    id=f"{check.id}-states-{fact.value.field.replace('_', '-')}",
+                    description=f"The message states {fact.noun}, from the record the plan created",
+                    source_service=source.service, source_table=source.table, source_match=dict(source.match),
+                    source_column=source_column, service=check.service, table=check.table,
+                    match={c: w for c, w in check.match.items() if c != column}, column=column,
+                )
+            )
+        elif states(text, kind, value):
+            literal.append({"kind": kind, "value": value})
+        else:
+            problems.append(f"{spec.service}.{spec.tool}: the text does not state {fact.noun} ({value!r})")
+    match = {c: w for c, w in check.match.items() if c != column}
+    if literal:
+        match[column] = {"$states": literal}
+    rows[n] = check.model_copy(update={"match": match})
+    return rows, carried, problems
+
+
+def _value(fact: Said, items: Sequence[Mapping[str, Any] | None]) -> Any:
+    expr = fact.value
+    if isinstance(expr, Ref):
+        value = field_value(items[expr.step], expr.field) if expr.step < len(items) else None
+    elif isinstance(expr, Lit):
+        value = expr.value
+    else:
+        try:
+            value = resolve(expr, items)
+        except LookupError:
+            return None
+    return value if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
+
+
+__all__ = ["EMPTY_TEXT", "content_checks", "fact_kind", "facts_of", "text_param"]

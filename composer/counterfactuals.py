@@ -1,0 +1,142 @@
+"""Near misses and shortcuts a kept task must fail: each is a plan replayed on a fresh episode of the task.
+
+Near misses follow the scenario: acting on a trap record instead of the target, and ignoring the rule
+in the data (the default action a careless agent takes). Shortcuts are what a lazy agent does
+whatever the task:
+
+- ``empty-report``: every message goes to the right place and says "Thanks, this is handled.";
+- ``list-answer``: the answer lists every candidate, the right one among them;
+- ``first-match``: a search's first match instead of the record the request points at (only where
+  that changes what the plan does next).
+
+Each near miss names the kind of criterion that must catch it (``target``): the trap's, the policy's,
+the answer's; a shortcut must fail the task, whichever criterion catches it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from mcp_services.kernel.diff import StateDiff
+
+from composer.catalog import Catalog
+from composer.content import EMPTY_TEXT, text_param
+from composer.kinds import MESSAGE_INTENTS
+from composer.plan import Lit, StepSpec, step_refs
+from composer.runner import Run, Runner, result_items
+from composer.scenario import Scenario
+
+
+class Unreachable(Exception):
+    """A trap the step that should tell it apart never shows: the scenario cannot test it."""
+
+
+@dataclass(frozen=True)
+class NearMiss:
+    id: str
+    description: str
+    run: Run
+    diff: Mapping[str, StateDiff]
+    answer: str | None
+    target: str = ""  # the criterion that must catch it ("trap-1", "policy", "answer"); "": the task as a whole
+
+
+def stated_answer(s: Scenario) -> str | None:
+    """What an agent that followed a run would answer (the value the scenario's question asks for)."""
+    if s.answer is None:
+        return None
+    return f"The answer is {s.answer.value}."
+
+
+def _replay(runner: Runner, s: Scenario, specs: Sequence[StepSpec], overrides: Mapping[int, object] | None = None) -> tuple[Run, dict[str, StateDiff]]:
+    runner.fresh(s.setup)
+    run = runner.execute(specs, overrides=overrides, per_step=False)
+    return run, runner.diff()
+
+
+def without(specs: Sequence[StepSpec], dropped: int) -> list[StepSpec]:
+    """The plan without one step and the steps that need its result, later references renumbered."""
+    from composer.plan import renumber_step
+
+    gone = {dropped}
+    for j, spec in enumerate(specs):
+        if j > dropped and any(r.step in gone for r in step_refs(spec)):
+            gone.add(j)
+    mapping = {}
+    kept: list[StepSpec] = []
+    for j, spec in enumerate(specs):
+        if j in gone:
+            continue
+        mapping[j] = len(kept)
+        kept.append(renumber_step(spec, mapping))
+    return kept
+
+
+def near_misses(s: Scenario, runner: Runner, catalog: Catalog, reference: Run) -> list[NearMiss]:
+    found: list[NearMiss] = []
+    answer = stated_answer(s)
+    for n, trap in enumerate(s.traps, 1):
+        if trap.step is None:
+            continue
+        run, diff = _replay(runner, s, s.specs, {trap.step: trap.rec.key})
+        if len(run.steps) <= trap.step or not run.steps[trap.step].ok:
+            raise Unreachable(f"{trap.description}: the step that should tell it apart never shows it")
+        found.append(NearMiss(f"trap-{n}", f"acts on {trap.description} instead", run, diff, answer, f"trap-{n}"))
+    policy = s.policy
+    if policy is not None:
+        if policy.required:
+            ignored = without(s.specs, policy.step)
+        elif policy.violation:
+            ignored = list(policy.violation)
+        else:
+            assert policy.param is not None and policy.violating is not None
+            ignored = list(s.specs)
+            ignored[policy.step] = ignored[policy.step].with_arg(policy.param, policy.violating)
+        run, diff = _replay(runner, s, ignored)
+        found.append(NearMiss("ignores-policy", f"ignores the rule: {policy.rule}", run, diff, answer, "policy"))
+    found += shortcuts(s, runner, catalog, reference)
+    return found
+
+
+def shortcuts(s: Scenario, runner: Runner, catalog: Catalog, reference: Run) -> list[NearMiss]:
+    found: list[NearMiss] = []
+    answer = stated_answer(s)
+    # A report with no content: every message in the right place, none of the facts.
+    lazy = list(s.specs)
+    changed = False
+    for j, spec in enumerate(s.specs):
+        tool = catalog.tool(spec.service, spec.tool)
+        param = text_param(spec)
+        if tool.is_write and tool.intent in MESSAGE_INTENTS and param is not None:
+            lazy[j] = spec.with_arg(param, Lit(EMPTY_TEXT))
+            changed = True
+    if changed:
+        run, diff = _replay(runner, s, lazy)
+        found.append(NearMiss("empty-report", "every message says only \"Thanks, this is handled.\"", run, diff, answer))
+    # An answer that lists every candidate, the right one among them.
+    if s.answer is not None and s.answer.forbidden:
+        values = [s.answer.value, *s.answer.forbidden]
+        listing = "It is one of these: " + ", ".join(str(v) for v in values) + "."
+        run, diff = _replay(runner, s, s.specs)
+        found.append(NearMiss("list-answer", "the answer lists every candidate", run, diff, listing, "answer"))
+    # The first search match instead of the record the request points at, where that changes what follows.
+    needed = {r.step for spec in s.specs for r in step_refs(spec)}
+    for j, (spec, step) in enumerate(zip(s.specs, reference.steps, strict=True)):
+        if spec.select_key is None or j not in needed:
+            continue
+        tool = catalog.tool(spec.service, spec.tool)
+        items = result_items(tool, step.data)
+        if len(items) < 2:
+            continue
+        first = items[0].get(spec.select_key)
+        if first is None or first == spec.select_value:
+            continue
+        run, diff = _replay(runner, s, s.specs, {j: first})
+        if [c.model_dump() for c in run.calls] == [c.model_dump() for c in reference.calls]:
+            continue
+        found.append(NearMiss(f"first-match-{j + 1}", f"takes the first match of step {j + 1} ({spec.tool})", run, diff, answer))
+    return found
+
+
+__all__ = ["NearMiss", "Unreachable", "near_misses", "shortcuts", "stated_answer", "without"]

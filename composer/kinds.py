@@ -1,0 +1,193 @@
+"""The records of a catalog as the stages see them: kinds of record, how each relates to people, and the tools on each.
+
+A stage never names a tool. It asks for "a record of this person of kind *ticket*", "the tool that does
+*refund* on this charge", "a read that returns this record", and this index answers from what every
+service declares: entity nouns, field roles ("requester", "customer", "self"), links to other services,
+mentions, state machines, each tool's intent and the entity ids it takes. A generated service that
+declares the same things fills the same stages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+from typing import Literal
+
+from mcp_services.kernel.entity import EntityRuntime
+from mcp_services.kernel.schema import FieldDef
+
+from composer.catalog import Catalog, ToolInfo
+
+PersonValue = Literal["email", "name", "phone", "company"]
+
+#: Semantic types that say who a record is about, and what of the person they hold.
+PERSON_TYPES: dict[str, PersonValue] = {
+    "email_address": "email",
+    "person_name": "name",
+    "phone_number": "phone",
+    "company_name": "company",
+}
+
+#: Intents of tools that write a message people read (their text must carry the facts the task demands).
+MESSAGE_INTENTS = frozenset({"notify", "reply", "post", "note", "forward"})
+
+
+@dataclass(frozen=True, slots=True)
+class PersonPath:
+    """A path from a record to a value that names a person or company: ``requester_id.email`` (role requester)."""
+
+    path: str
+    role: str
+    value: PersonValue
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of record of one service (``helpdesk.ticket``), as the stages use it."""
+
+    service: str
+    entity: str
+    runtime: EntityRuntime
+    people: tuple[PersonPath, ...]
+    writers: tuple[ToolInfo, ...] = field(repr=False)
+    readers: tuple[ToolInfo, ...] = field(repr=False)
+
+    @property
+    def key(self) -> str:
+        return f"{self.service}.{self.entity}"
+
+    @property
+    def noun(self) -> str:
+        return self.runtime.noun
+
+    @property
+    def label(self) -> str | None:
+        return self.runtime.definition.label
+
+    @property
+    def state_field(self) -> str | None:
+        state = self.runtime.definition.state
+        return state.field if state is not None else None
+
+    def fields(self) -> list[FieldDef]:
+        return list(self.runtime.definition.fields)
+
+    def mentions(self) -> dict[str, str]:
+        """Fields whose values people pass on in messages, with how they name them ("the refund id")."""
+        definition = self.runtime.definition
+        found = {"id": definition.key.mention} if definition.key.mention else {}
+        found.update({f.name: f.mention for f in definition.fields if f.mention})
+        return {name: str(noun) for name, noun in found.items()}
+
+    def links(self) -> dict[str, str]:
+        """Fields whose value equals a field of another service's record: field -> ``service.entity.field``."""
+        return {f.name: str(f.link) for f in self.runtime.definition.fields if f.link and f.link.count(".") == 2}
+
+    def person_paths(self, *, role: str | None = None, value: PersonValue | None = None) -> list[PersonPath]:
+        return [p for p in self.people if (role is None or p.role == role) and (value is None or p.value == value)]
+
+    @property
+    def is_person(self) -> bool:
+        """Whether a record of this kind *is* a person or company (a contact, a customer, a candidate)."""
+        return any(p.role == "self" for p in self.people)
+
+    def acting(self, intent: str | None = None) -> list[ToolInfo]:
+        """Write tools that act on one record of this kind (they take its id), optionally of one intent."""
+        return [t for t in self.writers if intent is None or t.intent == intent]
+
+
+def _person_paths(runtime: EntityRuntime, depth: int = 0) -> list[PersonPath]:
+    found: list[PersonPath] = []
+    for f in runtime.definition.fields:
+        if f.role is None:
+            continue
+        value = PERSON_TYPES.get(f.semantic or "")
+        if value is not None and f.type in ("string", "array"):
+            found.append(PersonPath(f.name, f.role, value))
+        elif f.ref is not None and depth == 0 and f.ref in runtime.siblings:
+            target = runtime.siblings[f.ref]
+            for inner in _person_paths(target, depth + 1):
+                if inner.role == "self":  # the record points at a person (its requester), whose own email names them
+                    found.append(PersonPath(f"{f.name}.{inner.path}", f.role, inner.value))
+    return found
+
+
+def _takes(tool: ToolInfo, service: str, entity: str) -> bool:
+    return record_params(tool, service, entity) is not None
+
+
+def record_params(tool: ToolInfo, service: str, entity: str) -> tuple[str, str | None] | None:
+    """How ``tool`` names one record of ``service.entity``: (the id parameter, the type parameter or None).
+
+    A typed id (``charge_id: id:payments.charge``), or a polymorphic pair (``entity_type`` whose enum holds
+    the entity's name, beside an untyped ``entity_id``: a CRM note on a contact, a company or a deal).
+    """
+    semtype = f"id:{service}.{entity}"
+    for p in tool.params:
+        if p.required and p.semtype == semtype and not p.is_list:
+            return p.name, None
+    if tool.service != service:
+        return None
+    for p in tool.params:
+        if p.required and not p.semtype and p.json_type == "string" and p.name.endswith("_id"):
+            partner = tool.param(p.name[: -len("_id")] + "_type")
+            if partner is not None and entity in partner.enum:
+                return p.name, partner.name
+    return None
+
+
+class Kinds:
+    """Every kind of record of a catalog, with its people paths, the tools that act on it and the reads that return it."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self._kinds: dict[str, Kind] = {}
+        for name, service in catalog.services.items():
+            tools = catalog.tools_of(name)
+            for entity, runtime in service.entities.items():
+                writers = tuple(t for t in tools if t.is_write and _takes(t, name, entity))
+                readers = tuple(t for t in tools if not t.is_write and t.entity == f"{name}.{entity}")
+                self._kinds[f"{name}.{entity}"] = Kind(name, entity, runtime, tuple(_person_paths(runtime)), writers, readers)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._kinds.values())
+
+    def get(self, service: str, entity: str) -> Kind | None:
+        return self._kinds.get(f"{service}.{entity}")
+
+    def of(self, service: str, entity: str) -> Kind:
+        kind = self.get(service, entity)
+        if kind is None:
+            raise KeyError(f"no kind {service}.{entity}")
+        return kind
+
+    def named(self, noun: str, services: Iterable[str] | None = None) -> list[Kind]:
+        """Kinds people call ``noun`` ("ticket", "contact") in any of ``services`` (default: every service)."""
+        wanted = set(services) if services is not None else None
+        return [k for k in self if (wanted is None or k.service in wanted) and noun in (k.noun, k.entity)]
+
+    def creators(self, service: str, entity: str) -> list[ToolInfo]:
+        """Write tools that make a new record of this kind (they return it and take no id of it)."""
+        return [
+            t for t in self.catalog.tools_of(service)
+            if t.is_write and t.entity == f"{service}.{entity}" and not _takes(t, service, entity)
+        ]
+
+    @cached_property
+    def by_tool(self) -> dict[str, Kind]:
+        """The kind each write tool acts on (its first required id of its own service)."""
+        out: dict[str, Kind] = {}
+        for kind in self:
+            for tool in kind.writers:
+                out.setdefault(tool.key, kind)
+        return out
+
+
+@lru_cache(maxsize=8)
+def kinds_of(catalog: Catalog) -> Kinds:
+    """The index of a catalog, built once per catalog object."""
+    return Kinds(catalog)
+
+
+__all__ = ["MESSAGE_INTENTS", "PERSON_TYPES", "Kind", "Kinds", "PersonPath", "kinds_of", "record_params"]

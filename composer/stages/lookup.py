@@ -1,0 +1,121 @@
+"""Identify: find a record the way an agent would, through whichever read of its kind can reach it.
+
+``lookup(s, rec, known)`` is given what the agent knows about the record: values of its fields (a
+sender's name, a requester's email, an id an earlier step found) as expressions. It tries the read
+tools that return records of the record's kind, in a seeded order, filling each tool's parameters
+from what is known: an id parameter from a known id, a filter named like a known field (or like
+the role and value of a person path: ``requester_email`` for ``requester_id.email``), a free-text
+search from a known name or subject. The first read whose result holds the record becomes a step
+of the plan, selecting that record. Nothing here names a tool.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from composer.catalog import Param, ToolInfo
+from composer.kinds import Kind
+from composer.plan import Expr, Lit, Ref, resolve
+from composer.runner import result_items
+from composer.scenario import Rec, Scenario, Skip, Stage, Step
+
+#: How many reads a lookup tries before it gives up (each try is one call on the world).
+_MAX_TRIES = 10
+#: Known-value keys that a free-text search parameter can take, best first.
+SEARCH_KEYS = ("query", "name", "subject", "title", "label")
+
+
+def _param_value(kind: Kind, param: Param, known: Mapping[str, Expr]) -> Expr | None:
+    if param.semtype == f"id:{kind.key}" and "id" in known:
+        return known["id"]
+    if param.name in known and param.name != "id":
+        return known[param.name]
+    for path in kind.people:
+        if path.path in known and param.name in (f"{path.role.replace(' ', '_')}_{path.value}", path.path.replace(".", "_")):
+            return known[path.path]
+    if param.is_search:
+        for key in SEARCH_KEYS:
+            if key in known:
+                return known[key]
+    return None
+
+
+def _arguments(kind: Kind, tool: ToolInfo, known: Mapping[str, Expr], rng: random.Random) -> list[dict[str, Expr]]:
+    """Argument sets for ``tool`` from what is known, fewest first (a person searches by one thing, then narrows):
+    the required parameters, then each optional one that can be filled beside them. Empty when a required
+    parameter cannot be filled."""
+    required: dict[str, Expr] = {}
+    optional: list[tuple[str, Expr]] = []
+    for param in tool.params:
+        value = _param_value(kind, param, known)
+        if value is None:
+            if param.required:
+                return []
+        elif param.required:
+            required[param.name] = value
+        else:
+            optional.append((param.name, value))
+    rng.shuffle(optional)
+    sets = [required] if required or not optional else []
+    sets += [{**required, name: value} for name, value in optional]
+    return sets
+
+
+def candidate_reads(s: Scenario, rec: Rec, known: Mapping[str, Expr]) -> list[tuple[ToolInfo, dict[str, Expr]]]:
+    """Reads of the record's kind that the known values can drive, each with its argument sets, in a seeded order."""
+    kind = s.kinds.get(rec.service, rec.entity)
+    if kind is None:
+        raise Skip(f"no kind {rec.service}.{rec.entity}")
+    tools = list(kind.readers)
+    s.rng.shuffle(tools)
+    return [(tool, args) for tool in tools for args in _arguments(kind, tool, known, s.rng)]
+
+
+def finds(s: Scenario, tool: ToolInfo, args: Mapping[str, Expr], rec: Rec) -> bool:
+    """Whether calling ``tool`` with ``args`` now returns ``rec`` among its items (a read changes nothing)."""
+    try:
+        arguments = {name: resolve(expr, s.items) for name, expr in args.items()}
+    except LookupError:
+        return False
+    result = s.runner.episode.call(tool.service, tool.name, arguments)
+    if not result.success:
+        return False
+    return any(str(item.get("id")) == rec.key for item in result_items(tool, result.data))
+
+
+def lookup(
+    s: Scenario,
+    rec: Rec,
+    known: Mapping[str, Expr | str],
+    *,
+    say: str,
+    stage: Stage = "identify",
+    guided: bool = False,
+    prefer: Sequence[str] = (),
+    name: str = "",
+) -> Step:
+    """A step that finds ``rec`` from ``known`` (field -> value the agent has), through any read that reaches it.
+
+    ``prefer``: tool names to try first, when the workflow knows how people usually look (no tool is required);
+    ``name``: how the request names the record ("the later of the two charges"), for steps that follow.
+    """
+    values: dict[str, Expr] = {k: (v if isinstance(v, (Lit, Ref)) else Lit(v)) for k, v in known.items()}
+    options = candidate_reads(s, rec, values)
+    options.sort(key=lambda option: option[0].name not in prefer)
+    for tool, args in options[:_MAX_TRIES]:
+        if finds(s, tool, args, rec):
+            step = s.call(tool.service, tool.name, dict(args), select=rec, say=say, stage=stage, guided=guided)
+            if name:
+                s.names[step.index] = name
+            return step
+    raise Skip(f"no read of {rec.service}.{rec.entity} finds {rec.key} from {', '.join(sorted(values))}")
+
+
+def known_of(step: Step, *fields: str) -> dict[str, Any]:
+    """What a found record tells the agent: ``{field: Ref}`` for each of ``fields`` the step's item has."""
+    return {name: step.ref(name) for name in fields if step.value(name) is not None}
+
+
+__all__ = ["candidate_reads", "finds", "known_of", "lookup"]

@@ -1,0 +1,156 @@
+"""How values read in what people write: whether a text states an amount, a date, a time, an id or a decision.
+
+A grade that checks a message's content must accept every usual way of writing a fact: 2,774.00,
+$2,774 and 2774 are one amount; 13 October, Oct 13 and 2025-10-13 are one date; 14:00, 2pm and
+2:00 PM are one time. A decision is read both ways: a denial must say so, and must not also say the
+request is approved ("not approved" is a denial, not an approval).
+
+``states(text, kind, value)`` is the one entry point; ``FACT_KINDS`` lists the kinds it reads.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime
+from typing import Any, Literal
+
+FactKind = Literal["text", "money", "number", "date", "datetime", "time", "decision"]
+FACT_KINDS: tuple[FactKind, ...] = ("text", "money", "number", "date", "datetime", "time", "decision")
+
+__all__ = ["FACT_KINDS", "FactKind", "numbers_in", "states"]
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+
+# A number as people write it: 2,774.00 / 2774 / $2,774 / 2 774,00 is not read (one convention, the world's).
+# Digits inside an id (INV-2774, #1027, re_0007) are not an amount.
+_NUMBER = re.compile(
+    r"(?<![\w.,#/-])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w-])|(?<![\w.,#/-])-?\d+(?:\.\d+)?(?![\w-])"
+)
+
+
+def numbers_in(text: str) -> list[float]:
+    """Every number the text states (thousands separators and currency signs allowed around it)."""
+    found: list[float] = []
+    for match in _NUMBER.finditer(text.replace("\u00a0", " ")):
+        raw = match.group(0).replace(",", "")
+        try:
+            found.append(float(raw))
+        except ValueError:  # pragma: no cover - the pattern only matches numbers
+            continue
+    return found
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _has_token(text: str, needle: str) -> bool:
+    """``needle`` stands in ``text`` on its own: not as part of a longer id or word (INV-1027 is not in INV-10270)."""
+    needle = _norm(needle)
+    if not needle:
+        return False
+    pattern = (r"(?<![a-z0-9])" if needle[0].isalnum() else "") + re.escape(needle) + (
+        r"(?![a-z0-9])" if needle[-1].isalnum() else ""
+    )
+    return re.search(pattern, _norm(text)) is not None
+
+
+def _date_of(value: Any) -> date | None:
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str) and re.match(r"^\d{4}-\d{2}-\d{2}", value):
+        return date.fromisoformat(value[:10])
+    return None
+
+
+def _states_date(text: str, day: date) -> bool:
+    norm = _norm(text)
+    if day.isoformat() in norm:
+        return True
+    month = _MONTHS[day.month - 1]
+    months = rf"(?:{month}|{month[:3]}\.?{'|sept' if day.month == 9 else ''})"
+    number = rf"0?{day.day}(?:st|nd|rd|th)?"
+    if re.search(rf"(?<![\d]){number}(?:\s+of)?\s+{months}(?![a-z])", norm):
+        return True
+    if re.search(rf"(?<![a-z]){months}\s+{number}(?![\d])", norm):
+        return True
+    # Numeric day/month, either order, with the year: 13/10/2025, 10/13/2025, 13.10.2025.
+    for first, second in ((day.day, day.month), (day.month, day.day)):
+        if re.search(rf"(?<!\d)0?{first}[/.]0?{second}[/.](?:{day.year}|{day.year % 100:02d})(?!\d)", norm):
+            return True
+    return False
+
+
+def _time_forms(hour: int, minute: int) -> list[str]:
+    """Patterns for one clock time: 14:00, 14.00, 14h00, 2pm, 2 p.m., 2:00 PM (minutes optional when on the hour)."""
+    twelve = hour % 12 or 12
+    suffix = r"\s*(?:pm|p\.m\.)" if hour >= 12 else r"\s*(?:am|a\.m\.)"
+    forms = [rf"(?<!\d)0?{hour}[:.h]{minute:02d}(?!\d)"]
+    if minute == 0:
+        forms.append(rf"(?<!\d){twelve}(?::00)?{suffix}")
+        if hour == 12:
+            forms.append(r"\bnoon\b")
+    else:
+        forms.append(rf"(?<!\d){twelve}:{minute:02d}{suffix}")
+    return forms
+
+
+def _states_time(text: str, hour: int, minute: int) -> bool:
+    norm = _norm(text)
+    return any(re.search(form, norm) for form in _time_forms(hour, minute))
+
+
+_APPROVE = re.compile(r"\b(?:approv(?:e|ed|al)|granted|accepted|confirmed|go ahead|signed off)\b")
+_DENY = re.compile(
+    r"\b(?:den(?:y|ied|ial)|declin(?:e|ed)|reject(?:ed)?|turn(?:ed)? down|refus(?:e|ed)|unable to approve|"
+    r"(?:can ?not|can't|cannot|won't|will not|couldn't|could not|not able to) (?:approve|grant|accept|agree)|"
+    r"(?:not|n't) (?:be |been )?(?:approved|granted|accepted))\b"
+)
+_NEGATION = re.compile(r"\b(?:not|n't|never|no|cannot|unable|can't|won't|isn't|wasn't)\b(?:\W+\w+){0,2}\W*$")
+
+
+def _claims(text: str, pattern: re.Pattern[str]) -> bool:
+    """Whether the text states ``pattern`` without a negation just before it ("not approved" claims no approval)."""
+    norm = _norm(text).replace("\u2019", "'")
+    for match in pattern.finditer(norm):
+        if not _NEGATION.search(norm[max(0, match.start() - 30) : match.start()]):
+            return True
+    return False
+
+
+def _states_decision(text: str, decision: str) -> bool:
+    """A decision stated one way and not the other: "approve" or "deny"."""
+    approves, denies = _claims(text, _APPROVE), _claims(text, _DENY)
+    if decision == "approve":
+        return approves and not denies
+    if decision == "deny":
+        return denies and not approves
+    raise ValueError(f"a decision is 'approve' or 'deny', not {decision!r}")
+
+
+def states(text: str | None, kind: FactKind, value: Any) -> bool:
+    """Whether ``text`` states ``value`` read as ``kind`` (see the module docstring)."""
+    if not isinstance(text, str) or not text.strip():
+        return False
+    if kind == "text":
+        return _has_token(text, str(value))
+    if kind in ("money", "number"):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return False
+        return any(abs(n - float(value)) <= 0.005 for n in numbers_in(text))
+    if kind == "date":
+        day = _date_of(value)
+        return day is not None and _states_date(text, day)
+    if kind in ("datetime", "time"):
+        if not isinstance(value, str) or not re.match(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}", value):
+            return False
+        hour, minute = int(value[11:13]), int(value[14:16])
+        day = _date_of(value)
+        on_day = kind == "time" or (day is not None and _states_date(text, day))
+        return on_day and _states_time(text, hour, minute)
+    if kind == "decision":
+        return _states_decision(text, str(value))
+    raise ValueError(f"unknown fact kind {kind!r}; known: {', '.join(FACT_KINDS)}")

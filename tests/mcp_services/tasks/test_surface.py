@@ -1,0 +1,105 @@
+"""Facts in what people write: one amount, date, time or decision in every usual surface form, and no other."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcp_services.kernel.diff import StateDiff, TableDiff
+from mcp_services.tasks.checks import AnswerCheck, CarriedValue, RowExists, value_matches
+from mcp_services.tasks.surface import states
+
+
+@pytest.mark.parametrize("text", ["We refunded 2,774.00 USD.", "That is $2,774", "2774 was refunded", "USD 2774.00 back"])
+def test_an_amount_reads_in_every_usual_form(text: str) -> None:
+    assert states(text, "money", 2774.0)
+
+
+@pytest.mark.parametrize("text", ["We refunded 2,775.00 USD.", "27,740", "INV-2774 is open", "Thanks, this is handled."])
+def test_another_amount_or_an_id_holding_the_digits_is_not_the_amount(text: str) -> None:
+    assert not states(text, "money", 2774.0)
+
+
+@pytest.mark.parametrize("text", ["on 13 October", "Oct 13", "2025-10-13", "the 13th of October", "October 13th", "13/10/2025"])
+def test_a_date_reads_in_every_usual_form(text: str) -> None:
+    assert states(text, "date", "2025-10-13")
+
+
+@pytest.mark.parametrize("text", ["on 14 October", "Oct 3", "October 2025", "2025-10-31"])
+def test_another_date_is_not_the_date(text: str) -> None:
+    assert not states(text, "date", "2025-10-13")
+
+
+@pytest.mark.parametrize("text", ["Monday 13 October at 14:00", "13 Oct, 2pm", "2025-10-13 2:00 PM", "October 13 at 2 p.m."])
+def test_a_time_on_its_day_reads_in_every_usual_form(text: str) -> None:
+    assert states(text, "datetime", "2025-10-13T14:00:00Z")
+
+
+def test_a_time_on_another_day_or_at_another_hour_is_not_the_time() -> None:
+    assert not states("14 October at 14:00", "datetime", "2025-10-13T14:00:00Z")
+    assert not states("13 October at 15:00", "datetime", "2025-10-13T14:00:00Z")
+    assert not states("13 October", "datetime", "2025-10-13T14:00:00Z")
+
+
+def test_an_id_must_stand_on_its_own() -> None:
+    assert states("Refund re_0007 is on its way", "text", "re_0007")
+    assert states("Ticket #1042.", "text", "1042")
+    assert not states("Refund re_00071 is on its way", "text", "re_0007")
+    assert not states("INV-10270", "text", "INV-1027")
+
+
+@pytest.mark.parametrize(
+    ("text", "decision"),
+    [
+        ("Your request is approved, enjoy!", "approve"),
+        ("I've approved it.", "approve"),
+        ("Sorry, I had to deny it: it goes beyond your balance.", "deny"),
+        ("I'm afraid it is not approved this time.", "deny"),
+        ("Unfortunately we can't approve the request.", "deny"),
+        ("Your request was declined.", "deny"),
+    ],
+)
+def test_a_decision_is_read_as_people_write_it(text: str, decision: str) -> None:
+    assert states(text, "decision", decision)
+    assert not states(text, "decision", "deny" if decision == "approve" else "approve")
+
+
+def test_a_reply_saying_both_or_neither_states_no_decision() -> None:
+    assert not states("Approved. Actually, denied.", "decision", "deny")
+    assert not states("Thanks, this is handled.", "decision", "approve")
+    assert not states("Thanks, this is handled.", "decision", "deny")
+
+
+def _diff(service: str, table: str, *rows: dict[str, object]) -> dict[str, StateDiff]:
+    return {service: StateDiff({table: TableDiff(added={str(r["id"]): dict(r) for r in rows})})}
+
+
+def test_a_row_check_can_demand_facts_in_a_message_body() -> None:
+    check = RowExists(id="reply", service="mailbox", table="messages",
+                      match={"thread_id": "th_1", "body": {"$states": [{"kind": "money", "value": 120.5}, {"kind": "decision", "value": "deny"}]}})
+    good = _diff("mailbox", "messages", {"id": "m1", "thread_id": "th_1", "body": "We can't approve a refund of $120.50, sorry."})
+    empty = _diff("mailbox", "messages", {"id": "m1", "thread_id": "th_1", "body": "Thanks, this is handled."})
+    wrong = _diff("mailbox", "messages", {"id": "m1", "thread_id": "th_1", "body": "Your refund of 120.50 is approved."})
+    assert check.holds(good, None)
+    assert not check.holds(empty, None)
+    assert not check.holds(wrong, None)
+    assert not value_matches({"$states": []}, "anything")
+
+
+def test_a_carried_value_follows_the_agents_own_record_not_the_references_literal() -> None:
+    check = CarriedValue(id="code-in-reply", source_service="commerce", source_table="discount_codes",
+                         source_match={"value": 20}, source_column="code", service="mailbox", table="messages",
+                         match={"thread_id": "th_1"}, column="body")
+    agent_code = {
+        "commerce": StateDiff({"discount_codes": TableDiff(added={"dc_9": {"id": "dc_9", "code": "ROLLINS-GOODWILL20", "value": 20}})}),
+        "mailbox": StateDiff({"messages": TableDiff(added={"m1": {"id": "m1", "thread_id": "th_1", "body": "Use ROLLINS-GOODWILL20 at checkout."}})}),
+    }
+    assert check.holds(agent_code, None)
+    other_code = {**agent_code, "mailbox": StateDiff({"messages": TableDiff(added={"m1": {"id": "m1", "thread_id": "th_1", "body": "Use SORRY1027."}})})}
+    assert not check.holds(other_code, None)
+    assert not check.holds({"mailbox": agent_code["mailbox"]}, None)  # no code was created at all
+
+
+def test_an_answer_reads_an_amount_or_a_date_in_any_usual_form() -> None:
+    assert AnswerCheck(id="a", expected=2774.0, match="money").holds({}, "They owe $2,774.")
+    assert AnswerCheck(id="a", expected="2025-10-13", match="date").holds({}, "It is due on Oct 13.")
+    assert not AnswerCheck(id="a", expected="2025-10-13", match="date").holds({}, "It is due on Oct 14.")
