@@ -128,13 +128,24 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    from composer.stats import format_stats, task_stats
+    from composer.stats import format_stats, named_shares, task_stats
     from mcp_services.tasks.spec import load_tasks
 
     tasks = load_tasks(args.tasks)
-    stats = task_stats(tasks)
+    stats = task_stats(tasks, _tools_by_service(tasks))
+    stats["most_named"] = named_shares(tasks)
     print(json.dumps(stats, indent=1, sort_keys=True) if args.json else format_stats(stats))
     return 0
+
+
+def _tools_by_service(tasks: Sequence[object]) -> dict[str, list[str]]:
+    """Every tool of the library and of any other service the tasks mount: what coverage is measured against."""
+    from composer.catalog import load_catalog
+    from mcp_services.registry import LIBRARY
+
+    names = sorted(set(LIBRARY) | {s for t in tasks for s in getattr(t, "services", [])})
+    catalog = load_catalog(names)
+    return {service: [t.name for t in catalog.tools_of(service)] for service in catalog.services}
 
 
 def cmd_verify(args: argparse.Namespace) -> int:

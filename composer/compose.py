@@ -114,7 +114,7 @@ def compose_task(
     except Unreachable as exc:
         raise Dropped("trap-unreachable", str(exc)) from None
 
-    checks, rubric = _derive(s, catalog, run, diff, runner.tables)
+    checks, rubric, checked_messages = _derive(s, catalog, run, diff, runner.tables)
     criteria = {item.id for item in rubric}
     counterfactuals = [
         Counterfactual(id=m.id, description=m.description, plan=m.run.calls, answer=m.answer,
@@ -172,6 +172,10 @@ def compose_task(
             "n_checks": len(checks),
             "n_criteria": len(rubric),
             "dependency_depth": dependency_depth(s.specs),
+            "message_steps": sum(1 for spec in s.specs if catalog.tool(spec.service, spec.tool).intent in MESSAGE_INTENTS
+                                 and catalog.tool(spec.service, spec.tool).is_write),
+            "message_steps_checked": checked_messages,
+            "difficulty": _difficulty(s, catalog),
             **({"paraphrased": paraphrased} if paraphrased is not None else {}),
         },
         counterfactuals=counterfactuals,
@@ -238,10 +242,26 @@ class _Checks:
         self.rubric.append(RubricItem(id=id, description=description, checks=list(checks)))
 
 
+def _difficulty(s: Scenario, catalog: Catalog) -> dict[str, int]:
+    """How hard the task is to get right: records whose values the plan combines, the longest chain of lookups, the
+    traps, the branches a rule decides, and the candidates an agent could confuse with the right one."""
+    fed = {r.step for spec in s.specs for r in step_refs(spec)}
+    reads = {j for j in fed if not catalog.tool(s.specs[j].service, s.specs[j].tool).is_write}
+    return {
+        "records_combined": len(reads),
+        "hops": dependency_depth(s.specs),
+        "traps": len(s.traps),
+        "rule_branches": 1 if s.policy is not None else 0,
+        "distractor_candidates": len(s.traps) + (len(s.answer.forbidden) if s.answer is not None else 0),
+    }
+
+
 def _derive(
     s: Scenario, catalog: Catalog, run: Run, diff: Mapping[str, StateDiff], tables: Mapping[str, Mapping[str, Table]]
-) -> tuple[list[Check], list[RubricItem]]:
+) -> tuple[list[Check], list[RubricItem], int]:
+    """The checks and rubric of a scenario's reference run, and how many of its message steps have content checks."""
     out = _Checks()
+    checked_messages = 0
     items = run.items
     created = {(table, key) for state in diff.values() for table, t in state.tables.items() for key in t.added}
     step_checks: dict[int, list[str]] = {}
@@ -271,6 +291,7 @@ def _derive(
                 raise Dropped("report-misses-fact", problems[0])
             if tool.intent in MESSAGE_INTENTS and not carried and not any(_says_something(c) for c in found):
                 raise Dropped("message-unchecked", f"step {j + 1} ({spec.service}.{spec.tool}) writes a message no check reads")
+            checked_messages += tool.intent in MESSAGE_INTENTS
         else:
             carried = []
         ids = [out.add(check) for check in found] + [out.add(check) for check in carried]
@@ -369,7 +390,7 @@ def _derive(
     cid = out.add(collateral)
     if anchor is not None:
         out.criterion("no-collateral", "Changes nothing the task does not ask for", [cid, anchor])
-    return out.checks, out.rubric
+    return out.checks, out.rubric, checked_messages
 
 
 def _says_something(check: RowExists) -> bool:

@@ -11,36 +11,17 @@ reference run's literal.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mcp_services.tasks.checks import CarriedValue, Check, RowExists
-from mcp_services.tasks.surface import FactKind, states
+from mcp_services.tasks.surface import kind_of, states
 
 from composer.plan import Composed, Lit, Ref, StepSpec, field_value, resolve
 from composer.scenario import TEXT_PARAMS, Said, StepNote
 
-_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-
 #: The text a lazy agent writes in every message: it names the right thread and none of the facts.
 EMPTY_TEXT = "Thanks, this is handled."
-
-
-def fact_kind(value: Any) -> FactKind:
-    """How a looked-up value is read in a text: an amount, a date, a time, or an id or name as written."""
-    if isinstance(value, bool):
-        return "text"
-    if isinstance(value, float):
-        return "money"
-    if isinstance(value, int):
-        return "number"
-    if isinstance(value, str) and _TIMESTAMP.match(value):
-        return "datetime"
-    if isinstance(value, str) and _DATE.match(value):
-        return "date"
-    return "text"
 
 
 def text_param(spec: StepSpec) -> str | None:
@@ -112,7 +93,7 @@ def content_checks(
         value = _value(fact, items)
         if value is None:
             continue
-        kind = fact.kind or fact_kind(value)
+        kind = fact.kind or kind_of(value)
         origin = created.get((fact.value.step, fact.value.field)) if isinstance(fact.value, Ref) else None
         if origin is not None and isinstance(fact.value, Ref):
             source, source_column = origin
@@ -150,4 +131,4 @@ def _value(fact: Said, items: Sequence[Mapping[str, Any] | None]) -> Any:
     return value if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
 
 
-__all__ = ["EMPTY_TEXT", "content_checks", "fact_kind", "facts_of", "text_param"]
+__all__ = ["EMPTY_TEXT", "content_checks", "facts_of", "text_param"]

@@ -17,9 +17,10 @@ from sqlalchemy import Table
 
 from mcp_services.kernel.diff import StateDiff
 from mcp_services.tasks.checks import ChangeKind, RowExists
+from mcp_services.tasks.surface import kind_of
 
 from composer.catalog import Catalog
-from composer.plan import Composed, Lit, Ref, StepSpec, resolve, text_of
+from composer.plan import Composed, Lit, Ref, StepSpec, resolve
 
 _STATE_NAMES = ("status", "state", "stage")
 
@@ -48,7 +49,10 @@ def _matcher(expr: Any, arg: Any, value: Any, items: Sequence[Any]) -> Any | Non
         refs = [p for p in expr.parts if isinstance(p, Ref)]
         if isinstance(value, str) and isinstance(arg, str) and value.strip() and arg.strip() in value:
             if refs:
-                return {"$icontains": text_of(resolve(refs[0], items))}
+                found = resolve(refs[0], items)
+                if isinstance(found, (str, int, float)) and not isinstance(found, bool):
+                    return {"$states": [{"kind": kind_of(found), "value": found}]}
+                return {"$icontains": str(found)}
             literal = max((p for p in expr.parts if isinstance(p, str)), key=len, default="")
             return {"$icontains": literal.strip()[:60]} if literal.strip() else None
         return None

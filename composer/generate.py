@@ -25,7 +25,7 @@ from composer.scenario import ARCHETYPES, FAMILIES, Archetype, Phrasing
 from mcp_services.tasks.spec import TaskSpec
 
 #: Share of candidates phrased ``guided`` (the rest are ``goal``).
-GUIDED_SHARE = 0.5
+GUIDED_SHARE = 0.35
 
 
 @dataclass(frozen=True, slots=True)

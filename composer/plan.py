@@ -102,10 +102,22 @@ def step_refs(spec: StepSpec) -> list[Ref]:
     return [ref for _, expr in spec.args for ref in refs_of(expr)]
 
 
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")
+
+
 def text_of(value: Any) -> str:
-    """How a looked-up value reads inside composed text."""
+    """How a looked-up value reads inside text a person writes: 2,774.00; 13 October 2025; 13 October 2025 at 14:00."""
     if isinstance(value, float):
-        return f"{value:.2f}"
+        return f"{value:,.2f}"
+    if isinstance(value, str) and len(value) >= 10 and value[4] == "-" and value[7] == "-" and value[:4].isdigit():
+        try:
+            day = f"{int(value[8:10])} {_MONTHS[int(value[5:7]) - 1]} {value[:4]}"
+        except (ValueError, IndexError):
+            return value
+        if len(value) >= 16 and value[10] in "T " and value[13] == ":":
+            return f"{day} at {value[11:16]}"
+        return day if len(value) == 10 else value
     return str(value)
 
 

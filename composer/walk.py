@@ -30,7 +30,7 @@ from datetime import timedelta
 from mcp_services.kernel.world import Person
 
 from composer.catalog import ToolInfo
-from composer.kinds import MESSAGE_INTENTS, Kind
+from composer.kinds import MESSAGE_INTENTS, Kind, record_params
 from composer.plan import Composed, Expr, ListOf, Lit, Ref
 from composer.scenario import Rec, Said, Scenario, Skip, Step
 from composer.stages.acts import tools_for
@@ -65,12 +65,15 @@ _ASSIGNEE = ("assignee_email", "owner_email", "assignee")
 
 @dataclass(frozen=True)
 class InPlay:
-    """A record the workflow found or wrote: the step whose item it is, its kind, how the request names it."""
+    """A record the workflow found or wrote: the latest step whose item it is, its kind, how the request names it,
+    whether the plan wrote or created it, and how it read when the plan first saw it (None: the plan made it)."""
 
     step: int
     kind: Kind
     name: str
     written: bool
+    created: bool
+    first: Mapping[str, object] | None
 
 
 @dataclass(frozen=True)
@@ -92,7 +95,7 @@ def phrase(tool: ToolInfo, fills: Mapping[str, str]) -> str | None:
         if all(n in fills for n in names):
             for name in names:
                 if _REFERRING.match(fills[name]):
-                    text = re.sub(rf"\bthe (?:[a-z]+ ){{1,2}}(?=\{{{name}\}})", "", text)
+                    text = re.sub(rf"\bthe (?:[A-Za-z]+ ){{1,2}}(?=\{{{name}\}})", "", text)
             return _PLACEHOLDER.sub(lambda m: fills[m.group(1)], text)
     return None
 
@@ -120,8 +123,12 @@ class Walk:
             if kind is None:
                 continue
             key = (kind.key, str(item["id"]))
-            name = s.names.get(j) or latest.get(key, InPlay(j, kind, f"the {kind.noun}", False)).name
-            latest[key] = InPlay(j, kind, name, tool.is_write or latest.get(key, InPlay(j, kind, "", False)).written)
+            before = latest.get(key)
+            if before is None:
+                created = tool.is_write and record_params(tool, service, entity) is None
+                latest[key] = InPlay(j, kind, s.names.get(j) or f"the {kind.noun}", tool.is_write, created, None if created else item)
+            else:
+                latest[key] = InPlay(j, kind, s.names.get(j) or before.name, before.written or tool.is_write, before.created, before.first)
         return list(latest.values())
 
     def passed(self) -> list[Passed]:
@@ -135,8 +142,11 @@ class Walk:
             item = s.items[record.step] or {}
             for field_name, noun in record.kind.mentions().items():
                 value = item.get(field_name)
-                if value not in (None, "", []) and value not in stated:  # a value the request gave is no news
-                    found.append(Passed(Ref(record.step, field_name), noun))
+                if not isinstance(value, (str, int, float)) or isinstance(value, bool) or value == "" or value in stated:
+                    continue  # only a plain value passes on in words; one the request gave is no news
+                if record.first is not None and record.first.get(field_name) == value:
+                    continue  # what the record already said before the work is no news either
+                found.append(Passed(Ref(record.step, field_name), noun))
         found.sort(key=lambda p: (not p.ref.field.endswith("id") and p.ref.field not in ("id", "key", "number"), p.ref.step))
         return found
 
@@ -172,8 +182,8 @@ class Walk:
             moves.append(("invite", lambda r=record: self.invite(r)))
         if self.s.arrival is not None:
             moves.append(("close", self.close_trigger))
-        if person is not None:
-            moves.append(("follow-up", self.follow_up))
+        if person is not None and person.organisation_id != self.s.world.home_organisation_id:
+            moves.append(("follow-up", self.follow_up))  # a check-in is owed to a customer, not to a colleague
         self.rng.shuffle(moves)
         kinds_done: set[str] = set()
         for kind, move in moves:
@@ -259,7 +269,8 @@ class Walk:
         colleague = self.colleague()
         recipient, found = directory(s, colleague)
         person = self.person
-        about = f" about {person.first_name}" if person is not None and person != colleague else ""
+        customer = person is not None and person.organisation_id != s.world.home_organisation_id
+        about = f" about {person.first_name}" if customer and person is not None else ""
         body = Composed((f"FYI{about}: {value.noun} is ", value.ref, "."))
         clause = f"let {colleague.name} know {value.noun}"
         facts = [Said(value.noun, value.ref)]
@@ -425,8 +436,8 @@ def directory(s: Scenario, colleague: Person) -> tuple[Expr, Step | None]:
             continue
         field_name = next(p.path for p in kind.person_paths(role="self", value="email") if "." not in p.path)
         try:
-            found = lookup(s, rec, {"query": colleague.name, "name": colleague.name, "real_name": colleague.name,
-                                    "email": colleague.email}, say=f"find {colleague.first_name}'s address", stage="follow-up")
+            found = lookup(s, rec, {"query": colleague.name, "name": colleague.name, "real_name": colleague.name},
+                           say=f"find {colleague.first_name}'s address", stage="follow-up")
         except Skip:
             continue
         return found.ref(field_name), found

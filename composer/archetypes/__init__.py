@@ -14,8 +14,9 @@ from composer.archetypes import (  # noqa: F401 - registration
     knowledge,
     operations,
     people,
+    requests,
     sales,
     support,
 )
 
-__all__ = ["commerce", "engagement", "finance", "generic", "knowledge", "operations", "people", "sales", "support"]
+__all__ = ["commerce", "engagement", "finance", "generic", "knowledge", "operations", "people", "requests", "sales", "support"]

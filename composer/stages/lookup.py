@@ -21,6 +21,8 @@ from composer.plan import Expr, Lit, Ref, resolve
 from composer.runner import result_items
 from composer.scenario import Rec, Scenario, Skip, Stage, Step
 
+#: How often a search is followed by opening the record it found (its read by id), as people often do.
+OPEN_SHARE = 0.35
 #: How many reads a lookup tries before it gives up (each try is one call on the world).
 _MAX_TRIES = 10
 #: Known-value keys that a free-text search parameter can take, best first.
@@ -107,10 +109,26 @@ def lookup(
     for tool, args in options[:_MAX_TRIES]:
         if finds(s, tool, args, rec):
             step = s.call(tool.service, tool.name, dict(args), select=rec, say=say, stage=stage, guided=guided)
+            if tool.intent != "get" and s.rng.random() < OPEN_SHARE:
+                step = _open(s, rec, step, stage) or step
             if name:
                 s.names[step.index] = name
             return step
     raise Skip(f"no read of {rec.service}.{rec.entity} finds {rec.key} from {', '.join(sorted(values))}")
+
+
+def _open(s: Scenario, rec: Rec, found: Step, stage: Stage) -> Step | None:
+    """After a search, open the record by its id (as people do to read all of it), when a read by id exists."""
+    kind = s.kinds.get(rec.service, rec.entity)
+    if kind is None:
+        return None
+    for tool in kind.readers:
+        ids = [p for p in tool.params if p.required and p.semtype == f"id:{kind.key}"]
+        if tool.intent == "get" and len(ids) == 1 and all(p is ids[0] for p in tool.params if p.required):
+            if finds(s, tool, {ids[0].name: found.ref("id")}, rec):
+                return s.call(tool.service, tool.name, {ids[0].name: found.ref("id")}, select=rec, say="", stage=stage,
+                              guided=False)
+    return None
 
 
 def known_of(step: Step, *fields: str) -> dict[str, Any]:

@@ -1,0 +1,544 @@
+"""Requests colleagues make of one another, over any record of any service: one workflow per intent.
+
+"Could you archive the Q3 launch page? It is out of date." "Please add Ben to the ENG-42 issue."
+"Can you move the Acme kickoff to Thursday at 10:00?" Each workflow here is an intent with the
+reasons people give for it; the record, the service and the tool are whatever the catalog holds
+that does that intent on a record of some kind (``composer.kinds``), hand-written or generated. A
+colleague asks on a channel (an email or a chat post), the agent finds the record through any read
+that reaches it, does what was asked and confirms on the channel; the walk adds the follow-ups.
+
+The record is named the way a colleague names it: its label in quotes with its kind and system
+("the wiki page "Q3 launch plan""), or the number people quote for it, and the name is proved to pick
+it out alone. The other values the tool needs are stated in the request (a new status, a time, a
+colleague by name) or looked up (a section, a folder, a parent page, by its name).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from mcp_services.kernel.world import Person
+
+from composer.catalog import Param, ToolInfo
+from composer.kinds import Kind, record_params
+from composer.plan import Expr, ListOf, Lit, Ref
+from composer.scenario import Family, Rec, Said, Scenario, Skip, archetype
+from composer.stages.channels import COLLEAGUE, Ask, arrive, reply, reply_clause
+from composer.stages.lookup import lookup
+from composer.walk import directory, phrase
+
+#: Why people ask for each intent, written as the asker would ("{it}" is how they name the record).
+REASONS: dict[str, tuple[str, ...]] = {
+    "delete": ("{It} is out of date now.", "Nobody uses {it} any more.", "{It} was a duplicate, it only confuses people."),
+    "restore": ("{It} was archived by mistake, I still need it.", "Looks like {it} got removed, but we are still working from it."),
+    "tag": ("We are pulling these together for the quarterly review.", "It helps the team find these later."),
+    "update": ("The details on {it} are out of date.", "We agreed on a change this morning."),
+    "transition": ("Things have moved on since it was last updated.", "We are further along than it says."),
+    "close": ("This is done now.", "We wrapped it up yesterday."),
+    "reopen": ("It needs another look, unfortunately.", "It came back: it is not finished after all."),
+    "assign": ("They have the context on this one.", "I am out for the rest of the week."),
+    "invite": ("They should be in the loop on this.", "They asked to follow along."),
+    "remove": ("They moved to another team.", "They asked to be taken off it."),
+    "share": ("They need it for the meeting tomorrow.", "They asked for a copy."),
+    "cancel": ("It is not going ahead any more.", "Plans changed, so it won't be needed."),
+    "reschedule": ("The original time no longer works for everyone.", "We need a little more time."),
+    "schedule": ("We need a slot for it this week.", "Can we get it in the diary?"),
+    "publish": ("It has been reviewed and is ready to go out.", "Everyone has signed it off."),
+    "send": ("It is ready to go out.", "Everything on it has been checked."),
+    "link": ("They are about the same thing.", "It is easier to follow them together."),
+    "note": ("So the next person has the context.", "Just so it is written down somewhere."),
+}
+#: How an asker opens a request to a colleague, per channel kind.
+_OPENERS = ("Could you {do}?", "Can you please {do}?", "Would you mind if you {do}?", "When you get a moment, please {do}.")
+#: The chat channel each family of work asks in.
+_CHANNEL_OF: dict[str, str] = {
+    "support": "support", "sales": "sales", "finance": "finance", "operations": "general", "hr": "hiring",
+    "marketing": "general",
+}
+#: Which family of work a library service's records belong to (generated services: operations).
+SERVICE_FAMILY: dict[str, Family] = {
+    "crm": "sales", "esign": "sales", "helpdesk": "support", "kb": "support", "voice": "support", "sms": "support",
+    "payments": "finance", "accounting": "finance", "expenses": "finance", "hr": "hr", "recruiting": "hr",
+    "marketing": "marketing", "meetings": "marketing", "forms": "marketing", "commerce": "operations",
+    "shipping": "operations", "files": "operations", "docs": "operations", "sheets": "operations", "tasks": "operations",
+    "projects": "support", "calendar": "operations", "chat": "operations", "mailbox": "operations",
+}
+_ASKERS: dict[str, tuple[str, ...]] = {
+    "support": ("support lead", "support agent"), "sales": ("account executive", "sales lead"),
+    "finance": ("finance lead", "accountant"), "operations": ("office manager", "product manager"),
+    "hr": ("office manager", "finance lead"), "marketing": ("product manager", "sales lead"),
+}
+#: Parameters an asker never mentions (paging, dry runs, the agent's own notes).
+_PLUMBING = frozenset({"limit", "cursor", "notify", "send_notification", "dry_run", "comment", "note", "reason", "notes"})
+_TEXTS = ("body", "text", "content", "message", "description")
+#: Address parameters a colleague's request fills with a colleague (never a customer's address).
+_STAFF_EMAILS = frozenset({"assignee_email", "owner_email", "host_email", "interviewer_emails", "attendee_emails", "submitter_email"})
+#: What a colleague asks to have written on a record: the text is theirs, stated in quotes.
+NOTES = (
+    "Customer asked for a call back next week.", "Waiting on legal before we go further.", "Budget approved for next quarter.",
+    "Moved to the new account manager.", "Agreed on the phone to revisit this in April.", "Needs a second pair of eyes.",
+)
+#: Names of new things colleagues ask to have set up.
+NEW_NAMES = (
+    "Q3 board pack", "Partner onboarding checklist", "Pricing update 2025", "Customer advisory board", "Security review",
+    "Office move", "Renewals pipeline", "Support playbook", "Quarterly business reviews", "Holiday cover plan",
+)
+#: Records tried per tool: most records take most actions; few are in the state a restore or reopen needs.
+_TRIES = {"restore": 14, "reopen": 14, "publish": 12, "send": 10, "transition": 10}
+#: Ids a system makes for itself (tor_0100, cmp_0011): nobody quotes them in a request.
+_INTERNAL_ID = re.compile(r"^[a-z]+_[0-9a-z]+$")
+#: Verbs of the tools' phrases, as a confirmation says them ("Done: I archived ...").
+_PAST = {"send": "sent", "make": "made", "take": "took", "give": "gave", "set": "set", "put": "put", "bring": "brought",
+         "label": "labelled", "cancel": "cancelled", "tag": "tagged", "have": "had", "let": "let", "get": "got"}
+
+
+@dataclass(frozen=True)
+class Choice:
+    tool: ToolInfo
+    kind: Kind
+    named: dict[str, Expr]
+
+
+def _choices(s: Scenario, intent: str) -> list[Choice]:
+    """Every (tool, kind) where a tool of this intent acts on one record of that kind, in a seeded order."""
+    found = []
+    for kind in s.kinds:
+        for tool in kind.acting(intent):
+            params = record_params(tool, kind.service, kind.entity)
+            if params is None:
+                continue
+            named: dict[str, Expr] = {}
+            if params[1] is not None:
+                named[params[1]] = Lit(kind.entity)
+            found.append(Choice(tool, kind, named | {params[0]: Lit("")}))
+    s.rng.shuffle(found)
+    return found
+
+
+def _label(kind: Kind, rec: Rec) -> tuple[str, str] | None:
+    """(the field, the value) a colleague names a record by: its label, or an id people quote."""
+    if kind.label and isinstance(rec.get(kind.label), str) and 3 <= len(rec[kind.label]) <= 80:
+        return kind.label, rec[kind.label]
+    if kind.mentions().get("id") and not _INTERNAL_ID.match(rec.key):  # INV-1027, ENG-12: ids people quote
+        return "id", rec.key
+    return None
+
+
+def _named(kind: Kind, field: str, value: str) -> str:
+    """How a colleague names the record: its label in quotes, or the number people quote for it."""
+    if field == "id":
+        return f"{kind.noun} {value}"
+    return f'the {kind.noun} "{value}"'
+
+
+def _future(s: Scenario, days: int, hour: int) -> str:
+    moment = (s.world.now_dt + timedelta(days=days)).replace(hour=hour, minute=0, second=0)
+    while moment.weekday() >= 5:
+        moment += timedelta(days=1)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _spoken_time(iso: str) -> str:
+    from composer.phrasing import long_date
+
+    return f"{long_date(iso)} at {iso[11:16]}"
+
+
+@dataclass
+class _Planned:
+    """What a request asks to set one parameter to: a stated value, another record (by its name), or a colleague."""
+
+    value: Any = None  # the concrete value (for records and people: the id or the address)
+    record: Rec | None = None
+    kind: Kind | None = None
+    person: Person | None = None
+    is_list: bool = False
+
+
+class _Plan:
+    """The values a request asks for, chosen before anything is planted; then turned into steps."""
+
+    def __init__(self, s: Scenario, choice: Choice, rec: Rec | None, colleague: Person, *, new_name: str = "") -> None:
+        self.s, self.choice, self.colleague = s, choice, colleague
+        self.rec: Rec = rec if rec is not None else Rec(choice.kind.service, choice.kind.entity, "", "", {})
+        self.new_name = new_name
+        self.params: dict[str, _Planned] = {}
+        self.words: dict[str, str] = {}  # how the request states each value
+        self.facts: list[Said] = []
+
+    def choose(self) -> None:
+        tool = self.choice.tool
+        for param in tool.params:
+            if param.name in self.choice.named or param.name in _PLUMBING:
+                continue
+            if not param.required and not self._worth_setting(param):
+                continue
+            planned = self._choose(param)
+            if planned is None:
+                if param.required:
+                    raise Skip(f"{tool.key}: cannot state a value for {param.name}")
+                continue
+            self.params[param.name] = planned
+        if not self.params and tool.intent == "update":
+            raise Skip(f"{tool.key}: nothing to change")
+
+    def keep_facts_in(self, words: str) -> None:
+        """Keep only the facts the request states (a value the phrase leaves out is the agent's, not a fact)."""
+        from composer.plan import text_of
+
+        self.facts = [f for f in self.facts if not isinstance(f.value, Lit) or text_of(f.value.value).lower() in words.lower()
+                      or str(f.value.value).lower() in words.lower()]
+
+    def concrete(self) -> dict[str, Any]:
+        """The arguments as values, to try the call before anything is planted."""
+        out: dict[str, Any] = {}
+        for name, planned in self.params.items():
+            out[name] = [planned.value] if planned.is_list else planned.value
+        return out
+
+    def steps(self) -> dict[str, Expr]:
+        """The arguments as expressions; records and colleagues are looked up as the agent would."""
+        s = self.s
+        out: dict[str, Expr] = {}
+        for name, planned in self.params.items():
+            expr: Expr
+            if planned.person is not None:
+                expr, _ = directory(s, planned.person)
+            elif planned.record is not None and planned.kind is not None:
+                label = planned.record[planned.kind.label or "id"]
+                found = lookup(s, planned.record, {planned.kind.label or "id": label, "query": label, "name": label, "title": label},
+                               say=f"find the {planned.kind.noun} {label}")
+                expr = found.ref("id")
+            else:
+                expr = Lit(planned.value)
+            out[name] = ListOf((expr,)) if planned.is_list else expr
+        return out
+
+    def _worth_setting(self, param: Param) -> bool:
+        # An update names the one field it changes: the first optional field the record has, of a kind a person states.
+        if self.choice.tool.intent not in ("update", "reschedule", "transition") or self.params:
+            return False
+        return (param.name in self.rec.row and (bool(param.enum) or param.semtype in ("subject", "datetime", "date"))) or (
+            self.choice.tool.intent == "reschedule" and param.semtype in ("datetime", "date")
+        )
+
+    def _choose(self, param: Param) -> _Planned | None:
+        s, rec = self.s, self.rec
+        current = rec.get(param.name)
+        said = param.name.replace("_", " ")
+        if param.enum:
+            options = [v for v in param.enum if v != current and isinstance(v, str)]
+            if not options:
+                return None
+            value = s.rng.choice(options)
+            self.words[param.name] = str(value).replace("_", " ")
+            self.facts.append(Said(f"the new {said}", Lit(str(value).replace("_", " ")), "text"))
+            return _Planned(value=value, is_list=param.is_list)
+        if param.semtype == "email_address":
+            self.words[param.name] = self.colleague.name
+            self.facts.append(Said("who", Lit(self.colleague.first_name), "text"))
+            return _Planned(value=self.colleague.email, person=self.colleague, is_list=param.is_list)
+        if param.semtype in ("datetime", "date"):
+            iso = _future(s, s.rng.randint(2, 8), s.rng.choice((9, 10, 14, 15)))
+            value = iso if param.semtype == "datetime" else iso[:10]
+            self.words[param.name] = _spoken_time(iso) if param.semtype == "datetime" else _spoken_time(iso)[:-9]
+            self.facts.append(Said(f"the new {said}", Lit(value), param.semtype))
+            return _Planned(value=value)
+        if self.new_name and param.required and (param.semtype in ("subject", "channel_name", "file_name", "tag")
+                                                 or param.name in ("name", "title", "summary", "topic")):
+            value = _as_name(self.new_name, param.semtype)
+            self.words[param.name] = f'"{value}"'
+            self.facts.append(Said(f"the {said}", Lit(value), "text"))
+            return _Planned(value=value)
+        if param.semtype == "subject" or param.name in ("name", "title", "summary", "topic"):
+            base = str(current or rec.get(self.choice.kind.label or "") or "").strip()
+            if not base or param.semtype in ("person_name", "company_name"):
+                return None
+            value = base.rsplit(" (", 1)[0] if base.endswith(")") else f"{base} ({s.world.now[:4]})"
+            self.words[param.name] = f'"{value}"'
+            self.facts.append(Said(f"the new {said}", Lit(value), "text"))
+            return _Planned(value=value)
+        if param.semtype and param.semtype.startswith("id:"):
+            return self._other_record(param)
+        if param.required and (param.semtype == "text" or param.name in _TEXTS + ("note",)):
+            text = s.rng.choice(NOTES)
+            self.words[param.name] = f'"{text}"'
+            return _Planned(value=text)
+        if param.semtype == "money" and param.required:
+            amount = float(s.rng.choice((1200, 2500, 4800, 9900, 15000)))
+            self.words[param.name] = f"{amount:,.2f} {s.world.currency}"
+            self.facts.append(Said(f"the {said}", Lit(amount), "money"))
+            return _Planned(value=amount)
+        if param.semtype == "tag" or param.name in ("tags", "labels", "tag", "label", "add", "add_labels"):
+            label = s.rng.choice(("q3-review", "needs-follow-up", "customer-facing", "archive-candidate"))
+            self.words[param.name] = f'"{label}"'
+            self.facts.append(Said("the label", Lit(label), "text"))
+            return _Planned(value=label, is_list=param.is_list)
+        return None
+
+    def _other_record(self, param: Param) -> _Planned | None:
+        """Another record the tool needs (a section, a folder, a parent page), named by its label."""
+        s = self.s
+        service, entity = str(param.semtype)[3:].split(".", 1)
+        kind = s.kinds.get(service, entity)
+        if kind is None or not kind.label or (service, entity) == (self.choice.kind.service, self.choice.kind.entity):
+            return None
+        current = self.rec.get(param.name)
+        options = [r for r in s.records(service, entity) if r.key != current and isinstance(r.get(kind.label), str)]
+        s.rng.shuffle(options)
+        for other in options[:4]:
+            label = other[kind.label]
+            if _count(s, kind, kind.label, label) == 1:
+                self.words[param.name] = f'the {kind.noun} "{label}"'
+                self.facts.append(Said(f"the {kind.noun}", Lit(label), "text"))
+                return _Planned(value=other.key, record=other, kind=kind)
+        return None
+
+
+def _count(s: Scenario, kind: Kind, field: str, value: Any) -> int:
+    """How many records of ``kind`` have ``value`` in ``field`` (a stored column, or a value derived for results)."""
+    if field in kind.runtime.column_set:
+        return len(s.records(kind.service, kind.entity, where={field: value}))
+    return sum(1 for r in s.records(kind.service, kind.entity) if r.get(field) == value)
+
+
+def _as_name(name: str, semtype: str | None) -> str:
+    """A new thing's name as its system writes it: a chat channel in lowercase with hyphens, a document as a file."""
+    if semtype == "channel_name":
+        return "-".join(name.lower().replace(",", "").split())
+    if semtype == "tag":
+        return name.lower()
+    return name
+
+
+def _asker(s: Scenario, family: str) -> Person:
+    for role in s.rng.sample(_ASKERS[family], len(_ASKERS[family])):
+        try:
+            person = s.world.team_member(role)
+        except KeyError:
+            continue
+        if person.email != s.world.user.email:
+            return person
+    raise Skip(f"no colleague asks for {family} work")
+
+
+def _someone_else(s: Scenario, asker: Person) -> Person:
+    others = [p for p in s.world.team if p.email not in (asker.email, s.world.user.email)]
+    if not others:
+        raise Skip("the team is too small")
+    return s.rng.choice(others)
+
+
+@dataclass
+class Request:
+    """One thing a colleague asks for: the tool, the record (or, for a new record, its container), the values."""
+
+    choice: Choice
+    rec: Rec | None  # None: the request makes a new record
+    field: str
+    value: str
+    plan: _Plan
+    words: str  # what is asked, in the tool's phrase with the record's name inside
+
+    @property
+    def name(self) -> str:
+        return _named(self.choice.kind, self.field, self.value) if self.rec is not None else self.value
+
+    @property
+    def service_title(self) -> str:
+        return self.choice.tool.service
+
+
+def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = frozenset()) -> Request:  # type: ignore[assignment]
+    """A request for ``intent`` that some record of some mounted service can take, tried on the world as it is."""
+    colleague = _someone_else(s, asker)
+    for choice in _choices(s, intent)[:8]:
+        if choice.tool.key in avoid:
+            continue
+        kind = choice.kind
+        records = s.records(kind.service, kind.entity)
+        s.rng.shuffle(records)
+        for rec in records[: _TRIES.get(intent, 5)]:
+            label = _label(kind, rec)
+            if label is None:
+                continue
+            field, value = label
+            if field != "id" and _count(s, kind, field, value) != 1:
+                continue
+            plan = _Plan(s, choice, rec, colleague)
+            try:
+                plan.choose()
+            except Skip:
+                continue
+            named = {k: (rec.key if isinstance(v, Lit) and v.value == "" else _plain(v)) for k, v in choice.named.items()}
+            if not s.would_succeed(choice.tool.service, choice.tool.name, {**named, **plan.concrete()}):
+                continue
+            words = phrase(choice.tool, {**{k: _named(kind, field, value) for k in choice.named}, **plan.words})
+            if words is None:
+                continue
+            plan.keep_facts_in(words)
+            return Request(choice, rec, field, value, plan, words)
+    raise Skip(f"no record any tool can do {intent!r} on")
+
+
+def find_creation(s: Scenario, asker: Person, *, avoid: set[str] = frozenset()) -> Request:  # type: ignore[assignment]
+    """A request to set up something new (a folder, a channel, a task in a project, a draft), named by the asker."""
+    colleague = _someone_else(s, asker)
+    options = [(kind, tool) for kind in s.kinds for tool in s.kinds.creators(kind.service, kind.entity)
+               if tool.intent in ("create", "schedule", "draft") and tool.key not in avoid and not _needs_lists(tool)]
+    s.rng.shuffle(options)
+    for kind, tool in options[:8]:
+        name = s.rng.choice(NEW_NAMES)
+        choice = Choice(tool, kind, {})
+        plan = _Plan(s, choice, None, colleague, new_name=name)
+        try:
+            plan.choose()
+        except Skip:
+            continue
+        if not s.would_succeed(tool.service, tool.name, plan.concrete()):
+            continue
+        shown = plan.words.get(next(iter(plan.words), ""), f'"{name}"')
+        words = phrase(tool, plan.words)
+        if words is None:
+            continue
+        plan.keep_facts_in(words)
+        return Request(choice, None, "name", shown.strip('"'), plan, words)
+    raise Skip("nothing to set up that the mounted services can make")
+
+
+def _needs_lists(tool: ToolInfo) -> bool:
+    """Whether the tool needs what a colleague's quick ask does not give: a list of structured things (line items,
+    columns, signers), or a customer's address (a ticket is opened for a customer, not a colleague)."""
+    return any(
+        p.required and ((p.is_list and p.semtype != "email_address") or p.json_type == "object"
+                        or (p.semtype == "email_address" and p.name not in _STAFF_EMAILS))
+        for p in tool.params
+    )
+
+
+def ask_text(s: Scenario, request: Request) -> str:
+    reason = s.rng.choice(REASONS.get(request.choice.tool.intent or "", ("",))).format(it="it", It="It")
+    ask = s.rng.choice(_OPENERS).format(do=request.words)
+    return f"{ask[0].upper()}{ask[1:]} {reason}".strip()
+
+
+def do_request(s: Scenario, request: Request) -> list[Said]:
+    """The steps that do the request (find the record, act), after the trigger; returns what the reply must state."""
+    choice, rec = request.choice, request.rec
+    if rec is None:  # something new: made in its container, and the reply says its number where it has one
+        made = s.call(choice.tool.service, choice.tool.name, request.plan.steps(), say=request.words, require_change=True)
+        mention = choice.kind.mentions().get("id")
+        facts = request.plan.facts or [Said(f"the new {choice.kind.noun}", Lit(request.value), "text")]
+        return facts + ([Said(mention, made.ref("id"))] if mention else [])
+    s.refer(rec, request.name, relation=request.field, where={request.field: request.value})
+    value = request.value
+    found = lookup(s, rec, {request.field: value, "query": value, "name": value, "title": value, "subject": value},
+                   say=f"find {request.name}", name=request.name)
+    named = {k: (found.ref("id") if isinstance(v, Lit) and v.value == "" else v) for k, v in choice.named.items()}
+    s.call(choice.tool.service, choice.tool.name, {**named, **request.plan.steps()}, say=request.words, require_change=True)
+    return request.plan.facts or [Said(f"the {choice.kind.noun}", Lit(value), "text")]
+
+
+def colleague_request(s: Scenario, intent: str, *, then: str | None = None) -> None:
+    """A colleague asks for ``intent`` on a record (and, with ``then``, for a second thing in the same message);
+    the agent finds each record, does what is asked and confirms on the channel (see the module)."""
+    asker = _asker(s, s.rng.choice(("operations", "support", "sales", "finance", "marketing")))
+    first = _find(s, intent, asker, set())
+    requests = [first]
+    if then is not None:
+        requests.append(_find(s, then, asker, {first.choice.tool.key}))
+        if requests[1].rec is not None and first.rec is not None and requests[1].rec.key == first.rec.key:
+            raise Skip("both requests are about one record")
+    family = SERVICE_FAMILY.get(first.choice.kind.service, "operations")
+    kind = first.choice.kind
+    subject = f"{kind.noun.capitalize()}: {first.value}" if first.field != "id" else f"{kind.noun.capitalize()} {first.value}"
+    text = ask_text(s, first)
+    if len(requests) == 2:
+        text += " " + s.rng.choice(("Also, while you're in there: ", "And one more thing: ", "Separately, ")) + ask_text(s, requests[1])
+    trigger = arrive(s, asker, Ask(subject=subject, text=text, team=_channel(s, family)), channels=COLLEAGUE)
+    facts: list[Said] = []
+    for request in requests:
+        facts += do_request(s, request)
+    done = " and ".join(_past(r.words) for r in requests)
+    parts: list[Any] = [f"Done: I {done}."]
+    for fact in facts:
+        if isinstance(fact.value, Ref):  # what the plan made: its number goes in the reply
+            parts += [f" {fact.noun[:1].upper()}{fact.noun[1:]}: ", fact.value, "."]
+    reply(s, trigger, parts, say=reply_clause(trigger, "a word that it is done"), facts=facts, subject=f"Re: {subject}")
+    systems = sorted({s.catalog.services[r.choice.kind.service].title or r.choice.kind.service for r in requests})
+    s.brief.intro = f"{trigger.intro} for {'a change' if len(requests) == 1 else 'two changes'} in {' and '.join(systems)}"
+    things = "both things" if len(requests) == 2 else "what"
+    s.brief.goal = (f"Do {things} {asker.first_name} asks" if len(requests) == 2 else f"Do what {asker.first_name} asks") + (
+        f" and {reply_clause(trigger, 'a word once it is done')}")
+    s.brief.anchors += [asker.name]
+
+
+def _find(s: Scenario, intent: str, asker: Person, avoid: set[str]) -> Request:
+    return find_creation(s, asker, avoid=avoid) if intent == "create" else find_request(s, intent, asker, avoid=avoid)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Lit):
+        return value.value
+    if isinstance(value, ListOf):
+        return [_plain(i) for i in value.items]
+    return value
+
+
+def _past(words: str) -> str:
+    """The request's own words as something done: "archive the page" -> "archived the page"."""
+    verb, _, rest = words.partition(" ")
+    past = _PAST.get(verb) or (verb + "d" if verb.endswith("e") else verb[:-1] + "ied" if verb.endswith("y") else verb + "ed")
+    return f"{past} {rest}".strip()
+
+
+def _channel(s: Scenario, family: str) -> str:
+    name = _CHANNEL_OF.get(family, "general")
+    if s.has("chat") and s.records("chat", "channel", where={"name": name}):
+        return name
+    return "general"
+
+
+def _register(intent: str, title: str) -> None:
+    def build(s: Scenario) -> None:
+        colleague_request(s, intent)
+
+    build.__name__ = f"request_{intent}"
+    archetype(f"request-{intent}", family="operations", title=title, services=(),
+              fits=lambda catalog, i=intent: any(t.intent == i for t in catalog.tools.values()))(build)
+
+
+@archetype("request-pair", family="operations", title="A colleague asks for two things in one message", services=(), weight=3.0)
+def request_pair(s: Scenario) -> None:
+    """Two things in one message: two intents drawn from those the catalog serves, each on its own record."""
+    intents = [i for i in REQUESTED if any(t.intent == i for t in s.catalog.tools.values())]
+    first, then = s.rng.sample(intents, 2)
+    colleague_request(s, first, then=then)
+
+
+REQUESTED = ("create", "note", "delete", "restore", "tag", "update", "transition", "close", "reopen", "assign", "invite", "remove",
+             "share", "cancel", "reschedule", "publish", "send")
+
+for _intent, _title in (
+    ("create", "A colleague asks to set up something new: a folder, a channel, a task, a draft"),
+    ("note", "A colleague asks to put a note on a record"),
+    ("delete", "A colleague asks to archive or remove a record that is out of date"),
+    ("restore", "A colleague asks to bring back a record removed by mistake"),
+    ("tag", "A colleague asks to label a record"),
+    ("update", "A colleague asks to change a detail of a record"),
+    ("transition", "A colleague asks to move a record on in its workflow"),
+    ("close", "A colleague asks to close a record that is done"),
+    ("reopen", "A colleague asks to reopen a record"),
+    ("assign", "A colleague asks to hand a record to someone"),
+    ("invite", "A colleague asks to add someone to a record"),
+    ("remove", "A colleague asks to take someone off a record"),
+    ("share", "A colleague asks to share a record with someone"),
+    ("cancel", "A colleague asks to cancel something that is not going ahead"),
+    ("reschedule", "A colleague asks to move something to another time"),
+    ("publish", "A colleague asks to publish a reviewed draft"),
+    ("send", "A colleague asks to send something that is ready"),
+):
+    _register(_intent, _title)
