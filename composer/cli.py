@@ -62,7 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--archetypes", help="comma-separated archetype ids to use (default: all; see `composer archetypes`)")
     gen.add_argument("--families", help="comma-separated families: support, sales, finance, operations, hr, marketing")
     gen.add_argument("--distractor-services", type=int, default=5, help="extra services mounted per task (default 5)")
-    gen.add_argument("--worlds", type=int, default=1, help="world seeds to spread tasks over (default 1)")
+    gen.add_argument("--worlds", type=int, default=None,
+                     help="worlds to spread tasks over (default: 1 below 500 candidates, else one per 20)")
     gen.add_argument("--paraphrase-model", help="litellm model that rewrites instructions (optional, needs the llm extra)")
     gen.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
@@ -223,7 +224,7 @@ def cmd_archetypes(args: argparse.Namespace) -> int:
 
 def cmd_graph(args: argparse.Namespace) -> int:
     from composer.catalog import load_catalog
-    from composer.graph import build_graph, graph_summary, write_graph
+    from composer.graph import build_graph, graph_summary, stage_graph, write_graph
 
     catalog = load_catalog(_services(args.services))
     started = time.perf_counter()
@@ -231,7 +232,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - started
     if args.out.exists() and not args.out.is_dir():
         raise ComposerError(f"--out {args.out} is a file; name a directory")
-    written = write_graph(graph, args.out, picture=not args.no_picture)
+    written = write_graph(graph, args.out, picture=not args.no_picture, stages=stage_graph(catalog))
     summary = graph_summary(graph)
     print(
         f"{summary['tools']} tools, {summary['edges']} edges ({summary['cross_service_edges']} across services), "

@@ -242,6 +242,16 @@ class _Checks:
         self.rubric.append(RubricItem(id=id, description=description, checks=list(checks)))
 
 
+def incidental_columns(s: Scenario) -> dict[str, dict[str, list[str]]]:
+    """Per service and table, the columns working with a record changes (read flags, labels): never collateral."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for kind in s.kinds:
+        columns = sorted(f.name for f in kind.runtime.definition.fields if f.incidental and f.stored)
+        if columns:
+            out.setdefault(kind.service, {})[kind.runtime.table.name] = columns
+    return out
+
+
 def _difficulty(s: Scenario, catalog: Catalog) -> dict[str, int]:
     """How hard the task is to get right: records whose values the plan combines, the longest chain of lookups, the
     traps, the branches a rule decides, and the candidates an agent could confuse with the right one."""
@@ -262,6 +272,7 @@ def _derive(
     """The checks and rubric of a scenario's reference run, and how many of its message steps have content checks."""
     out = _Checks()
     checked_messages = 0
+    incidental = incidental_columns(s)
     items = run.items
     created = {(table, key) for state in diff.values() for table, t in state.tables.items() for key in t.added}
     step_checks: dict[int, list[str]] = {}
@@ -349,7 +360,8 @@ def _derive(
 
     for n, trap in enumerate(s.traps, 1):
         tid = out.add(
-            RowUnchanged(id=f"trap-{n}-untouched", description=f"{trap.description} stays as it was", service=trap.rec.service, table=trap.rec.table, key=trap.rec.key)
+            RowUnchanged(id=f"trap-{n}-untouched", description=f"{trap.description} stays as it was", service=trap.rec.service,
+                         table=trap.rec.table, key=trap.rec.key, incidental=incidental.get(trap.rec.service, {}).get(trap.rec.table, []))
         )
         positive = _positive_after(s, trap.step, step_checks) or anchor
         if positive is not None:
@@ -376,6 +388,7 @@ def _derive(
     collateral = NoCollateral(
         id="no-collateral",
         description="Nothing changed beyond what the task needs",
+        incidental={service: tables for service, tables in incidental.items() if service in diff},
         changed_keys={
             service: {table: sorted(set(t.changed) | set(t.deleted)) for table, t in state.tables.items() if t.changed or t.deleted}
             for service, state in diff.items()

@@ -24,6 +24,9 @@ from composer.runner import Runner
 from composer.scenario import ARCHETYPES, FAMILIES, Archetype, Phrasing
 from mcp_services.tasks.spec import TaskSpec
 
+#: Sets of this many candidates or more are spread over many worlds by default, this many candidates each.
+MANY_WORLDS_FROM = 500
+TASKS_PER_WORLD = 20
 #: Share of candidates phrased ``guided`` (the rest are ``goal``).
 GUIDED_SHARE = 0.35
 
@@ -33,7 +36,10 @@ class GenerateConfig:
     """What ``composer generate`` makes.
 
     ``n`` candidates are generated; those that fail verification are dropped and counted.
-    ``worlds`` world seeds are used in turn (``seed * 1000 + k``); each costs one seeding of the library.
+    ``worlds`` world seeds (``seed * 1000 + k``) each take a block of consecutive candidates; each costs one seeding
+    of the library. None (the default): one world below ``MANY_WORLDS_FROM`` candidates, else one world per
+    ``TASKS_PER_WORLD`` candidates, so that no person or company of a large set is named in more than a few of its
+    requests.
     ``archetypes`` / ``families`` narrow the archetype library (default: every archetype the services serve).
     """
 
@@ -43,14 +49,14 @@ class GenerateConfig:
     archetypes: tuple[str, ...] | None = None
     families: tuple[str, ...] | None = None
     distractor_services: int = 5
-    worlds: int = 1
+    worlds: int | None = None
     paraphrase_model: str | None = None
 
     def validate(self) -> None:
         if self.n < 1:
             raise ComposerError(f"--n must be at least 1 (got {self.n})")
-        if self.worlds < 1:
-            raise ComposerError(f"--worlds must be at least 1 (got {self.worlds})")
+        if self.worlds is not None and not 1 <= self.worlds <= self.n:
+            raise ComposerError(f"--worlds must be from 1 to --n ({self.n}), not {self.worlds}")
         if self.distractor_services < 0:
             raise ComposerError(f"--distractor-services must not be negative (got {self.distractor_services})")
         unknown = [a for a in self.archetypes or () if a not in ARCHETYPES]
@@ -61,8 +67,18 @@ class GenerateConfig:
             raise ComposerError(f"unknown family {bad[0]!r}; families: {', '.join(FAMILIES)}")
 
     @property
+    def world_count(self) -> int:
+        if self.worlds is not None:
+            return self.worlds
+        return 1 if self.n < MANY_WORLDS_FROM else math.ceil(self.n / TASKS_PER_WORLD)
+
+    @property
     def world_seeds(self) -> list[int]:
-        return [self.seed * 1000 + k for k in range(self.worlds)]
+        return [self.seed * 1000 + k for k in range(self.world_count)]
+
+    def world_of(self, candidate: int) -> int:
+        """The world seed of a candidate: consecutive candidates share a world (one world is seeded at a time)."""
+        return self.world_seeds[candidate * self.world_count // self.n]
 
 
 @dataclass(slots=True)
@@ -135,19 +151,19 @@ def generate(
         paraphrase=litellm_complete(config.paraphrase_model) if config.paraphrase_model else None,
     )
     report = GenerateReport()
-    runners: dict[int, Runner] = {}
+    runner: Runner | None = None
     tasks: list[TaskSpec] = []
     seen: set[str] = set()
     started = time.perf_counter()
     for i, archetype in enumerate(order):
-        world_seed = config.world_seeds[i % config.worlds]
-        if world_seed not in runners:
+        world_seed = config.world_of(i)
+        if runner is None or runner.world_seed != world_seed:
             t0 = time.perf_counter()
-            runners[world_seed] = Runner(catalog, world_seed)
+            runner = Runner(catalog, world_seed)  # the last world's runner is dropped: one world in memory at a time
             report.world_seconds += time.perf_counter() - t0
         report.candidates += 1
         try:
-            task = compose_task(settings, runners[world_seed], archetype, phrasing_for(i, config.seed), f"{config.seed}:candidate:{i}")
+            task = compose_task(settings, runner, archetype, phrasing_for(i, config.seed), f"{config.seed}:candidate:{i}")
         except Dropped as exc:
             report.dropped[exc.reason] += 1
             report.details[f"{exc.reason}: {archetype.id}"] += 1

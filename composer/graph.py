@@ -9,10 +9,10 @@ instruction can state (a person's name, a subject, free-text search).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import networkx as nx
 
@@ -40,13 +40,24 @@ ANCHOR_TYPES = frozenset(
 )
 
 
+Flow = Literal["record", "mention", "role", "link", "type"]
+
+
 @dataclass(frozen=True, slots=True)
 class Link:
-    """One way a result field of ``source`` feeds a parameter of ``target``."""
+    """One way a result field of ``source`` feeds a parameter of ``target``, and the natural flow it carries:
+
+    - ``record``: the item's own id (the next tool acts on the record the first one returned);
+    - ``mention``: a value people pass on in messages (the refund id, a tracking link);
+    - ``role``: a person or company the record relates to through a role (the requester's email);
+    - ``link``: a value another service holds too (a charge's invoice number is an accounting invoice's);
+    - ``type``: only the semantic types agree (not a flow a workflow follows).
+    """
 
     field: str
     param: str
     semtype: str
+    flow: Flow = "type"
 
 
 def accepted_types(tool: ToolInfo, param: Param) -> tuple[str, ...]:
@@ -73,7 +84,8 @@ def is_anchor_tool(tool: ToolInfo) -> bool:
     return not tool.is_write and any(p.is_search or p.semtype in ANCHOR_TYPES for p in tool.params)
 
 
-def links_between(source: ToolInfo, target: ToolInfo) -> list[Link]:
+def links_between(source: ToolInfo, target: ToolInfo, flows: Mapping[tuple[str, str], Flow] | None = None) -> list[Link]:
+    """``flows``: the natural flow of each (entity, field) of the catalog (see ``natural_flows``)."""
     links: list[Link] = []
     for param in target.params:
         for semtype in accepted_types(target, param):
@@ -81,8 +93,33 @@ def links_between(source: ToolInfo, target: ToolInfo) -> list[Link]:
                 continue
             for f in source.fields:
                 if f.semtype == semtype and not f.is_list:
-                    links.append(Link(f.path, param.name, semtype))
+                    flow: Flow = "type"
+                    if source.entity and f.path == source.key_field and semtype == f"id:{source.entity}":
+                        flow = "record"
+                    elif flows is not None and source.entity:
+                        flow = flows.get((source.entity, f.path.split(".", 1)[0]), "type")
+                    links.append(Link(f.path, param.name, semtype, flow))
     return links
+
+
+def natural_flows(catalog: Catalog) -> dict[tuple[str, str], Flow]:
+    """For each entity field the catalog declares a flow on: ``mention``, ``link`` or ``role`` (in that order)."""
+    out: dict[tuple[str, str], Flow] = {}
+    for name, service in catalog.services.items():
+        for entity, runtime in service.entities.items():
+            key = f"{name}.{entity}"
+            if runtime.definition.key.mention:
+                out[(key, "id")] = "mention"
+            for f in runtime.definition.fields:
+                if f.mention:
+                    out[(key, f.name)] = "mention"
+                elif f.link:
+                    out[(key, f.name)] = "link"
+                elif f.role and f.role != "self":
+                    out[(key, f.name)] = "role"
+                elif f.role == "self":
+                    out[(key, f.name)] = "role"
+    return out
 
 
 def build_graph(catalog: Catalog) -> nx.DiGraph:
@@ -97,6 +134,7 @@ def build_graph(catalog: Catalog) -> nx.DiGraph:
             for semtype in accepted_types(tool, param):
                 if semtype not in UNLINKED_TYPES:
                     by_type.setdefault(semtype, []).append(tool)
+    flows = natural_flows(catalog)
     for source in sorted(catalog.tools.values(), key=lambda t: t.key):
         out_types = {f.semtype for f in source.fields if f.semtype and not f.is_list}
         targets = {t.key: t for semtype in out_types for t in by_type.get(semtype, ())}
@@ -104,14 +142,65 @@ def build_graph(catalog: Catalog) -> nx.DiGraph:
             target = targets[key]
             if target.key == source.key:
                 continue
-            links = links_between(source, target)
+            links = links_between(source, target, flows)
             if links:
                 graph.add_edge(
                     source.key,
                     target.key,
                     links=tuple(links),
                     cross_service=source.service != target.service,
+                    natural=any(link.flow != "type" for link in links),
                 )
+    return graph
+
+
+def record_successors(graph: nx.DiGraph, tool_key: str, entity: str) -> list[str]:
+    """Tools that act on the record ``tool_key`` returns (an edge carrying that record's own id), in name order."""
+    found = []
+    for target in graph.successors(tool_key):
+        if any(link.flow == "record" and link.semtype == f"id:{entity}" for link in graph.edges[tool_key, target]["links"]):
+            found.append(target)
+    return sorted(found)
+
+
+# -- the stage graph ---------------------------------------------------------------------------------
+
+
+def stage_graph(catalog: Catalog) -> nx.DiGraph:
+    """The stages workflows are built from, as the catalog can fill them, and the order they follow each other in.
+
+    Nodes: ``trigger:<channel>``, ``identify``, ``consult``, ``decide``, ``act:<intent>`` (every write intent some
+    tool declares, with how many tools fill it), ``report:<channel>``, ``follow-up:<move>``. Edges: how a workflow
+    goes from one to the next.
+    """
+    from composer.stages.channels import CHANNELS
+    from composer.walk import MOVES
+
+    graph = nx.DiGraph()
+    intents: dict[str, int] = {}
+    for tool in catalog.tools.values():
+        if tool.is_write and tool.intent:
+            intents[tool.intent] = intents.get(tool.intent, 0) + 1
+    graph.add_node("identify", stage="identify", tools=sum(1 for t in catalog.tools.values() if not t.is_write))
+    graph.add_node("consult", stage="consult", tools=0)
+    graph.add_node("decide", stage="decide", tools=0)
+    for channel in CHANNELS:
+        graph.add_node(f"trigger:{channel}", stage="trigger", tools=0)
+        graph.add_node(f"report:{channel}", stage="report", tools=0)
+        graph.add_edge(f"trigger:{channel}", "identify")
+    graph.add_edge("identify", "consult")
+    graph.add_edge("consult", "decide")
+    for intent, count in sorted(intents.items()):
+        node = f"act:{intent}"
+        graph.add_node(node, stage="act", tools=count)
+        graph.add_edge("identify", node)
+        graph.add_edge("decide", node)
+        for channel in CHANNELS:
+            graph.add_edge(node, f"report:{channel}")
+    for move in MOVES:
+        graph.add_node(f"follow-up:{move}", stage="follow-up", tools=0)
+        for channel in CHANNELS:
+            graph.add_edge(f"report:{channel}", f"follow-up:{move}")
     return graph
 
 
@@ -138,6 +227,10 @@ def max_reachable_services(graph: nx.DiGraph) -> int:
 
 def graph_summary(graph: nx.DiGraph) -> dict[str, Any]:
     cross = sum(1 for _, _, d in graph.edges(data=True) if d["cross_service"])
+    flows: dict[str, int] = {}
+    for _, _, d in graph.edges(data=True):
+        for link in d["links"]:
+            flows[link.flow] = flows.get(link.flow, 0) + 1
     services = sorted({d["service"] for _, d in graph.nodes(data=True)})
     service_edges: dict[str, int] = {}
     for a, b, d in graph.edges(data=True):
@@ -151,6 +244,8 @@ def graph_summary(graph: nx.DiGraph) -> dict[str, Any]:
         "write_tools": sum(1 for _, d in graph.nodes(data=True) if d["effect"] == "write"),
         "edges": graph.number_of_edges(),
         "cross_service_edges": cross,
+        "natural_edges": sum(1 for _, _, d in graph.edges(data=True) if d.get("natural")),
+        "links_by_flow": dict(sorted(flows.items())),
         "service_edges": dict(sorted(service_edges.items())),
     }
 
@@ -162,15 +257,15 @@ def graph_to_json(graph: nx.DiGraph) -> dict[str, Any]:
             "source": a,
             "target": b,
             "cross_service": d["cross_service"],
-            "links": [{"field": link.field, "param": link.param, "semantic_type": link.semtype} for link in d["links"]],
+            "links": [{"field": link.field, "param": link.param, "semantic_type": link.semtype, "flow": link.flow} for link in d["links"]],
         }
         for a, b, d in sorted(graph.edges(data=True), key=lambda e: (e[0], e[1]))
     ]
     return {"summary": graph_summary(graph), "nodes": nodes, "edges": edges}
 
 
-def write_graph(graph: nx.DiGraph, out_dir: Path, *, picture: bool = True) -> list[Path]:
-    """Write ``graph.json``, ``graph.graphml`` and (optionally) the pictures into ``out_dir``."""
+def write_graph(graph: nx.DiGraph, out_dir: Path, *, picture: bool = True, stages: nx.DiGraph | None = None) -> list[Path]:
+    """Write ``graph.json``, ``graph.graphml``, the stage graph's ``stages.json`` and (optionally) the pictures."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     json_path = out_dir / "graph.json"
@@ -184,14 +279,22 @@ def write_graph(graph: nx.DiGraph, out_dir: Path, *, picture: bool = True) -> li
             a,
             b,
             cross_service=d["cross_service"],
-            links="; ".join(f"{link.field}->{link.param} ({link.semtype})" for link in d["links"]),
+            links="; ".join(f"{link.field}->{link.param} ({link.semtype}, {link.flow})" for link in d["links"]),
         )
     graphml_path = out_dir / "graph.graphml"
     nx.write_graphml(flat, graphml_path)
     written.append(graphml_path)
+    if stages is not None:
+        stages_path = out_dir / "stages.json"
+        body = {"nodes": [{"id": n, **stages.nodes[n]} for n in sorted(stages.nodes)],
+                "edges": [{"source": a, "target": b} for a, b in sorted(stages.edges)]}
+        stages_path.write_text(json.dumps(body, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        written.append(stages_path)
     if picture:
-        from composer.draw import draw_service_graph, draw_tool_graph
+        from composer.draw import draw_service_graph, draw_stage_graph, draw_tool_graph
 
         written.append(draw_tool_graph(graph, out_dir / "graph.png"))
         written.append(draw_service_graph(graph, out_dir / "services.png"))
+        if stages is not None:
+            written.append(draw_stage_graph(stages, out_dir / "stages.png"))
     return written

@@ -54,6 +54,8 @@ FAMILY_TAGS: dict[str, tuple[str, ...]] = {
     "hr": ("hr", "follow-up", "confidential"),
     "marketing": ("campaign", "follow-up", "events"),
 }
+#: The kinds of follow-up a walk adds (the stage graph draws them).
+MOVES = ("note", "tell", "tag", "assign", "invite", "close", "follow-up")
 #: How many follow-ups a walk adds, and how likely each count is.
 LENGTHS = (0, 1, 2, 3)
 LENGTH_WEIGHTS = (0.15, 0.35, 0.32, 0.18)
@@ -464,4 +466,4 @@ def extend(s: Scenario, rng: random.Random, count: int | None = None) -> list[st
     return Walk(s, rng).extend(walk_length(rng) if count is None else count)
 
 
-__all__ = ["FAMILY_ROLES", "FAMILY_TAGS", "InPlay", "Passed", "Walk", "directory", "extend", "own_record", "phrase", "walk_length"]
+__all__ = ["FAMILY_ROLES", "FAMILY_TAGS", "MOVES", "InPlay", "Passed", "Walk", "directory", "extend", "own_record", "phrase", "walk_length"]

@@ -64,6 +64,7 @@ class ColumnOptions:
     link: str | None = None
     mention: str | None = None
     description: str = ""
+    incidental: bool = False
 
 
 def field(
@@ -76,9 +77,10 @@ def field(
     link: str | None = None,
     mention: str | None = None,
     description: str = "",
+    incidental: bool = False,
 ) -> Any:
-    """A column with options (see ``mcp_services.kernel.schema`` for what role, link and mention mean)."""
-    options = ColumnOptions(unique, index, role, link, mention, description)
+    """A column with options (see ``mcp_services.kernel.schema`` for what role, link, mention and incidental mean)."""
+    options = ColumnOptions(unique, index, role, link, mention, description, incidental)
     return dataclasses.field(default=default, default_factory=default_factory, metadata={_FIELD_OPTIONS: options})
 
 
@@ -163,6 +165,7 @@ def _field_from_annotation(name: str, annotation: Any, service: str, options: Co
         role=opts.role,
         link=opts.link,
         mention=opts.mention,
+        incidental=opts.incidental,
     )
 
 

@@ -13,7 +13,9 @@ Relations, seen from a record:
 - ``link``: ``"service.entity.field"``: the value equals that field of a record in another service
   (a charge's ``invoice_number`` is an accounting invoice's ``number``);
 - ``mention``: a noun phrase for a value people pass on in messages ("the refund id", "the tracking
-  link"): the natural information flows of a workflow.
+  link"): the natural information flows of a workflow;
+- ``incidental``: a value that working with the record changes (a message's read flag and labels, a
+  ticket's tags): grading never counts a change of it as collateral damage.
 """
 
 from __future__ import annotations
@@ -62,6 +64,11 @@ class FieldDef(_Model):
     role: str | None = Field(default=None, description="The relation's name, seen from this record")
     link: str | None = Field(default=None, description="service.entity.field this value equals in another service")
     mention: str | None = Field(default=None, description="How a person names this value in a message")
+    incidental: bool = Field(
+        default=False,
+        description="Changed by working with the record (read flags, labels one adds while working): never a change the "
+        "task made to the record, never collateral damage",
+    )
     stored: bool = Field(default=True, description="False: derived for results, not a column")
     join: str | None = Field(default=None, description="For a derived field: 'ref_field.target_field'")
 

@@ -108,7 +108,7 @@ class WikiPage:
     parent_id: PageId | None = field(None, index=True)
     title: Subject = field(index=True)
     body: Text
-    labels: list[Tag]
+    labels: list[Tag] = field(incidental=True)
     status: PageStatus = field(index=True)
     version: int
     author_email: EmailAddress = field(role="author")

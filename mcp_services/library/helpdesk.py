@@ -111,7 +111,7 @@ class Ticket:
     # The requester's company when the ticket was opened (Zendesk's ticket organization).
     organization_name: CompanyName | None = field(None, role="organization")
     assignee_email: EmailAddress | None = field(None, role="assignee")
-    tags: list[Tag]
+    tags: list[Tag] = field(incidental=True)
     merged_into: TicketId | None = None
     follow_up_of: TicketId | None = None
     satisfaction_score: SatisfactionScore = "unoffered"

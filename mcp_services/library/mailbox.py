@@ -137,7 +137,7 @@ class Message:
     subject: Subject
     body: Text
     attachments: list[FileName] = field(mention="the attached file")
-    label_ids: list[LabelId]
+    label_ids: list[LabelId] = field(incidental=True)
     in_reply_to: MessageId | None = None
     sent_at: DateTime = field(index=True)
 

@@ -176,7 +176,7 @@ class Issue:
     reporter_email: EmailAddress = field(role="reporter")
     reporter_name: PersonName = field(role="reporter")
     due_date: Date | None = field(None, mention="the due date")
-    labels: list[Tag]
+    labels: list[Tag] = field(incidental=True)
     resolution: Resolution | None = None
     created_at: DateTime
     updated_at: DateTime

@@ -205,7 +205,7 @@ class Shipment:
     weight_grams: Quantity
     requested_service: Speed = "standard"
     status: ShipmentStatus = "pending"
-    tags: list[str]
+    tags: list[str] = field(incidental=True)
     created_at: DateTime
     updated_at: DateTime
 

@@ -127,7 +127,7 @@ class Task:
     notes: Text | None = None
     assignee_email: EmailAddress | None = field(None, index=True, role="assignee")
     due_on: Date | None = field(None, index=True, mention="the due date")
-    tags: list[Tag] = field(default_factory=list)
+    tags: list[Tag] = field(default_factory=list, incidental=True)
     completed: bool = False
     completed_at: DateTime | None = None
     created_by: EmailAddress = field(role="author")

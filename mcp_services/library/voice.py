@@ -136,7 +136,7 @@ class Call:
     voicemail_url: URL | None = None
     recording_url: URL | None = None
     transcript: Text | None = field(None, mention="the voicemail transcript")
-    tags: list[Tag] = field(default_factory=list)
+    tags: list[Tag] = field(default_factory=list, incidental=True)
     assigned_to: EmailAddress | None = field(None, role="assignee")
     archived: bool = False
 

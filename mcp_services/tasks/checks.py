@@ -22,7 +22,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from mcp_services.kernel.diff import StateDiff
 from mcp_services.tasks.surface import FactKind, numbers_in, states
@@ -91,15 +91,24 @@ class RowUnchanged(CheckBase):
     service: str
     table: str
     key: str
+    #: Columns whose change is not a change to the record (a read flag, a label added while working).
+    incidental: list[str] = Field(default_factory=list)
 
     negative: ClassVar[bool] = True
+
+    @model_serializer(mode="wrap")
+    def _omit_empty(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _without(handler(self), "incidental")
 
     def holds(self, diff: Diff, answer: str | None) -> bool:
         state = diff.get(self.service)
         if state is None:
             return True
         table = state.table(self.table)
-        return self.key not in table.changed and self.key not in table.deleted
+        if self.key in table.deleted:
+            return False
+        change = table.changed.get(self.key)
+        return change is None or set(change.fields) <= set(self.incidental)
 
 
 class InfoFlow(CheckBase):
@@ -133,8 +142,14 @@ class NoCollateral(CheckBase):
     kind: Literal["no_collateral"] = "no_collateral"
     changed_keys: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
     added_counts: dict[str, dict[str, int]] = Field(default_factory=dict)
+    #: Per service and table, columns whose change is never collateral (read flags, labels added while working).
+    incidental: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
 
     negative: ClassVar[bool] = True
+
+    @model_serializer(mode="wrap")
+    def _omit_empty(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _without(handler(self), "incidental")
 
     def holds(self, diff: Diff, answer: str | None) -> bool:
         return not self.collateral(diff)
@@ -144,7 +159,10 @@ class NoCollateral(CheckBase):
         for service, state in sorted(diff.items()):
             for name, table in sorted(state.tables.items()):
                 allowed_keys = set(self.changed_keys.get(service, {}).get(name, ()))
+                harmless = set(self.incidental.get(service, {}).get(name, ()))
                 for key in sorted(set(table.changed) | set(table.deleted)):
+                    if key in table.changed and set(table.changed[key].fields) <= harmless:
+                        continue
                     if key not in allowed_keys:
                         verb = "changed" if key in table.changed else "deleted"
                         found.append(f"{service}.{name} row {key} was {verb}")
@@ -279,6 +297,13 @@ Check = Annotated[
 
 
 # -- matching ------------------------------------------------------------------------------------
+
+
+def _without(body: dict[str, Any], name: str) -> dict[str, Any]:
+    """A check's JSON without a field newer versions added, where empty: older task files read back byte for byte."""
+    if not body.get(name):
+        body.pop(name, None)
+    return body
 
 
 def value_matches(expected: Any, actual: Any) -> bool:
