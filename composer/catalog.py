@@ -71,6 +71,10 @@ class ToolInfo:
     entity: str | None  # "helpdesk.ticket": the kind of item the result holds
     intent: str | None = None  # what the tool is for (mcp_services.kernel.intents)
     phrases: tuple[str, ...] = ()  # how a person asks for it, with {param} placeholders
+    #: Answered by the world model, not by code (a generated tool the gate did not pass); ``state_backed``: the
+    #: world model answers it from the episode's rows (a read a stage may use; a simulated tool is never a write).
+    simulated: bool = False
+    state_backed: bool = False
     _by_name: dict[str, Param] = field(default_factory=dict, repr=False, compare=False)
     # Derived once (the walk reads them millions of times).
     key: str = field(default="", init=False, compare=False)
@@ -219,6 +223,7 @@ def _key_field(service: str, fields: Iterable[Field]) -> tuple[str | None, str |
 
 
 def tool_info(tool: ToolSpec) -> ToolInfo:
+    tags = tuple(getattr(tool, "tags", ()) or ())
     data = tool.data_schema
     defs = data.get("$defs", {})
     kind, item = _item_schema(data, defs)
@@ -236,6 +241,8 @@ def tool_info(tool: ToolSpec) -> ToolInfo:
         entity=entity,
         intent=tool.intent,
         phrases=tuple(tool.phrases),
+        simulated="simulated" in tags,
+        state_backed="state-backed" in tags or "simulated" not in tags,
     )
 
 
@@ -254,10 +261,12 @@ class Catalog:
         if not self.services:
             raise ComposerError("no services to compose: name at least one with --services")
         self.tools: dict[str, ToolInfo] = {}
+        self._by_service: dict[str, list[ToolInfo]] = {}
         for service in self.services.values():
             for spec in service.tools.values():
                 info = tool_info(spec)
                 self.tools[info.key] = info
+                self._by_service.setdefault(info.service, []).append(info)
         owners: dict[str, set[str]] = {}
         for info in self.tools.values():
             if info.entity:
@@ -273,7 +282,7 @@ class Catalog:
         return self.tools[f"{service}.{name}"]
 
     def tools_of(self, service: str) -> list[ToolInfo]:
-        return [t for t in self.tools.values() if t.service == service]
+        return list(self._by_service.get(service, ()))
 
 
 def available_services() -> list[str]:

@@ -64,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--distractor-services", type=int, default=5, help="extra services mounted per task (default 5)")
     gen.add_argument("--worlds", type=int, default=None,
                      help="worlds to spread tasks over (default: 1 below 500 candidates, else one per 20)")
+    gen.add_argument("--catalog", action="store_true",
+                     help="mount the generated catalog's services beside the library (see `generator catalog`)")
     gen.add_argument("--paraphrase-model", help="litellm model that rewrites instructions (optional, needs the llm extra)")
     gen.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
@@ -105,6 +107,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         distractor_services=args.distractor_services,
         worlds=args.worlds,
         paraphrase_model=args.paraphrase_model,
+        catalog=args.catalog,
     )
     if args.out.exists() and args.out.is_dir():
         raise ComposerError(f"--out {args.out} is a directory; name a file such as {args.out / 'tasks.jsonl'}")
@@ -125,6 +128,11 @@ def cmd_generate(args: argparse.Namespace) -> int:
         return 1
     write_tasks(args.out, tasks)
     _say(f"{report.summary()}; wrote {args.out}")
+    if config.services:
+        unused = [name for name in config.services if not any(name in t.services for t in tasks)]
+        if unused:
+            _say(f"warning: {len(unused)} of the {len(config.services)} services named with --services fit no kept "
+                 f"task: {', '.join(unused)} (see `composer archetypes` for what each workflow needs)")
     return 0
 
 

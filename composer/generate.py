@@ -41,6 +41,7 @@ class GenerateConfig:
     ``TASKS_PER_WORLD`` candidates, so that no person or company of a large set is named in more than a few of its
     requests.
     ``archetypes`` / ``families`` narrow the archetype library (default: every archetype the services serve).
+    ``catalog``: compose over the generated catalog beside the library (``services`` then narrows both).
     """
 
     n: int
@@ -51,6 +52,8 @@ class GenerateConfig:
     distractor_services: int = 5
     worlds: int | None = None
     paraphrase_model: str | None = None
+    #: Mount every provider's services (the generated catalog) beside the library.
+    catalog: bool = False
 
     def validate(self) -> None:
         if self.n < 1:
@@ -119,9 +122,10 @@ def usable_archetypes(catalog: Catalog, config: GenerateConfig) -> list[Archetyp
     return sorted(found, key=lambda a: a.id)
 
 
-def schedule(archetypes: list[Archetype], n: int, seed: int) -> list[Archetype]:
-    """Which archetype each candidate takes: every archetype in turn, ``weight`` times per round, shuffled per round."""
-    pool = [a for a in archetypes for _ in range(max(1, round(a.weight)))]
+def schedule(archetypes: list[Archetype], n: int, seed: int, catalog: Catalog | None = None) -> list[Archetype]:
+    """Which archetype each candidate takes: every archetype in turn, as many times per round as its weight for the
+    catalog says, shuffled per round."""
+    pool = [a for a in archetypes for _ in range(max(1, round(a.weight_for(catalog) if catalog is not None else a.weight)))]
     order: list[Archetype] = []
     rounds = 0
     while len(order) < n:
@@ -143,8 +147,11 @@ def generate(
 ) -> tuple[list[TaskSpec], GenerateReport]:
     """Generate ``config.n`` candidates and return the verified tasks with a report."""
     config.validate()
-    catalog = catalog or load_catalog(config.services)
-    order = schedule(usable_archetypes(catalog, config), config.n, config.seed)
+    if catalog is None:
+        from mcp_services.registry import catalog_names
+
+        catalog = load_catalog(config.services or (catalog_names() if config.catalog else None))
+    order = schedule(usable_archetypes(catalog, config), config.n, config.seed, catalog)
     settings = ComposeSettings(
         catalog=catalog,
         distractor_services=config.distractor_services,

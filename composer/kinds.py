@@ -144,7 +144,9 @@ class Kinds:
         self.catalog = catalog
         self._kinds: dict[str, Kind] = {}
         for name, service in catalog.services.items():
-            tools = catalog.tools_of(name)
+            # A stage never writes through a simulated tool, and reads through one only where the world model
+            # answers from the episode's rows.
+            tools = [t for t in catalog.tools_of(name) if not t.simulated or (not t.is_write and t.state_backed)]
             for entity, runtime in service.entities.items():
                 writers = tuple(t for t in tools if t.is_write and _takes(t, name, entity))
                 readers = tuple(t for t in tools if not t.is_write and t.entity == f"{name}.{entity}")
@@ -171,7 +173,7 @@ class Kinds:
         """Write tools that make a new record of this kind (they return it and take no id of it)."""
         return [
             t for t in self.catalog.tools_of(service)
-            if t.is_write and t.entity == f"{service}.{entity}" and not _takes(t, service, entity)
+            if t.is_write and not t.simulated and t.entity == f"{service}.{entity}" and not _takes(t, service, entity)
         ]
 
     @cached_property

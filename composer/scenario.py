@@ -67,9 +67,14 @@ class Archetype:
     weight: float = 1.0
     #: Whether a catalog can serve it beyond naming its services (an archetype that fills from any service).
     fits: Callable[[Catalog], bool] | None = None
+    #: Its weight for a catalog, where it grows with the catalog (a request any service can fill); None: ``weight``.
+    weigh: Callable[[Catalog], float] | None = None
 
     def serves(self, catalog: Catalog) -> bool:
         return all(s in catalog.services for s in self.services) and (self.fits is None or self.fits(catalog))
+
+    def weight_for(self, catalog: Catalog) -> float:
+        return self.weigh(catalog) if self.weigh is not None else self.weight
 
 
 ARCHETYPES: dict[str, Archetype] = {}
@@ -83,6 +88,7 @@ def archetype(
     services: Sequence[str],
     weight: float = 1.0,
     fits: Callable[[Catalog], bool] | None = None,
+    weigh: Callable[[Catalog], float] | None = None,
 ) -> Callable[[Callable[[Scenario], None]], Callable[[Scenario], None]]:
     """Register an archetype: ``@archetype("duplicate-charge-refund", family="finance", ...)``."""
 
@@ -91,7 +97,7 @@ def archetype(
             raise ValueError(f"archetype {id!r} is declared twice")
         if family not in FAMILIES:
             raise ValueError(f"archetype {id!r}: unknown family {family!r}")
-        ARCHETYPES[id] = Archetype(id, family, title, tuple(services), fn, weight, fits)
+        ARCHETYPES[id] = Archetype(id, family, title, tuple(services), fn, weight, fits, weigh)
         return fn
 
     return register

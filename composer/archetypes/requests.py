@@ -88,6 +88,8 @@ NEW_NAMES = (
 )
 #: Records tried per tool: most records take most actions; few are in the state a restore or reopen needs.
 _TRIES = {"restore": 14, "reopen": 14, "publish": 12, "send": 10, "transition": 10}
+#: Header parameters of an HTTP API (``x_apideck_consumer_id``): plumbing a colleague never mentions.
+_HEADER = re.compile(r"^x_[a-z0-9_]+$")
 #: Ids a system makes for itself (tor_0100, cmp_0011): nobody quotes them in a request.
 _INTERNAL_ID = re.compile(r"^[a-z]+_[0-9a-z]+$")
 #: Verbs of the tools' phrases, as a confirmation says them ("Done: I archived ...").
@@ -156,6 +158,7 @@ class _Planned:
     kind: Kind | None = None
     person: Person | None = None
     is_list: bool = False
+    stated: bool = True  # False: a value the request leaves to the agent (a header, a field the API wants back)
 
 
 class _Plan:
@@ -182,7 +185,7 @@ class _Plan:
                     raise Skip(f"{tool.key}: cannot state a value for {param.name}")
                 continue
             self.params[param.name] = planned
-        if not self.params and tool.intent == "update":
+        if tool.intent == "update" and not any(p.stated for p in self.params.values()):
             raise Skip(f"{tool.key}: nothing to change")
 
     def keep_facts_in(self, words: str) -> None:
@@ -213,13 +216,22 @@ class _Plan:
                                say=f"find the {planned.kind.noun} {label}")
                 expr = found.ref("id")
             else:
-                expr = Lit(planned.value)
+                expr = Lit(planned.value, stated=planned.stated)
             out[name] = ListOf((expr,)) if planned.is_list else expr
         return out
 
+    def params_given_back(self, param: Param, current: Any) -> bool:
+        """A required field of the record the request does not change: an update that replaces the whole record needs it."""
+        return (
+            self.choice.tool.intent in ("update", "transition", "close", "reopen", "tag")
+            and param.name in self.rec.row and current not in (None, "", [])
+            and not param.enum and param.semtype not in ("datetime", "date")
+            and any(p.name != param.name and not p.required for p in self.choice.tool.params)
+        )
+
     def _worth_setting(self, param: Param) -> bool:
         # An update names the one field it changes: the first optional field the record has, of a kind a person states.
-        if self.choice.tool.intent not in ("update", "reschedule", "transition") or self.params:
+        if self.choice.tool.intent not in ("update", "reschedule", "transition") or any(p.stated for p in self.params.values()):
             return False
         return (param.name in self.rec.row and (bool(param.enum) or param.semtype in ("subject", "datetime", "date"))) or (
             self.choice.tool.intent == "reschedule" and param.semtype in ("datetime", "date")
@@ -229,6 +241,10 @@ class _Plan:
         s, rec = self.s, self.rec
         current = rec.get(param.name)
         said = param.name.replace("_", " ")
+        if param.required and _HEADER.match(param.name) and param.json_type == "string":
+            return _Planned(value="default", stated=False)  # an HTTP API's plumbing: any value works, nobody says it
+        if param.required and self.params_given_back(param, current):
+            return _Planned(value=current, stated=False)  # the API wants the record's own value back (a full update)
         if param.enum:
             options = [v for v in param.enum if v != current and isinstance(v, str)]
             if not options:
@@ -355,7 +371,7 @@ class Request:
 def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = frozenset()) -> Request:  # type: ignore[assignment]
     """A request for ``intent`` that some record of some mounted service can take, tried on the world as it is."""
     colleague = _someone_else(s, asker)
-    for choice in _choices(s, intent)[:8]:
+    for choice in _choices(s, intent)[:16]:
         if choice.tool.key in avoid:
             continue
         kind = choice.kind
@@ -373,7 +389,7 @@ def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = f
                 plan.choose()
             except Skip:
                 continue
-            named = {k: (rec.key if isinstance(v, Lit) and v.value == "" else _plain(v)) for k, v in choice.named.items()}
+            named = {k: (rec["id"] if isinstance(v, Lit) and v.value == "" else _plain(v)) for k, v in choice.named.items()}
             if not s.would_succeed(choice.tool.service, choice.tool.name, {**named, **plan.concrete()}):
                 continue
             words = phrase(choice.tool, {**{k: _named(kind, field, value) for k in choice.named}, **plan.words})
@@ -508,10 +524,20 @@ def _register(intent: str, title: str) -> None:
 
     build.__name__ = f"request_{intent}"
     archetype(f"request-{intent}", family="operations", title=title, services=(),
-              fits=lambda catalog, i=intent: any(t.intent == i for t in catalog.tools.values()))(build)
+              fits=lambda catalog, i=intent: any(t.intent == i for t in catalog.tools.values()), weigh=_weigh)(build)
 
 
-@archetype("request-pair", family="operations", title="A colleague asks for two things in one message", services=(), weight=3.0)
+def _weigh(catalog: Any) -> float:
+    """A request any service can fill weighs more the more services are mounted beyond the library (a generated
+    catalog): the task mix follows what the catalog holds."""
+    from mcp_services.registry import LIBRARY
+
+    beyond = sum(1 for name in catalog.services if name not in LIBRARY)
+    return 1.0 + beyond / 40
+
+
+@archetype("request-pair", family="operations", title="A colleague asks for two things in one message", services=(), weight=3.0,
+           weigh=lambda catalog: 2.0 * _weigh(catalog) + 1.0)
 def request_pair(s: Scenario) -> None:
     """Two things in one message: two intents drawn from those the catalog serves, each on its own record."""
     intents = [i for i in REQUESTED if any(t.intent == i for t in s.catalog.tools.values())]

@@ -41,7 +41,7 @@ def tools_for(s: Scenario, target: Target, intent: str) -> list[tuple[ToolInfo, 
     service, entity = _kind_of(s, target)
     found = []
     for tool in s.catalog.tools_of(service):
-        if not tool.is_write or tool.intent != intent:
+        if not tool.is_write or tool.intent != intent or tool.simulated:
             continue
         params = record_params(tool, service, entity)
         if params is None:
