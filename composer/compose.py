@@ -110,7 +110,7 @@ def compose_task(
     diff = runner.diff()
 
     try:
-        misses = near_misses(s, runner, catalog, run)
+        misses = near_misses(s, runner, catalog, run, diff)
     except Unreachable as exc:
         raise Dropped("trap-unreachable", str(exc)) from None
 
@@ -242,16 +242,6 @@ class _Checks:
         self.rubric.append(RubricItem(id=id, description=description, checks=list(checks)))
 
 
-def incidental_columns(s: Scenario) -> dict[str, dict[str, list[str]]]:
-    """Per service and table, the columns working with a record changes (read flags, labels): never collateral."""
-    out: dict[str, dict[str, list[str]]] = {}
-    for kind in s.kinds:
-        columns = sorted(f.name for f in kind.runtime.definition.fields if f.incidental and f.stored)
-        if columns:
-            out.setdefault(kind.service, {})[kind.runtime.table.name] = columns
-    return out
-
-
 def _difficulty(s: Scenario, catalog: Catalog) -> dict[str, int]:
     """How hard the task is to get right: records whose values the plan combines, the longest chain of lookups, the
     traps, the branches a rule decides, and the candidates an agent could confuse with the right one."""
@@ -272,7 +262,7 @@ def _derive(
     """The checks and rubric of a scenario's reference run, and how many of its message steps have content checks."""
     out = _Checks()
     checked_messages = 0
-    incidental = incidental_columns(s)
+    incidental = s.kinds.incidental
     items = run.items
     created = {(table, key) for state in diff.values() for table, t in state.tables.items() for key in t.added}
     step_checks: dict[int, list[str]] = {}

@@ -177,6 +177,16 @@ class Kinds:
         ]
 
     @cached_property
+    def incidental(self) -> dict[str, dict[str, list[str]]]:
+        """Per service and table, the columns working with a record changes (read flags, labels): never collateral."""
+        out: dict[str, dict[str, list[str]]] = {}
+        for kind in self:
+            columns = sorted(f.name for f in kind.runtime.definition.fields if f.incidental and f.stored)
+            if columns:
+                out.setdefault(kind.service, {})[kind.runtime.table.name] = columns
+        return out
+
+    @cached_property
     def by_tool(self) -> dict[str, Kind]:
         """The kind each write tool acts on (its first required id of its own service)."""
         out: dict[str, Kind] = {}

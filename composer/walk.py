@@ -110,6 +110,7 @@ class Walk:
         self.rng = rng
         self.done: list[str] = []
         self._used: set[tuple[str, int]] = set()
+        self._colleague: Person | None = None
 
     # -- what is in play -------------------------------------------------------------------------------
 
@@ -176,15 +177,20 @@ class Walk:
             if person is not None:
                 moves.append(("note", lambda v=value: self.note_on_person(v)))
             moves.append(("tell", lambda v=value: self.tell(v)))
+        customer = person is not None and person.organisation_id != self.s.world.home_organisation_id
+        trigger = self.s.arrival.step.index if self.s.arrival is not None else None
         for record in records:
             if self._is_message_we_wrote(record):
                 continue  # our own reply is not what a colleague tags, assigns or watches
+            if not customer and record.step != trigger:
+                continue  # a colleague's request is theirs: done as asked, then the message marked, nothing more
             moves.append(("tag", lambda r=record: self.tag(r)))
-            moves.append(("assign", lambda r=record: self.assign(r)))
-            moves.append(("invite", lambda r=record: self.invite(r)))
+            if customer:
+                moves.append(("assign", lambda r=record: self.assign(r)))
+                moves.append(("invite", lambda r=record: self.invite(r)))
         if self.s.arrival is not None:
             moves.append(("close", self.close_trigger))
-        if person is not None and person.organisation_id != self.s.world.home_organisation_id:
+        if customer:
             moves.append(("follow-up", self.follow_up))  # a check-in is owed to a customer, not to a colleague
         self.rng.shuffle(moves)
         kinds_done: set[str] = set()
@@ -256,13 +262,20 @@ class Walk:
         raise Skip("the person has no record with notes elsewhere")
 
     def colleague(self) -> Person:
+        """A colleague this family of work involves (the same one for the whole walk), never the user or the asker."""
+        if self._colleague is not None:
+            return self._colleague
         s = self.s
-        for role in FAMILY_ROLES.get(self.family(), ()):
+        asker = s.arrival.sender.email if s.arrival is not None else None
+        roles = list(FAMILY_ROLES.get(self.family(), ()))
+        self.rng.shuffle(roles)
+        for role in roles:
             try:
                 person = s.world.team_member(role)
             except KeyError:
                 continue
-            if person.email != s.world.user.email:
+            if person.email not in (s.world.user.email, asker):
+                self._colleague = person
                 return person
         raise Skip("no colleague to involve")
 
