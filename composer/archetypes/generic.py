@@ -18,10 +18,13 @@ from typing import Any
 
 from mcp_services.kernel.world import Person
 
-from composer.archetypes.common import chat_post, colleague, inbound_email, org_of, signature
 from composer.catalog import Catalog, Param, ToolInfo
 from composer.plan import ListOf, Lit, Ref
-from composer.scenario import Rec, Scenario, Skip, Step, archetype, detail
+from composer.scenario import Rec, Said, Scenario, Skip, Step, archetype, detail
+from composer.stages.acts import log
+from composer.stages.channels import COLLEAGUE, CUSTOMER, Ask, Trigger, arrive, org_of, reply, reply_clause
+from composer.stages.lookup import lookup
+from composer.stages.rules import colleague
 
 _NAME_PARAMS = {"name": "name", "full_name": "name", "first_name": "first_name", "last_name": "last_name"}
 #: Semantic types of a create tool's parameters that a CRM contact's details fill.
@@ -37,12 +40,15 @@ _HEADER = re.compile(r"^x_[a-z0-9_]+$")
 _STATE_FIELDS = ("status", "state", "stage")
 
 
-def _ask_in_chat(s: Scenario, asker: Person, text: str) -> str:
-    """A colleague's request in #general, referred to as their latest message there; returns when it came."""
-    post, when = chat_post(s, asker, "general", text)
-    s.refer(post, f"{asker.first_name}'s message in #general", relation="author",
-            where={"author_email": asker.email, "channel_id": post["channel_id"]}, latest="posted_at")
-    return when
+def _ask_colleague(s: Scenario, asker: Person, subject: str, text: str) -> Trigger:
+    """A colleague's request, by email or in chat."""
+    return arrive(s, asker, Ask(subject=subject, text=text, team="general"), channels=COLLEAGUE)
+
+
+def catalog_weight(catalog: Catalog) -> float:
+    """A workflow any mounted service can fill weighs more the more services the catalog holds beyond the library."""
+    beyond = sum(1 for name in catalog.services if name not in _library())
+    return 1.0 + beyond / 40
 
 
 def _library() -> frozenset[str]:
@@ -229,7 +235,8 @@ def _create(s: Scenario, tool: ToolInfo, contact: Rec, title: str) -> tuple[Step
     """Look the person up in the CRM and make their record with the details found there: (the lookup, the
     new record, the values the request states)."""
     person = s.person(contact["email"])
-    found = s.call("crm", "find_contact_by_email", {"email": person.email}, say=f"look up {person.first_name}'s details in the CRM")
+    found = lookup(s, contact, {"email": person.email, "query": person.name}, say=f"look up {person.first_name}'s details in the CRM",
+                   name=f"{person.first_name}'s CRM contact")
     noun = _noun(tool)
     say = f"create {_article(noun)} {noun} for {person.first_name} in {title}"
     s.rng.seed(f"{contact.key}:{tool.key}")  # the same amounts as in the preview
@@ -250,6 +257,7 @@ def _create(s: Scenario, tool: ToolInfo, contact: Rec, title: str) -> tuple[Step
     title="A colleague asks to set a CRM contact up in another system and note the new record on the contact",
     services=("crm", "chat"),
     fits=lambda catalog: bool(_creates(catalog)),
+    weigh=catalog_weight,
 )
 def contact_into_service(s: Scenario) -> None:
     tool, contact = _new_record_for(s, _creates(s.catalog))
@@ -257,23 +265,23 @@ def contact_into_service(s: Scenario) -> None:
     asker = colleague(s, s.rng.choice(("sales lead", "account executive", "support lead")))
     noun = _noun(tool)
     a_noun = f"{_article(noun)} {noun}"
-    when = _ask_in_chat(
-        s, asker,
-        f"Could someone create {a_noun} in {title} for {person.name} from {org_of(s, person).name}? Their details are in the CRM.",
+    trigger = _ask_colleague(
+        s, asker, f"{noun.capitalize()} for {person.name}",
+        f"Could you create {a_noun} in {title} for {person.name} from {org_of(s, person).name}? Their details are in the CRM.",
     )
     details = _details(s.catalog, tool)
     found, created, stated = _create(s, tool, contact, title)
     extra = f" for {' and '.join(stated)}" if stated else ""
     key = tool.key_field or "id"
-    s.call(
-        "crm", "add_note",
-        {"entity_type": "contact", "entity_id": found.ref("id"), "body": s.text(f"Created {noun} ", created.ref(key), f" in {title}.")},
-        say=f"note the new {noun}'s id on their CRM contact", mentions=[(created.ref(key), f"the new {noun}'s id")],
-    )
-    s.brief.intro = f"{asker.name} asked in #general {when} for {a_noun} in {title} for {person.name}"
+    new_id = (f"the new {noun}'s id", created.ref(key))
+    log(s, found, [f"Created {noun} ", created.ref(key), f" in {title}."], say=f"note the new {noun}'s id on their CRM contact",
+        facts=[Said(*new_id)])
+    reply(s, trigger, [f"Done: {person.first_name} is set up in {title} as {noun} ", created.ref(key), "."],
+          say=reply_clause(trigger, f"the new {noun}'s id"), facts=[Said(*new_id)], subject=f"{noun.capitalize()} for {person.name}")
+    s.brief.intro = f"{trigger.intro} for {a_noun} in {title} for {person.name}"
     s.brief.goal = (
-        f"Create {a_noun} for {person.first_name} in {title}{extra} from {details} in the CRM and note the new "
-        f"{noun}'s id on their CRM contact"
+        f"Create {a_noun} for {person.first_name} in {title}{extra} from {details} in the CRM, note the new "
+        f"{noun}'s id on their CRM contact and {reply_clause(trigger, 'the id')}"
     )
     s.brief.anchors += [person.name, title, *stated]
 
@@ -351,6 +359,7 @@ def _get_args(tool: ToolInfo, key: Any) -> dict[str, Any]:
     title="A customer emails asking where their record in another system stands: look it up by the reference they quote",
     services=("mailbox",),
     fits=lambda catalog: bool(_gets(catalog)),
+    weigh=catalog_weight,
 )
 def record_status_question(s: Scenario) -> None:
     options = [(t, row, person) for t in _gets(s.catalog) for row, person in _people_records(s, t) if _word(row.get(_state_field(t) or ""))]
@@ -358,15 +367,15 @@ def record_status_question(s: Scenario) -> None:
     field = _state_field(tool) or "status"
     noun, title = _noun(tool), system_name(s.catalog, tool.service)
     thing = _SELF_NOUNS[noun]
-    org = org_of(s, person)
-    body = s.rng.choice((
-        f"Hi,\n\nCould you tell me what {field} my {thing} with you shows at the moment? My reference is {row['id']}.\n\n"
-        f"Thanks,\n{signature(person, org)}",
-        f"Hello,\n\nI'm not sure my {thing} is set up properly. Which {field} does it have on your side? "
-        f"The reference I was given is {row['id']}.\n\nBest regards,\n{signature(person, org)}",
-    ))
-    email, when = inbound_email(s, person, s.rng.choice((f"Question about my {thing}", f"My {thing} {field}")), body)
-    s.refer(email, f"{person.first_name}'s email", relation="sender", where={"from_email": person.email}, latest="sent_at")
+    trigger = arrive(s, person, Ask(
+        subject=s.rng.choice((f"Question about my {thing}", f"My {thing} {field}")),
+        text=s.rng.choice((
+            f"Could you tell me what {field} my {thing} with you shows at the moment? My reference is {row['id']}.",
+            f"I'm not sure my {thing} is set up properly. Which {field} does it have on your side? The reference I was given is {row['id']}.",
+        )),
+        short=f"What {field} does my {thing} show? Ref {row['id']}.",
+        relay=f"they want to know which {field} their {thing} shows; their reference is {row['id']}.",
+    ), channels=CUSTOMER)
     found = s.call(tool.service, tool.name, _get_args(tool, row["id"]), say=f"look up the {noun} record {person.first_name} quotes in {title}")
     value = found.value(field)
     if value != row[field]:
@@ -375,8 +384,8 @@ def record_status_question(s: Scenario) -> None:
     others = sorted({v for v in (declared.enum if declared else ()) if isinstance(v, str)} - {value})
     s.ask(f"which {field} {person.first_name}'s {noun} record has in {title}", value,
           forbidden=[v for v in others if value.lower() not in v.lower() and v.lower() not in value.lower()])
-    s.brief.intro = f"{person.name} from {org.name} emailed {when} asking about their {thing}"
-    s.brief.goal = f"Find {person.first_name}'s {noun} record in {title} from the reference in the email and tell me which {field} it has"
+    s.brief.intro = f"{trigger.intro} asking about their {thing}"
+    s.brief.goal = f"Tell me which {field} {person.first_name}'s {noun} record has in {title}"
     s.brief.anchors += [person.name, title]
 
 
@@ -412,6 +421,7 @@ _STATE_REASONS = {
     title="A colleague asks in chat to change the state of a customer's record in another system",
     services=("chat",),
     fits=lambda catalog: bool(_updates(catalog)),
+    weigh=catalog_weight,
 )
 def chat_record_status_update(s: Scenario) -> None:
     options = []
@@ -425,9 +435,9 @@ def chat_record_status_update(s: Scenario) -> None:
     noun, title = _noun(get), system_name(s.catalog, get.service)
     asker = colleague(s, s.rng.choice(("support lead", "account executive")))
     reason = _STATE_REASONS.get(value.lower())
-    when = _ask_in_chat(
-        s, asker,
-        f"Could someone set {person.name}'s {noun} record in {title} ({row['id']}) to {value}?" + (f" {reason.capitalize()}." if reason else ""),
+    trigger = _ask_colleague(
+        s, asker, f"{person.name}'s {noun} record",
+        f"Could you set {person.name}'s {noun} record in {title} ({row['id']}) to {value}?" + (f" {reason.capitalize()}." if reason else ""),
     )
     found = s.call(get.service, get.name, _get_args(get, row["id"]), say=f"open {person.first_name}'s {noun} record in {title}")
     args: dict[str, Any] = {}
@@ -442,8 +452,10 @@ def chat_record_status_update(s: Scenario) -> None:
             args[p.name] = found.ref(p.name)  # a field the API wants back as it is
     args[state] = value
     s.call(update.service, update.name, args, say=f"set its {state} to {value}")
-    s.brief.intro = f"{asker.name} asked in #general {when} for a change to {person.name}'s {noun} record in {title}"
-    s.brief.goal = f"Set {person.first_name}'s {noun} record in {title} to {value}, as {asker.first_name} asked"
+    reply(s, trigger, [f"Done: {person.first_name}'s {noun} record is {value} now."], say=reply_clause(trigger, "a word once it is done"),
+          facts=[Said(f"the new {state}", Lit(value), "text")], subject=f"{person.name}'s {noun} record")
+    s.brief.intro = f"{trigger.intro} for a change to {person.name}'s {noun} record in {title}"
+    s.brief.goal = f"Set {person.first_name}'s {noun} record in {title} to {value}, as {asker.first_name} asked, and {reply_clause(trigger, 'a word once it is done')}"
     s.brief.anchors += [person.name, title, value]
 
 
@@ -457,30 +469,29 @@ def _signups(catalog: Catalog) -> list[ToolInfo]:
     title="A customer asks by email to be set up in another system: create the record from the CRM and reply with its number",
     services=("crm", "mailbox"),
     fits=lambda catalog: bool(_signups(catalog)),
+    weigh=catalog_weight,
 )
 def signup_reply_with_number(s: Scenario) -> None:
     tool, contact = _new_record_for(s, _signups(s.catalog))
     person, title = s.person(contact["email"]), system_name(s.catalog, tool.service)
     org, noun = org_of(s, person), _noun(tool)
     thing = _SELF_NOUNS[noun]
-    body = s.rng.choice((
-        f"Hi,\n\nCould you set up {_article(thing)} {thing} for me in {title}? Please use the details you already have for me.\n\n"
-        f"Thanks,\n{signature(person, org)}",
-        f"Hello,\n\nWe'd like to get started - can you open {_article(thing)} {thing} for me in {title} and send me the number?\n\n"
-        f"Best regards,\n{signature(person, org)}",
-    ))
-    email, when = inbound_email(s, person, s.rng.choice((f"New {thing}", f"Setting up my {thing}")), body)
-    s.refer(email, f"{person.first_name}'s email", relation="sender", where={"from_email": person.email}, latest="sent_at")
+    trigger = arrive(s, person, Ask(
+        subject=s.rng.choice((f"New {thing}", f"Setting up my {thing}")),
+        text=s.rng.choice((
+            f"Could you set up {_article(thing)} {thing} for me in {title}? Please use the details you already have for me.",
+            f"We'd like to get started - can you open {_article(thing)} {thing} for me in {title} and send me the number?",
+        )),
+        short=f"Can you open {_article(thing)} {thing} for me in {title} and text me the number?",
+        relay=f"they would like {_article(thing)} {thing} in {title}, set up with the details we have.",
+    ), channels=CUSTOMER)
     _found, created, stated = _create(s, tool, contact, title)
     key = tool.key_field or "id"
-    s.call(
-        "mailbox", "reply_to_message",
-        {"message_id": email.key, "body": s.text(f"Hi {person.first_name},\n\nyour {thing} in {title} is set up. Its number is ",
-                                                created.ref(key), ".\n\nBest regards")},
-        say=f"reply to {person.first_name}'s email with the new {noun}'s number", mentions=[(created.ref(key), f"the new {noun}'s number")],
-    )
+    number = Said(f"the new {noun}'s number", created.ref(key))
+    reply(s, trigger, [f"Hi {person.first_name},\n\nyour {thing} in {title} is set up. Its number is ", created.ref(key), "."],
+          say=reply_clause(trigger, f"the new {noun}'s number"), facts=[number], subject=f"Your {thing}")
     extra = f" for {' and '.join(stated)}" if stated else ""
-    s.brief.intro = f"{person.name} from {org.name} emailed {when} asking for {_article(thing)} {thing} in {title}"
+    s.brief.intro = f"{trigger.intro} asking for {_article(thing)} {thing} in {title}"
     s.brief.goal = (f"Set {person.first_name} up as {_article(noun)} {noun} in {title}{extra} with the name and email we have in the CRM, "
-                    f"and reply to them with the new {noun}'s number")
+                    f"and {reply_clause(trigger, f'the new {noun} number')}")
     s.brief.anchors += [person.name, title, *stated]

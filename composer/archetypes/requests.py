@@ -23,6 +23,7 @@ from typing import Any
 from mcp_services.kernel.world import Person
 
 from composer.catalog import Param, ToolInfo
+from composer.archetypes.generic import catalog_weight
 from composer.kinds import Kind, record_params
 from composer.plan import Expr, ListOf, Lit, Ref
 from composer.scenario import Family, Rec, Said, Scenario, Skip, archetype
@@ -524,20 +525,11 @@ def _register(intent: str, title: str) -> None:
 
     build.__name__ = f"request_{intent}"
     archetype(f"request-{intent}", family="operations", title=title, services=(),
-              fits=lambda catalog, i=intent: any(t.intent == i for t in catalog.tools.values()), weigh=_weigh)(build)
-
-
-def _weigh(catalog: Any) -> float:
-    """A request any service can fill weighs more the more services are mounted beyond the library (a generated
-    catalog): the task mix follows what the catalog holds."""
-    from mcp_services.registry import LIBRARY
-
-    beyond = sum(1 for name in catalog.services if name not in LIBRARY)
-    return 1.0 + beyond / 40
+              fits=lambda catalog, i=intent: any(t.intent == i for t in catalog.tools.values()), weigh=catalog_weight)(build)
 
 
 @archetype("request-pair", family="operations", title="A colleague asks for two things in one message", services=(), weight=3.0,
-           weigh=lambda catalog: 2.0 * _weigh(catalog) + 1.0)
+           weigh=lambda catalog: 2.0 * catalog_weight(catalog) + 1.0)
 def request_pair(s: Scenario) -> None:
     """Two things in one message: two intents drawn from those the catalog serves, each on its own record."""
     intents = [i for i in REQUESTED if any(t.intent == i for t in s.catalog.tools.values())]
