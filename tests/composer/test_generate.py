@@ -95,3 +95,20 @@ def test_archetypes_are_taken_in_turn_so_a_set_covers_them_all(catalog: Catalog)
 def test_the_same_seed_gives_the_same_bytes(catalog: Catalog, tasks: list[TaskSpec]) -> None:
     again, _ = generate(GenerateConfig(n=4, seed=SEED, services=SERVICES), catalog)
     assert [t.to_json() for t in again] == [t.to_json() for t in tasks[: len(again)]]
+
+
+def test_large_sets_spread_over_many_worlds_one_block_each() -> None:
+    small, large = GenerateConfig(n=200), GenerateConfig(n=2000, seed=3)
+    assert small.world_count == 1 and large.world_count == 100
+    seeds = [large.world_of(i) for i in range(large.n)]
+    assert seeds == sorted(seeds) and len(set(seeds)) == 100  # consecutive candidates share a world
+    assert GenerateConfig(n=50, worlds=5).world_of(49) == 4
+
+
+def test_a_world_count_outside_the_set_is_refused() -> None:
+    import pytest
+
+    from composer.errors import ComposerError
+
+    with pytest.raises(ComposerError, match="--worlds must be from 1 to --n"):
+        GenerateConfig(n=10, worlds=11).validate()
