@@ -48,7 +48,7 @@ from composer.catalog import Catalog
 from composer.content import content_checks
 from composer.counterfactuals import Unreachable, near_misses, stated_answer
 from composer.kinds import MESSAGE_INTENTS
-from composer.derive import met_by_other_steps, row_checks, slug
+from composer.derive import deleted_checks, met_by_other_steps, row_checks, slug
 from composer.paraphrase import Complete, paraphrase
 from composer.phrasing import instruction
 from composer.plan import Composed, Lit, StepSpec, field_value, refs_of, step_refs, text_of
@@ -296,6 +296,8 @@ def _derive(
         else:
             carried = []
         ids = [out.add(check) for check in found] + [out.add(check) for check in carried]
+        ids += [out.add(check) for check in deleted_checks(spec.service, step.changes)
+                if check.key in diff[spec.service].table(check.table).deleted]
         _remember_created(created_by, j, step, found)
         if note.accept:
             _accept_alternatives(out, ids, note.accept, arguments)

@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import Table
 
 from mcp_services.kernel.diff import StateDiff
-from mcp_services.tasks.checks import ChangeKind, RowExists
+from mcp_services.tasks.checks import ChangeKind, RowDeleted, RowExists
 from mcp_services.tasks.surface import kind_of
 
 from composer.catalog import Catalog
@@ -88,6 +88,14 @@ def _same(a: Any, b: Any) -> bool:
 
 def _fk_columns(table: Table) -> set[str]:
     return {c.name for c in table.columns if c.foreign_keys}
+
+
+def deleted_checks(service: str, changes: StateDiff) -> list[RowDeleted]:
+    """A ``row_deleted`` check for every row one write step deleted."""
+    return [
+        RowDeleted(id=f"{service}-{slug(table)}-deleted", service=service, table=table, key=key)
+        for table, t in sorted(changes.tables.items()) for key in sorted(t.deleted)
+    ]
 
 
 def row_checks(

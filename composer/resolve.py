@@ -16,7 +16,7 @@ from typing import Any
 
 from mcp_services.kernel.entity import EntityRuntime
 
-from composer.scenario import Reference, Scenario, StateView
+from composer.scenario import Rec, Reference, Scenario, StateView
 
 
 def _same(want: Any, have: Any) -> bool:
@@ -40,6 +40,11 @@ def _follow(s: StateView, service: str, runtime: EntityRuntime, row: Mapping[str
         cache[key] = found[0].row if found else None
     target_row = cache[key]
     return None if target_row is None else _follow(s, service, target, target_row, rest, cache)
+
+
+def value_at(s: StateView, rec: Rec, path: str) -> Any:
+    """The value at ``path`` from a record (``"status"``, or ``"employee_id.name"`` through a ref field)."""
+    return _follow(s, rec.service, s.runtime(rec.service, rec.entity), rec.row, path, {})
 
 
 def resolve(s: StateView, reference: Reference) -> list[str]:

@@ -83,7 +83,7 @@ class Runner:
         self._dirty: set[str] = set()  # stores that differ from the pristine image
         self.calls = 0
         #: The composer's reads (StateView.records) of stores in their seeded state, which never changes.
-        self.seeded_reads: dict[Any, tuple[Any, ...]] = {}
+        self.seeded_reads: dict[Any, Any] = {}
         #: Each service's tables by name (checks name them).
         self.tables: dict[str, dict[str, Table]] = {
             name: {t.name: t for t in store.metadata.tables.values() if not t.name.startswith("_")}

@@ -16,6 +16,7 @@ colleague by name) or looked up (a section, a folder, a parent page, by its name
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -25,8 +26,9 @@ from mcp_services.kernel.world import Person
 from composer.catalog import Param, ToolInfo
 from composer.archetypes.generic import catalog_weight
 from composer.kinds import Kind, record_params
+from composer.resolve import resolve, value_at
 from composer.plan import Expr, ListOf, Lit, Ref
-from composer.scenario import Family, Rec, Said, Scenario, Skip, archetype
+from composer.scenario import Family, Rec, Reference, Said, Scenario, Skip, archetype
 from composer.stages.channels import COLLEAGUE, Ask, arrive, reply, reply_clause
 from composer.stages.lookup import lookup
 from composer.walk import directory, phrase
@@ -119,22 +121,6 @@ def _choices(s: Scenario, intent: str) -> list[Choice]:
             found.append(Choice(tool, kind, named | {params[0]: Lit("")}))
     s.rng.shuffle(found)
     return found
-
-
-def _label(kind: Kind, rec: Rec) -> tuple[str, str] | None:
-    """(the field, the value) a colleague names a record by: its label, or an id people quote."""
-    if kind.label and isinstance(rec.get(kind.label), str) and 3 <= len(rec[kind.label]) <= 80:
-        return kind.label, rec[kind.label]
-    if kind.mentions().get("id") and not _INTERNAL_ID.match(rec.key):  # INV-1027, ENG-12: ids people quote
-        return "id", rec.key
-    return None
-
-
-def _named(kind: Kind, field: str, value: str) -> str:
-    """How a colleague names the record: its label in quotes, or the number people quote for it."""
-    if field == "id":
-        return f"{kind.noun} {value}"
-    return f'the {kind.noun} "{value}"'
 
 
 def _future(s: Scenario, days: int, hour: int) -> str:
@@ -254,6 +240,13 @@ class _Plan:
             self.words[param.name] = str(value).replace("_", " ")
             self.facts.append(Said(f"the new {said}", Lit(str(value).replace("_", " ")), "text"))
             return _Planned(value=value, is_list=param.is_list)
+        if param.semtype == "email_address" and self.choice.tool.intent == "remove":
+            member = self._member()
+            if member is None:
+                return None
+            self.words[param.name] = member.name
+            self.facts.append(Said("who", Lit(member.first_name), "text"))
+            return _Planned(value=member.email, person=member, is_list=param.is_list)
         if param.semtype == "email_address":
             self.words[param.name] = self.colleague.name
             self.facts.append(Said("who", Lit(self.colleague.first_name), "text"))
@@ -296,6 +289,26 @@ class _Plan:
             return _Planned(value=label, is_list=param.is_list)
         return None
 
+    def _member(self) -> Person | None:
+        """Someone now on the record (an attendee, a watcher, a member): the records of its service that point at it
+        and name a person of the world by their address."""
+        s, rec, kind = self.s, self.rec, self.choice.kind
+        people = {p.email: p for p in s.world.people}
+        found: list[Person] = []
+        for other in s.kinds:
+            if other.service != kind.service:
+                continue
+            refs = [f.name for f in other.runtime.definition.fields if f.ref == kind.entity]
+            emails = [p.path for p in other.person_paths(value="email") if "." not in p.path]
+            for ref in refs:
+                for row in s.records(other.service, other.entity, where={ref: rec["id"]}):
+                    found += [people[str(row[e]).lower()] for e in emails if str(row.get(e, "")).lower() in people]
+        for value in rec.row.values():  # members kept in a list on the record itself
+            if isinstance(value, list):
+                found += [people[str(v).lower()] for v in value if isinstance(v, str) and str(v).lower() in people]
+        found = [p for p in dict.fromkeys(found) if p.email != s.world.user.email]
+        return s.rng.choice(found) if found else None
+
     def _other_record(self, param: Param) -> _Planned | None:
         """Another record the tool needs (a section, a folder, a parent page), named by its label."""
         s = self.s
@@ -316,10 +329,16 @@ class _Plan:
 
 
 def _count(s: Scenario, kind: Kind, field: str, value: Any) -> int:
-    """How many records of ``kind`` have ``value`` in ``field`` (a stored column, or a value derived for results)."""
-    if field in kind.runtime.column_set:
-        return len(s.records(kind.service, kind.entity, where={field: value}))
-    return sum(1 for r in s.records(kind.service, kind.entity) if r.get(field) == value)
+    """How many records of ``kind`` have ``value`` in ``field`` (a stored column, or a value derived for results).
+
+    Counted once per seeded store (the seeded state never changes), then read from the runner's cache."""
+    key = ("label-count", kind.key, field)
+    counts = s.runner.seeded_reads.get(key) if s.runner.is_seeded(kind.service) else None
+    if counts is None:
+        counts = Counter(r.get(field) for r in s.records(kind.service, kind.entity) if isinstance(r.get(field), (str, int)))
+        if s.runner.is_seeded(kind.service):
+            s.runner.seeded_reads[key] = counts
+    return int(counts.get(value, 0))
 
 
 def _as_name(name: str, semtype: str | None) -> str:
@@ -355,18 +374,11 @@ class Request:
 
     choice: Choice
     rec: Rec | None  # None: the request makes a new record
-    field: str
-    value: str
+    where: dict[str, Any]  # what picks the record out (its label, and the person it is for where that is needed)
+    name: str  # how the request names it
+    value: str  # its label (or, for a new record, its name): what the confirmation says
     plan: _Plan
     words: str  # what is asked, in the tool's phrase with the record's name inside
-
-    @property
-    def name(self) -> str:
-        return _named(self.choice.kind, self.field, self.value) if self.rec is not None else self.value
-
-    @property
-    def service_title(self) -> str:
-        return self.choice.tool.service
 
 
 def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = frozenset()) -> Request:  # type: ignore[assignment]
@@ -378,27 +390,67 @@ def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = f
         kind = choice.kind
         records = s.records(kind.service, kind.entity)
         s.rng.shuffle(records)
+        if intent == "restore":  # what comes back was archived, trashed or deleted first
+            records.sort(key=lambda r: not _looks_removed(r))
         for rec in records[: _TRIES.get(intent, 5)]:
-            label = _label(kind, rec)
-            if label is None:
+            named_as = identify(s, kind, rec)
+            if named_as is None:
                 continue
-            field, value = label
-            if field != "id" and _count(s, kind, field, value) != 1:
-                continue
-            plan = _Plan(s, choice, rec, colleague)
-            try:
-                plan.choose()
-            except Skip:
-                continue
-            named = {k: (rec["id"] if isinstance(v, Lit) and v.value == "" else _plain(v)) for k, v in choice.named.items()}
-            if not s.would_succeed(choice.tool.service, choice.tool.name, {**named, **plan.concrete()}):
-                continue
-            words = phrase(choice.tool, {**{k: _named(kind, field, value) for k in choice.named}, **plan.words})
-            if words is None:
-                continue
-            plan.keep_facts_in(words)
-            return Request(choice, rec, field, value, plan, words)
+            where, name, value = named_as
+            for _ in range(3 if any(p.enum for p in choice.tool.params) else 1):  # another allowed value, if one fails
+                plan = _Plan(s, choice, rec, colleague)
+                try:
+                    plan.choose()
+                except Skip:
+                    break
+                named = {k: (rec["id"] if isinstance(v, Lit) and v.value == "" else _plain(v)) for k, v in choice.named.items()}
+                if not s.would_succeed(choice.tool.service, choice.tool.name, {**named, **plan.concrete()}):
+                    continue
+                words = phrase(choice.tool, {**{k: name for k in choice.named}, **plan.words})
+                if words is None:
+                    break
+                plan.keep_facts_in(words)
+                return Request(choice, rec, where, name, value, plan, words)
     raise Skip(f"no record any tool can do {intent!r} on")
+
+
+#: How a record relates to the person it is named through ("the onboarding task "Laptop" for Karl Matthews").
+_FOR_ROLES = frozenset({"new hire", "employee", "requester", "candidate", "customer", "spender", "submitter", "caller"})
+
+
+def identify(s: Scenario, kind: Kind, rec: Rec) -> tuple[dict[str, Any], str, str] | None:
+    """How a colleague names a record so that it is the only one: (the conditions, the words, its label).
+
+    Its label, when no other record of its kind has it; else its label and the person it is for or of (a role of
+    the record: "the onboarding task "Laptop setup" for Karl Matthews"); else a number people quote (INV-1027)."""
+    label = kind.label
+    value = rec.get(label) if label else None
+    if isinstance(value, str) and 3 <= len(value) <= 80:
+        if _count(s, kind, str(label), value) == 1:
+            return {str(label): value}, f'the {kind.noun} "{value}"', value
+        for path in kind.people:
+            if path.role == "self" or path.value not in ("name", "company"):
+                continue
+            who = value_at(s.view, rec, path.path)
+            if not isinstance(who, str) or not who.strip():
+                continue
+            where = {str(label): value, path.path: who}
+            if resolve(s.view, Reference("", rec, path.role, where)) == [rec.key]:
+                joiner = "for" if path.role in _FOR_ROLES else "of"
+                return where, f'the {kind.noun} "{value}" {joiner} {who}', value
+    if kind.mentions().get("id") and not _INTERNAL_ID.match(rec.key):  # INV-1027, ENG-12: ids people quote
+        return {"id": rec.key}, f"{kind.noun} {rec.key}", rec.key
+    return None
+
+
+def _looks_removed(rec: Rec) -> bool:
+    """Whether a record looks archived, trashed or deleted (what a restore brings back)."""
+    if any(rec.get(flag) is True for flag in ("archived", "is_archived", "trashed", "deleted", "in_trash")):
+        return True
+    labels = rec.get("label_ids")
+    if isinstance(labels, list) and "TRASH" in labels:
+        return True
+    return any(str(rec.get(f, "")).lower() in ("archived", "deleted", "trashed", "inactive", "unsubscribed") for f in ("status", "state"))
 
 
 def find_creation(s: Scenario, asker: Person, *, avoid: set[str] = frozenset()) -> Request:  # type: ignore[assignment]
@@ -422,7 +474,7 @@ def find_creation(s: Scenario, asker: Person, *, avoid: set[str] = frozenset()) 
         if words is None:
             continue
         plan.keep_facts_in(words)
-        return Request(choice, None, "name", shown.strip('"'), plan, words)
+        return Request(choice, None, {}, shown.strip('"'), shown.strip('"'), plan, words)
     raise Skip("nothing to set up that the mounted services can make")
 
 
@@ -450,10 +502,10 @@ def do_request(s: Scenario, request: Request) -> list[Said]:
         mention = choice.kind.mentions().get("id")
         facts = request.plan.facts or [Said(f"the new {choice.kind.noun}", Lit(request.value), "text")]
         return facts + ([Said(mention, made.ref("id"))] if mention else [])
-    s.refer(rec, request.name, relation=request.field, where={request.field: request.value})
+    s.refer(rec, request.name, relation=" and ".join(request.where), where=request.where)
     value = request.value
-    found = lookup(s, rec, {request.field: value, "query": value, "name": value, "title": value, "subject": value},
-                   say=f"find {request.name}", name=request.name)
+    known = {"query": value, "name": value, "title": value, "subject": value, **request.where}
+    found = lookup(s, rec, known, say=f"find {request.name}", name=request.name)
     named = {k: (found.ref("id") if isinstance(v, Lit) and v.value == "" else v) for k, v in choice.named.items()}
     s.call(choice.tool.service, choice.tool.name, {**named, **request.plan.steps()}, say=request.words, require_change=True)
     return request.plan.facts or [Said(f"the {choice.kind.noun}", Lit(value), "text")]
@@ -466,12 +518,20 @@ def colleague_request(s: Scenario, intent: str, *, then: str | None = None) -> N
     first = _find(s, intent, asker, set())
     requests = [first]
     if then is not None:
-        requests.append(_find(s, then, asker, {first.choice.tool.key}))
-        if requests[1].rec is not None and first.rec is not None and requests[1].rec.key == first.rec.key:
-            raise Skip("both requests are about one record")
+        options = [then] + [i for i in s.rng.sample(REQUESTED, len(REQUESTED)) if i not in (intent, then)][:3]
+        for second in options:
+            try:
+                found = _find(s, second, asker, {first.choice.tool.key})
+            except Skip:
+                continue
+            if found.rec is None or first.rec is None or found.rec.key != first.rec.key:
+                requests.append(found)
+                break
+        else:
+            raise Skip("no second request fits beside the first")
     family = SERVICE_FAMILY.get(first.choice.kind.service, "operations")
     kind = first.choice.kind
-    subject = f"{kind.noun.capitalize()}: {first.value}" if first.field != "id" else f"{kind.noun.capitalize()} {first.value}"
+    subject = f"{kind.noun.capitalize()}: {first.value}" if "id" not in first.where else f"{kind.noun.capitalize()} {first.value}"
     text = ask_text(s, first)
     if len(requests) == 2:
         text += " " + s.rng.choice(("Also, while you're in there: ", "And one more thing: ", "Separately, ")) + ask_text(s, requests[1])

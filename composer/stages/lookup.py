@@ -32,6 +32,8 @@ SEARCH_KEYS = ("query", "name", "subject", "title", "label")
 def _param_value(kind: Kind, param: Param, known: Mapping[str, Expr]) -> Expr | None:
     if param.semtype == f"id:{kind.key}" and "id" in known:
         return known["id"]
+    if param.semtype and param.semtype.startswith("id:") and param.name in known:
+        return known[param.name]  # the parent's id, found by an earlier step
     if param.name in known and param.name != "id":
         return known[param.name]
     for path in kind.people:
@@ -62,6 +64,7 @@ def _arguments(kind: Kind, tool: ToolInfo, known: Mapping[str, Expr], rng: rando
     rng.shuffle(optional)
     sets = [required] if required or not optional else []
     sets += [{**required, name: value} for name, value in optional]
+    sets += [{**required, a: x, b: y} for (a, x), (b, y) in zip(optional, optional[1:])]  # then narrower still
     return sets
 
 
@@ -104,8 +107,11 @@ def lookup(
     ``name``: how the request names the record ("the later of the two charges"), for steps that follow.
     """
     values: dict[str, Expr] = {k: (v if isinstance(v, (Lit, Ref)) else Lit(v)) for k, v in known.items()}
+    values.update({k: Lit(v) for k, v in _state_filters(rec).items() if k not in values})
     options = candidate_reads(s, rec, values)
     options.sort(key=lambda option: option[0].name not in prefer)
+    if not options or all(not any(p.required for p in t.params) for t, _ in options):
+        options += _through_parent(s, rec, values, stage)
     for tool, args in options[:_MAX_TRIES]:
         if finds(s, tool, args, rec):
             step = s.call(tool.service, tool.name, dict(args), select=rec, say=say, stage=stage, guided=guided)
@@ -115,6 +121,48 @@ def lookup(
                 s.names[step.index] = name
             return step
     raise Skip(f"no read of {rec.service}.{rec.entity} finds {rec.key} from {', '.join(sorted(values))}")
+
+
+def _state_filters(rec: Rec) -> dict[str, Any]:
+    """Filters a person sets to see a record that lists hide by default: archived, trashed, deleted, closed ones."""
+    removed = any(rec.get(f) is True for f in ("archived", "is_archived", "trashed", "deleted", "in_trash")) or (
+        isinstance(rec.get("label_ids"), list) and "TRASH" in rec["label_ids"]
+    )
+    out: dict[str, Any] = {}
+    if removed:
+        out.update({name: True for name in ("archived", "include_archived", "include_spam_trash", "include_trashed", "trashed")})
+    for field in ("status", "state"):
+        if isinstance(rec.get(field), str):
+            out[field] = rec[field]
+    return out
+
+
+def _through_parent(s: Scenario, rec: Rec, known: dict[str, Expr], stage: Stage) -> list[tuple[ToolInfo, dict[str, Expr]]]:
+    """Reads that list a record under its parent (a meeting's registrants, an issue's comments): the parent is found
+    first, by its label, and its id drives the read."""
+    kind = s.kinds.get(rec.service, rec.entity)
+    if kind is None:
+        return []
+    found: list[tuple[ToolInfo, dict[str, Expr]]] = []
+    for f in kind.runtime.definition.fields:
+        parent_kind = s.kinds.get(rec.service, f.ref) if f.ref else None
+        if parent_kind is None or not parent_kind.label or rec.get(f.name) is None:
+            continue
+        parents = s.records(rec.service, parent_kind.entity, where={"id": rec[f.name]})
+        label = parents[0].get(parent_kind.label) if parents else None
+        if not isinstance(label, str):
+            continue
+        try:
+            with s.attempt():
+                parent = lookup(s, parents[0], {"query": label, "name": label, "title": label, "subject": label,
+                                                parent_kind.label: label}, say=f"find the {parent_kind.noun} {label}", stage=stage)
+                found = candidate_reads(s, rec, {**known, f.name: parent.ref("id")})
+                if not found:
+                    raise Skip("nothing lists it under its parent")
+                return found
+        except Skip:
+            continue
+    return []
 
 
 def _open(s: Scenario, rec: Rec, found: Step, stage: Stage) -> Step | None:

@@ -111,6 +111,19 @@ class RowUnchanged(CheckBase):
         return change is None or set(change.fields) <= set(self.incidental)
 
 
+class RowDeleted(CheckBase):
+    """The row with primary key ``key`` of ``service.table`` was deleted (what a request to delete must leave)."""
+
+    kind: Literal["row_deleted"] = "row_deleted"
+    service: str
+    table: str
+    key: str
+
+    def holds(self, diff: Diff, answer: str | None) -> bool:
+        state = diff.get(self.service)
+        return state is not None and self.key in state.table(self.table).deleted
+
+
 class InfoFlow(CheckBase):
     """A value the agent had to read in one service appears in a row it wrote in another."""
 
@@ -291,7 +304,7 @@ class CarriedValue(CheckBase):
 
 
 Check = Annotated[
-    RowExists | RowUnchanged | InfoFlow | NoCollateral | AnswerCheck | RowAbsent | AnswerExcludes | CarriedValue,
+    RowExists | RowUnchanged | RowDeleted | InfoFlow | NoCollateral | AnswerCheck | RowAbsent | AnswerExcludes | CarriedValue,
     Field(discriminator="kind"),
 ]
 
