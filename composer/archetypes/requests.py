@@ -30,7 +30,7 @@ from composer.resolve import resolve, value_at
 from composer.plan import Expr, ListOf, Lit, Ref
 from composer.scenario import Family, Rec, Reference, Said, Scenario, Skip, archetype
 from composer.stages.channels import COLLEAGUE, Ask, arrive, reply, reply_clause
-from composer.stages.lookup import lookup
+from composer.stages.lookup import listed_under_parent, lookup
 from composer.walk import directory, phrase
 
 #: Why people ask for each intent, written as the asker would ("{it}" is how they name the record).
@@ -425,6 +425,14 @@ def identify(s: Scenario, kind: Kind, rec: Rec) -> tuple[dict[str, Any], str, st
     the record: "the onboarding task "Laptop setup" for Karl Matthews"); else a number people quote (INV-1027)."""
     label = kind.label
     value = rec.get(label) if label else None
+    parent = _parent_name(s, kind, rec) if listed_under_parent(kind) else None
+    if parent is not None:  # found only under its parent (a meeting's registrant): named with it
+        if not isinstance(value, str):
+            return None
+        where = {str(label): value, parent[0]: parent[1]}
+        if resolve(s.view, Reference("", rec, "parent", where)) != [rec.key]:
+            return None
+        return where, f'the {kind.noun} "{value}" of {parent[2]}', value
     if isinstance(value, str) and 3 <= len(value) <= 80:
         if _count(s, kind, str(label), value) == 1:
             return {str(label): value}, f'the {kind.noun} "{value}"', value
@@ -440,6 +448,19 @@ def identify(s: Scenario, kind: Kind, rec: Rec) -> tuple[dict[str, Any], str, st
                 return where, f'the {kind.noun} "{value}" {joiner} {who}', value
     if kind.mentions().get("id") and not _INTERNAL_ID.match(rec.key):  # INV-1027, ENG-12: ids people quote
         return {"id": rec.key}, f"{kind.noun} {rec.key}", rec.key
+    return None
+
+
+def _parent_name(s: Scenario, kind: Kind, rec: Rec) -> tuple[str, Any, str] | None:
+    """(the ref field, the parent's id, how people name the parent) for a record listed under its parent."""
+    for f in kind.runtime.definition.fields:
+        parent_kind = s.kinds.get(kind.service, f.ref) if f.ref else None
+        if parent_kind is None or not parent_kind.label or rec.get(f.name) is None:
+            continue
+        parents = s.records(kind.service, parent_kind.entity, where={"id": rec[f.name]})
+        label = parents[0].get(parent_kind.label) if parents else None
+        if isinstance(label, str) and _count(s, parent_kind, parent_kind.label, label) == 1:
+            return f.name, rec[f.name], f'the {parent_kind.noun} "{label}"'
     return None
 
 
@@ -504,7 +525,10 @@ def do_request(s: Scenario, request: Request) -> list[Said]:
         return facts + ([Said(mention, made.ref("id"))] if mention else [])
     s.refer(rec, request.name, relation=" and ".join(request.where), where=request.where)
     value = request.value
-    known = {"query": value, "name": value, "title": value, "subject": value, **request.where}
+    refs = {f.name for f in choice.kind.runtime.definition.fields if f.ref}
+    # The agent knows the record by its name (and its parent's, whose id it looks up first), not by an id.
+    known = {"query": value, "name": value, "title": value, "subject": value,
+             **{k: v for k, v in request.where.items() if k not in refs}}
     found = lookup(s, rec, known, say=f"find {request.name}", name=request.name)
     named = {k: (found.ref("id") if isinstance(v, Lit) and v.value == "" else v) for k, v in choice.named.items()}
     s.call(choice.tool.service, choice.tool.name, {**named, **request.plan.steps()}, say=request.words, require_change=True)

@@ -110,7 +110,8 @@ def lookup(
     values.update({k: Lit(v) for k, v in _state_filters(rec).items() if k not in values})
     options = candidate_reads(s, rec, values)
     options.sort(key=lambda option: option[0].name not in prefer)
-    if not options or all(not any(p.required for p in t.params) for t, _ in options):
+    kind = s.kinds.get(rec.service, rec.entity)
+    if not options and kind is not None and listed_under_parent(kind):
         options += _through_parent(s, rec, values, stage)
     for tool, args in options[:_MAX_TRIES]:
         if finds(s, tool, args, rec):
@@ -135,6 +136,14 @@ def _state_filters(rec: Rec) -> dict[str, Any]:
         if isinstance(rec.get(field), str):
             out[field] = rec[field]
     return out
+
+
+def listed_under_parent(kind: Kind) -> bool:
+    """Whether every read of the kind lists records under a parent (a meeting's registrants): one finds the parent first."""
+    return bool(kind.readers) and all(
+        any(p.required and p.semtype and p.semtype.startswith("id:") and p.semtype != f"id:{kind.key}" for p in t.params)
+        for t in kind.readers
+    )
 
 
 def _through_parent(s: Scenario, rec: Rec, known: dict[str, Expr], stage: Stage) -> list[tuple[ToolInfo, dict[str, Expr]]]:
