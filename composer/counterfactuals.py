@@ -5,7 +5,8 @@ in the data (the default action a careless agent takes). Shortcuts are what a la
 whatever the task:
 
 - ``empty-report``: every message goes to the right place and says "Thanks, this is handled.";
-- ``list-answer``: the answer lists every candidate, the right one among them;
+- ``list-answer``: the answer (or a message whose step names what it must not state) lists every candidate, the
+  right one among them;
 - ``first-match``: a search's first match instead of the record the request points at (only where
   that changes what the plan does next).
 
@@ -23,7 +24,7 @@ from mcp_services.kernel.diff import StateDiff
 from composer.catalog import Catalog
 from composer.content import EMPTY_TEXT, text_param
 from composer.kinds import MESSAGE_INTENTS
-from composer.plan import Lit, StepSpec, step_refs
+from composer.plan import Composed, Lit, StepSpec, resolve, step_refs, text_of
 from composer.runner import Run, Runner, result_items
 from composer.scenario import Scenario
 
@@ -120,6 +121,19 @@ def shortcuts(s: Scenario, runner: Runner, catalog: Catalog, reference: Run) -> 
         listing = "It is one of these: " + ", ".join(str(v) for v in values) + "."
         run, diff = _replay(runner, s, s.specs)
         found.append(NearMiss("list-answer", "the answer lists every candidate", run, diff, listing, "answer"))
+    # A message that lists every candidate (the right one among them) where the step names what it must not state.
+    listed = list(s.specs)
+    for j, (spec, note) in enumerate(zip(s.specs, s.notes, strict=True)):
+        param = text_param(spec)
+        text = spec.arg(param) if param else None
+        others = [text_of(resolve(f.value, reference.items)) for f in note.unsaid]
+        if note.unsaid and text is not None:
+            parts = text.parts if isinstance(text, Composed) else (text_of(resolve(text, reference.items)),)
+            listed[j] = spec.with_arg(param or "", Composed((*parts, " Other options: " + ", ".join(others) + ".")))
+    if listed != list(s.specs):
+        run, diff = _replay(runner, s, listed)
+        found.append(NearMiss("list-answer" if s.answer is None else "list-report", "a message lists every candidate",
+                              run, diff, answer))
     # The first search match instead of the record the request points at, where that changes what follows.
     needed = {r.step for spec in s.specs for r in step_refs(spec)}
     for j, (spec, step) in enumerate(zip(s.specs, reference.steps, strict=True)):

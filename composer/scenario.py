@@ -193,6 +193,9 @@ class StepNote:
     stage: Stage = "act"
     guided: bool = True  # the clause a guided request states (lookups and reads are the agent's to plan)
     facts: list[Said] = field(default_factory=list)  # what the message this step writes must state
+    #: What the message must not state: the other candidates (another article's link, another manager's name), so a
+    #: message that lists every candidate, the right one among them, fails.
+    unsaid: list[Said] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from mcp_services.kernel.world import Person
 
 from composer.catalog import ToolInfo
 from composer.kinds import MESSAGE_INTENTS, Kind
-from composer.plan import Composed, Expr, ListOf, Lit, Ref
+from composer.plan import Composed, Expr, ListOf, Lit, Ref, step_refs
 from composer.scenario import Rec, Said, Scenario, Skip, Step
 from composer.stages.acts import tools_for
 from composer.stages.lookup import lookup
@@ -114,6 +114,8 @@ class Walk:
         for j, (spec, item) in enumerate(zip(s.specs, s.items, strict=True)):
             tool = s.catalog.tool(spec.service, spec.tool)
             if not tool.entity or not isinstance(item, Mapping) or item.get("id") is None:
+                continue
+            if s.notes[j].stage == "consult":  # a rule or a table the work reads is not what its follow-ups touch
                 continue
             service, entity = tool.entity.split(".", 1)
             kind = s.kinds.get(service, entity)
@@ -257,6 +259,8 @@ class Walk:
     def tell(self, value: Passed) -> str:
         s = self.s
         colleague = self.colleague()
+        if s.arrival is not None and colleague.email == s.arrival.sender.email:
+            raise Skip("the colleague who asked hears back in the reply already")
         recipient, found = directory(s, colleague)
         person = self.person
         about = f" about {person.first_name}" if person is not None and person != colleague else ""
@@ -293,8 +297,21 @@ class Walk:
             return words
         raise Skip("no tag tool")
 
+    def decided(self, step: int, params: Sequence[str] = (), intents: Sequence[str] = ()) -> bool:
+        """Whether a step of the workflow already set one of ``params`` (or did one of ``intents``) on the record of
+        ``step``: a follow-up must not undo what the work decided (the queue's assignee, a ticket left pending)."""
+        s = self.s
+        for j, spec in enumerate(s.specs):
+            on_record = j == step or any(r.step == step for r in step_refs(spec))
+            tool = s.catalog.tool(spec.service, spec.tool)
+            if on_record and tool.is_write and (any(name in params for name, _ in spec.args) or tool.intent in intents):
+                return True
+        return False
+
     def assign(self, record: InPlay) -> str:
         s = self.s
+        if self.decided(record.step, _ASSIGNEE):
+            raise Skip("the workflow already gave it an owner")
         target = self._step(record)
         colleague = self.colleague()
         options = tools_for(s, target, "assign")
@@ -326,6 +343,8 @@ class Walk:
     def close_trigger(self) -> str:
         s = self.s
         arrival = s.arrival
+        if self.decided(arrival.step.index, ("status",), ("update", "close", "transition")):
+            raise Skip("the workflow already decided where the trigger stands")
         for tool, named in tools_for(s, arrival.step, "close"):
             if any(p.required and p.name not in named for p in tool.params):
                 continue
@@ -358,6 +377,8 @@ class Walk:
         s = self.s
         person = self.person
         assert person is not None
+        if person.organisation_id == s.world.home_organisation_id:
+            raise Skip("a teammate's question needs no follow-up with them")
         when = _next_working_day(s, self.rng.randint(2, 6))
         spoken = f"{when.strftime('%A')} {when.day} {when.strftime('%B')}"
         topic = s.topic or s.archetype.title.split(":")[0]

@@ -30,11 +30,12 @@ def changed(task: TaskSpec, tool: str, **arguments: Any) -> list[PlanStep]:
     return [s.model_copy(update={"arguments": {**s.arguments, **arguments}}) if s.tool == tool else s for s in task.plan]
 
 
-def passes(task: TaskSpec, runner: Runner, plan: Sequence[PlanStep]) -> bool:
-    """Whether running ``plan`` on a fresh episode of the task (errors and all) passes it."""
+def passes(task: TaskSpec, runner: Runner, plan: Sequence[PlanStep], answer: str | None = None) -> bool:
+    """Whether running ``plan`` on a fresh episode of the task (errors and all), then answering ``answer`` (default: the
+    reference's answer), passes it."""
     runner.fresh(task.setup)
     run_plan(runner.call, plan, stop=False)
-    return task.grade(runner.diff(), reference_answer(task)).passed
+    return task.grade(runner.diff(), answer if answer is not None else reference_answer(task)).passed
 
 
 def assert_reference_passes_and_counterfactuals_fail(catalog: Catalog, tasks: Sequence[TaskSpec]) -> None:
@@ -43,7 +44,7 @@ def assert_reference_passes_and_counterfactuals_fail(catalog: Catalog, tasks: Se
         assert verify_task(task, runner) == [], task.id
         assert passes(task, runner, task.plan), task.id
         for cf in task.counterfactuals:
-            assert not passes(task, runner, cf.plan), (task.id, cf.id)
+            assert not passes(task, runner, cf.plan, cf.answer), (task.id, cf.id)
 
 
 def assert_every_write_is_needed(catalog: Catalog, tasks: Sequence[TaskSpec], *, min_writes: int = 1) -> None:
