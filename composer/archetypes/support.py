@@ -117,6 +117,17 @@ def about(trigger: Trigger, subject: str, plain: str = "to report a problem") ->
     return f"{trigger.intro} {plain}"
 
 
+def confirm_ticket(s: Scenario, trigger: Trigger, ticket: Step, subject: str) -> Step:
+    """Tell the person, on the channel they used, the number of the ticket opened for them."""
+    return reply(
+        s, trigger,
+        [f"Hi {trigger.person.first_name},\n\nThanks for getting in touch. We have logged this as ticket ", ticket.ref("id"),
+         " and will keep you updated there."],
+        say=reply_clause(trigger, "the ticket number"), facts=[Said("the ticket number", ticket.ref("id"))],
+        subject=f"Your ticket: {subject}", mentions=[(ticket.ref("id"), "the ticket number")],
+    )
+
+
 def _triage(s: Scenario, problem: Problem) -> tuple[Rec, str, str] | None:
     """Now and then the triage rules apply: (where they live, how the request points at them, the priority they give)."""
     if s.rng.random() >= 0.55:
@@ -170,13 +181,7 @@ def email_to_ticket(s: Scenario) -> None:
             + (", at the priority our triage rules give it" if triage else ""),
     )
     _apply_triage(s, triage, ticket)
-    reply(
-        s, trigger,
-        [f"Hi {person.first_name},\n\nThanks for letting us know. We have logged this as ticket ", ticket.ref("id"),
-         " and will keep you updated there."],
-        say=reply_clause(trigger, "the ticket number"), facts=[Said("the ticket number", ticket.ref("id"))],
-        subject=f"Ticket for: {problem.subject}", mentions=[(ticket.ref("id"), "the ticket number")],
-    )
+    confirm_ticket(s, trigger, ticket, problem.subject)
     s.brief.intro = about(trigger, problem.subject)
     s.brief.goal = f"Get this logged in the helpdesk under {person.first_name}'s own email address and {reply_clause(trigger, 'the ticket number')}"
     s.brief.anchors += [person.name]
@@ -544,7 +549,7 @@ def known_bug_ticket(s: Scenario) -> None:
     comment = log(
         s, found,
         [f"Also hit by {person.name} ({org.name})", *((", helpdesk ticket ", trigger.step.ref("id")) if ticket else ()), "."],
-        say=f"comment on that issue that {org.name} is affected too" + (", with the ticket number" if ticket else ""),
+        say=f"comment on the open ENG bug that covers it that {org.name} is affected too" + (", with the ticket number" if ticket else ""),
         facts=[Said("the customer's company", Lit(org.name))], stage="act",
     )
     reply(
