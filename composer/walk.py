@@ -31,7 +31,7 @@ from mcp_services.kernel.world import Person
 
 from composer.catalog import ToolInfo
 from composer.kinds import MESSAGE_INTENTS, Kind
-from composer.plan import Composed, Expr, ListOf, Lit, Ref, step_refs
+from composer.plan import Composed, Expr, ListOf, Lit, Ref, refs_of, step_refs
 from composer.scenario import Rec, Said, Scenario, Skip, Step
 from composer.stages.acts import tools_for
 from composer.stages.lookup import lookup
@@ -222,8 +222,24 @@ class Walk:
     def note_on(self, record: InPlay, value: Passed) -> str:
         if ("note", record.step) in self._used:
             raise Skip("already noted there")
+        if self.said_on(record.step, value.ref):
+            raise Skip("the workflow's own message there states it already")
         self._used.add(("note", record.step))
         return self._note(self._step(record), record.name, value)
+
+    def said_on(self, step: int, value: Ref) -> bool:
+        """Whether a message the workflow wrote on the record of ``step`` (a reply on the ticket) states ``value``."""
+        s = self.s
+        record = (s.specs[step].service, str((s.items[step] or {}).get("id")))
+
+        def names(ref: Ref) -> bool:
+            return (s.specs[ref.step].service, str((s.items[ref.step] or {}).get("id"))) == record
+
+        for spec in s.specs:
+            on_record = any(names(r) for _, e in spec.args if not isinstance(e, Composed) for r in refs_of(e))
+            if on_record and any(isinstance(e, Composed) and value in e.parts for _, e in spec.args):
+                return True
+        return False
 
     def note_on_person(self, value: Passed) -> str:
         """The value on the person's own record in another system (their CRM contact, their candidate profile)."""

@@ -313,9 +313,9 @@ def bug_report_to_issue(s: Scenario) -> None:
     reply(
         s, trigger,
         [f"Hi {person.first_name},\n\nThanks for reporting this. Our engineers are looking into it; it is tracked as ",
-         issue.ref("key"), ". We'll let you know when it is fixed."],
-        say=reply_clause(trigger, "the bug's reference"), facts=[Said("the bug's key", issue.ref("key"))],
-        subject=f"Re: {problem.subject}", mentions=[(issue.ref("key"), "the bug's key")],
+         issue.ref("id"), ". We'll let you know when it is fixed."],
+        say=reply_clause(trigger, "the bug's reference"), facts=[Said("the bug's key", issue.ref("id"))],
+        subject=f"Re: {problem.subject}", mentions=[(issue.ref("id"), "the bug's key")],
     )
     s.brief.intro = about(trigger, problem.subject)
     s.brief.goal = (
@@ -371,8 +371,9 @@ def ticket_fixed_confirmation(s: Scenario) -> None:
         s.trap("other-open-ticket", others[0], f"their other open ticket \"{others[0]['subject']}\"", step=found)
     elif closed:
         s.trap("solved-ticket", closed[0], f"their earlier ticket \"{closed[0]['subject']}\"", step=found)
-    act(s, "close", found, {"comment": detail(f"Thanks {person.first_name}, glad it works again - solving this now.")},
-        say=f"solve the ticket {person.first_name} says is fixed")
+    # Solved or closed for good: either wraps it up (whichever tool the agent uses).
+    act(s, "update", found, {"status": "solved"}, say=f"solve the ticket {person.first_name} says is fixed",
+        accept={"status": ["solved", "closed"]})
     reply(
         s, trigger,
         [f"Hi {person.first_name},\n\nThanks for letting us know! I have solved ticket ", found.ref("id"),

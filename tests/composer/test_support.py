@@ -14,7 +14,7 @@ from composer.runner import Runner
 from composer.scenario import ARCHETYPES
 from composer.verify import reference_answer, run_plan
 from mcp_services.kernel import World
-from mcp_services.tasks.spec import TaskSpec
+from mcp_services.tasks.spec import PlanStep, TaskSpec
 from tests.composer.archetype_checks import (
     assert_every_write_is_needed,
     assert_reference_passes_and_counterfactuals_fail,
@@ -132,3 +132,21 @@ def test_a_known_bug_gets_a_comment_not_a_duplicate(catalog: Catalog, generated:
         filed = next(s for s in cf.plan if s.tool == "create_issue")
         assert filed.arguments["project_key"] == "ENG"
         assert not passes(task, runner, [*task.plan, filed]), task.id
+
+
+def test_the_ticket_the_customer_means_may_be_solved_or_closed_but_not_their_other_one(
+    catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport]
+) -> None:
+    runner, fixed = tasks_of(catalog, generated, "ticket-fixed-confirmation")
+    checked = 0
+    for task in fixed:
+        solved = next(s for s in task.plan if s.tool == "update_ticket" and s.arguments.get("status") == "solved")
+        closed = PlanStep(service="helpdesk", tool="close_ticket", arguments={"ticket_id": solved.arguments["ticket_id"]})
+        later = task.plan[task.plan.index(solved) + 1:]
+        if not any(s.arguments.get("ticket_id") == solved.arguments["ticket_id"] for s in later):  # closed is final
+            assert passes(task, runner, [closed if s is solved else s for s in task.plan]), task.id
+            checked += 1
+        assert task.traps, task.id
+        other = solved.model_copy(update={"arguments": {**solved.arguments, "ticket_id": task.traps[0].key}})
+        assert not passes(task, runner, [other if s is solved else s for s in task.plan]), task.id
+    assert checked
