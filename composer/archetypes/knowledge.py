@@ -414,7 +414,8 @@ def ticket_routing(s: Scenario) -> None:
     s.brief.intro = trigger.intro
     s.brief.goal = "Route this ticket the way our rules say: the right assignee and the right priority"
     s.brief.constraints.append('The rules are on the wiki page "Ticket escalation and routing rules" (Support space)')
-    s.brief.constraints.append("Leave their other tickets as they are")
+    if s.traps:
+        s.brief.constraints.append("Leave their other tickets as they are")
     s.brief.anchors += [person.name, org.name]
 
 

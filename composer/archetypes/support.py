@@ -383,7 +383,8 @@ def ticket_fixed_confirmation(s: Scenario) -> None:
     )
     s.brief.intro = f"{trigger.intro} to say a problem of theirs is fixed"
     s.brief.goal = f"Wrap up the ticket {person.first_name} says is fixed and {reply_clause(trigger, 'the number of the ticket you solved')}"
-    s.brief.constraints.append("Leave their other tickets as they are")
+    if s.traps:
+        s.brief.constraints.append("Leave their other tickets as they are")
     s.brief.anchors += [person.name]
 
 
