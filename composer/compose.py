@@ -546,7 +546,7 @@ def _reason(problem: str) -> str:
         return "trap-not-detected"
     if problem.startswith("counterfactual ignores-policy"):
         return "policy-not-detected"
-    for shortcut in ("empty-report", "list-answer", "first-match"):
+    for shortcut in ("empty-report", "list-answer", "list-report", "first-match"):
         if problem.startswith(f"counterfactual {shortcut}"):
             return f"shortcut-{shortcut}"
     if problem.startswith("criteria pass when nothing"):

@@ -6,7 +6,8 @@ looked-up value inside the text it writes. Each becomes part of the message row'
 usual surface form (``mcp_services.tasks.surface``): a fact whose value the world holds is matched by
 value; a value of a record the plan itself creates (a discount code the agent chose, the id of the
 ticket it opened) is checked through the agent's own record (``CarriedValue``), never through the
-reference run's literal.
+reference run's literal. A step may also name what its message must not state (``StepNote.unsaid``: the other
+candidates), so that a message listing every candidate fails.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mcp_services.tasks.checks import CarriedValue, Check, RowExists
+from mcp_services.tasks.checks import CarriedValue, Check, RowAbsent, RowExists
 from mcp_services.tasks.surface import kind_of, states
 
 from composer.plan import Composed, Lit, Ref, StepSpec, field_value, resolve
@@ -114,7 +115,22 @@ def content_checks(
     if literal:
         match[column] = {"$states": literal}
     rows[n] = check.model_copy(update={"match": match})
+    if literal or carried:  # a message that states its facts must not also state the other candidates
+        carried += _unsaid_checks(note, items, check, column)
     return rows, carried, problems
+
+
+def _unsaid_checks(note: StepNote, items: Sequence[Mapping[str, Any] | None], check: RowExists, column: str) -> list[Check]:
+    found: list[Check] = []
+    for n, fact in enumerate(note.unsaid, 1):
+        value = _value(fact, items)
+        if value is None:
+            continue
+        found.append(RowAbsent(
+            id=f"{check.id}-not-{n}", description=f"The message does not also state {fact.noun}", service=check.service,
+            table=check.table, match={column: {"$states": [{"kind": fact.kind or kind_of(value), "value": value}]}},
+        ))
+    return found
 
 
 def _value(fact: Said, items: Sequence[Mapping[str, Any] | None]) -> Any:

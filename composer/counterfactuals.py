@@ -5,7 +5,8 @@ in the data (the default action a careless agent takes). Shortcuts are what a la
 whatever the task:
 
 - ``empty-report``: every message goes to the right place and says "Thanks, this is handled.";
-- ``list-answer``: the answer lists every candidate, the right one among them;
+- ``list-answer``: the answer (or a message whose step names what it must not state) lists every candidate, the
+  right one among them;
 - ``first-match``: a search's first match instead of the record the request points at (only where
   that changes what the plan does next).
 
@@ -23,7 +24,7 @@ from mcp_services.kernel.diff import StateDiff
 from composer.catalog import Catalog
 from composer.content import EMPTY_TEXT, text_param
 from composer.kinds import MESSAGE_INTENTS
-from composer.plan import Lit, StepSpec, step_refs
+from composer.plan import Composed, Lit, StepSpec, resolve, step_refs, text_of
 from composer.runner import Run, Runner, result_items
 from composer.scenario import Scenario
 
@@ -124,8 +125,21 @@ def shortcuts(
         listing = "It is one of these: " + ", ".join(str(v) for v in values) + "."
         # The same work as the reference, only the answer differs: no replay needed.
         found.append(NearMiss("list-answer", "the answer lists every candidate", reference, reference_diff, listing, "answer"))
-    # The first search match instead of the record the request points at, where that changes what follows.
-    needed = {r.step for spec in s.specs for r in step_refs(spec)}
+    # A message that lists every candidate (the right one among them) where the step names what it must not state.
+    listed = list(s.specs)
+    for j, (spec, note) in enumerate(zip(s.specs, s.notes, strict=True)):
+        param = text_param(spec)
+        text = spec.arg(param) if param else None
+        others = [text_of(resolve(f.value, reference.items)) for f in note.unsaid]
+        if note.unsaid and text is not None:
+            parts = text.parts if isinstance(text, Composed) else (text_of(resolve(text, reference.items)),)
+            listed[j] = spec.with_arg(param or "", Composed((*parts, " Other options: " + ", ".join(others) + ".")))
+    if listed != list(s.specs):
+        run, diff = _replay(runner, s, listed)
+        found.append(NearMiss("list-answer" if s.answer is None else "list-report", "a message lists every candidate",
+                              run, diff, answer))
+    # The first search match instead of the record the request points at, where that changes what the plan writes.
+    needed = feeds_a_write(s.specs, catalog)
     for j, (spec, step) in enumerate(zip(s.specs, reference.steps, strict=True)):
         if spec.select_key is None or j not in needed:
             continue
@@ -137,10 +151,23 @@ def shortcuts(
         if first is None or first == spec.select_value:
             continue
         run, diff = _replay(runner, s, s.specs, {j: first})
-        if [c.model_dump() for c in run.calls] == [c.model_dump() for c in reference.calls]:
-            continue
+        if _writes(run, catalog) == _writes(reference, catalog):
+            continue  # the first match leads to the same work: taking it is no shortcut
         found.append(NearMiss(f"first-match-{j + 1}", f"takes the first match of step {j + 1} ({spec.tool})", run, diff, answer))
     return found
+
+
+def feeds_a_write(specs: Sequence[StepSpec], catalog: Catalog) -> set[int]:
+    """The steps whose results a write needs, directly or through the reads between them."""
+    needed: set[int] = set()
+    for j in range(len(specs) - 1, -1, -1):
+        if catalog.tool(specs[j].service, specs[j].tool).is_write or j in needed:
+            needed |= {r.step for r in step_refs(specs[j])}
+    return needed
+
+
+def _writes(run: Run, catalog: Catalog) -> list[dict[str, object]]:
+    return [c.model_dump() for c in run.calls if catalog.tool(c.service, c.tool).is_write]
 
 
 __all__ = ["NearMiss", "Unreachable", "near_misses", "shortcuts", "stated_answer", "without"]

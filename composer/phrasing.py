@@ -53,6 +53,8 @@ def _start(opener: str, clause: str) -> str:
         words = clause.split(" ", 1)
         verb = words[0]
         gerund = verb[:-1] + "ing" if verb.endswith("e") and not verb.endswith("ee") else verb + "ing"
+        if len(verb) == 3 and verb[1] in "aeiou" and verb[0] not in "aeiou" and verb[2] not in "aeiouwxy":
+            gerund = verb + verb[2] + "ing"  # get -> getting, put -> putting, let -> letting
         return f"Start by {gerund} {words[1] if len(words) > 1 else ''}".strip()
     return f"{opener}{clause}" if opener else _cap(clause)
 

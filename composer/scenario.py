@@ -199,6 +199,10 @@ class StepNote:
     stage: Stage = "act"
     guided: bool = True  # the clause a guided request states (lookups and reads are the agent's to plan)
     facts: list[Said] = field(default_factory=list)  # what the message this step writes must state
+    opens: int | None = None  # the search step whose pick this step opens by id (a trap belongs to that search)
+    #: What the message must not state: the other candidates (another article's link, another manager's name), so a
+    #: message that lists every candidate, the right one among them, fails.
+    unsaid: list[Said] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -512,8 +516,14 @@ class Scenario:
         return text
 
     def trap(self, kind: str, rec: Rec, description: str, *, step: Step) -> None:
-        """``rec`` looks like what ``step`` selects but must be left alone; a replay that picks it must fail."""
-        self.traps.append(Trap(kind, rec, description, step.index))
+        """``rec`` looks like what ``step`` selects but must be left alone; a replay that picks it must fail.
+
+        A step that only opened what a search found (``StepNote.opens``) hands the trap to that search: the search
+        is where an agent picks the wrong record."""
+        index = step.index
+        while self.notes[index].opens is not None:
+            index = int(self.notes[index].opens)
+        self.traps.append(Trap(kind, rec, description, index))
 
     def set_policy(
         self, document: Rec, rule: str, step: Step, param: str, compliant: Any, violating: Any, description: str

@@ -31,7 +31,7 @@ from mcp_services.kernel.world import Person
 
 from composer.catalog import ToolInfo
 from composer.kinds import MESSAGE_INTENTS, Kind, record_params
-from composer.plan import Composed, Expr, ListOf, Lit, Ref
+from composer.plan import Composed, Expr, ListOf, Lit, Ref, refs_of, step_refs
 from composer.scenario import Rec, Said, Scenario, Skip, Step
 from composer.stages.acts import tools_for
 from composer.stages.lookup import lookup
@@ -120,6 +120,8 @@ class Walk:
         for j, (spec, item) in enumerate(zip(s.specs, s.items, strict=True)):
             tool = s.catalog.tool(spec.service, spec.tool)
             if not tool.entity or not isinstance(item, Mapping) or item.get("id") is None:
+                continue
+            if s.notes[j].stage == "consult":  # a rule or a table the work reads is not what its follow-ups touch
                 continue
             service, entity = tool.entity.split(".", 1)
             kind = s.kinds.get(service, entity)
@@ -238,8 +240,24 @@ class Walk:
     def note_on(self, record: InPlay, value: Passed) -> str:
         if ("note", record.step) in self._used:
             raise Skip("already noted there")
+        if self.said_on(record.step, value.ref):
+            raise Skip("the workflow's own message there states it already")
         self._used.add(("note", record.step))
         return self._note(self._step(record), record.name, value)
+
+    def said_on(self, step: int, value: Ref) -> bool:
+        """Whether a message the workflow wrote on the record of ``step`` (a reply on the ticket) states ``value``."""
+        s = self.s
+        record = (s.specs[step].service, str((s.items[step] or {}).get("id")))
+
+        def names(ref: Ref) -> bool:
+            return (s.specs[ref.step].service, str((s.items[ref.step] or {}).get("id"))) == record
+
+        for spec in s.specs:
+            on_record = any(names(r) for _, e in spec.args if not isinstance(e, Composed) for r in refs_of(e))
+            if on_record and any(isinstance(e, Composed) and value in e.parts for _, e in spec.args):
+                return True
+        return False
 
     def note_on_person(self, value: Passed) -> str:
         """The value on the person's own record in another system (their CRM contact, their candidate profile)."""
@@ -282,6 +300,8 @@ class Walk:
     def tell(self, value: Passed) -> str:
         s = self.s
         colleague = self.colleague()
+        if s.arrival is not None and colleague.email == s.arrival.sender.email:
+            raise Skip("the colleague who asked hears back in the reply already")
         recipient, found = directory(s, colleague)
         person = self.person
         customer = person is not None and person.organisation_id != s.world.home_organisation_id
@@ -319,8 +339,21 @@ class Walk:
             return words
         raise Skip("no tag tool")
 
+    def decided(self, step: int, params: Sequence[str] = (), intents: Sequence[str] = ()) -> bool:
+        """Whether a step of the workflow already set one of ``params`` (or did one of ``intents``) on the record of
+        ``step``: a follow-up must not undo what the work decided (the queue's assignee, a ticket left pending)."""
+        s = self.s
+        for j, spec in enumerate(s.specs):
+            on_record = j == step or any(r.step == step for r in step_refs(spec))
+            tool = s.catalog.tool(spec.service, spec.tool)
+            if on_record and tool.is_write and (any(name in params for name, _ in spec.args) or tool.intent in intents):
+                return True
+        return False
+
     def assign(self, record: InPlay) -> str:
         s = self.s
+        if self.decided(record.step, _ASSIGNEE):
+            raise Skip("the workflow already gave it an owner")
         target = self._step(record)
         colleague = self.colleague()
         options = tools_for(s, target, "assign")
@@ -352,6 +385,8 @@ class Walk:
     def close_trigger(self) -> str:
         s = self.s
         arrival = s.arrival
+        if self.decided(arrival.step.index, ("status",), ("update", "close", "transition")):
+            raise Skip("the workflow already decided where the trigger stands")
         for tool, named in tools_for(s, arrival.step, "close"):
             if any(p.required and p.name not in named for p in tool.params):
                 continue
@@ -384,6 +419,8 @@ class Walk:
         s = self.s
         person = self.person
         assert person is not None
+        if person.organisation_id == s.world.home_organisation_id:
+            raise Skip("a teammate's question needs no follow-up with them")
         when = _next_working_day(s, self.rng.randint(2, 6))
         spoken = f"{when.strftime('%A')} {when.day} {when.strftime('%B')}"
         topic = s.topic or s.archetype.title.split(":")[0]

@@ -4,28 +4,29 @@ spreadsheets (``sheets``), the help center (``kb``) and what people submit throu
 The rules and tables come from one plan (``mcp_services.kernel.plans.policies``): the wiki states them,
 the spreadsheets hold them, and these archetypes read the same figures to know what a careful colleague
 does. A request points at where a rule lives ("our lead handling rules, in the Sales space of the wiki")
-and never states it: the agent reads the page and the rows.
+and never states it: the agent reads the page and the rows. Requests arrive on the channels the stages
+offer (``composer.stages.channels``); a form's own submissions (a demo request, an event registration)
+stay on their form.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 from faker.providers.person.en_US import Provider as _PersonNames
 
-from composer.archetypes.common import (
-    chat_post,
-    colleague,
-    inbound_email,
-    inbound_ticket,
-    org_of,
-    recent_hours,
-    signature,
-    when_phrase,
-)
-from composer.plan import ListOf, Lit
-from composer.scenario import Rec, Scenario, Skip, Step, archetype, detail
+from composer.archetypes.common import money, org_of, recent_hours, short_date, when_phrase
+from composer.archetypes.support import confirm_ticket, known_sender
+from composer.plan import Composed, Expr, ListOf, Lit, Ref, resolve
+from composer.runner import result_items
+from composer.scenario import Rec, Said, Scenario, Skip, Step, archetype, detail
+from composer.stages.acts import act
+from composer.stages.channels import COLLEAGUE, CUSTOMER, Ask, Trigger, arrive, reply, reply_clause
+from composer.stages.lookup import finds, lookup
+from composer.stages.rules import colleague
 from mcp_services.kernel.plans.policies import (
     DEMO_MINUTES,
     DEMO_TITLE,
@@ -59,9 +60,9 @@ def _page(s: Scenario, title: str) -> Rec:
 
 
 def _read_page(s: Scenario, title: str, say: str) -> tuple[Rec, Step]:
-    """Read a rule's page by its title in its space, and record how the request points at it."""
+    """Read a rule's page (by its title, or by searching the wiki), and record how the request points at it."""
     page = _page(s, title)
-    step = s.call("docs", "get_page_by_title", {"space_key": page["space_key"], "title": title}, say=say)
+    step = lookup(s, page, {"title": title, "space_key": page["space_key"], "query": title}, say=say, stage="consult")
     s.refer(page, f"the wiki page {title!r}", relation="title", where={"title": title, "status": "current"})
     return page, step
 
@@ -82,13 +83,18 @@ def _row(s: Scenario, sheet: Rec, key: str) -> Rec:
     )
 
 
+def _open_spreadsheet(s: Scenario, title: str) -> Step:
+    return lookup(s, _spreadsheet(s, title), {"query": title, "title": title}, say=f"open the {title} spreadsheet",
+                  stage="consult")
+
+
 def _lookup(s: Scenario, spreadsheet: str, tab: str, key: str, column: str, say: str, text: str) -> tuple[Rec, Step]:
-    """Find a row by its first cell in one tab of a spreadsheet (searching every tab, as people do)."""
+    """Find a row by its first cell in one tab of a spreadsheet (opening the spreadsheet, searching its tabs, as people
+    do)."""
     book = _spreadsheet(s, spreadsheet)
     row = _row(s, _sheet(s, tab, book), key)
-    step = s.call(
-        "sheets", "find_rows", {"spreadsheet_id": book.key, "value": key, "column": column}, select=row, say=say
-    )
+    opened = _open_spreadsheet(s, spreadsheet)
+    step = lookup(s, row, {"value": key, "spreadsheet_id": opened.ref("id"), "column": column}, say=say, stage="consult")
     s.refer(row, text, relation="key", where={"sheet_id": row["sheet_id"], "key": key})
     return row, step
 
@@ -116,6 +122,20 @@ def _customer(s: Scenario, *, contact: bool = True) -> tuple[Person, Organisatio
     return person, org_of(s, person), plan.account_of(person)
 
 
+def _results(s: Scenario, step: Step) -> list[dict[str, Any]]:
+    """What the read of ``step`` shows the agent (every item, not only the one the plan selects)."""
+    spec = s.specs[step.index]
+    tool = s.catalog.tool(spec.service, spec.tool)
+    result = s.runner.episode.call(spec.service, spec.tool, {n: resolve(e, s.items) for n, e in spec.args})
+    return result_items(tool, result.data) if result.success else []
+
+
+def _shows(s: Scenario, step: Step, rec: Rec) -> bool:
+    """Whether the read of ``step`` shows ``rec`` too (a trap the agent must tell apart there)."""
+    spec = s.specs[step.index]
+    return finds(s, s.catalog.tool(spec.service, spec.tool), dict(spec.args), rec)
+
+
 _FIRST = tuple(sorted(_PersonNames.first_names))
 _LAST = tuple(sorted(_PersonNames.last_names))
 _TITLES = (
@@ -128,6 +148,7 @@ _TITLES = (
     "Office Manager",
     "Engineering Manager",
 )
+
 
 
 def _slug(text: str) -> str:
@@ -156,42 +177,42 @@ def _iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _long_day(moment: datetime) -> str:
-    return f"{moment.strftime('%A')} {moment.day} {moment.strftime('%B')}"
-
-
 def _form_response(s: Scenario, form: str, answers: dict[str, object]) -> tuple[Rec, str]:
-    """Someone submits ``form`` a little while ago; returns the response and when it came."""
+    """Someone submits ``form`` a little while ago (the trigger of a workflow about that form); returns the response
+    and when it came."""
     hours = recent_hours(s)
     response = s.event("forms", "response_submitted", "response", form_title=form, answers=answers, hours_ago=hours)
     s.trigger = response
     return response, when_phrase(s, hours)
 
 
-def _find_response(s: Scenario, response: Rec, form: str, email: str, query: str, text: str, say: str) -> Step:
-    """Find ``response`` (the latest that ``email`` sent through ``form``) by ``query``, and record ``text``, how
-    the request points at it."""
+def _find_response(
+    s: Scenario, response: Rec, form: str, email: str, known: dict[str, Expr | str], text: str, say: str
+) -> Step:
+    """Find ``response`` (the latest that ``email`` sent through ``form``) from what the request says (``known``), and
+    record ``text``, how the request points at it."""
     form_id = _one(s.records("forms", "form", where={"title": form}), f"form {form!r}").key
-    s.refer(
-        response,
-        text,
-        relation="respondent",
-        where={"form_id": form_id, "respondent_email": email},
-        latest="submitted_at",
-    )
-    return s.call("forms", "search_responses", {"query": query}, select=response, say=say)
+    s.refer(response, text, relation="respondent", where={"form_id": form_id, "respondent_email": email},
+            latest="submitted_at")
+    step = lookup(s, response, {**known, "form_id": form_id}, say=say, stage="trigger")
+    s.names[step.index] = text
+    return step
 
 
-def _find_new_ticket(s: Scenario, person: Person, ticket: Rec, say: str, **filters: str) -> Step:
-    """Find ``person``'s new ``ticket`` by their email (and ``filters``), and record how the request points at it."""
-    s.refer(
-        ticket,
-        f"{person.first_name}'s new ticket",
-        relation="requester",
-        where={"requester_id.email": person.email, "status": "new"},
-        latest="created_at",
-    )
-    return s.call("helpdesk", "search_tickets", {"requester_email": person.email, **filters}, select=ticket, say=say)
+def _pass_on(
+    s: Scenario, trigger: Trigger, to: Sequence[Expr], cc: Sequence[Expr], parts: Sequence[str | Ref], *, say: str,
+    facts: Sequence[Said], subject: str,
+) -> Step:
+    """Hand a customer's message to colleagues: forward the email itself, or write to them about a text, a call, a
+    ticket or a form."""
+    copied = {"cc": ListOf(tuple(cc))} if cc else {}
+    if trigger.channel == "email":
+        return s.call("mailbox", "forward_message", {"message_id": trigger.step.ref("id"), "to": ListOf(tuple(to)), **copied,
+                                                      "note": Composed(tuple(parts))}, say=say, facts=facts, stage="report")
+    if not s.has("mailbox"):
+        raise Skip("no mailbox to pass the request on")
+    return s.call("mailbox", "send_email", {"to": ListOf(tuple(to)), **copied, "subject": detail(subject),
+                                            "body": Composed(tuple(parts))}, say=say, facts=facts, stage="report")
 
 
 # -- tickets and where they go -------------------------------------------------------------------
@@ -285,6 +306,7 @@ _PROBLEMS: tuple[tuple[str, str, str, str], ...] = (
 )
 
 
+
 def _priority(plan: Policies, account: Account, category: str) -> tuple[str, str]:
     """(the queue's default priority, the priority the escalation rules give this account)."""
     default = plan.queue(category).priority
@@ -347,12 +369,17 @@ def _follow_escalation(
     else:
         s.policy_documents.append(page)
     if priority == "urgent":
+        if not s.has("chat"):
+            raise Skip("an urgent ticket goes to #support, and no chat is mounted")
         s.call(
             "chat",
             "post_message",
             {"channel": "support", "text": s.text("Urgent ticket ", ticket.ref("id"), f" from {org.name}: {subject}")},
             say="post it in #support, as the rules ask for urgent tickets",
+            facts=[Said("the ticket number", ticket.ref("id"))],
             mentions=[(ticket.ref("id"), "the ticket number")],
+            stage="report",
+            guided=False,  # the rules ask for it: a request that said so would tell the agent the ticket is urgent
         )
 
 
@@ -365,75 +392,51 @@ def _follow_escalation(
 def ticket_routing(s: Scenario) -> None:
     plan = _plan(s)
     person, org, account = _customer(s, contact=False)
-    category, _, subject, text = s.pick(list(_PROBLEMS), "no problems")
+    category, topic, subject, text = s.pick(list(_PROBLEMS), "no problems")
     s.subject = person
-    ticket, when = inbound_ticket(s, person, subject, text, channel=s.rng.choice(("email", "web")))
-    found = _find_new_ticket(s, person, ticket, f"open {person.first_name}'s new ticket in the helpdesk")
+    trigger = arrive(s, person, Ask(subject=subject, text=text, topic=topic), channels=("ticket",))
+    found = trigger.step
     others = [
         t
         for t in s.records("helpdesk", "ticket")
-        if t.key != ticket.key
+        if t.key != trigger.rec.key
         and t["status"] in ("new", "open", "pending")
-        and t["requester_id"] == ticket["requester_id"]
+        and t["requester_id"] == trigger.rec["requester_id"]
     ]
     if others:
         other = max(others, key=lambda t: t["created_at"])
-        s.trap("older-ticket", other, f'their older ticket "{other["subject"]}"', step=found)
+        if _shows(s, found, other):
+            s.trap("older-ticket", other, f'their older ticket "{other["subject"]}"', step=found)
     page, queue, default, priority = _route(s, plan, account, org, category, "ticket")
-    routed = s.call(
-        "helpdesk",
-        "update_ticket",
-        {
-            "ticket_id": found.ref("id"),
-            **_routed(queue, default, priority),
-        },
-        say="assign it to that queue's assignee at the priority the rules give it",
-    )
+    routed = act(s, "update", found, _routed(queue, default, priority),
+                 say="assign it to the assignee of its queue in the routing table, at the priority the rules give it")
     _follow_escalation(s, page, routed, found, org, account, subject, default, priority)
-    s.brief.intro = f'{person.name} from {org.name} opened a ticket {when}: "{subject}"'
+    s.brief.intro = trigger.intro
     s.brief.goal = "Route this ticket the way our rules say: the right assignee and the right priority"
     s.brief.constraints.append('The rules are on the wiki page "Ticket escalation and routing rules" (Support space)')
-    s.brief.constraints.append("Leave their other tickets as they are")
+    if s.traps:
+        s.brief.constraints.append("Leave their other tickets as they are")
     s.brief.anchors += [person.name, org.name]
 
 
 @archetype(
     "contact-form-to-ticket",
     family="support",
-    title="Someone writes in through the contact form: open a ticket for them, routed by the routing table",
-    services=("forms", "helpdesk", "sheets", "docs"),
+    title="Someone writes in through the contact form: open a ticket for them, routed by the routing table, and tell them its number",
+    services=("forms", "helpdesk", "sheets", "docs", "mailbox"),
 )
 def contact_form_to_ticket(s: Scenario) -> None:
     plan = _plan(s)
     person, org, account = _customer(s, contact=False)
     category, topic, subject, text = s.pick(list(_PROBLEMS), "no problems")
     s.subject = person
-    response, when = _form_response(
-        s,
-        "Contact us",
-        {
-            "full_name": person.name,
-            "email": person.email,
-            "company": org.name,
-            "topic": topic,
-            "message": text,
-        },
-    )
-    found = _find_response(
-        s,
-        response,
-        "Contact us",
-        person.email,
-        person.name,
-        f"{person.first_name}'s message through the contact form",
-        f"find {person.first_name}'s contact form message",
-    )
+    trigger = arrive(s, person, Ask(subject=subject, text=text, topic=topic), channels=("form",))
     page, queue, default, priority = _route(s, plan, account, org, category, "request")
     ticket = s.call(
         "helpdesk",
         "create_ticket",
         {
-            "requester_email": found.ref("respondent_email"),
+            "requester_email": trigger.step.ref("respondent_email"),
             "requester_name": detail(person.name),
             "subject": detail(subject),
             "description": detail(text),
@@ -444,10 +447,11 @@ def contact_form_to_ticket(s: Scenario) -> None:
         "prioritised as the routing rules say",
     )
     _follow_escalation(s, page, ticket, ticket, org, account, subject, default, priority)
-    s.brief.intro = f"{person.name} ({org.name}) wrote to us through the contact form on our website {when}"
+    confirm_ticket(s, trigger, ticket, subject)
+    s.brief.intro = trigger.intro
     s.brief.goal = (
         f"Turn {person.first_name}'s message into a helpdesk ticket (it came in on the web), with the assignee "
-        "and priority our routing rules give it"
+        f"and priority our routing rules give it, and {reply_clause(trigger, 'the ticket number')}"
     )
     s.brief.constraints.append('The rules are on the wiki page "Ticket escalation and routing rules" (Support space)')
     s.brief.anchors += [person.name, org.name]
@@ -528,16 +532,16 @@ def demo_request_to_lead(s: Scenario) -> None:
         response,
         "Request a demo",
         email,
-        org.name,
+        {"query": org.name},
         f"{first}'s demo request",
         f"find {first}'s demo request in the forms",
     )
-    if older is not None:
+    if older is not None and _shows(s, found, older):
         s.trap("colleague-request", older, "the earlier demo request from their colleague", step=found)
     page, _ = _read_page(s, "Lead handling rules", "read our lead handling rules in the wiki")
     _, row = _account_row(s, account, f"find {org.name}'s account manager in the Account hierarchy spreadsheet")
-    at = s.call("crm", "search_companies", {"query": org.name}, select=company, say=f"find {org.name} in the CRM")
-    s.call(
+    at = lookup(s, company, {"query": org.name, "name": org.name, "domain": org.domain}, say=f"find {org.name} in the CRM")
+    created = s.call(
         "crm",
         "create_contact",
         {
@@ -550,9 +554,11 @@ def demo_request_to_lead(s: Scenario) -> None:
         },
         say=f"add {first} to the CRM as a lead at {org.name}, with the details from the form",
     )
+    # A new contact's owner is whoever created it (the CRM takes no owner on create): the rules make it the account
+    # manager.
+    act(s, "update", created, {"owner_email": row.ref("values.Account manager email")},
+        say="make their company's account manager the contact's owner, as the rules say")
     demo_title = DEMO_TITLE.format(company=org.name)
-    # The owner of a new contact is whoever created it (crm has no owner on create), so the rule shows in who
-    # runs the demo and in its title.
     demo = s.call(
         "calendar",
         "create_event",
@@ -578,7 +584,7 @@ def demo_request_to_lead(s: Scenario) -> None:
     s.brief.intro = f"{name} from {org.name} asked for a demo through the form on our website {when}"
     s.brief.goal = (
         f"Handle {first}'s demo request the way our lead handling rules say: {first} in the CRM as a lead "
-        "at their company, and the demo booked with the right colleague when they asked for it"
+        "at their company with the right owner, and the demo booked with that colleague when they asked for it"
     )
     s.brief.constraints.append('The rules are on the wiki page "Lead handling rules" (Sales space)')
     s.brief.anchors += [name, org.name]
@@ -594,8 +600,8 @@ def _discount_total(price: float, quantity: int, percent: int) -> float | None:
 @archetype(
     "discount-request",
     family="sales",
-    title="A customer asks for a discount: check the price list and the discount policy; log it or escalate it",
-    services=("mailbox", "crm", "sheets", "docs"),
+    title="A customer asks for a discount: check the price list and the discount policy; log it or pass it on for approval",
+    services=("crm", "sheets", "docs", "mailbox"),
 )
 def discount_request(s: Scenario) -> None:
     plan = _plan(s)
@@ -608,26 +614,26 @@ def discount_request(s: Scenario) -> None:
     ]
     entry = s.pick(entries, "no discountable product")
     allowed = DISCOUNT.allowed(entry.max_discount, account.tier)
-    beyond = s.rng.random() < 0.45 and allowed + 5 <= DISCOUNT.ceiling
+    # Near the limit on both sides: a point or a few above it needs approval, the limit itself does not.
+    beyond = s.rng.random() < 0.5 and allowed < DISCOUNT.ceiling
     if beyond:
-        asked = s.rng.choice([d for d in range(allowed + 1, DISCOUNT.ceiling + 1) if d % 5 == 0 or d == allowed + 2])
+        asked = s.rng.choice(range(allowed + 1, min(DISCOUNT.ceiling, allowed + 5) + 1))
     else:
-        asked = s.rng.choice([d for d in range(max(1, allowed - 10), allowed + 1) if d % 5 == 0 or d == allowed])
+        asked = s.rng.choice([allowed, allowed, *range(max(1, allowed - 5), allowed)])
     quantity = s.rng.choice((2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25))
     total = _discount_total(entry.list_price, quantity, asked)
     if total is None:
         raise Skip("the total rounds two ways")
     s.subject = person
-    email, when = inbound_email(
-        s,
-        person,
-        s.rng.choice((f"Discount on {entry.product}?", "Pricing question", f"Quote for {quantity} x {entry.product}")),
-        f"Hi,\n\nWe would like to order {quantity} x {entry.product}. Could you do {asked}% off the list price? If so, "
-        f"we can confirm this week.\n\nThanks,\n{signature(person, org)}",
-    )
-    s.refer(
-        email, f"{person.first_name}'s email", relation="sender", where={"from_email": person.email}, latest="sent_at"
-    )
+    lead = colleague(s, DISCOUNT.approver_role)
+    trigger = arrive(s, person, Ask(
+        subject=s.rng.choice((f"Discount on {entry.product}?", "Pricing question", f"Quote for {quantity} x {entry.product}")),
+        text=f"We would like to order {quantity} x {entry.product}. Could you do {asked}% off the list price? If so, "
+        "we can confirm this week.",
+        short=f"Could we get {asked}% off the list price for {quantity} x {entry.product}? We'd confirm this week.",
+        topic="Orders and shipping",
+        relay=f"they'd like to order {quantity} x {entry.product} and ask for {asked}% off the list price; they can confirm this week.",
+    ), relay_by=colleague(s, "support agent"))
     page, _ = _read_page(s, "Discount approval policy", "read our discount approval policy in the wiki")
     _lookup(
         s,
@@ -639,91 +645,66 @@ def discount_request(s: Scenario) -> None:
         f"{entry.product} in this year's price list",
     )
     _account_row(s, account, f"check {org.name}'s tier in the Account hierarchy spreadsheet")
-    found = s.call(
-        "crm", "search_contacts", {"query": person.name}, select=contact, say=f"find {person.first_name} in the CRM"
-    )
+    found = lookup(s, contact, known_sender(trigger), say=f"find {person.first_name} in the CRM",
+                   name=f"{person.first_name}'s CRM contact")
     rule = (
         f"sales may give up to the product's max discount ({DISCOUNT.enterprise_extra_points} points more for "
         f"Enterprise); above that the {DISCOUNT.approver_role} approves"
     )
-    lead = colleague(s, DISCOUNT.approver_role)
+    deal = {
+        "name": detail(f"{entry.product} for {org.name}"),
+        "company_id": found.ref("company_id"),
+        "amount": total,
+        "contact_id": found.ref("id"),
+        "close_date": detail((s.world.now_dt + timedelta(days=14)).date().isoformat()),
+    }
     if not beyond:
-        s.call(
-            "crm",
-            "create_deal",
-            {
-                "name": detail(f"{entry.product} for {org.name}"),
-                "company_id": found.ref("company_id"),
-                "amount": total,
-                "contact_id": found.ref("id"),
-                "close_date": detail((s.world.now_dt + timedelta(days=14)).date().isoformat()),
-            },
-            say=f"if the policy lets us give it, log the deal in the CRM for {org.name} at the discounted total, "
-            f"with {person.first_name} as its contact",
+        logged = s.call("crm", "create_deal", deal,
+                        say=f"if the policy lets us give it, log the deal in the CRM for {org.name} at the discounted "
+                        f"total, with {person.first_name} as its contact")
+        reply(
+            s, trigger,
+            [f"Hi {person.first_name},\n\nGood news: your {asked}% discount is approved. For {quantity} x {entry.product} "
+             f"that comes to {money(total)}, and I have logged the order at that total."],
+            say=reply_clause(trigger, "the outcome (the discounted total, or who reviews it)"),
+            facts=[Said("the decision", Lit("approve"), "decision"), Said("the discounted total", Lit(total), "money")],
+            subject=f"Re: {entry.product}",
         )
-        s.call(
-            "mailbox",
-            "reply_to_message",
-            {
-                "message_id": email.key,
-                "body": detail(
-                    f"Hi {person.first_name},\n\nGood news: we can do {asked}% off. I have put the order through "
-                    "at the discounted total."
-                ),
-            },
-            say=f"confirm the discount to {person.first_name}",
-        )
-        s.policy_documents.append(page)
+        # Within the limit the policy has sales log the deal itself: passing it on for approval is not following it.
+        s.require_by_policy(page, f"sales gives up to {allowed}% here on its own and logs the deal", logged,
+                            "The deal is logged at the discounted total, as the policy says for a discount within the limit")
     else:
-        forward = s.call(
-            "mailbox",
-            "forward_message",
-            {
-                "message_id": email.key,
-                "to": ListOf((Lit(lead.email),)),
-                "note": detail(f"{asked}% is above what we may give {org.name}; can you approve?"),
-            },
-            say="if it needs approval, forward the email to whoever the policy says approves it",
+        handed = _pass_on(
+            s, trigger, [Lit(lead.email)], [],
+            [f"{org.name} ({person.name}) asks for {asked}% off {quantity} x {entry.product}. The most we may give them "
+             f"on our own is {allowed}%; can you approve?"],
+            say="if it needs approval, pass it to whoever the policy says approves it, saying the most we may give them on "
+            "our own",
+            facts=[Said("the most we may give on our own", Lit(allowed), "number")], subject=f"Discount approval: {org.name}",
         )
-        s.call(
-            "mailbox",
-            "reply_to_message",
-            {
-                "message_id": email.key,
-                "body": detail(
-                    f"Hi {person.first_name},\n\nThanks! A discount of that size needs an approval; we will come "
-                    "back to you shortly."
-                ),
-            },
-            say=f"tell {person.first_name} their request is being reviewed",
+        reply(
+            s, trigger,
+            [f"Hi {person.first_name},\n\nThanks! A discount of {asked}% needs a sign-off from our sales lead, {lead.name}. "
+             "I have passed your request on and we will come back to you shortly."],
+            say=reply_clause(trigger, "the outcome (the discounted total, or who reviews it)"),
+            facts=[Said("who reviews it", Lit(lead.name))],
+            subject=f"Re: {entry.product}",
         )
-        violation = [
-            *s.specs[:4],
-            s.spec(
-                "crm",
-                "create_deal",
-                {
-                    "name": f"{entry.product} for {org.name}",
-                    "company_id": found.ref("company_id"),
-                    "amount": total,
-                    "contact_id": found.ref("id"),
-                },
-            ),
-            s.specs[5],
-        ]
+        violation = [s.spec("crm", "create_deal", deal) if j == handed.index else spec for j, spec in enumerate(s.specs)]
         s.forbid_by_policy(
             page,
             rule,
-            forward,
+            handed,
             violation,
             ("crm", "deals", {"company_id": contact["company_id"]}),
             f"No deal was logged at a discount the {DISCOUNT.approver_role} has not approved",
         )
-    s.brief.intro = f"{person.name} from {org.name} emailed {when} asking for a discount"
+    s.brief.intro = trigger.intro if trigger.channel == "ticket" else f"{trigger.intro} asking for a discount"
     s.brief.goal = (
         f"Deal with {person.first_name}'s request as our discount approval policy says: if we may give the "
-        "discount, log the deal in the CRM at the discounted total and confirm it to them; if it needs "
-        "approval, pass the email to whoever approves it and tell them it is being reviewed"
+        "discount, log the deal in the CRM at the discounted total and confirm it with that total; if it needs "
+        "approval, pass it to whoever approves it with the most we may give them on our own, and tell "
+        f"{person.first_name} who reviews it"
     )
     s.brief.constraints.append(
         'The policy is on the wiki page "Discount approval policy" (Sales space); prices and '
@@ -732,10 +713,14 @@ def discount_request(s: Scenario) -> None:
     s.brief.anchors += [person.name, org.name]
 
 
+#: What a customer who may leave writes, and how a colleague who took the call passes it on.
 _CHURN = (
-    "we are reviewing our tools and will probably not renew when our contract ends",
-    "after the outages last month we are thinking about cancelling our subscription",
-    "our budget was cut and we may have to cancel at the end of this term",
+    ("we are reviewing our tools and will probably not renew when our contract ends",
+     "they are reviewing their tools and will probably not renew when their contract ends."),
+    ("after the outages last month we are thinking about cancelling our subscription",
+     "after last month's outages they are thinking about cancelling their subscription."),
+    ("our budget was cut and we may have to cancel at the end of this term",
+     "their budget was cut and they may have to cancel at the end of this term."),
 )
 
 
@@ -743,69 +728,60 @@ _CHURN = (
     "churn-risk-to-account-manager",
     family="sales",
     title="A customer says they may cancel: hand it to their account manager as the escalation rules say",
-    services=("mailbox", "sheets", "docs"),
+    services=("sheets", "docs", "mailbox"),
 )
 def churn_risk_to_account_manager(s: Scenario) -> None:
+    plan = _plan(s)
     person, org, account = _customer(s, contact=False)
     s.subject = person
-    email, when = inbound_email(
-        s,
-        person,
-        s.rng.choice(("Our subscription", "Renewal", "Thinking about our contract")),
-        f"Hello,\n\nI wanted to let you know that {s.rng.choice(_CHURN)}. Happy to talk before we decide.\n\n"
-        f"Regards,\n{signature(person, org)}",
-    )
-    s.refer(
-        email, f"{person.first_name}'s email", relation="sender", where={"from_email": person.email}, latest="sent_at"
-    )
+    words, relayed = s.pick(list(_CHURN), "no churn")
+    trigger = arrive(s, person, Ask(
+        subject=s.rng.choice(("Our subscription", "Renewal", "Thinking about our contract")),
+        text=f"I wanted to let you know that {words}. Happy to talk before we decide.",
+        short=f"Just so you know, {words}. Happy to talk before we decide.",
+        topic="Account and users",
+        relay=relayed,
+    ), relay_by=colleague(s, "support agent"))
     page, _ = _read_page(s, "Ticket escalation and routing rules", "read our escalation rules in the wiki")
     _, row = _account_row(s, account, f"find {org.name}'s account manager in the Account hierarchy spreadsheet")
     copy = colleague(s, ESCALATION.cancellation_copy_role)
     if copy.email == account.manager_email:
         raise Skip("the account manager is the person to copy")
-    forward = s.call(
-        "mailbox",
-        "forward_message",
-        {
-            "message_id": email.key,
-            "to": ListOf((row.ref("values.Account manager email"),)),
-            "cc": ListOf((Lit(copy.email),)),
-            "note": detail(f"{org.name} may not renew - can you reach out?"),
-        },
-        say=f"forward {person.first_name}'s email to {org.name}'s account manager, copying whoever the escalation "
-        "rules say",
+    handed = _pass_on(
+        s, trigger, [row.ref("values.Account manager email")], [Lit(copy.email)],
+        [f"{org.name} ({account.tier} account) may not renew: {person.name} got in touch about it. Can you reach out?"],
+        say=f"pass {person.first_name}'s message on to {org.name}'s account manager with the account's tier, copying "
+        "whoever the escalation rules say",
+        facts=[Said("the account's tier", Lit(account.tier))], subject=f"{org.name} may not renew",
     )
     s.set_policy(
         page,
         f"cancellations go to the account manager with the {ESCALATION.cancellation_copy_role} in copy",
-        forward,
+        handed,
         "cc",
         ListOf((Lit(copy.email),)),
         ListOf(()),
         f"The {ESCALATION.cancellation_copy_role} is in copy, as the escalation rules say",
     )
-    s.call(
-        "mailbox",
-        "reply_to_message",
-        {
-            "message_id": email.key,
-            "body": s.text(
-                f"Hi {person.first_name},\n\nThank you for telling us. Your account manager, ",
-                row.ref("values.Account manager"),
-                ", will be in touch shortly to talk it through.",
-            ),
-        },
-        say=f"reply to {person.first_name} with the name of their account manager, who will be in touch",
+    answered = reply(
+        s, trigger,
+        [f"Hi {person.first_name},\n\nThank you for telling us. Your account manager, ", row.ref("values.Account manager"),
+         ", will be in touch shortly to talk it through."],
+        say=reply_clause(trigger, "the name of their account manager, who will be in touch"),
+        facts=[Said("the account manager's name", row.ref("values.Account manager"))], subject="Re: your subscription",
         mentions=[(row.ref("values.Account manager"), "the account manager's name")],
     )
-    s.brief.intro = f"{person.name} from {org.name} emailed {when} about their subscription"
+    # Naming every account manager is no answer: the reply names theirs only.
+    others = sorted({a.manager_name for a in plan.accounts} - {account.manager_name})
+    s.notes[answered.index].unsaid = [Said("another account manager", Lit(name)) for name in others]
+    s.brief.intro = trigger.intro if trigger.channel == "ticket" else f"{trigger.intro} about their subscription"
     s.brief.goal = (
-        f"Get this to the right people as our escalation rules say, and let {person.first_name} know who "
-        "will get in touch (by name)"
+        f"Get this to the right people as our escalation rules say, with the account's tier, and "
+        f"{reply_clause(trigger, 'the name of who will get in touch')}"
     )
     s.brief.constraints.append(
         'The rules are on the wiki page "Ticket escalation and routing rules"; account '
-        "managers are in the Account hierarchy spreadsheet"
+        "managers and tiers are in the Account hierarchy spreadsheet"
     )
     s.brief.anchors += [person.name, org.name]
 
@@ -861,58 +837,58 @@ _QUESTIONS: tuple[tuple[str, str, str, str, str | None], ...] = (
 )
 
 
+
 @archetype(
     "kb-answer-question",
     family="support",
     title="A customer asks how to do something: answer with the link to the right published help center article",
-    services=("helpdesk", "kb", "docs"),
+    services=("kb", "docs"),
 )
 def kb_answer_question(s: Scenario) -> None:
     person, org, _ = _customer(s, contact=False)
     subject, question, title, words, draft = s.pick(list(_QUESTIONS), "no questions")
     s.subject = person
     article = _one(s.records("kb", "article", where={"title": title, "status": "published"}), f"article {title!r}")
-    ticket, when = inbound_ticket(
-        s, person, subject, f"Hi,\n\n{question}\n\nThanks,\n{person.first_name}", channel=s.rng.choice(("email", "web"))
-    )
-    found = _find_new_ticket(s, person, ticket, f"open {person.first_name}'s new ticket", status="new")
+    trigger = arrive(s, person, Ask(subject=subject, text=question, short=question, topic="Something else"),
+                     relay_by=colleague(s, "support agent"))
     page, _ = _read_page(s, "Help center writing guidelines", "check our help center guidelines in the wiki")
     s.policy_documents.append(page)
-    hit = s.call(
-        "kb",
-        "search_articles",
-        {"query": words},
-        select=article,
-        say="find the published help center article that answers it",
-    )
+    hit = lookup(s, article, {"query": words}, say="find the published help center article that answers it",
+                 name="the help center article that answers it")
+    shown = [i for i in _results(s, hit) if str(i.get("id")) != article.key and i.get("html_url")]
     if draft is not None:
-        s.trap(
-            "draft-article",
-            _one(s.records("kb", "article", where={"title": draft}), "draft"),
-            f'the unpublished draft "{draft}"',
-            step=hit,
-        )
-    s.call(
-        "helpdesk",
-        "add_ticket_reply",
-        {
-            "ticket_id": found.ref("id"),
-            "status": "solved",
-            "body": s.text(
-                f"Hi {person.first_name},\n\nThis article walks you through it: ",
-                hit.ref("html_url"),
-                "\n\nLet us know if anything is unclear.",
-            ),
-        },
-        say="reply with the article's link and mark the ticket solved",
-        mentions=[(hit.ref("html_url"), "the article link")],
+        unpublished = _one(s.records("kb", "article", where={"title": draft}), "draft")
+        if _shows(s, hit, unpublished):
+            s.trap("draft-article", unpublished, f'the unpublished draft "{draft}"', step=hit)
+    answered = reply(
+        s, trigger,
+        [f"Hi {person.first_name},\n\nThis article walks you through it: ", hit.ref("html_url"),
+         "\n\nLet us know if anything is unclear."],
+        say=reply_clause(trigger, "the link to the help center article that answers it"),
+        facts=[Said("the article's link", hit.ref("html_url"))],
+        subject=f"Re: {subject}", mentions=[(hit.ref("html_url"), "the article link")],
     )
-    s.brief.intro = f"{person.name} from {org.name} asked a question in a ticket {when}"
+    # Pasting every search result is no answer: the reply links the one article (never a draft the search shows).
+    s.notes[answered.index].unsaid = [Said("another article's link", Lit(i["html_url"])) for i in shown[:3]]
+    solved = trigger.channel == "ticket"
+    if solved:
+        act(s, "close", trigger.step, say="mark the ticket solved", prefer="solve_ticket")
+    s.brief.intro = about_question(trigger, subject)
     s.brief.goal = (
-        f"Answer {person.first_name} with the link to the help center article that covers it, and solve the ticket"
+        f"{reply_clause(trigger, 'the link to the help center article that covers it')[:1].upper()}"
+        f"{reply_clause(trigger, 'the link to the help center article that covers it')[1:]}"
+        + (", and solve the ticket" if solved else "")
     )
     s.brief.constraints.append('Follow our help center guidelines (the wiki page "Help center writing guidelines")')
     s.brief.anchors += [person.name]
+
+
+def about_question(trigger: Trigger, subject: str) -> str:
+    if trigger.channel == "ticket":
+        return trigger.intro
+    if trigger.channel == "email":
+        return f'{trigger.intro} asking about "{subject}"'
+    return f"{trigger.intro} with a question"
 
 
 #: Solved tickets worth writing up: (ticket tag, help center section, the new article's title)
@@ -928,11 +904,12 @@ _WRITE_UPS: tuple[tuple[str, str, str], ...] = (
 )
 
 
+
 @archetype(
     "ticket-to-kb-draft",
     family="support",
     title="The support lead asks to turn a solved ticket into a help center draft, following the writing guidelines",
-    services=("chat", "helpdesk", "kb", "docs"),
+    services=("helpdesk", "kb", "docs"),
 )
 def ticket_to_kb_draft(s: Scenario) -> None:
     tickets = [t for t in s.records("helpdesk", "ticket", where={"status": ("solved", "closed")})]
@@ -940,31 +917,16 @@ def ticket_to_kb_draft(s: Scenario) -> None:
     ticket, section_name, title = s.pick(options, "no solved ticket to write up")
     section = _one(s.records("kb", "section", where={"name": section_name}), f"section {section_name!r}")
     lead = colleague(s, KB_DRAFTS.reviewer_role)
-    channel = _one(s.records("chat", "channel", where={"name": "support"}), "#support")
-    post, when = chat_post(
-        s,
-        lead,
-        "support",
-        f'Ticket {ticket.key} ("{ticket["subject"]}") is a question we get a lot. Could someone write it up as a help '
+    trigger = arrive(s, lead, Ask(
+        subject=f"Help center article from {ticket.key}",
+        text=f'Ticket {ticket.key} ("{ticket["subject"]}") is a question we get a lot. Could someone write it up as a help '
         f'center article called "{title}" in the {section_name} section? Leave it as a draft for me to review.',
-        hours_ago=_after_their_last_post(s, lead, channel),
-    )
-    s.refer(
-        post,
-        f"{lead.first_name}'s message in #support",
-        relation="author",
-        where={"author_email": lead.email, "channel_id": channel.key},
-        latest="posted_at",
-    )
-    s.call(
-        "helpdesk",
-        "list_ticket_comments",
-        {"ticket_id": ticket.key},
-        select=_first_comment(s, ticket.key),
-        say=f"read the conversation on the ticket {lead.first_name} mentions",
-    )
+        team="support",
+    ), channels=COLLEAGUE)
+    lookup(s, _first_comment(s, ticket.key), {"ticket_id": ticket.key},
+           say=f"read the conversation on the ticket {lead.first_name} mentions")
     page, _ = _read_page(s, "Help center writing guidelines", "read our help center writing guidelines in the wiki")
-    where = s.call("kb", "list_sections", {}, select=section, say=f"find the {section_name} section of the help center")
+    where = lookup(s, section, {"query": section_name, "name": section_name}, say=f"find the {section_name} section of the help center")
     article = s.call(
         "kb",
         "create_article",
@@ -978,8 +940,8 @@ def ticket_to_kb_draft(s: Scenario) -> None:
                 "same day."
             ),
         },
-        say=f'write the article "{title}" as a draft in that section from what the ticket says, labelled as the '
-        "guidelines ask for articles from tickets",
+        say=f'write the article "{title}" as a draft in the {section_name} section from what the ticket says, labelled '
+        "as the guidelines ask for articles from tickets",
     )
     s.set_policy(
         page,
@@ -990,40 +952,20 @@ def ticket_to_kb_draft(s: Scenario) -> None:
         ListOf(()),
         f"The draft carries the label {KB_DRAFTS.label!r}",
     )
-    s.call(
-        "chat",
-        "reply_in_thread",
-        {"message_id": post.key, "text": s.text("Draft is ready for your review: ", article.ref("html_url"))},
-        say=f"reply to {lead.first_name} in the thread with the draft's link",
-        mentions=[(article.ref("html_url"), "the draft's link")],
+    reply(
+        s, trigger, ["Draft is ready for your review: ", article.ref("html_url")],
+        say=reply_clause(trigger, "the draft's link"), facts=[Said("the draft's link", article.ref("html_url"))],
+        subject=f"Re: Help center article from {ticket.key}", mentions=[(article.ref("html_url"), "the draft's link")],
     )
-    s.brief.intro = f"{lead.name} asked in #support {when} for a help center article from one of our tickets"
+    s.brief.intro = f"{trigger.intro} for a help center article from one of our tickets"
     s.brief.goal = (
-        f'Write up the draft "{title}" that {lead.first_name} asked for (leave it unpublished) and send '
-        f"{lead.first_name} its link in the thread"
+        f'Write up the draft "{title}" that {lead.first_name} asked for (leave it unpublished) and '
+        f"{reply_clause(trigger, 'its link')}"
     )
     s.brief.constraints.append(
         'Follow our help center writing guidelines (the wiki page "Help center writing guidelines")'
     )
     s.brief.anchors += [lead.name, title]
-
-
-def _after_their_last_post(s: Scenario, person: Person, channel: Rec) -> float:
-    """Hours ago for a new post of ``person`` in ``channel`` that is their latest there (so "their message" is it)."""
-    theirs = [
-        m["posted_at"]
-        for m in s.records("chat", "message", where={"channel_id": channel.key})
-        if m["author_email"] == person.email
-    ]
-    hours = recent_hours(s)
-    if theirs:
-        gap = s.world.now_dt - datetime.strptime(max(theirs), "%Y-%m-%dT%H:%M:%SZ").replace(
-            tzinfo=s.world.now_dt.tzinfo
-        )
-        hours = min(hours, gap.total_seconds() / 3600 - 0.05)
-    if hours < 0.05:
-        raise Skip(f"{person.name} has just posted in #{channel['name']}")
-    return round(hours, 2)
 
 
 def _first_comment(s: Scenario, ticket_id: str) -> Rec:
@@ -1057,7 +999,7 @@ def event_registration(s: Scenario) -> None:
         response,
         event.form_title,
         person.email,
-        person.name,
+        {"query": person.name, "respondent_email": person.email},
         f"{person.first_name}'s registration",
         f"find {person.first_name}'s registration in the forms",
     )
@@ -1066,20 +1008,19 @@ def event_registration(s: Scenario) -> None:
     book = _spreadsheet(s, event.guest_list_title)
     sheet = _sheet(s, "Guests", book)
     guests = s.records("sheets", "row", where={"sheet_id": sheet.key}, order=("position",))
-    s.call(
-        "sheets",
-        "list_rows",
-        {"sheet_id": sheet.key, "limit": 100},
-        select=guests[0],
-        say="count who is registered on the event's guest list",
-    )
+    registered = [g for g in guests if EVENTS.registered in g["cells"]]
+    opened = _open_spreadsheet(s, event.guest_list_title)
+    # Counting who holds a place: the rows whose status is Registered.
+    counted = lookup(s, s.pick(registered[:1], "nobody is registered yet"),
+                     {"value": EVENTS.registered, "spreadsheet_id": opened.ref("id"), "column": "Status"},
+                     say="count who is registered on the event's guest list", stage="consult")
     status = EVENTS.waitlisted if event.is_full else EVENTS.registered
     other = EVENTS.registered if event.is_full else EVENTS.waitlisted
     cells = (found.ref("answers.full_name"), found.ref("answers.email"), found.ref("answers.company"))
     added = s.call(
         "sheets",
         "append_row",
-        {"sheet_id": sheet.key, "values": ListOf((*cells, Lit(status)))},
+        {"sheet_id": counted.ref("sheet_id"), "values": ListOf((*cells, Lit(status)))},
         say=f"add {person.first_name} to the guest list with their name, email, company and the status the rules give",
     )
     if event.is_full:
@@ -1094,20 +1035,27 @@ def event_registration(s: Scenario) -> None:
         )
     else:
         s.policy_documents.append(rules)
-    s.call(
+    outcome = ("The event is full, so you are on the Waitlist; we will let you know as soon as a place opens up."
+               if event.is_full else "You have a place: you are Registered.")
+    confirmed = s.call(
         "mailbox",
         "send_email",
         {
             "to": ListOf((found.ref("respondent_email"),)),
             "subject": detail(f"Your registration: {event.name}"),
-            "body": detail(f"Hi {person.first_name},\n\nThanks for registering for {event.name}."),
+            "body": s.text(f"Hi {person.first_name},\n\nThanks for registering for {event.name} on {short_date(event.day)}. "
+                           f"{outcome}"),
         },
-        say=f"email {person.first_name} to confirm whether they have a place or are on the waitlist",
+        say=f"email {person.first_name} to confirm the event's date and whether they have a place or are on the waitlist",
+        facts=[Said("where they stand", Lit(status)), Said("the event's date", Lit(event.day), "date")],
+        stage="report",
     )
+    if not event.is_full:  # someone with a place is not told they wait (a waitlisted one may well hear "registered")
+        s.notes[confirmed.index].unsaid = [Said("the other status", Lit(EVENTS.waitlisted))]
     s.brief.intro = f"{person.name} from {org.name} registered for {event.name} through its form {when}"
     s.brief.goal = (
         f"Put {person.first_name} on the event's guest list as our event registration rules say, and email "
-        f"{person.first_name} to confirm where they stand"
+        f"{person.first_name} to confirm the date and where they stand"
     )
     s.brief.constraints.append("The rules and the event's capacity are in the Marketing space of the wiki")
     s.brief.anchors += [person.name, event.name]
@@ -1116,90 +1064,66 @@ def event_registration(s: Scenario) -> None:
 # -- questions the wiki answers ------------------------------------------------------------------
 
 
-def _people_questions() -> list[tuple[str, str, str, str, float]]:
-    """(what a colleague asks, the page that answers it, words to search for, the answer as said, the value)."""
+def _people_questions() -> list[tuple[str, str, str, str, float, tuple[float, ...]]]:
+    """(what a colleague asks, the page that answers it, words to search for, the answer as said, the value, the other
+    figures of that page one could give instead)."""
     vacation = next(p for p in TIME_OFF_POLICIES if p.type == "vacation")
     sick = next(p for p in TIME_OFF_POLICIES if p.type == "sick")
     personal = next(p for p in TIME_OFF_POLICIES if p.type == "personal")
-    limits = {c.name: c.limit for c in EXPENSE_CATEGORIES}
-    return [
-        (
-            "How many unused vacation days can we carry over into next year?",
-            "Time off policy",
-            "vacation",
-            "how many unused vacation days carry over",
-            vacation.carryover_days,
-        ),
-        (
-            "How many sick days do we get a year?",
-            "Time off policy",
-            "sick",
-            "how many sick days we get a year",
-            sick.annual_days,
-        ),
-        (
-            "How many personal days do we get each year?",
-            "Time off policy",
-            "personal days",
-            "how many personal days we get a year",
-            personal.annual_days,
-        ),
-        (
-            "What's the most I can expense for a hotel stay?",
-            "Expense policy",
-            "lodging",
-            "the limit per hotel stay",
-            limits["Lodging"] or 0.0,
-        ),
-        (
-            "From what amount does an expense need a receipt?",
-            "Expense policy",
-            "receipt",
-            "the amount above which an expense needs a receipt",
-            RECEIPT_REQUIRED_OVER,
-        ),
-        (
-            "What's our limit per expense for client entertainment?",
-            "Expense policy",
-            "client entertainment",
-            "the limit per expense for client entertainment",
-            limits["Client entertainment"] or 0.0,
-        ),
-        (
-            "What's the limit on a conference ticket or training course?",
-            "Expense policy",
-            "training",
-            "the limit per expense for training and conferences",
-            limits["Training and conferences"] or 0.0,
-        ),
+    days = (float(vacation.annual_days), float(vacation.carryover_days), float(sick.annual_days), float(personal.annual_days))
+    limits = {c.name: float(c.limit or 0.0) for c in EXPENSE_CATEGORIES}
+    amounts = (*limits.values(), float(RECEIPT_REQUIRED_OVER))
+    asked = [
+        ("How many unused vacation days can we carry over into next year?", "Time off policy", "vacation",
+         "how many unused vacation days carry over", float(vacation.carryover_days), days),
+        ("How many sick days do we get a year?", "Time off policy", "sick", "how many sick days we get a year",
+         float(sick.annual_days), days),
+        ("How many personal days do we get each year?", "Time off policy", "personal days",
+         "how many personal days we get a year", float(personal.annual_days), days),
+        ("What's the most I can expense for a hotel stay?", "Expense policy", "lodging", "the limit per hotel stay",
+         limits["Lodging"], amounts),
+        ("From what amount does an expense need a receipt?", "Expense policy", "receipt",
+         "the amount above which an expense needs a receipt", float(RECEIPT_REQUIRED_OVER), amounts),
+        ("What's our limit per expense for client entertainment?", "Expense policy", "client entertainment",
+         "the limit per expense for client entertainment", limits["Client entertainment"], amounts),
+        ("What's the limit on a conference ticket or training course?", "Expense policy", "training",
+         "the limit per expense for training and conferences", limits["Training and conferences"], amounts),
     ]
+    return [(q, title, words, what, value, _nearest(value, figures)) for q, title, words, what, value, figures in asked]
+
+
+def _nearest(value: float, figures: Sequence[float], n: int = 3) -> tuple[float, ...]:
+    """The ``n`` other figures closest to ``value`` (the ones an answer could confuse with it)."""
+    others = sorted({f for f in figures if abs(f - value) > 0.005}, key=lambda f: (abs(f - value) / max(value, 1.0), f))
+    return tuple(others[:n])
+
+
+def _plain(value: float) -> int | float:
+    return int(value) if float(value).is_integer() else value
 
 
 @archetype(
     "people-policy-question",
     family="hr",
     title="A colleague asks about time off or expenses: answer from the policy in the wiki",
-    services=("chat", "docs"),
+    services=("docs",),
 )
 def people_policy_question(s: Scenario) -> None:
-    asked, title, words, what, value = s.pick(_people_questions(), "no questions")
+    asked, title, words, what, value, others = s.pick(_people_questions(), "no questions")
     asker = colleague(
         s, s.rng.choice(("support agent", "account executive", "engineering lead", "accountant", "office manager"))
     )
-    _post, when = chat_post(s, asker, "general", f"Quick question: {asked[0].lower() + asked[1:]}")
+    trigger = arrive(s, asker, Ask(subject="Quick question", text=f"Quick question: {asked[0].lower() + asked[1:]}",
+                                   team="general"), channels=COLLEAGUE)
     page = _page(s, title)
-    s.call(
-        "docs",
-        "search_pages",
-        {"query": words, "space_key": "PPL"},
-        select=page,
-        say=f"find our {title.lower()} in the wiki",
-    )
+    lookup(s, page, {"query": words, "space_key": "PPL"}, say=f"find our {title.lower()} in the wiki", stage="consult")
     s.refer(page, f"our {title.lower()}", relation="title", where={"title": title, "status": "current"})
     s.policy_documents.append(page)
-    s.ask(what, int(value) if float(value).is_integer() else value)
-    s.brief.intro = f'{asker.name} asked in #general {when}: "{asked}"'
-    s.brief.goal = "Look it up in our wiki and tell me the answer so I can reply"
+    # The other figures of the page: an answer that lists them all, the right one among them, is no answer.
+    s.ask(what, _plain(value), forbidden=[_plain(f) for f in others])
+    topic = "time off" if title.startswith("Time off") else "expenses"
+    s.brief.intro = f"{trigger.intro} about {topic}"
+    s.brief.goal = "Read what they asked, look it up in our wiki and tell me the answer so I can reply"
     s.brief.anchors += [asker.name]
 
 

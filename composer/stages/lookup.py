@@ -129,13 +129,9 @@ def _state_filters(rec: Rec) -> dict[str, Any]:
     removed = any(rec.get(f) is True for f in ("archived", "is_archived", "trashed", "deleted", "in_trash")) or (
         isinstance(rec.get("label_ids"), list) and "TRASH" in rec["label_ids"]
     )
-    out: dict[str, Any] = {}
-    if removed:
-        out.update({name: True for name in ("archived", "include_archived", "include_spam_trash", "include_trashed", "trashed")})
-    for field in ("status", "state"):
-        if isinstance(rec.get(field), str):
-            out[field] = rec[field]
-    return out
+    if not removed:
+        return {}
+    return {name: True for name in ("archived", "include_archived", "include_spam_trash", "include_trashed", "trashed")}
 
 
 def listed_under_parent(kind: Kind) -> bool:
@@ -183,8 +179,10 @@ def _open(s: Scenario, rec: Rec, found: Step, stage: Stage) -> Step | None:
         ids = [p for p in tool.params if p.required and p.semtype == f"id:{kind.key}"]
         if tool.intent == "get" and len(ids) == 1 and all(p is ids[0] for p in tool.params if p.required):
             if finds(s, tool, {ids[0].name: found.ref("id")}, rec):
-                return s.call(tool.service, tool.name, {ids[0].name: found.ref("id")}, select=rec, say="", stage=stage,
-                              guided=False)
+                opened = s.call(tool.service, tool.name, {ids[0].name: found.ref("id")}, select=rec, say="", stage=stage,
+                                guided=False)
+                s.notes[opened.index].opens = found.index
+                return opened
     return None
 
 

@@ -25,7 +25,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from mcp_services.kernel.diff import StateDiff
-from mcp_services.tasks.surface import FactKind, numbers_in, states
+from mcp_services.tasks.surface import FactKind, kind_of, numbers_in, states
 
 __all__ = [
     "AnswerCheck",
@@ -298,7 +298,7 @@ class CarriedValue(CheckBase):
                 continue
             cell = row.get(self.column)
             cells = [str(c) for c in (cell if isinstance(cell, list) else [cell]) if c is not None]
-            if any(states(c, "text" if isinstance(v, str) else "number", v) for v in values for c in cells):
+            if any(states(c, kind_of(v), v) for v in values for c in cells):
                 return True
         return False
 

@@ -29,7 +29,7 @@ def test_expressions_resolve_against_the_items_earlier_steps_picked() -> None:
 def test_columns_match_the_arguments_that_produced_them() -> None:
     items = [{"id": "re_7"}]
     note = Composed(("Refunded ", Ref(0, "id"), "."))
-    assert _matcher(note, "Refunded re_7.", "Refunded re_7.", items) == {"$icontains": "re_7"}
+    assert _matcher(note, "Refunded re_7.", "Refunded re_7.", items) == {"$states": [{"kind": "text", "value": "re_7"}]}
     assert _matcher(note, "Refunded re_7.", "", items) is None  # an empty column never matches text
     assert _matcher(Lit(["a@x.example"]), ["a@x.example"], ["a@x.example", "b@x.example"], items) == {"$includes": ["a@x.example"]}
     assert _matcher(Lit(12.5), 12.5, 12.5, items) == {"$approx": 12.5}
