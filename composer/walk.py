@@ -273,7 +273,7 @@ class Walk:
             if rec is None:
                 continue
             title = s.catalog.services[kind.service].title or kind.service
-            name = f"{person.first_name}'s {title} {kind.noun}" if title.isupper() else f"{person.first_name}'s {kind.noun} in {title}"
+            name = record_name(s, kind, person)
             found = lookup(s, rec, {"email": person.email, "query": person.name, "name": person.name},
                            say=f"find {name}", stage="follow-up", name=name)
             return self._note(found, name, value)
@@ -462,6 +462,14 @@ class Walk:
 
 
 _TEXT = ("body", "note", "text", "content", "comment", "message")
+
+
+def record_name(s: Scenario, kind: Kind, person: Person) -> str:
+    """How people name a person's own record in a system: "Ana's CRM contact", "Ana's record in Marketing"."""
+    title = s.catalog.services[kind.service].title or kind.service
+    if title.isupper():
+        return f"{person.first_name}'s {title} {kind.noun}"
+    return f"{person.first_name}'s record in {title}"
 
 
 def own_record(s: Scenario, kind: Kind, person: Person) -> Rec | None:

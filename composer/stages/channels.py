@@ -20,10 +20,10 @@ Channels:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Literal
+from typing import Any, Literal
 
 from mcp_services.kernel.world import Organisation, Person
 
@@ -302,7 +302,7 @@ def _chat(s: Scenario, sender: Person, ask: Ask, relay_by: Person | None) -> Tri
         author = relay_by or _relayer(s)
         org = org_of(s, sender)
         text = s.rng.choice(_RELAY).format(name=sender.name, org=org.name, relay=_third_person(ask), when=when)
-        intro = f"{author.name} posted in #{ask.team} {when} about a call from {sender.name} ({org.name})"
+        intro = f"{author.name} posted in #{ask.team} {when} about a call from {sender.name}"  # the post says from where
     else:
         author = sender
         text = ask.short or ask.text
@@ -347,6 +347,7 @@ def reply(
     subject: str = "",
     mentions: Sequence[tuple[Ref, str]] = (),
     relay_parts: Sequence[str | Ref] | None = None,
+    accept: Mapping[str, Sequence[Any]] | None = None,
 ) -> Step:
     """Answer the trigger on its channel with a text of ``parts`` (looked-up values inside) stating ``facts``.
 
@@ -355,7 +356,7 @@ def reply(
     if trigger.relayed:
         parts = relay_parts or _relay_parts(trigger, facts)
     body = Composed(tuple(parts))
-    common = {"say": say, "facts": facts, "stage": "report", "mentions": mentions, "guided": True}
+    common = {"say": say, "facts": facts, "stage": "report", "mentions": mentions, "guided": True, "accept": accept}
     found = trigger.step
     if trigger.channel == "email":
         return s.call("mailbox", "reply_to_message", {"message_id": found.ref("id"), "body": body}, **common)  # type: ignore[arg-type]

@@ -118,7 +118,12 @@ def _states_time(text: str, hour: int, minute: int) -> bool:
     return any(re.search(form, norm) for form in _time_forms(hour, minute))
 
 
-_APPROVE = re.compile(r"\b(?:approv(?:e|ed|al)|granted|accepted|confirmed|go ahead|signed off)\b")
+# "Approval" alone is no claim ("it needs approval"): an approval is said in the past or as a grant.
+_APPROVE = re.compile(r"\b(?:approved|(?:i|we) approve|granted|accepted|confirmed|go ahead|signed off)\b")
+_PENDING = re.compile(
+    r"\b(?:under review|pending|awaiting|waiting (?:for|on)|needs? (?:an? )?(?:approval|sign-off|review)|for (?:\w+ )?approval|"
+    r"passed (?:it |this )?(?:on|along)|escalated|being reviewed|(?:will|'ll|to) (?:review|decide)|reviewing|with (?:\w+ ){1,4}for (?:review|approval))\b"
+)
 _DENY = re.compile(
     r"\b(?:den(?:y|ied|ial)|declin(?:e|ed)|reject(?:ed)?|turn(?:ed)? down|refus(?:e|ed)|unable to approve|"
     r"(?:can ?not|can't|cannot|won't|will not|couldn't|could not|not able to) (?:approve|grant|accept|agree)|"
@@ -137,20 +142,29 @@ def _claims(text: str, pattern: re.Pattern[str]) -> bool:
 
 
 def _states_decision(text: str, decision: str) -> bool:
-    """A decision stated one way and not the other: "approve" or "deny"."""
+    """A decision stated one way and not the others: "approve", "deny", or "pending" (passed on for someone to decide)."""
     approves, denies = _claims(text, _APPROVE), _claims(text, _DENY)
     if decision == "approve":
         return approves and not denies
     if decision == "deny":
         return denies and not approves
-    raise ValueError(f"a decision is 'approve' or 'deny', not {decision!r}")
+    if decision == "pending":
+        return _claims(text, _PENDING) and not approves and not denies
+    raise ValueError(f"a decision is 'approve', 'deny' or 'pending', not {decision!r}")
 
 
 _QUOTE_HEADER = re.compile(r"^\s*On .{4,200} wrote:\s*$")
 
 
+_FORWARDED = re.compile(r"^-{3,}\s*Forwarded message\s*-{3,}", re.IGNORECASE | re.MULTILINE)
+
+
 def own_words(text: str) -> str:
-    """The text without what it quotes: a reply's "On ... wrote:" header and the ``>`` lines under it."""
+    """The text without what it quotes: a reply's "On ... wrote:" header and the ``>`` lines under it, and everything
+    from a forward's "---------- Forwarded message ---------" line on."""
+    forwarded = _FORWARDED.search(text)
+    if forwarded is not None:
+        text = text[: forwarded.start()]
     return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(">") and not _QUOTE_HEADER.match(line))
 
 

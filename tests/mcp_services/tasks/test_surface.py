@@ -109,3 +109,17 @@ def test_a_fact_the_reply_only_quotes_is_not_stated_by_it() -> None:
     reply = "Thanks, this is handled.\n\nOn 2025-03-13T10:12:00Z, Ana Ruiz <ana@x.example> wrote:\n> Invoice INV-1027 was charged twice."
     assert not states(reply, "text", "INV-1027")
     assert states("Refunded INV-1027.\n\nOn 2025-03-13T10:12:00Z, Ana wrote:\n> Invoice INV-1027 was charged twice.", "text", "INV-1027")
+
+
+def test_a_request_passed_on_for_approval_is_pending_neither_approved_nor_denied() -> None:
+    for text in ("Your request is with our finance lead for approval.", "It needs approval, so I've passed it on to Danny.",
+                 "We'll review it and get back to you."):
+        assert states(text, "decision", "pending"), text
+        assert not states(text, "decision", "approve"), text
+    assert not states("Approved - enjoy!", "decision", "pending")
+
+
+def test_a_forward_states_only_what_is_written_above_the_forwarded_message() -> None:
+    forward = "Please handle.\n\n---------- Forwarded message ---------\nFrom: Ana\nInvoice INV-1027 was charged twice."
+    assert not states(forward, "text", "INV-1027")
+    assert states("Tier: gold.\n\n---------- Forwarded message ---------\nFrom: Ana", "text", "gold")
