@@ -17,7 +17,7 @@ from typing import Any, Literal
 FactKind = Literal["text", "money", "number", "date", "datetime", "time", "decision"]
 FACT_KINDS: tuple[FactKind, ...] = ("text", "money", "number", "date", "datetime", "time", "decision")
 
-__all__ = ["FACT_KINDS", "FactKind", "numbers_in", "states"]
+__all__ = ["FACT_KINDS", "FactKind", "kind_of", "numbers_in", "own_words", "states"]
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
@@ -27,6 +27,21 @@ _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augu
 _NUMBER = re.compile(
     r"(?<![\w.,#/-])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w-])|(?<![\w.,#/-])-?\d+(?:\.\d+)?(?![\w-])"
 )
+
+
+def kind_of(value: Any) -> FactKind:
+    """How a value is read in a text when nothing says otherwise: an amount, a date, a time, or an id or name as written."""
+    if isinstance(value, bool):
+        return "text"
+    if isinstance(value, float):
+        return "money"
+    if isinstance(value, int):
+        return "number"
+    if isinstance(value, str) and re.match(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}", value):
+        return "datetime"
+    if isinstance(value, str) and re.match(r"^\d{4}-\d{2}-\d{2}$", value):
+        return "date"
+    return "text"
 
 
 def numbers_in(text: str) -> list[float]:
@@ -131,10 +146,20 @@ def _states_decision(text: str, decision: str) -> bool:
     raise ValueError(f"a decision is 'approve' or 'deny', not {decision!r}")
 
 
+_QUOTE_HEADER = re.compile(r"^\s*On .{4,200} wrote:\s*$")
+
+
+def own_words(text: str) -> str:
+    """The text without what it quotes: a reply's "On ... wrote:" header and the ``>`` lines under it."""
+    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(">") and not _QUOTE_HEADER.match(line))
+
+
 def states(text: str | None, kind: FactKind, value: Any) -> bool:
-    """Whether ``text`` states ``value`` read as ``kind`` (see the module docstring)."""
+    """Whether ``text`` states ``value`` read as ``kind`` (see the module docstring), in its own words: a fact the
+    message only quotes from what it answers is not stated by it."""
     if not isinstance(text, str) or not text.strip():
         return False
+    text = own_words(text)
     if kind == "text":
         return _has_token(text, str(value))
     if kind in ("money", "number"):

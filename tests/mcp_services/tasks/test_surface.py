@@ -103,3 +103,9 @@ def test_an_answer_reads_an_amount_or_a_date_in_any_usual_form() -> None:
     assert AnswerCheck(id="a", expected=2774.0, match="money").holds({}, "They owe $2,774.")
     assert AnswerCheck(id="a", expected="2025-10-13", match="date").holds({}, "It is due on Oct 13.")
     assert not AnswerCheck(id="a", expected="2025-10-13", match="date").holds({}, "It is due on Oct 14.")
+
+
+def test_a_fact_the_reply_only_quotes_is_not_stated_by_it() -> None:
+    reply = "Thanks, this is handled.\n\nOn 2025-03-13T10:12:00Z, Ana Ruiz <ana@x.example> wrote:\n> Invoice INV-1027 was charged twice."
+    assert not states(reply, "text", "INV-1027")
+    assert states("Refunded INV-1027.\n\nOn 2025-03-13T10:12:00Z, Ana wrote:\n> Invoice INV-1027 was charged twice.", "text", "INV-1027")
