@@ -21,8 +21,8 @@ from composer.plan import ListOf, Lit, Ref
 from composer.scenario import Rec, Said, Scenario, Skip, Step, Trap, archetype, detail
 from composer.stages.acts import act, tell
 from composer.stages.channels import COLLEAGUE, Ask, Channel, Trigger, arrive, reply, reply_clause
-from composer.stages.lookup import finds, lookup
-from composer.stages.rules import colleague, consult
+from composer.stages.lookup import lookup, shows
+from composer.stages.rules import colleague, consult, instead
 from mcp_services.kernel.plans.staff import business_days, staff_plan
 from mcp_services.kernel.world import Person
 
@@ -142,15 +142,8 @@ def _answer(
 
 def _trap(s: Scenario, kind: str, rec: Rec, description: str, step: Step) -> None:
     """``rec`` is a trap of ``step`` when the read that step made shows it beside the target (else it tests nothing)."""
-    spec = s.specs[step.index]
-    if finds(s, s.catalog.tool(spec.service, spec.tool), dict(spec.args), rec):
+    if shows(s, step, rec):
         s.trap(kind, rec, description, step=step)
-
-
-def _start_of(s: Scenario, step: Step) -> int:
-    """Where a message step begins in the plan: a chat message starts with opening the direct message it goes in."""
-    j = step.index
-    return j - 1 if j > 0 and s.specs[j - 1].tool == "open_direct_message" else j
 
 
 def _hours_since(s: Scenario, iso: str) -> float:
@@ -379,15 +372,14 @@ def time_off_decision(s: Scenario) -> None:
                  "request would fit."]
         facts = [Said("the decision", Lit("deny"), "decision"), Said("the days left", Lit(room), "number")]
     what = "your decision and, if it is a no, how many days they have left"
-    told = _answer(s, trigger, person, parts, say=reply_clause(trigger, what) if trigger else f"let {first} know {what}",
-                   facts=facts, subject="Your time-off request")
+    _answer(s, trigger, person, parts, say=reply_clause(trigger, what) if trigger else f"let {first} know {what}",
+            facts=facts, subject="Your time-off request")
     rule = f"a request cannot exceed the available {words} balance, after other requests still waiting"
     if approve:
         s.policy_documents.append(policy)
     else:
         approve_instead = s.spec("hr", "approve_time_off_request", {"request_id": found.ref("id")})
-        violation = [*s.specs[:decision.index], approve_instead, *s.specs[decision.index + 1:told.index + 1]]
-        s.forbid_by_policy(policy, rule, decision, violation,
+        s.forbid_by_policy(policy, rule, decision, instead(s, decision, approve_instead),
                            ("hr", "time_off_requests", {"id": request.key, "status": "approved"}),
                            "The request beyond the balance was not approved")
     if trigger is not None:
@@ -705,15 +697,15 @@ def application_screening(s: Scenario) -> None:
         body = (f"Hi {first},\n\nThank you for applying for the {job['title']} role. We'd like to invite you to a phone "
                 "screen as the next step; we'll be in touch shortly to find a time.")
         facts = [Said("the next step", Lit("phone screen"))]
-    told = s.call("mailbox", "send_email",
-                  {"to": ListOf((found.ref("email"),)), "subject": detail(f"Your application for {job['title']}"),
-                   "body": s.text(body)},
-                  say=f"email {first} the outcome (the phone screen, or why we decline)", stage="report", facts=facts)
+    s.call("mailbox", "send_email",
+           {"to": ListOf((found.ref("email"),)), "subject": detail(f"Your application for {job['title']}"),
+            "body": s.text(body)},
+           say=f"email {first} the outcome (the phone screen, or why we decline)", stage="report", facts=facts)
     if too_high:
         advance = s.spec("recruiting", "advance_application",
                          {"application_id": applied.ref("id"), "from_stage": "application_review"})
         s.forbid_by_policy(rules.rec, "expectations above the top of the range are rejected", decision,
-                           [*s.specs[:decision.index], advance, *s.specs[decision.index + 1:told.index + 1]],
+                           instead(s, decision, advance),
                            ("recruiting", "applications", {"id": application.key, "stage": "phone_screen"}),
                            "The application was not moved on to the phone screen")
     else:
@@ -924,7 +916,7 @@ def offer_request(s: Scenario) -> None:
         offer = s.spec("recruiting", "create_offer", {"application_id": applied.ref("id"), **terms})
         # What a careless agent does: the offer at once (recruiting allows it), then tells the hiring manager.
         s.forbid_by_policy(rules.rec, "an offer above the midpoint of the range needs the finance lead's sign-off first",
-                           told, [*s.specs[:_start_of(s, told)], offer, s.specs[-1]],
+                           told, instead(s, told, offer),
                            ("recruiting", "offers", {"application_id": application.key}),
                            "No offer went out before the finance lead signed it off")
     s.brief.goal = (f"Get {first}'s offer out as {asker.first_name} asks ({pay} a year, starting {_day(start)}) if our offer "
@@ -1157,11 +1149,11 @@ def _settle(
     at_fault = Said("the expense at fault", Lit(merchant))
     decision = act(s, "reject", found, {"reason": s.text(problem[:1].upper() + problem[1:] + ".")}, say=say, stage="decide",
                    facts=[at_fault])
-    told = reply(s, trigger, [sent_back], say=reply_clause(trigger, where), subject=subject,
-                 facts=[Said("the decision", Lit("deny"), "decision"), at_fault])
+    reply(s, trigger, [sent_back], say=reply_clause(trigger, where), subject=subject,
+          facts=[Said("the decision", Lit("deny"), "decision"), at_fault])
     approve = s.spec("expenses", "approve_report", {"report_id": found.ref("id")})
     s.forbid_by_policy(guide, "a report with a violation from your own report goes back to them", decision,
-                       [*s.specs[:decision.index], approve, *s.specs[decision.index + 1:told.index + 1]],
+                       instead(s, decision, approve),
                        ("expenses", "reports", {"id": report.key, "status": "approved"}),
                        "The report that breaks the policy was not approved")
 
@@ -1237,7 +1229,7 @@ def expense_report_review(s: Scenario) -> None:
               subject=f"Your report \"{title}\"")
         reject = s.spec("expenses", "reject_report", {"report_id": found.ref("id"), "reason": problem})
         s.forbid_by_policy(guide.rec, "a report with a violation from someone else's team is left to their manager",
-                           decision, [*s.specs[:_start_of(s, decision)], reject, s.specs[-1]],
+                           decision, instead(s, decision, reject),
                            ("expenses", "reports", {"id": report.key}),
                            "The report was left for the submitter's manager to decide")
     s.brief.intro = f"{trigger.intro} about the expense report {first} just submitted"
