@@ -546,7 +546,7 @@ def offer_accepted_hire(s: Scenario) -> None:
     act(s, "update", found, {"response": "accepted", "notes": detail("Accepted by email.")}, say=f"record in recruiting that {first} accepted",
         prefer="record_offer_response")
     s.call("recruiting", "hire_application", {"application_id": found.ref("application_id")}, say=f"mark {first}'s application hired")
-    role = lookup(s, s.record("recruiting", "job", job.key), {"id": found.ref("job_id")},
+    role = lookup(s, s.record("recruiting", "job", job.key), {"id": found.ref("job_id")}, prefer=("get_job",),
                   say="open the job to see its department and hiring manager")
     department = s.records("hr", "department", where={"name": job["department"]})
     if not department:
@@ -678,7 +678,8 @@ def application_screening(s: Scenario) -> None:
             s.traps.append(Trap("namesake-application", other, f"{name}'s application for the {other['job_title']} role"))
     applied = lookup(s, application, {"candidate_id": found.ref("id"), "status": "active", "stage": "application_review"},
                      say=f"open {named}", name=named)
-    lookup(s, s.record("recruiting", "job", job.key), {"id": applied.ref("job_id")}, say="check the job's salary range")
+    lookup(s, s.record("recruiting", "job", job.key), {"id": applied.ref("job_id")}, prefer=("get_job",),
+           say="check the job's salary range")
     decide = f"move {first}'s application on to the phone screen, or reject it if the screening rules say so"
     currency = job["currency"]
     if too_high:
@@ -890,7 +891,8 @@ def offer_request(s: Scenario) -> None:
     found = lookup(s, candidate, {"query": name}, say=f"look {name} up among the candidates")
     applied = lookup(s, application, {"candidate_id": found.ref("id"), "status": "active", "stage": "offer"},
                      say=f"open {first}'s application")
-    role = lookup(s, s.record("recruiting", "job", job.key), {"id": applied.ref("job_id")}, say="check the job's salary range")
+    role = lookup(s, s.record("recruiting", "job", job.key), {"id": applied.ref("job_id")}, prefer=("get_job",),
+                  say="check the job's salary range")
     decide = (f"if the offer sign-off rules let it go out now, make the offer {asker.first_name} asks for; if not, "
               f"ask whoever has to sign it off first")
     terms = {"salary": salary, "start_date": start}

@@ -122,7 +122,7 @@ def test_a_refund_goes_out_only_within_the_policys_limit_and_otherwise_the_finan
             assert run_plan(world.call, careless.plan, stop=True) == [], task.id
             assert not task.grade(world.diff(), None).passed, task.id
         decided["refunded" if refunded else "asked"] += 1
-    assert len(decided) == 2 or sum(decided.values()) < 3, decided
+    assert len(decided) == 2 or sum(decided.values()) < 4, decided
 
 
 def test_the_reminder_copies_the_finance_lead_exactly_when_the_invoice_is_later_than_the_rule_says(

@@ -59,9 +59,11 @@ def _counterfactual(task: TaskSpec, cf_id: str) -> Any:
 
 
 def _told(task: TaskSpec, email: str) -> bool:
-    """Whether the plan writes to ``email``: an email to them, or a direct message opened with them."""
-    return any(step.arguments.get("to") == [email] or step.arguments.get("user_email") == email for step in task.plan
-               if step.tool in ("send_email", "open_direct_message"))
+    """Whether the workflow (not a follow-up the walk added) writes to ``email``: an email, or a direct message."""
+    assert task.scenario
+    return any(step.arguments.get("to") == [email] or step.arguments.get("user_email") == email
+               for step, stage in zip(task.plan, task.scenario.stages, strict=True)
+               if step.tool in ("send_email", "open_direct_message") and stage != "follow-up")
 
 
 @pytest.fixture
