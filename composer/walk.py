@@ -355,6 +355,8 @@ class Walk:
         if self.decided(record.step, _ASSIGNEE):
             raise Skip("the workflow already gave it an owner")
         target = self._step(record)
+        if self._assigned_by_workflow(record):
+            raise Skip("the workflow chose its owner: a follow-up does not hand it to someone else")
         colleague = self.colleague()
         options = tools_for(s, target, "assign")
         options += [(t, a) for t, a in tools_for(s, target, "update") if any(t.param(n) for n in _ASSIGNEE)]
@@ -367,6 +369,15 @@ class Walk:
             s.call(tool.service, tool.name, {**named, param: recipient}, say=words, stage="follow-up", require_change=True)
             return words
         raise Skip("no assign tool")
+
+    def _assigned_by_workflow(self, record: InPlay) -> bool:
+        s = self.s
+        key = str((s.items[record.step] or {}).get("id"))
+        return any(
+            s.catalog.tool(spec.service, spec.tool).intent == "assign" and str((item or {}).get("id")) == key
+            for spec, item in zip(s.specs, s.items, strict=True)
+            if spec.service == record.kind.service
+        )
 
     def invite(self, record: InPlay) -> str:
         s = self.s

@@ -1,29 +1,26 @@
-"""Finance workflows: refunds, chasing and recording payments, payment links, credit notes."""
+"""Finance workflows: refunds, chasing and recording payments, payment links, copies of invoices.
+
+Customers reach us on any channel they use (``stages.channels.CUSTOMER``), colleagues by email or chat;
+the invoice, the charge or the payment is found through whatever read reaches it, the write is chosen
+by intent on that record, and every answer states what it reports: the refund id and amount, the
+invoice chased and what is still due, what is left to pay after a part payment. The rules (refund
+approval, copying the finance lead on late reminders) sit on both sides of their thresholds, near
+them, and no tool enforces them.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 from datetime import datetime, timedelta
 
-from composer.archetypes.common import (
-    chat_post,
-    maybe_log_in_crm,
-    colleague,
-    inbound_email,
-    inbound_text,
-    money,
-    org_of,
-    policy_document,
-    rule_source,
-    short_date,
-    signature,
-)
+from composer.archetypes.common import money, org_of, short_date
 from composer.plan import ListOf, Lit
-from composer.scenario import Said, Scenario, archetype, detail
+from composer.scenario import Rec, Said, Scenario, Skip, archetype, detail
 from composer.stages.acts import act, tell
-from composer.stages.channels import Ask, arrive, reply, reply_clause
-from composer.stages.lookup import lookup
-from composer.stages.rules import consult
+from composer.stages.channels import COLLEAGUE, Ask, arrive, channels_for, reply, reply_clause
+from composer.stages.lookup import lookup, shows
+from composer.stages.rules import colleague, consult, instead
+from mcp_services.kernel.world import Person
 
 
 def _later(iso: str, minutes: int) -> str:
@@ -74,7 +71,7 @@ def double_charge_refund(s: Scenario) -> None:
             f"- Refunds go back to the original card; never refund more than was charged.\n"
             f"- Duplicate charges are refunded in full.\n"
             f"- Tell the finance lead ({lead.name}) about any refund above {money(threshold)}, with its refund id.",
-            author_role="finance lead" if s.rng.random() < 0.5 else "operations manager",
+            author_role="finance lead",  # the operations manager is the user: they do not email themselves a rule
         )
 
     found = lookup(s, duplicate, {"invoice_number": invoice, "query": invoice}, say=f"find the charges for invoice {invoice}",
@@ -130,136 +127,205 @@ def overdue_invoice_chase(s: Scenario) -> None:
     invoice = s.pick([i for i in invoices if per_contact[i["contact_id"]] == 1], "no customer with exactly one overdue invoice")
     contact = s.record("accounting", "contact", invoice["contact_id"])
     lead = colleague(s, "finance lead")
-    post, when = chat_post(
-        s, lead, "finance",
-        s.rng.choice(
-            (
-                f"Can someone chase {contact['name']}? Their invoice is overdue and I'd like it paid this week.",
-                f"{contact['name']} still hasn't paid - could you send them a reminder with the invoice today?",
-            )
-        ),
-    )
-    found = s.call(
-        "accounting", "list_invoices", {"contact_id": contact.key}, select=s.record("accounting", "invoice", invoice.key),
-        say=f"find {contact['name']}'s overdue invoice in accounting",
-    )
-    s.refer(s.record("accounting", "invoice", invoice.key), f"{contact['name']}'s overdue invoice", relation="customer",
+    try:
+        asker = colleague(s, "accountant") if s.rng.random() < 0.5 else lead
+    except Skip:
+        asker = lead
+    customer = contact["name"]
+    trigger = arrive(s, asker, Ask(
+        subject=f"Chasing {customer}",
+        text=s.rng.choice((
+            f"Can someone chase {customer}? Their invoice is overdue and I'd like it paid this week.",
+            f"{customer} still hasn't paid - could you send them a reminder with the invoice today?",
+            f"Could you nudge {customer} about the invoice they owe us? It's past due.",
+        )),
+        team="finance",
+    ), channels=COLLEAGUE)
+    found = lookup(s, s.record("accounting", "invoice", invoice.key),
+                   {"contact_name": customer, "query": customer, "contact_id": contact.key, "status": "AUTHORISED",
+                    "overdue": Lit(True)},
+                   say=f"find {customer}'s overdue invoice in accounting", name=f"{customer}'s overdue invoice")
+    s.refer(s.record("accounting", "invoice", invoice.key), f"{customer}'s overdue invoice", relation="customer",
             where={"contact_id": contact.key, "status": "AUTHORISED", "id": invoice.key})
-    others = [i for i in s.records("accounting", "invoice", where={"contact_id": contact.key}) if i.key != invoice.key and i["status"] == "PAID"]
-    if others:
-        s.trap("paid-invoice", others[0], f"their paid invoice {others[0].key}", step=found)
-    policy = s.rng.random() < 0.6
+    paid = [i for i in s.records("accounting", "invoice", where={"contact_id": contact.key}) if i["status"] == "PAID"]
+    if paid and shows(s, found, paid[0]):
+        s.trap("paid-invoice", paid[0], f"their paid invoice {paid[0].key}", step=found)
+    rule = None
     cc: list[str] = []
-    if policy:
-        days = int(s.rng.choice((14, 30, 45)))
-        document, pointer = rule_source(
+    days = 0
+    if s.rng.random() < 0.6:
+        # The line sits near how late this invoice is, on either side of it.
+        late = int(invoice["days_overdue"])
+        days = s.pick([late + d for d in (-7, -5, -3, -2, -1, 1, 2, 3, 5, 7) if late + d >= 1], "no threshold near the delay")
+        rule = consult(
             s, "Collections policy",
             f"- Send a reminder with the invoice as soon as it is overdue.\n- When an invoice is more than {days} days "
-            f"overdue, copy the finance lead ({lead.name}, {lead.email}) on the reminder.",
+            f"overdue, copy the finance lead ({lead.name}, {lead.email}) on the reminder.\n"
+            "- Tell whoever asked for the chase which invoice went out and what is still due on it.",
             author_role="finance lead",
         )
-        cc = [lead.email] if invoice["days_overdue"] > days else []
-        s.brief.constraints.append(pointer)
-    sent = s.call(
-        "accounting", "email_invoice",
-        {"invoice_number": found.ref("invoice_number"), "cc": ListOf(tuple(Lit(c) for c in cc)), "message": s.text(
-            "Hello, a friendly reminder that this invoice is now past its due date. Could you let us know when "
-            "we can expect payment? Thank you.")},
-        say="email that invoice to their billing contact with a short payment reminder"
-            + (", copying whoever the collections policy asks for" if policy else ""),
+        cc = [lead.email] if late > days else []
+    sent = act(
+        s, "send", found,
+        {"cc": ListOf(tuple(Lit(c) for c in cc)), "message": detail(
+            "Hello, a friendly reminder that this invoice is now past its due date. Could you let us know when we can "
+            "expect payment? Thank you.")},
+        say=f"email {customer}'s overdue invoice to their billing contact with a short payment reminder"
+            + (", copying whoever the collections policy asks for" if rule else ""),
+        prefer="email_invoice",
     )
-    if policy:
+    if rule is not None:
         if cc:
-            s.set_policy(document, f"invoices more than {days} days overdue copy the finance lead", sent, "cc",
+            s.set_policy(rule.rec, f"invoices more than {days} days overdue copy the finance lead", sent, "cc",
                          ListOf((Lit(lead.email),)), ListOf(()), "The finance lead is in copy, as the collections policy requires")
         else:
-            s.policy_documents.append(document)
-    s.call(
-        "chat", "reply_in_thread",
-        {"message_id": post.key, "text": s.text("Done - sent the reminder for ", found.ref("invoice_number"), ".")},
-        say=f"answer {lead.first_name} in the thread with the invoice number you chased",
-        mentions=[(found.ref("invoice_number"), "the invoice number")],
-    )
-    s.brief.intro = f"{lead.name} asked in #finance {when} for someone to chase {contact['name']}"
-    s.brief.goal = f"Send {contact['name']} a reminder for what they owe us and let {lead.first_name} know which invoice you chased"
+            s.policy_documents.append(rule.rec)
+        s.brief.constraints.append(rule.pointer)
+    what = "the invoice you chased and what is still due on it"
+    reply(s, trigger,
+          ["Done - I've sent the reminder for ", found.ref("invoice_number"), " with the invoice; ",
+           found.ref("amount_due"), f" {invoice['currency']} is still due."],
+          say=reply_clause(trigger, what),
+          facts=[Said("the invoice chased", found.ref("invoice_number")), Said("what is still due", found.ref("amount_due"), "money")],
+          mentions=[(found.ref("invoice_number"), "the invoice number")])
+    s.brief.intro = f"{trigger.intro}: {customer} needs chasing for an overdue invoice"
+    s.brief.goal = f"Send {customer} a reminder for what they owe us and {reply_clause(trigger, what)}"
     s.brief.constraints.append("Only chase what is overdue")
-    s.brief.anchors += [contact["name"], lead.name]
+    s.brief.anchors += [customer, asker.name]
 
 
 @archetype(
     "refund-needs-approval",
     family="finance",
-    title="A customer asks for a refund the policy says only the finance lead may approve: escalate, don't refund",
-    services=("payments", "mailbox"),
+    title="A customer asks for a refund: refund it within the limit the refund policy sets, else ask the finance lead to "
+          "approve it first (no refund)",
+    services=("payments",),
 )
 def refund_needs_approval(s: Scenario) -> None:
-    charges = [c for c in s.records("payments", "charge", where={"status": "succeeded"}) if not c["amount_refunded"] and not c["disputed"] and c["amount"] >= 300]
-    charge = s.pick(charges, "no large clean charge")
-    person = s.person(charge["customer_email"])
+    charges = [c for c in s.records("payments", "charge", where={"status": "succeeded"})
+               if not c["amount_refunded"] and not c["disputed"] and c["amount"] >= 80]
+    people = {p.email: p for p in s.world.customers}
+    charge = s.pick([c for c in charges if c["customer_email"] in people], "no clean charge of a customer we know")
+    person = people[charge["customer_email"]]
     org = org_of(s, person)
+    s.subject = person
     lead = colleague(s, "finance lead")
-    limit = float(s.rng.choice((100, 200, 250)))
-    document, pointer = rule_source(
-        s, "Refund policy",
-        f"- Support may refund up to {money(limit)} on its own.\n- Anything above {money(limit)} needs the finance "
-        f"lead's approval first: forward the customer's request to {lead.name} ({lead.email}) and tell the customer "
-        "it is being reviewed. Do not refund it yourself.",
-        author_role="finance lead" if s.rng.random() < 0.5 else "operations manager",
-    )
+    # The limit sits near the charge, on either side of it: the refund tool takes any amount up to what was charged.
+    limit = float(s.rng.choice(_nearby_thresholds(charge["amount"])))
     amount = money(charge["amount"], charge["currency"])
-    email, when = inbound_email(
-        s, person, "Refund request",
-        f"Hi,\n\nWe were charged {amount} on {short_date(charge['created'])} for {charge['description'] or 'our order'}, "
-        f"but we cancelled before it started. Could you refund it in full?\n\nThanks,\n{signature(person, org)}",
+    what = charge["description"] or "our order"
+    trigger = arrive(s, person, Ask(
+        subject=s.rng.choice(("Refund request", f"Refund for {what}", "Please refund our payment")),
+        text=s.rng.choice((
+            f"We were charged {amount} on {short_date(charge['created'])} for {what}, but we cancelled before it started. "
+            "Could you refund it in full?",
+            f"Could you refund the {amount} you charged us on {short_date(charge['created'])} ({what})? We cancelled it "
+            "in time.",
+        )),
+        short=f"Could you refund the {amount} charge from {short_date(charge['created'])}? We cancelled {what}.",
+        topic="Billing",
+        relay=f"{person.first_name} wants a full refund of the {amount} charge from {short_date(charge['created'])} "
+              f"for {what}; they say they cancelled in time.",
+    ))
+    rule = consult(
+        s, "Refund policy",
+        f"- Support may refund up to {money(limit)} on its own, in full, to the original card.\n"
+        f"- Anything above {money(limit)} needs the finance lead's approval first: pass the request to {lead.name} "
+        "with the charge and the amount, tell the customer it is being reviewed, and do not refund it yourself.",
+        author_role="finance lead",
     )
-    s.refer(email, f"{person.first_name}'s email", relation="sender", where={"from_email": person.email}, latest="sent_at")
-    found = s.call("payments", "list_charges", {"customer_email": person.email}, select=charge,
-                   say=f"find the charge {person.first_name} is talking about in payments", needed=True)
-    forward = s.call(
-        "mailbox", "forward_message",
-        {"message_id": email.key, "to": ListOf((Lit(lead.email),)), "note": detail("Refund above our limit: needs your approval.")},
-        say=f"if the refund policy says a refund this size needs approval, forward {person.first_name}'s email to whoever approves it",
-    )
-    s.call(
-        "mailbox", "reply_to_message",
-        {"message_id": email.key, "body": detail(f"Hi {person.first_name},\n\nThanks - your refund request is with our finance team for approval; we'll be in touch shortly.")},
-        say=f"tell {person.first_name} where their request stands",
-    )
-    violation = [s.specs[0], s.spec("payments", "refund_charge", {"charge_id": found.ref("id")}), s.specs[2]]
-    s.forbid_by_policy(document, f"refunds above {money(limit)} need the finance lead's approval", forward, violation,
-                       ("payments", "refunds", {"charge_id": charge.key}), "No refund was issued without the finance lead's approval")
-    logged = maybe_log_in_crm(s, person, "Refund request sent to finance for approval", None, "")
-    s.brief.intro = f"{person.name} from {org.name} emailed {when} asking for a full refund"
-    s.brief.goal = f"Handle {person.first_name}'s refund request and let them know where it stands" + (
-        ", and note on their CRM contact what you did" if logged else "")
-    s.brief.constraints.append(pointer)
-    s.brief.anchors += [person.name, org.name]
+    found = lookup(s, charge, {"customer_email": person.email, "query": person.name, "status": "succeeded"},
+                   say=f"find the charge {person.first_name} is talking about in payments", name="the charge they name")
+    others = [c for c in charges if c["customer_email"] == person.email and c.key != charge.key]
+    if others and shows(s, found, others[0]):
+        s.trap("other-charge", others[0], f"{person.first_name}'s other charge of {money(others[0]['amount'])}", step=found)
+    sum_said = Said("the amount", Lit(charge["amount"]), "money")
+    decide = "refund it in full if the refund policy lets you, and otherwise pass it to whoever has to approve it"
+    stands = "where it stands (the refund id and amount, if you refunded it)"
+    if charge["amount"] <= limit:
+        refund = act(s, "refund", found, {"reason": detail("requested_by_customer")}, say=decide, stage="decide")
+        reply(s, trigger,
+              [f"Hi {person.first_name},\n\nDone: we've refunded the {amount} in full. Your refund reference is ",
+               refund.ref("id"), ". It should reach your card within 5-10 days."],
+              say=reply_clause(trigger, stands), facts=[Said("the refund id", refund.ref("id")), sum_said],
+              subject="Your refund", mentions=[(refund.ref("id"), "the refund id")])
+        s.policy_documents.append(rule.rec)
+    else:
+        told = tell(s, lead, [f"Hi {lead.first_name},\n\n{person.name} ({org.name}) asks for a full refund of charge ",
+                              found.ref("id"), f" ({amount}, {short_date(charge['created'])}). It's above our "
+                              f"{money(limit)} limit, so it needs your approval."],
+                    say=decide,
+                    facts=[sum_said], subject=f"Refund approval: {person.name}")
+        reply(s, trigger,
+              [f"Hi {person.first_name},\n\nThanks for getting in touch. Your request for a refund of {amount} is with our "
+               "finance team for review; we'll come back to you shortly."],
+              say=reply_clause(trigger, stands), facts=[sum_said], subject="Your refund request")
+        careless = s.spec("payments", "refund_charge", {"charge_id": found.ref("id")})
+        s.forbid_by_policy(rule.rec, f"refunds above {money(limit)} need the finance lead's approval", told,
+                           instead(s, told, careless),
+                           ("payments", "refunds", {"charge_id": charge.key}),
+                           "No refund was issued without the finance lead's approval")
+    s.brief.intro = f"{trigger.intro} asking for a full refund"
+    s.brief.goal = (f"Handle {person.first_name}'s refund request the way the refund policy says and "
+                    f"{reply_clause(trigger, 'where it stands')}")
+    s.brief.constraints.append(rule.pointer)
+    s.brief.anchors += [person.name]
+
+
+def _billing_person(s: Scenario, invoices: list[Rec]) -> list[tuple[Rec, Person]]:
+    """Invoices whose billing contact is a person of the world, with that person."""
+    contacts = {c.key: c for c in s.records("accounting", "contact")}
+    people = {p.email: p for p in s.world.customers}
+    return [(i, people[contacts[i["contact_id"]]["email"]]) for i in invoices if contacts[i["contact_id"]]["email"] in people]
 
 
 @archetype(
     "invoice-copy-request",
     family="finance",
     title="A customer's accounts team asks for a copy of an invoice: send it from accounting",
-    services=("accounting", "mailbox"),
+    services=("accounting",),
 )
 def invoice_copy_request(s: Scenario) -> None:
     invoices = [i for i in s.records("accounting", "invoice") if i["status"] in ("AUTHORISED", "PAID")]
-    contacts = {c.key: c for c in s.records("accounting", "contact")}
-    invoice = s.pick(invoices, "no sent invoices")
-    contact = contacts[invoice["contact_id"]]
-    people = [p for p in s.world.customers if p.email == contact["email"]]
-    person = s.pick(people, "the billing contact is not a person of the world")
+    invoice, person = s.pick(_billing_person(s, invoices), "no sent invoice with a billing contact we know")
     org = org_of(s, person)
-    email, when = inbound_email(
-        s, person, f"Copy of invoice {invoice.key}",
-        f"Hello,\n\nOur accounts team can't find invoice {invoice.key}. Could you send us a copy?\n\nMany thanks,\n{signature(person, org)}",
-    )
-    s.refer(email, f"{person.first_name}'s email", relation="sender", where={"from_email": person.email}, latest="sent_at")
-    s.call("accounting", "email_invoice",
-           {"invoice_number": invoice.key, "to": ListOf((Lit(person.email),)), "message": detail("As requested, here is a copy of the invoice.")},
-           say=f"email the invoice {person.first_name} asks for to them from accounting")
-    s.brief.intro = f"{person.name} from {org.name} emailed {when} asking for a copy of an invoice"
-    s.brief.goal = f"Send {person.first_name} the invoice they asked for, from accounting"
+    s.subject = person
+    same = [i for i in invoices if i["contact_id"] == invoice["contact_id"] and i.key != invoice.key]
+    # Now and then they name it by its date and amount, not its number: then it has to be picked out of theirs.
+    by_number = not same or s.rng.random() < 0.5 or any(
+        i["date"] == invoice["date"] or abs(i["total"] - invoice["total"]) < 0.01 for i in same)
+    named = invoice.key if by_number else (f"the invoice of {short_date(invoice['date'])} for "
+                                           f"{money(invoice['total'], invoice['currency'])}")
+    trigger = arrive(s, person, Ask(
+        subject=f"Copy of invoice {invoice.key}" if by_number else "Copy of an invoice",
+        text=s.rng.choice((
+            f"Our accounts team can't find {'invoice ' if by_number else ''}{named}. Could you email us a copy?",
+            f"Could you send me a copy of {'invoice ' if by_number else ''}{named} by email? We need it for our records.",
+        )),
+        short=f"Could you email me a copy of {'invoice ' if by_number else ''}{named}? Thanks",
+        topic="Billing",
+        relay=f"{person.first_name} needs a copy of {'invoice ' if by_number else ''}{named} by email.",
+    ))
+    rec = s.record("accounting", "invoice", invoice.key)
+    known = {"invoice_number": invoice.key, "query": invoice.key} if by_number else {
+        "contact_name": org.name, "query": org.name, "email": person.email}
+    found = lookup(s, rec, known, say=f"find the invoice {person.first_name} asks for in accounting",
+                   name="the invoice they ask for")
+    if not by_number:
+        s.refer(rec, named, relation="customer", where={"contact_id": invoice["contact_id"], "date": invoice["date"],
+                                                        "total": invoice["total"]})
+    other = next((i for i in same if shows(s, found, i)), None)
+    if other is not None:
+        s.trap("other-invoice", other, f"their invoice {other.key}", step=found)
+    act(s, "send", found, {"to": ListOf((Lit(person.email),)), "message": detail("As requested, here is a copy of the invoice.")},
+        say=f"email {person.first_name} the invoice they ask for, from accounting", prefer="email_invoice")
+    reply(s, trigger, [f"Hi {person.first_name},\n\nI've just emailed you a copy of ", found.ref("invoice_number"),
+                       f" from our accounting system, to {person.email}."],
+          say=reply_clause(trigger, "the invoice number you sent"),
+          facts=[Said("the invoice sent", found.ref("invoice_number"))], subject=f"Copy of {invoice.key}")
+    s.brief.intro = f"{trigger.intro} asking for a copy of an invoice"
+    s.brief.goal = (f"Email {person.first_name} the invoice they asked for, from accounting, and "
+                    f"{reply_clause(trigger, 'the invoice number')}")
     s.brief.anchors += [person.name]
 
 
@@ -267,75 +333,105 @@ def invoice_copy_request(s: Scenario) -> None:
     "bank-payment-recorded",
     family="finance",
     title="A customer says they paid an invoice by bank transfer: record the payment with their reference",
-    services=("accounting", "mailbox"),
+    services=("accounting",),
 )
 def bank_payment_recorded(s: Scenario) -> None:
     invoices = [i for i in s.records("accounting", "invoice", where={"status": "AUTHORISED"}) if i["amount_due"] > 0]
-    contacts = {c.key: c for c in s.records("accounting", "contact")}
-    per_contact = {}
-    for i in invoices:
-        per_contact.setdefault(i["contact_id"], []).append(i)
-    options = [(i, contacts[i["contact_id"]]) for i in invoices if any(p.email == contacts[i["contact_id"]]["email"] for p in s.world.customers)]
-    invoice, contact = s.pick(options, "no open invoice with a billing contact")
-    person = s.person(contact["email"])
+    invoice, person = s.pick(_billing_person(s, invoices), "no open invoice with a billing contact we know")
     org = org_of(s, person)
+    s.subject = person
     reference = f"TRX-{s.rng.randint(100000, 999999)}"
-    amount = money(invoice["amount_due"], invoice["currency"])
-    email, when = inbound_email(
-        s, person, f"Payment for {invoice.key}",
-        f"Hi,\n\nWe paid invoice {invoice.key} in full ({amount}) by bank transfer this morning, reference {reference}.\n\n"
-        f"Regards,\n{signature(person, org)}",
-    )
-    s.refer(email, f"{person.first_name}'s email", relation="sender", where={"from_email": person.email}, latest="sent_at")
-    found = s.call("accounting", "list_invoices", {"contact_id": contact.key}, select=s.record("accounting", "invoice", invoice.key),
-                   say=f"find the invoice {person.first_name} paid in accounting")
-    others = [i for i in per_contact.get(contact.key, []) if i.key != invoice.key]
-    if others:
+    due, currency = float(invoice["amount_due"]), invoice["currency"]
+    # Part payments happen: what is left then takes the payment and the invoice together.
+    part = due >= 200 and s.rng.random() < 0.45
+    paid = float(round(due * s.rng.uniform(0.3, 0.7), -1)) if part else due
+    left = round(due - paid, 2)
+    told = (f"we transferred {money(paid, currency)} towards invoice {invoice.key} this morning, reference {reference}; "
+            "the rest will follow next month" if part else
+            f"we paid invoice {invoice.key} in full ({money(paid, currency)}) by bank transfer this morning, reference "
+            f"{reference}")
+    trigger = arrive(s, person, Ask(
+        subject=f"Payment for {invoice.key}",
+        text=f"Just so you know, {told}.",
+        short=f"FYI {told}.",
+        topic="Billing",
+        relay=f"{person.first_name} says {told.replace('we ', 'they ', 1)}.",
+    ))
+    found = lookup(s, s.record("accounting", "invoice", invoice.key), {"invoice_number": invoice.key, "query": invoice.key},
+                   say=f"find the invoice {person.first_name} paid in accounting", name="the invoice they paid")
+    others = [i for i in invoices if i["contact_id"] == invoice["contact_id"] and i.key != invoice.key]
+    if others and shows(s, found, others[0]):
         s.trap("other-open-invoice", others[0], f"their other open invoice {others[0].key}", step=found)
     s.call("accounting", "create_payment",
-           {"amount": found.ref("amount_due"), "invoice_number": found.ref("invoice_number"), "method": "bank_transfer",
-            "reference": reference, "date": s.world.now[:10]},
-           say=f"record the bank transfer against it for the amount due, dated today, with their reference {reference}")
-    s.call("mailbox", "reply_to_message", {"message_id": email.key, "body": detail(f"Hi {person.first_name}, thanks - we've recorded your payment.")},
-           say=f"thank {person.first_name} and confirm it's recorded")
-    logged = maybe_log_in_crm(s, person, "Paid by bank transfer, invoice", found.ref("invoice_number"), "the invoice number")
-    s.brief.intro = f"{person.name} from {org.name} emailed {when} to say they paid an invoice by bank transfer"
-    s.brief.goal = f"Record {person.first_name}'s payment in accounting (bank transfer, today, reference {reference}) and confirm it to them" + (
-        "; also note on their CRM contact which invoice they paid" if logged else "")
+           {"amount": paid, "invoice_number": found.ref("invoice_number"), "method": "bank_transfer", "reference": reference,
+            "date": s.world.now[:10]},
+           say=f"record the bank transfer against the invoice {person.first_name} paid, for the amount they paid, dated "
+               f"today, with their reference {reference}")
+    facts = [Said("the amount recorded", Lit(paid), "money")]
+    if part:
+        facts.append(Said("what is still due", Lit(left), "money"))
+        words = f"We've recorded your payment of {money(paid, currency)}; {money(left, currency)} is still due on it."
+    else:
+        words = f"We've recorded your payment of {money(paid, currency)}: the invoice is now paid in full."
+    reply(s, trigger, [f"Hi {person.first_name},\n\nThanks for letting us know. {words}"],
+          say=reply_clause(trigger, "the amount recorded and what is still due, if anything"), facts=facts,
+          subject=f"Payment for {invoice.key}")
+    s.brief.intro = f"{trigger.intro} to say they paid an invoice by bank transfer"
+    s.brief.goal = (f"Record {person.first_name}'s payment in accounting (bank transfer, today, reference {reference}) and "
+                    f"{reply_clause(trigger, 'what you recorded and what is still due, if anything')}")
     s.brief.anchors += [person.name, reference]
+
+
+def _linkable(s: Scenario) -> list[tuple[Rec, Person]]:
+    """Open invoices of customers we know, with no payment link out for them yet."""
+    linked = {link["invoice_number"] for link in s.records("payments", "payment_link", where={"active": True})}
+    invoices = [i for i in s.records("accounting", "invoice", where={"status": "AUTHORISED"})
+                if i["amount_due"] > 0 and i.key not in linked]
+    return _billing_person(s, invoices)
 
 
 @archetype(
     "payment-link-request",
     family="finance",
     title="A customer wants to pay an invoice by card: send them a payment link for what is due",
-    services=("accounting", "payments", "mailbox"),
+    services=("accounting", "payments"),
 )
 def payment_link_request(s: Scenario) -> None:
-    invoices = [i for i in s.records("accounting", "invoice", where={"status": "AUTHORISED"}) if i["amount_due"] > 0]
-    contacts = {c.key: c for c in s.records("accounting", "contact")}
-    options = [i for i in invoices if any(p.email == contacts[i["contact_id"]]["email"] for p in s.world.customers)]
-    invoice = s.pick(options, "no open invoice with a billing contact")
-    person = s.person(contacts[invoice["contact_id"]]["email"])
+    options = _linkable(s)
+    # A part-paid invoice now and then: the customer quotes its total, the link is for what is still due.
+    part_paid = [(i, p) for i, p in options if i["amount_paid"] or i["amount_credited"]]
+    invoice, person = s.pick(part_paid if part_paid and s.rng.random() < 0.5 else options, "no open invoice to link")
     org = org_of(s, person)
-    email, when = inbound_email(
-        s, person, f"Paying {invoice.key} by card",
-        f"Hi,\n\nCould we pay invoice {invoice.key} by card instead of bank transfer? Please send a payment link.\n\n"
-        f"Thanks,\n{signature(person, org)}",
-    )
-    s.refer(email, f"{person.first_name}'s email", relation="sender", where={"from_email": person.email}, latest="sent_at")
-    found = s.call("accounting", "get_invoice", {"invoice_number": invoice.key}, say=f"look up the invoice {person.first_name} mentions in accounting")
+    s.subject = person
+    total = money(invoice["total"], invoice["currency"])
+    trigger = arrive(s, person, Ask(
+        subject=f"Paying {invoice.key} by card",
+        text=s.rng.choice((
+            f"Could we pay invoice {invoice.key} ({total}) by card instead of bank transfer? Please send a payment link.",
+            f"We'd rather settle invoice {invoice.key} by card. Could you send me a link to pay it?",
+        )),
+        short=f"Can you send me a card payment link for invoice {invoice.key}?",
+        topic="Billing",
+        relay=f"{person.first_name} wants to pay invoice {invoice.key} by card and asks for a payment link.",
+    ))
+    found = lookup(s, s.record("accounting", "invoice", invoice.key), {"invoice_number": invoice.key, "query": invoice.key},
+                   say=f"look up the invoice {person.first_name} mentions in accounting")
     link = s.call(
         "payments", "create_payment_link",
         # Whose link it is is the agent's call: the request asks for the amount and the invoice, not this.
         {"amount": found.ref("amount_due"), "invoice_number": found.ref("invoice_number"), "customer_email": detail(person.email)},
-        say="create a payment link in payments for the amount still due on it",
+        say=f"create a payment link in payments for the amount still due on the invoice {person.first_name} names",
     )
-    s.call("mailbox", "reply_to_message",
-           {"message_id": email.key, "body": s.text(f"Hi {person.first_name},\n\nHere is your payment link: ", link.ref("url"), "\n\nThanks!")},
-           say=f"reply to {person.first_name} with the link", mentions=[(link.ref("url"), "the payment link")])
-    s.brief.intro = f"{person.name} from {org.name} emailed {when} asking to pay an invoice by card"
-    s.brief.goal = f"Reply to {person.first_name} with a card payment link for what they still owe on the invoice their email names"
+    due = float(invoice["amount_due"])
+    reply(s, trigger,
+          [f"Hi {person.first_name},\n\nHere is your link to pay the {money(due, invoice['currency'])} still due on "
+           f"{invoice.key} by card: ", link.ref("url"), "\n\nThanks!"],
+          say=reply_clause(trigger, "the link and the amount it is for"),
+          facts=[Said("the amount due", Lit(due), "money")], mentions=[(link.ref("url"), "the payment link")],
+          subject=f"Payment link for {invoice.key}")
+    s.brief.intro = f"{trigger.intro} asking to pay an invoice by card"
+    s.brief.goal = (f"Get {person.first_name} a card payment link for what they still owe on the invoice they name and "
+                    f"{reply_clause(trigger, 'the link and the amount it is for')}")
     s.brief.anchors += [person.name]
 
 
@@ -347,54 +443,47 @@ def payment_link_request(s: Scenario) -> None:
 )
 def text_payment_link(s: Scenario) -> None:
     invoices = s.records("accounting", "invoice")
-    contacts = {c.key: c for c in s.records("accounting", "contact")}
     open_per_contact = Counter(i["contact_id"] for i in invoices if i["status"] == "AUTHORISED")
-    # Only a mobile that may be texted: the reply goes back to the number the customer wrote from.
-    textable = {p["phone_number"] for p in s.records("sms", "phone") if p["can_receive_sms"]}
-    textable -= {o["phone_number"] for o in s.records("sms", "opt_out")}
-    linked = {link["invoice_number"] for link in s.records("payments", "payment_link", where={"active": True})}
+    contacts = {c.key: c for c in s.records("accounting", "contact")}
     orgs = {org.name: org for org in s.world.organisations}
+    # A text and a link back by text: the work is about texting, so it comes by text (any customer with a mobile).
     options = [
         (invoice, person)
-        for invoice in invoices
-        if invoice["status"] == "AUTHORISED" and invoice["amount_due"] > 0 and open_per_contact[invoice["contact_id"]] == 1
-        and invoice.key not in linked and contacts[invoice["contact_id"]]["name"] in orgs
+        for invoice, _ in _linkable(s)
+        if open_per_contact[invoice["contact_id"]] == 1 and contacts[invoice["contact_id"]]["name"] in orgs
         for person in s.world.customers
-        if person.organisation_id == orgs[contacts[invoice["contact_id"]]["name"]].id and person.phone in textable
+        if person.organisation_id == orgs[contacts[invoice["contact_id"]]["name"]].id
+        and channels_for(s, person, ("sms",), customer=True)
     ]
-    invoice, person = s.pick(options, "no customer with a mobile and exactly one open invoice")
+    invoice, person = s.pick(options, "no customer with exactly one open invoice")
     org = org_of(s, person)
     contact = contacts[invoice["contact_id"]]
     s.subject = person
-    text, when = inbound_text(
-        s, person,
-        s.rng.choice((
-            f"Hi, {person.first_name} from {org.name} here. Could you text me a link to pay our open invoice by card? Thanks",
-            f"Hello, this is {person.name} ({org.name}). We'd like to pay the invoice we still owe you by card - can you send me a payment link?",
+    trigger = arrive(s, person, Ask(
+        subject="Paying by card",
+        text=s.rng.choice((
+            "Could you text me a link to pay our open invoice by card? Thanks",
+            "We'd like to pay the invoice we still owe you by card - can you send me a payment link?",
         )),
-    )
-    s.refer(text, f"the text from {person.first_name}", relation="sender", where={"from_number": person.phone}, latest="date_created")
-    found = s.call(
-        "accounting", "list_invoices", {"contact_name": org.name}, select=invoice,
-        say=f"find {org.name}'s open invoice in accounting",
-    )
+        topic="Billing",
+    ), channels=("sms",))
+    found = lookup(s, invoice, {"contact_name": org.name, "query": org.name, "status": "AUTHORISED"},
+                   say=f"find {org.name}'s open invoice in accounting", name=f"{org.name}'s open invoice")
     s.refer(invoice, f"{org.name}'s open invoice", relation="customer", where={"contact_id": contact.key, "status": "AUTHORISED"})
     paid = [i for i in invoices if i["contact_id"] == contact.key and i["status"] == "PAID"]
-    if paid:
-        s.trap("paid-invoice", paid[-1], f"their paid invoice {paid[-1].key}", step=found)
+    shown = next((i for i in reversed(paid) if shows(s, found, i)), None)
+    if shown is not None:
+        s.trap("paid-invoice", shown, f"their paid invoice {shown.key}", step=found)
     link = s.call(
         "payments", "create_payment_link",
         {"amount": found.ref("amount_due"), "invoice_number": found.ref("invoice_number"), "customer_email": detail(person.email)},
-        say="create a card payment link in payments for the amount still due on it",
+        say=f"create a card payment link in payments for the amount still due on {org.name}'s open invoice",
     )
-    s.call(
-        "sms", "reply_to_message",
-        {"message_sid": text.key, "body": s.text(
-            f"Hi {person.first_name}, here is your payment link: ", link.ref("url"), " (invoice ", found.ref("invoice_number"), ").")},
-        say=f"text {person.first_name} back with the link",
-        mentions=[(link.ref("url"), "the payment link")],
-    )
-    s.brief.intro = f"{person.name} from {org.name} texted our number {when} asking to pay an invoice by card"
+    reply(s, trigger,
+          [f"Hi {person.first_name}, here is your payment link: ", link.ref("url"), " (invoice ", found.ref("invoice_number"),
+           ", ", found.ref("amount_due"), f" {invoice['currency']})."],
+          say=reply_clause(trigger, "the link"), mentions=[(link.ref("url"), "the payment link")])
+    s.brief.intro = f"{trigger.intro} asking to pay an invoice by card"
     s.brief.goal = f"Text {person.first_name} back a card payment link for what {org.name} still owes on their open invoice"
     s.brief.constraints.append("Leave their paid invoices out of it")
     s.brief.anchors += [person.name, org.name]

@@ -186,9 +186,18 @@ def _open(s: Scenario, rec: Rec, found: Step, stage: Stage) -> Step | None:
     return None
 
 
+def shows(s: Scenario, step: Step, rec: Rec) -> bool:
+    """Whether the read a plan step made shows ``rec`` beside what it selected (a trap it never shows tests nothing)."""
+    index = step.index
+    while s.notes[index].opens is not None:  # an opened record: what the search before it showed
+        index = int(s.notes[index].opens)
+    spec = s.specs[index]
+    return finds(s, s.catalog.tool(spec.service, spec.tool), dict(spec.args), rec)
+
+
 def known_of(step: Step, *fields: str) -> dict[str, Any]:
     """What a found record tells the agent: ``{field: Ref}`` for each of ``fields`` the step's item has."""
     return {name: step.ref(name) for name in fields if step.value(name) is not None}
 
 
-__all__ = ["candidate_reads", "finds", "known_of", "lookup"]
+__all__ = ["candidate_reads", "finds", "known_of", "lookup", "shows"]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from mcp_services.kernel.world import Person
 
+from composer.plan import StepSpec
 from composer.scenario import Rec, Scenario, Skip, Step
 from composer.stages.lookup import lookup
 
@@ -78,4 +79,10 @@ def consult(
     return Rule(rec, step, pointer, where)
 
 
-__all__ = ["Rule", "colleague", "consult", "policy_document", "policy_email"]
+def instead(s: Scenario, step: Step, careless: StepSpec) -> list[StepSpec]:
+    """The plan of an agent that ignores the rule: ``careless`` (the write the rule forbids) where the plan has ``step``
+    (what the rule asks instead), everything else as the plan has it so far."""
+    return [*s.specs[:step.index], careless, *s.specs[step.index + 1:]]
+
+
+__all__ = ["Rule", "colleague", "consult", "instead", "policy_document", "policy_email"]

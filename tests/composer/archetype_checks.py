@@ -3,6 +3,7 @@ counterfactuals, and that every write of the reference is needed."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,6 +12,28 @@ from composer.generate import GenerateReport
 from composer.runner import Runner
 from composer.verify import reference_answer, run_plan, verify_task
 from mcp_services.tasks.spec import PlanStep, TaskSpec
+
+
+def of(tasks: Sequence[TaskSpec], archetype: str) -> list[TaskSpec]:
+    """The tasks of one archetype (at least one must have been kept)."""
+    found = [t for t in tasks if t.scenario and t.scenario.archetype == archetype]
+    assert found, f"no {archetype} task was kept"
+    return found
+
+
+def read(runner: Runner, service: str, tool: str, **arguments: Any) -> Any:
+    """What a read tool returns on the runner's current state (it must succeed)."""
+    result = runner.call(service, tool, arguments)
+    assert result.success, result.error_message
+    return result.data
+
+
+def with_reply(task: TaskSpec, text: str) -> list[PlanStep]:
+    """The reference plan with its last report (the answer to whoever asked) saying ``text`` instead."""
+    assert task.scenario
+    j = max(i for i, stage in enumerate(task.scenario.stages) if stage == "report")
+    param = "body" if "body" in task.plan[j].arguments else "text"
+    return [s.model_copy(update={"arguments": {**s.arguments, param: text}}) if i == j else s for i, s in enumerate(task.plan)]
 
 
 def tasks_of(catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport], archetype: str) -> tuple[Runner, list[TaskSpec]]:
@@ -47,16 +70,20 @@ def assert_reference_passes_and_counterfactuals_fail(catalog: Catalog, tasks: Se
             assert not passes(task, runner, cf.plan, cf.answer), (task.id, cf.id)
 
 
+def checked_writes(catalog: Catalog, task: TaskSpec) -> list[int]:
+    """The writes of the reference plan that a criterion of their own checks. A write that is only a means to a later
+    one (opening the direct message a message is posted in) is checked through that one: leaving it out may still
+    pass, when the message finds its way anyway."""
+    named = {int(m[1]) - 1 for item in task.rubric if (m := re.match(r"step-(\d+)-", item.id))}
+    return [i for i, step in enumerate(task.plan) if catalog.tool(step.service, step.tool).is_write and i in named]
+
+
 def assert_every_write_is_needed(catalog: Catalog, tasks: Sequence[TaskSpec], *, min_writes: int = 1) -> None:
-    """Leaving out any one write of the reference fails the task (a write that is only a means to a later one, such as
-    opening a direct message to post in, has no criterion of its own: the later step's checks stand for it)."""
+    """Leaving out any one checked write of the reference fails the task."""
     runner = Runner(catalog, tasks[0].world_seed)
     for task in tasks:
-        criteria = {item.id.split("-")[1] for item in task.rubric if item.id.startswith("step-")}
-        writes = [i for i, step in enumerate(task.plan) if catalog.tool(step.service, step.tool).is_write]
+        writes = checked_writes(catalog, task)
         assert len(writes) >= min_writes, task.id
         for left_out in writes:
-            if str(left_out + 1) not in criteria:
-                continue
             plan = [s for i, s in enumerate(task.plan) if i != left_out]
             assert not passes(task, runner, plan), (task.id, task.plan[left_out].tool)

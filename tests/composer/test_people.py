@@ -22,7 +22,8 @@ from composer.generate import GenerateConfig, GenerateReport, generate
 from composer.runner import Runner
 from composer.scenario import ARCHETYPES
 from composer.verify import reference_answer, run_plan, verify_task
-from mcp_services.tasks.spec import TaskSpec
+from mcp_services.tasks.spec import PlanStep, TaskSpec
+from tests.composer.archetype_checks import assert_every_write_is_needed, of, passes, read, with_reply
 
 SERVICES = ("hr", "recruiting", "expenses", "mailbox", "calendar", "chat", "files")
 PEOPLE = tuple(sorted(a.id for a in ARCHETYPES.values() if a.build.__module__ == "composer.archetypes.people"))
@@ -49,20 +50,20 @@ def runner(catalog: Catalog, tasks: list[TaskSpec]) -> Runner:
     return Runner(catalog, tasks[0].world_seed)
 
 
-def _of(tasks: list[TaskSpec], archetype: str) -> list[TaskSpec]:
-    found = [t for t in tasks if t.scenario and t.scenario.archetype == archetype]
-    assert found, f"no {archetype} task was kept"
-    return found
-
-
 def _steps(task: TaskSpec, tool: str) -> list[dict[str, Any]]:
     return [dict(step.arguments) for step in task.plan if step.tool == tool]
 
 
-def _read(runner: Runner, service: str, tool: str, **arguments: Any) -> Any:
-    result = runner.call(service, tool, arguments)
-    assert result.success, result.error_message
-    return result.data
+def _counterfactual(task: TaskSpec, cf_id: str) -> Any:
+    return next(c for c in task.counterfactuals if c.id == cf_id)
+
+
+def _told(task: TaskSpec, email: str) -> bool:
+    """Whether the workflow (not a follow-up the walk added) writes to ``email``: an email, or a direct message."""
+    assert task.scenario
+    return any(step.arguments.get("to") == [email] or step.arguments.get("user_email") == email
+               for step, stage in zip(task.plan, task.scenario.stages, strict=True)
+               if step.tool in ("send_email", "open_direct_message") and stage != "follow-up")
 
 
 @pytest.fixture
@@ -92,22 +93,17 @@ def test_every_people_archetype_gives_verified_tasks_from_a_trigger(
         assert verify_task(task, runner) == [], task.id
 
 
-def test_leaving_out_any_write_of_a_people_task_fails(catalog: Catalog, tasks: list[TaskSpec], runner: Runner) -> None:
-    for task in tasks:
-        writes = [i for i, step in enumerate(task.plan) if catalog.tool(step.service, step.tool).is_write]
-        for left_out in writes:
-            runner.fresh(task.setup)
-            run_plan(runner.call, [s for i, s in enumerate(task.plan) if i != left_out], stop=False)
-            assert not task.grade(runner.diff(), reference_answer(task)).passed, (task.id, task.plan[left_out].tool)
+def test_leaving_out_any_write_of_a_people_task_fails(catalog: Catalog, tasks: list[TaskSpec]) -> None:
+    assert_every_write_is_needed(catalog, tasks)
 
 
 def test_time_off_is_approved_exactly_when_it_fits_the_balance_the_policy_leaves(tasks: list[TaskSpec], world_of: Any) -> None:
     decided = Counter()
-    for task in _of(tasks, "time-off-decision"):
+    for task in of(tasks, "time-off-decision"):
         world = world_of(task)
         approved, denied = _steps(task, "approve_time_off_request"), _steps(task, "deny_time_off_request")
-        request = _read(world, "hr", "get_time_off_request", request_id=(approved or denied)[0]["request_id"])
-        balances = _read(world, "hr", "get_time_off_balances", employee_id=request["employee_id"])
+        request = read(world, "hr", "get_time_off_request", request_id=(approved or denied)[0]["request_id"])
+        balances = read(world, "hr", "get_time_off_balances", employee_id=request["employee_id"])
         balance = next(b for b in balances if b["type"] == request["type"])
         # The policy: days granted and carried over, minus approved, minus the other requests still waiting.
         room = balance["available_days"] - (balance["pending_days"] - request["days"])
@@ -117,15 +113,15 @@ def test_time_off_is_approved_exactly_when_it_fits_the_balance_the_policy_leaves
 
 
 def test_an_application_is_rejected_only_when_the_expectation_is_above_the_range(tasks: list[TaskSpec], world_of: Any) -> None:
-    for task in _of(tasks, "application-screening"):
+    for task in of(tasks, "application-screening"):
         world = world_of(task)
         rejected, advanced = _steps(task, "reject_application"), _steps(task, "advance_application")
-        application = _read(world, "recruiting", "get_application", application_id=(rejected or advanced)[0]["application_id"])
-        job = _read(world, "recruiting", "get_job", job_id=application["job_id"])
+        application = read(world, "recruiting", "get_application", application_id=(rejected or advanced)[0]["application_id"])
+        job = read(world, "recruiting", "get_job", job_id=application["job_id"])
         expected = float(application["cover_letter"].split("expectation is ")[1].split(" ")[0].replace(",", ""))
         assert bool(rejected) == (expected > job["salary_max"]), task.id
         if rejected:
-            reasons = {r["id"]: r["name"] for r in _read(world, "recruiting", "list_rejection_reasons")}
+            reasons = {r["id"]: r["name"] for r in read(world, "recruiting", "list_rejection_reasons")}
             assert reasons[rejected[0]["rejection_reason_id"]] == "Compensation expectations too high"
         sent = _steps(task, "send_email")[0]
         assert sent["to"] == [application["candidate_email"]]
@@ -134,10 +130,10 @@ def test_an_application_is_rejected_only_when_the_expectation_is_above_the_range
 def test_an_expense_report_with_a_violation_is_never_approved_and_goes_where_the_guidelines_say(
     tasks: list[TaskSpec], world_of: Any
 ) -> None:
-    for task in _of(tasks, "expense-report-review"):
+    for task in of(tasks, "expense-report-review"):
         world = world_of(task)
         report_id = _steps(task, "get_report")[0]["report_id"]
-        report = _read(world, "expenses", "get_report", report_id=report_id)
+        report = read(world, "expenses", "get_report", report_id=report_id)
         me = world.world.user.email
         if report["violation_count"] == 0:
             assert _steps(task, "approve_report") == [{"report_id": report_id}], task.id
@@ -145,23 +141,20 @@ def test_an_expense_report_with_a_violation_is_never_approved_and_goes_where_the
             assert not _steps(task, "approve_report") and _steps(task, "reject_report"), task.id
         else:
             assert not _steps(task, "approve_report") and not _steps(task, "reject_report"), task.id
-            assert _steps(task, "send_email")[0]["to"] == [report["approver_email"]]
+            assert _told(task, report["approver_email"]), task.id
             # An agent that rejects it instead (an admin may) fails the task.
-            world.fresh(task.setup)
-            plan = [s for s in task.plan if s.tool != "send_email"]
-            run_plan(world.call, plan, stop=False)
-            world.call("expenses", "reject_report", {"report_id": report_id, "reason": "Over the limit."})
-            assert not task.grade(world.diff(), None).passed
+            careless = _counterfactual(task, "ignores-policy").plan
+            assert [s.arguments["report_id"] for s in careless if s.tool == "reject_report"] == [report_id]
 
 
 def test_an_interview_goes_in_at_the_panels_first_free_time_with_a_matching_invite(tasks: list[TaskSpec], world_of: Any) -> None:
-    for task in _of(tasks, "interview-panel-scheduling"):
+    for task in of(tasks, "interview-panel-scheduling"):
         world = world_of(task)
         booked = _steps(task, "schedule_interview")[0]
         panel = booked["interviewer_emails"]
         # A skills interview lasts an hour, a final one an hour and a half.
         minutes = 60 if _steps(task, "advance_application")[0]["from_stage"] == "phone_screen" else 90
-        slots = _read(world, "calendar", "find_free_slots", attendee_emails=panel, date=booked["start_at"][:10],
+        slots = read(world, "calendar", "find_free_slots", attendee_emails=panel, date=booked["start_at"][:10],
                       duration_minutes=minutes)
         assert booked["start_at"] == slots["slots"][0]["start"], task.id
         invite = _steps(task, "create_event")[0]
@@ -170,48 +163,68 @@ def test_an_interview_goes_in_at_the_panels_first_free_time_with_a_matching_invi
 
 
 def test_a_new_hire_starts_on_the_offers_date_with_the_welcome_meeting_that_day(tasks: list[TaskSpec], world_of: Any) -> None:
-    for task in _of(tasks, "offer-accepted-hire"):
+    for task in of(tasks, "offer-accepted-hire"):
         world = world_of(task)
         offer_id = _steps(task, "record_offer_response")[0]["offer_id"]
-        offer = next(o for o in _read(world, "recruiting", "list_offers", status="extended")["items"] if o["id"] == offer_id)
+        offer = next(o for o in read(world, "recruiting", "list_offers", status="extended")["items"] if o["id"] == offer_id)
         hire = _steps(task, "add_employee")[0]
         assert hire["hire_date"] == offer["start_date"] and hire["first_name"] + " " + hire["last_name"] == offer["candidate_name"]
         welcome = _steps(task, "create_event")[0]
         assert welcome["start"][:10] == offer["start_date"] and hire["work_email"] in welcome["attendee_emails"]
-        assert any(t.kind == "other-offer" for t in task.traps) == (len(_read(world, "recruiting", "list_offers", status="extended")["items"]) > 1)
+        assert any(t.kind == "other-offer" for t in task.traps) == (len(read(world, "recruiting", "list_offers", status="extended")["items"]) > 1)
 
 
-def test_an_offer_goes_out_only_for_an_approved_job_and_otherwise_the_approver_is_asked(tasks: list[TaskSpec], world_of: Any) -> None:
-    for task in _of(tasks, "offer-request"):
+def test_an_offer_goes_out_only_at_or_below_the_midpoint_and_otherwise_waits_for_the_finance_leads_sign_off(
+    tasks: list[TaskSpec], world_of: Any
+) -> None:
+    lead = next(p for p in world_of(tasks[0]).world.team if p.job_title == "finance lead")
+    decided = Counter()
+    for task in of(tasks, "offer-request"):
         world = world_of(task)
-        job = _read(world, "recruiting", "get_job", job_id=_steps(task, "get_job")[0]["job_id"])
         offered = _steps(task, "create_offer")
-        assert bool(offered) == (job["approval_status"] == "approved"), task.id
-        if offered:
-            application = _read(world, "recruiting", "get_application", application_id=offered[0]["application_id"])
-            assert (application["job_id"], application["stage"]) == (job["id"], "offer")
-            assert job["salary_min"] <= offered[0]["salary"] <= job["salary_max"]
-        else:
-            assert _steps(task, "send_email")[0]["to"] == [job["approver_email"]]
+        terms = offered[0] if offered else _steps(_counterfactual(task, "ignores-policy"), "create_offer")[0]
+        application = read(world, "recruiting", "get_application", application_id=terms["application_id"])
+        job = read(world, "recruiting", "get_job", job_id=application["job_id"])
+        # The offer sign-off rules: above the midpoint of the range, the finance lead signs off first.
+        above = terms["salary"] > (job["salary_min"] + job["salary_max"]) / 2
+        assert bool(offered) is not above, task.id
+        assert job["salary_min"] <= terms["salary"] <= job["salary_max"] and job["approval_status"] == "approved"
+        assert _told(task, lead.email) is above, task.id
+        decided["held" if above else "offered"] += 1
+    assert len(decided) == 2, decided
+
+
+def test_the_tool_allows_what_each_rule_forbids_so_the_rule_decides(tasks: list[TaskSpec], world_of: Any) -> None:
+    """Where a rule forbids the obvious write (approving beyond the balance the rule leaves, an offer above the midpoint,
+    a candidate above the range on to the phone screen, approving a report that breaks the policy), the service accepts
+    that write: an agent that ignores the rule gets no error to learn from, only a failed task."""
+    forbidding = [t for t in tasks if any(c.id == "ignores-policy" for c in t.counterfactuals)]
+    kinds = {t.scenario.archetype for t in forbidding if t.scenario}
+    assert {"time-off-decision", "offer-request", "application-screening"} <= kinds, kinds
+    for task in forbidding:
+        world = world_of(task)
+        careless = _counterfactual(task, "ignores-policy")
+        assert run_plan(world.call, careless.plan, stop=True) == [], task.id
+        assert not task.grade(world.diff(), None).passed, task.id
 
 
 def test_onboarding_tasks_due_while_the_owner_is_out_go_to_the_cover_and_no_others(tasks: list[TaskSpec], world_of: Any) -> None:
     covers = {"facilities coordinator": "operations coordinator", "people operations specialist": "recruiter",
               "recruiter": "people operations specialist", "IT administrator": "engineering lead",
               "payroll specialist": "accountant"}
-    for task in _of(tasks, "onboarding-cover"):
+    for task in of(tasks, "onboarding-cover"):
         world = world_of(task)
         assert task.scenario and task.scenario.trigger
-        email = _read(world, "mailbox", "get_message", message_id=task.scenario.trigger.key)
-        owner = _read(world, "hr", "find_employee_by_email", email=email["from_email"])
-        cover = _read(world, "hr", "search_employees", query=covers[owner["job_title"]])["items"]
+        email = read(world, "mailbox", "get_message", message_id=task.scenario.trigger.key)
+        owner = read(world, "hr", "find_employee_by_email", email=email["from_email"])
+        cover = read(world, "hr", "search_employees", query=covers[owner["job_title"]])["items"]
         assert len(cover) == 1
         # The owner's email says when they are out ("out Monday 17 March to Wednesday 19 March.").
         year = world.world.now_dt.year
         days = re.search(r"out (\w+ \d+ \w+)(?: to (\w+ \d+ \w+))?\.", email["body"])
         assert days, email["body"]
         start, end = (datetime.strptime(f"{d} {year}", "%A %d %B %Y").date().isoformat() for d in (days[1], days[2] or days[1]))
-        open_tasks = _read(world, "hr", "list_onboarding_tasks", assignee_email=owner["work_email"], status="open")["items"]
+        open_tasks = read(world, "hr", "list_onboarding_tasks", assignee_email=owner["work_email"], status="open")["items"]
         handed = _steps(task, "assign_onboarding_task")
         assert {h["task_id"] for h in handed} == {t["id"] for t in open_tasks if start <= t["due_date"] <= end}, task.id
         assert {h["assignee_email"] for h in handed} == {cover[0]["work_email"]}, task.id
@@ -226,18 +239,78 @@ def test_onboarding_tasks_due_while_the_owner_is_out_go_to_the_cover_and_no_othe
 def test_the_emailed_receipt_goes_on_the_expense_missing_it_and_the_report_is_then_settled_by_the_guidelines(
     tasks: list[TaskSpec], world_of: Any
 ) -> None:
-    for task in _of(tasks, "expense-missing-receipt"):
+    for task in of(tasks, "expense-missing-receipt"):
         world = world_of(task)
         assert task.scenario and task.scenario.trigger
-        email = _read(world, "mailbox", "get_message", message_id=task.scenario.trigger.key)
+        email = read(world, "mailbox", "get_message", message_id=task.scenario.trigger.key)
         attached = _steps(task, "attach_receipt")
         assert [a["file_name"] for a in attached] == email["attachments"], task.id
-        expense = _read(world, "expenses", "get_expense", expense_id=attached[0]["expense_id"])
+        expense = read(world, "expenses", "get_expense", expense_id=attached[0]["expense_id"])
         assert expense["receipt_id"] is None and any("no receipt" in v for v in expense["violations"])
-        report = _read(world, "expenses", "get_report", report_id=expense["report_id"])
+        report = read(world, "expenses", "get_report", report_id=expense["report_id"])
         assert report["title"] in email["body"] and report["approver_email"] == world.world.user.email
         # Once the receipt is on, the report is approved exactly when nothing else breaks the policy.
         world.call("expenses", "attach_receipt", attached[0])
-        still = _read(world, "expenses", "get_report", report_id=report["id"])["violation_count"]
+        still = read(world, "expenses", "get_report", report_id=report["id"])["violation_count"]
         assert bool(_steps(task, "approve_report")) == (still == 0), task.id
         assert bool(_steps(task, "reject_report")) == (still > 0), task.id
+
+
+# -- what the messages say: the regressions of issue 21 -------------------------------------------------------
+
+
+def test_a_reply_saying_approved_to_a_denied_time_off_request_fails(tasks: list[TaskSpec], runner: Runner) -> None:
+    """The reply must state the decision the policy gave, never the other one, and the days left when it is a no;
+    the same facts in other words pass."""
+    seen = set()
+    for task in of(tasks, "time-off-decision"):
+        denied = bool(_steps(task, "deny_time_off_request"))
+        seen.add(denied)
+        runner.fresh(task.setup)
+        request = read(runner, "hr", "get_time_off_request",
+                        request_id=(_steps(task, "deny_time_off_request") or _steps(task, "approve_time_off_request"))[0]["request_id"])
+        balance = next(b for b in read(runner, "hr", "get_time_off_balances", employee_id=request["employee_id"])
+                       if b["type"] == request["type"])
+        wrong = "Hi, your time off is approved - enjoy!" if denied else "Hi, sorry: I had to deny your time off request."
+        assert not passes(task, runner, with_reply(task, wrong)), task.id
+        assert not passes(task, runner, with_reply(task, "ok")), task.id
+        if denied:
+            left = balance["available_days"] - (balance["pending_days"] - request["days"])
+            right = f"Sorry, I can't approve this one: with your other request waiting you only have {left:g} days left."
+            # Saying no without the reason the request asks for (how many days are left) is not enough.
+            assert not passes(task, runner, with_reply(task, "Sorry, I can't approve this one.")), task.id
+        else:
+            right = f"All set: approved, enjoy your days off from {request['start_date']}."
+        assert passes(task, runner, with_reply(task, right)), (task.id, right)
+    assert seen == {True, False}, seen
+
+
+def test_offer_sent_when_no_offer_was_made_fails(tasks: list[TaskSpec], runner: Runner) -> None:
+    lead = next(p for p in runner.world.team if p.job_title == "finance lead")
+    held = [t for t in of(tasks, "offer-request") if not _steps(t, "create_offer")]
+    assert held
+    for task in held:
+        assert not passes(task, runner, with_reply(task, "Done - the offer is out.")), task.id
+        right = f"Not out yet: it needs {lead.first_name}'s sign-off first, and I've asked for it."
+        assert passes(task, runner, with_reply(task, right)), task.id
+
+
+def test_ok_where_the_reason_was_asked_for_fails(tasks: list[TaskSpec], runner: Runner) -> None:
+    """A report sent back must say which expense is at fault; a declined candidate must hear why."""
+    sent_back = [t for t in tasks if t.scenario and t.scenario.archetype in ("expense-report-review", "expense-missing-receipt")
+                 and _steps(t, "reject_report")]
+    declined = [t for t in of(tasks, "application-screening") if _steps(t, "reject_application")]
+    assert sent_back and declined
+    for task in sent_back:
+        reason = _steps(task, "reject_report")[0]["reason"]
+        assert not passes(task, runner, with_reply(task, "ok")), task.id
+        assert not passes(task, runner, with_reply(task, "I've rejected your report, sorry.")), task.id
+        assert passes(task, runner, with_reply(task, f"I've rejected it and sent it back to you. {reason}")), task.id
+    for task in declined:
+        runner.fresh(task.setup)
+        application = read(runner, "recruiting", "get_application",
+                             application_id=_steps(task, "reject_application")[0]["application_id"])
+        expected = float(application["cover_letter"].split("expectation is ")[1].split(" ")[0].replace(",", ""))
+        assert not passes(task, runner, with_reply(task, "Unfortunately we will not take your application further.")), task.id
+        right = f"Thanks for applying. We can't go further: an expectation of ${expected:,.0f} is above the role's range."
+        assert passes(task, runner, with_reply(task, right)), task.id
