@@ -24,6 +24,7 @@ from sqlalchemy import Table
 from mcp_services.kernel.diff import StateDiff
 from mcp_services.tasks.checks import (
     AnswerCheck,
+    AnyOf,
     AnswerExcludes,
     Check,
     InfoFlow,
@@ -55,6 +56,7 @@ from composer.plan import Composed, Lit, StepSpec, field_value, refs_of, step_re
 from composer.resolve import relation_of, unresolved
 from composer.runner import Run, Runner, StepRun
 from composer.scenario import Archetype, Phrasing, Scenario, Skip
+from composer.stages.acts import told_options
 from composer.verify import judge
 from composer.walk import extend
 
@@ -284,6 +286,8 @@ def _derive(
         if found and met_by_other_steps(found, spec.service, step.changes, diff):
             raise Dropped("unchecked-write", f"step {j + 1} ({spec.service}.{spec.tool}) leaves rows other steps' rows already match")
         tool = catalog.tool(spec.service, spec.tool)
+        if note.told is not None and tool.intent not in MESSAGE_INTENTS:
+            continue  # opening a direct message to post in: the word itself is checked, by whichever channel it goes
         if note.facts or tool.intent in MESSAGE_INTENTS:
             found, carried, problems = content_checks(
                 spec, note, step.call.arguments, items, found, _touched(step.changes, diff[spec.service]), created_by
@@ -295,7 +299,13 @@ def _derive(
             checked_messages += tool.intent in MESSAGE_INTENTS
         else:
             carried = []
-        ids = [out.add(check) for check in found] + [out.add(check) for check in carried]
+        if note.told is not None and found:
+            # A word to a colleague: by email or in a chat with them, whichever the agent uses.
+            ids = [out.add(AnyOf(id=f"{spec.service}-told-{slug(note.told.split('@')[0])}",
+                                 description=f"{note.told} is told, by email or in chat",
+                                 options=[[*found, *carried], *told_options(s, note.told, found, carried)]))]
+        else:
+            ids = [out.add(check) for check in found] + [out.add(check) for check in carried]
         ids += [out.add(check) for check in deleted_checks(spec.service, step.changes)
                 if check.key in diff[spec.service].table(check.table).deleted]
         _remember_created(created_by, j, step, found)
@@ -308,7 +318,7 @@ def _derive(
             raise Dropped("unchecked-write", f"step {j + 1} ({spec.service}.{spec.tool}) changes nothing a check can name")
         step_checks[j] = ids
         out.criterion(f"step-{j + 1}-{slug(spec.tool)}", _cap(note.say), ids)
-        for ref, noun in note.mentions:
+        for ref, noun in (note.mentions if note.told is None else ()):  # a word to a colleague: its any-of check holds it
             value = field_value(items[ref.step], ref.field)
             if value is None:
                 continue
@@ -386,16 +396,29 @@ def _derive(
             for service, state in diff.items()
             if any(t.changed or t.deleted for t in state.tables.values())
         },
-        added_counts={
-            service: {table: len(t.added) for table, t in state.tables.items() if t.added}
-            for service, state in diff.items()
-            if any(t.added for t in state.tables.values())
-        },
+        added_counts=_budget(diff, sum(1 for note in s.notes if note.told is not None)),
     )
     cid = out.add(collateral)
     if anchor is not None:
         out.criterion("no-collateral", "Changes nothing the task does not ask for", [cid, anchor])
     return out.checks, out.rubric, checked_messages
+
+
+#: The rows a word to a colleague may add by the channel the reference did not use (an email and its thread; a new
+#: direct message, its two members and the post): an agent that picks the other channel adds those instead.
+_TOLD_ROWS = {"mailbox": {"messages": 1, "threads": 1}, "chat": {"messages": 1, "channels": 1, "channel_members": 2}}
+
+
+def _budget(diff: Mapping[str, StateDiff], told: int) -> dict[str, dict[str, int]]:
+    """How many rows each table may gain: what the reference added, plus room for each word to a colleague sent by the
+    other channel."""
+    out = {service: {table: len(t.added) for table, t in state.tables.items() if t.added} for service, state in diff.items()}
+    for _ in range(told):
+        for service, tables in _TOLD_ROWS.items():
+            if service in diff:
+                for table, rows in tables.items():
+                    out.setdefault(service, {})[table] = out.get(service, {}).get(table, 0) + rows
+    return {service: tables for service, tables in out.items() if tables}
 
 
 def _says_something(check: RowExists) -> bool:

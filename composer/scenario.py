@@ -200,6 +200,7 @@ class StepNote:
     guided: bool = True  # the clause a guided request states (lookups and reads are the agent's to plan)
     facts: list[Said] = field(default_factory=list)  # what the message this step writes must state
     opens: int | None = None  # the search step whose pick this step opens by id (a trap belongs to that search)
+    told: str | None = None  # the colleague (by address) this message tells: any channel that reaches them will do
     #: What the message must not state: the other candidates (another article's link, another manager's name), so a
     #: message that lists every candidate, the right one among them, fails.
     unsaid: list[Said] = field(default_factory=list)

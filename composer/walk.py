@@ -311,13 +311,16 @@ class Walk:
         facts = [Said(value.noun, value.ref)]
         if s.has("chat") and (not s.has("mailbox") or self.rng.random() < 0.5):
             dm = s.call("chat", "open_direct_message", {"user_email": recipient}, say="", stage="follow-up", guided=False)
-            s.call("chat", "post_message", {"channel": dm.ref("id"), "text": body}, say=clause, stage="follow-up", facts=facts,
-                   mentions=[(value.ref, value.noun)], require_change=True)
+            s.notes[dm.index].told = colleague.email  # the way in, not a change of its own
+            told = s.call("chat", "post_message", {"channel": dm.ref("id"), "text": body}, say=clause, stage="follow-up",
+                          facts=facts, mentions=[(value.ref, value.noun)], require_change=True)
         elif s.has("mailbox"):
-            s.call("mailbox", "send_email", {"to": ListOf((recipient,)), "subject": Lit(s.topic or "FYI", stated=False), "body": body},
-                   say=clause, stage="follow-up", facts=facts, mentions=[(value.ref, value.noun)])
+            told = s.call("mailbox", "send_email", {"to": ListOf((recipient,)), "subject": Lit(s.topic or "FYI", stated=False),
+                                                    "body": body},
+                          say=clause, stage="follow-up", facts=facts, mentions=[(value.ref, value.noun)])
         else:
             raise Skip("no way to reach a colleague")
+        s.notes[told.index].told = colleague.email  # any channel that reaches them will do
         return clause
 
     def tag(self, record: InPlay) -> str:

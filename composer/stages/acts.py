@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mcp_services.tasks.checks import Check
+
 from mcp_services.kernel.world import Person
 
 from composer.catalog import ToolInfo
@@ -98,13 +100,55 @@ def tell(
     body = Composed(tuple(parts))
     if s.rng.choice(options) == "chat":
         dm = s.call("chat", "open_direct_message", {"user_email": colleague.email}, say="", stage="report", guided=False)
-        return s.call("chat", "post_message", {"channel": dm.ref("id"), "text": body}, say=say, stage="report",
+        s.notes[dm.index].told = colleague.email  # the way in, not a change of its own
+        step = s.call("chat", "post_message", {"channel": dm.ref("id"), "text": body}, say=say, stage="report",
                       facts=facts, guided=True)
-    return s.call(
-        "mailbox", "send_email",
-        {"to": ListOf((Lit(colleague.email),)), "subject": detail(subject or "Update"), "body": body},
-        say=say, stage="report", facts=facts, guided=True,
-    )
+    else:
+        step = s.call(
+            "mailbox", "send_email",
+            {"to": ListOf((Lit(colleague.email),)), "subject": detail(subject or "Update"), "body": body},
+            say=say, stage="report", facts=facts, guided=True,
+        )
+    s.notes[step.index].told = colleague.email
+    return step
+
+
+def told_options(s: Scenario, email: str, found: Sequence[Check], carried: Sequence[Check]) -> list[list[Any]]:
+    """The other ways a word reaches a colleague, checked alike: an email to them, or a post in a chat with them (one
+    they already have, or a new one), stating the same facts. ``found`` and ``carried`` are the checks of the message
+    the reference sent: its ``$states`` facts and the values it carries from records the plan made."""
+    from mcp_services.tasks.checks import CarriedValue, RowExists
+
+    states = next((want for c in found if isinstance(c, RowExists) for want in c.match.values()
+                   if isinstance(want, dict) and "$states" in want), None)
+    text = {"$states": states["$states"]} if states else None
+
+    def carry(service: str, table: str, match: dict[str, Any], column: str) -> list[Any]:
+        return [c.model_copy(update={"service": service, "table": table, "match": match, "column": column})
+                for c in carried if isinstance(c, CarriedValue)]
+
+    options: list[list[Any]] = []
+    if s.has("mailbox"):
+        to = {"to": {"$includes": [email]}}
+        options.append([RowExists(id="told-by-email", service="mailbox", table="messages", change="added",
+                                  match={**to, **({"body": text} if text else {})}), *carry("mailbox", "messages", to, "body")])
+    if s.has("chat"):
+        users = {u["email"]: u.key for u in s.records("chat", "user")}
+        me, them = users.get(s.world.user.email), users.get(email)
+        if me is not None and them is not None:
+            said = {"text": text} if text else {}
+            mine = {"user_id": me}
+            dms = [m["channel_id"] for m in s.records("chat", "membership", where={"user_id": them})
+                   if any(c["kind"] == "im" for c in s.records("chat", "channel", where={"id": m["channel_id"]}))]
+            if dms:
+                where = {**mine, "channel_id": {"$in": sorted(set(dms))}}
+                options.append([RowExists(id="told-in-chat", service="chat", table="messages", change="added",
+                                          match={**where, **said}), *carry("chat", "messages", where, "text")])
+            options.append([RowExists(id="told-in-new-chat", service="chat", table="channel_members", change="added",
+                                      match={"user_id": them}),
+                            RowExists(id="told-in-chat", service="chat", table="messages", change="added", match={**mine, **said}),
+                            *carry("chat", "messages", mine, "text")])
+    return options
 
 
 def log(
@@ -132,4 +176,4 @@ def log(
 _NOTE_TEXT = ("body", "note", "text", "content", "comment", "message")
 
 
-__all__ = ["act", "log", "tell", "tools_for"]
+__all__ = ["act", "log", "tell", "told_options", "tools_for"]

@@ -29,6 +29,7 @@ from mcp_services.tasks.surface import FactKind, kind_of, numbers_in, states
 
 __all__ = [
     "AnswerCheck",
+    "AnyOf",
     "Check",
     "CheckBase",
     "Diff",
@@ -303,8 +304,20 @@ class CarriedValue(CheckBase):
         return False
 
 
+class AnyOf(CheckBase):
+    """One of several ways of doing one thing holds (a word to a colleague by email, or in a chat with them): each
+    option is a list of checks that must all hold."""
+
+    kind: Literal["any_of"] = "any_of"
+    options: list[list[RowExists | CarriedValue]] = Field(min_length=1)
+
+    def holds(self, diff: Diff, answer: str | None) -> bool:
+        return any(all(check.holds(diff, answer) for check in option) for option in self.options)
+
+
 Check = Annotated[
-    RowExists | RowUnchanged | RowDeleted | InfoFlow | NoCollateral | AnswerCheck | RowAbsent | AnswerExcludes | CarriedValue,
+    RowExists | RowUnchanged | RowDeleted | InfoFlow | NoCollateral | AnswerCheck | RowAbsent | AnswerExcludes | CarriedValue
+    | AnyOf,
     Field(discriminator="kind"),
 ]
 

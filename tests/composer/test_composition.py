@@ -189,3 +189,34 @@ def test_composition_is_byte_stable(library: Catalog) -> None:
     second = [t.to_json() for t in generate(config, library)[0]]
     assert first == second and first
 
+
+
+def test_a_word_to_a_colleague_passes_by_email_or_in_chat(library: Catalog) -> None:
+    from mcp_services.tasks.checks import AnyOf
+
+    tasks, _ = generate(GenerateConfig(n=40, seed=2, archetypes=("double-charge-refund", "request-update", "request-close")), library)
+    told = [t for t in tasks if any(isinstance(c, AnyOf) for c in t.checks)]
+    assert told
+    runner = Runner(library, told[0].world_seed)
+    switched = 0
+    for task in told:
+        plan = list(task.plan)
+        for i, step in enumerate(plan):
+            if step.tool == "post_message" and i and plan[i - 1].tool == "open_direct_message":
+                to = plan[i - 1].arguments["user_email"]
+                email = PlanStep(service="mailbox", tool="send_email",
+                                 arguments={"to": [to], "subject": "FYI", "body": step.arguments["text"]})
+                plan = plan[: i - 1] + [email] + plan[i + 1:]
+                break
+        else:
+            continue
+        switched += 1
+        runner.fresh(task.setup)
+        run_plan(runner.call, plan, stop=True)
+        assert task.grade(runner.diff(), reference_answer(task)).passed, task.id
+        lazy = [s.model_copy(update={"arguments": {**s.arguments, "body": EMPTY_TEXT}}) if s.tool == "send_email" and
+                s.arguments.get("to") == [to] else s for s in plan]
+        runner.fresh(task.setup)
+        run_plan(runner.call, lazy, stop=True)
+        assert not task.grade(runner.diff(), reference_answer(task)).passed, task.id
+    assert switched
