@@ -193,6 +193,9 @@ class StepNote:
     stage: Stage = "act"
     guided: bool = True  # the clause a guided request states (lookups and reads are the agent's to plan)
     facts: list[Said] = field(default_factory=list)  # what the message this step writes must state
+    #: Tables where this step's changes are a tool default the request never asks for (guests' responses reset by a
+    #: move): allowed, never demanded, so a run that passes the other value of the default passes too.
+    incidental: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -421,13 +424,15 @@ class Scenario:
         guided: bool | None = None,
         facts: Sequence[Said] = (),
         require_change: bool = False,
+        incidental: Sequence[str] = (),
     ) -> Step:
         """Run one call now and add it to the plan. ``args`` values are expressions or plain values.
 
         ``stage`` says which part of the workflow the call is (reads default to ``identify``, writes to
         ``act``); a guided request states the clauses of writes and of the calls marked ``guided``.
         ``facts``: what the message the call writes must state (checked in its text, in any usual form).
-        ``require_change``: a write that changes nothing but timestamps (an owner it already had) is a ``Skip``."""
+        ``require_change``: a write that changes nothing but timestamps (an owner it already had) is a ``Skip``.
+        ``incidental``: tables whose changes by this step come from a tool default (allowed, not checked)."""
         info = self.catalog.tools.get(f"{service}.{tool}")
         if info is None:
             raise Skip(f"needs {service}.{tool}")
@@ -453,6 +458,7 @@ class Scenario:
                 stage=stage or ("act" if info.is_write else "identify"),
                 guided=info.is_write if guided is None else guided,
                 facts=list(facts),
+                incidental=list(incidental),
             )
         )
         return Step(index, service, tool, run.item)

@@ -17,7 +17,7 @@ from typing import Any, Literal
 FactKind = Literal["text", "money", "number", "date", "datetime", "time", "decision"]
 FACT_KINDS: tuple[FactKind, ...] = ("text", "money", "number", "date", "datetime", "time", "decision")
 
-__all__ = ["FACT_KINDS", "FactKind", "numbers_in", "states"]
+__all__ = ["FACT_KINDS", "FactKind", "numbers_in", "own_words", "states"]
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
@@ -131,9 +131,26 @@ def _states_decision(text: str, decision: str) -> bool:
     raise ValueError(f"a decision is 'approve' or 'deny', not {decision!r}")
 
 
+#: The line an email reply puts above the message it quotes ("On 2025-03-13T10:58:48Z, Ana Ruiz <ana@x> wrote:").
+_QUOTE_HEADER = re.compile(r"^\s*On .{4,200} wrote:\s*$")
+
+
+def own_words(text: str) -> str:
+    """What a text says itself: without the earlier message a reply quotes (its ``>`` lines and the line above them),
+    so a fact the customer wrote is not taken for the answer stating it."""
+    lines = text.splitlines()
+    kept = [line for n, line in enumerate(lines)
+            if not line.lstrip().startswith(">")
+            and not (_QUOTE_HEADER.match(line) and any(later.lstrip().startswith(">") for later in lines[n + 1:]))]
+    return "\n".join(kept)
+
+
 def states(text: str | None, kind: FactKind, value: Any) -> bool:
-    """Whether ``text`` states ``value`` read as ``kind`` (see the module docstring)."""
+    """Whether ``text`` states ``value`` read as ``kind`` (see the module docstring), in its own words (``own_words``)."""
     if not isinstance(text, str) or not text.strip():
+        return False
+    text = own_words(text)
+    if not text.strip():
         return False
     if kind == "text":
         return _has_token(text, str(value))

@@ -103,3 +103,10 @@ def test_an_answer_reads_an_amount_or_a_date_in_any_usual_form() -> None:
     assert AnswerCheck(id="a", expected=2774.0, match="money").holds({}, "They owe $2,774.")
     assert AnswerCheck(id="a", expected="2025-10-13", match="date").holds({}, "It is due on Oct 13.")
     assert not AnswerCheck(id="a", expected="2025-10-13", match="date").holds({}, "It is due on Oct 14.")
+
+
+def test_a_reply_states_a_fact_in_its_own_words_not_in_the_message_it_quotes() -> None:
+    quoted = "\n\nOn 2025-03-13T10:58:48Z, Ana Ruiz <ana@acme.example> wrote:\n> Could we move our meeting to Monday 7 April at 10:30 UTC?"
+    assert not states("Thanks, this is handled." + quoted, "datetime", "2025-04-07T10:30:00Z")
+    assert states("Done: it's moved to Monday 7 April, 10:30 UTC." + quoted, "datetime", "2025-04-07T10:30:00Z")
+    assert states("On Monday 7 April at 10:30 we meet.", "datetime", "2025-04-07T10:30:00Z")  # no quote below: its own words
