@@ -21,6 +21,7 @@ completed leaves nothing behind (``Scenario.attempt``). Same scenario, same seed
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -31,8 +32,8 @@ from mcp_services.kernel.world import Person
 
 from composer.catalog import ToolInfo
 from composer.kinds import MESSAGE_INTENTS, Kind
-from composer.plan import Composed, Expr, ListOf, Lit, Ref
-from composer.scenario import Rec, Said, Scenario, Skip, Step
+from composer.plan import Composed, Expr, ListOf, Lit, Ref, resolve, step_refs
+from composer.scenario import Rec, Said, Scenario, Skip, Stage, Step
 from composer.stages.acts import tools_for
 from composer.stages.lookup import lookup
 
@@ -218,10 +219,27 @@ class Walk:
         return clause
 
     def note_on(self, record: InPlay, value: Passed) -> str:
-        if ("note", record.step) in self._used:
+        if ("note", record.step) in self._used or self._said_on(record, value):
             raise Skip("already noted there")
         self._used.add(("note", record.step))
         return self._note(self._step(record), record.name, value)
+
+    def _said_on(self, record: InPlay, value: Passed) -> bool:
+        """Whether a message of the workflow already put ``value`` on ``record`` (a reply on the ticket, a note on the call)."""
+        s = self.s
+        key = str((s.items[record.step] or {}).get("id"))
+        for spec in s.specs:
+            tool = s.catalog.tool(spec.service, spec.tool)
+            if not tool.is_write or tool.intent not in MESSAGE_INTENTS:
+                continue
+            try:
+                values = {name: resolve(expr, s.items) for name, expr in spec.args}
+            except LookupError:
+                continue
+            said = resolve(value.ref, s.items)
+            if key in {str(v) for v in values.values()} and any(isinstance(v, str) and str(said) in v for v in values.values()):
+                return True
+        return False
 
     def note_on_person(self, value: Passed) -> str:
         """The value on the person's own record in another system (their CRM contact, their candidate profile)."""
@@ -236,8 +254,7 @@ class Walk:
             rec = own_record(s, kind, person)
             if rec is None:
                 continue
-            title = s.catalog.services[kind.service].title or kind.service
-            name = f"{person.first_name}'s {title} {kind.noun}" if title.isupper() else f"{person.first_name}'s {kind.noun} in {title}"
+            name = record_name(s, kind, person)
             found = lookup(s, rec, {"email": person.email, "query": person.name, "name": person.name},
                            say=f"find {name}", stage="follow-up", name=name)
             return self._note(found, name, value)
@@ -254,9 +271,27 @@ class Walk:
                 return person
         raise Skip("no colleague to involve")
 
+    def _talked_to(self, person: Person) -> bool:
+        """Whether the workflow already wrote to ``person`` (answered their request, told them): no second FYI."""
+        s = self.s
+        if s.arrival is not None and s.arrival.sender.email == person.email:
+            return True
+        for spec in s.specs:
+            if not s.catalog.tool(spec.service, spec.tool).is_write:
+                continue
+            try:
+                values = [resolve(expr, s.items) for _, expr in spec.args]
+            except LookupError:
+                continue
+            if person.email in json.dumps(values, default=str):
+                return True
+        return False
+
     def tell(self, value: Passed) -> str:
         s = self.s
         colleague = self.colleague()
+        if self._talked_to(colleague):
+            raise Skip(f"{colleague.name} already heard from us")
         recipient, found = directory(s, colleague)
         person = self.person
         about = f" about {person.first_name}" if person is not None and person != colleague else ""
@@ -296,6 +331,9 @@ class Walk:
     def assign(self, record: InPlay) -> str:
         s = self.s
         target = self._step(record)
+        if any(s.catalog.tool(spec.service, spec.tool).intent == "assign" and any(r.step == record.step for r in step_refs(spec))
+               for spec in s.specs):
+            raise Skip("the workflow already chose who owns it")
         colleague = self.colleague()
         options = tools_for(s, target, "assign")
         options += [(t, a) for t, a in tools_for(s, target, "update") if any(t.param(n) for n in _ASSIGNEE)]
@@ -401,6 +439,12 @@ class Walk:
 _TEXT = ("body", "note", "text", "content", "comment", "message")
 
 
+def record_name(s: Scenario, kind: Kind, person: Person) -> str:
+    """How a request names a person's own record in a system: "Ana's CRM contact", "Ana's customer in Store"."""
+    title = s.catalog.services[kind.service].title or kind.service
+    return f"{person.first_name}'s {title} {kind.noun}" if title.isupper() else f"{person.first_name}'s {kind.noun} in {title}"
+
+
 def own_record(s: Scenario, kind: Kind, person: Person) -> Rec | None:
     """The one record of ``kind`` that is ``person`` (its ``self`` email is theirs), or None."""
     for path in kind.person_paths(role="self", value="email"):
@@ -413,24 +457,39 @@ def own_record(s: Scenario, kind: Kind, person: Person) -> Rec | None:
     return None
 
 
+def address_book(
+    s: Scenario, person: Person, kinds: Sequence[Kind], known: Mapping[str, Expr | str], *, say: str, stage: Stage,
+    name: bool = False,
+) -> Ref | None:
+    """The person's email address on their own record in the first of ``kinds`` a read finds from ``known``, as a
+    looked-up value (``name``: the request names that record for later steps); None when no kind has one."""
+    for kind in kinds:
+        rec = own_record(s, kind, person)
+        if rec is None:
+            continue
+        column = next((p.path for p in kind.person_paths(role="self", value="email") if "." not in p.path), None)
+        if column is None:
+            continue
+        try:
+            found = lookup(s, rec, known, say=say, stage=stage, name=record_name(s, kind, person) if name else "")
+        except Skip:
+            continue
+        return found.ref(column)
+    return None
+
+
 def directory(s: Scenario, colleague: Person) -> tuple[Expr, Step | None]:
     """The colleague's address as the agent finds it: through a directory of the team (chat, HR, a tool's users),
     as a looked-up value; or, with no directory mounted, as the address itself."""
     kinds = [k for k in s.kinds if k.is_person and k.service in _DIRECTORIES and s.has(k.service)]
     s.rng.shuffle(kinds)
     kinds.sort(key=lambda k: k.service not in ("chat", "hr"))  # where people look a colleague up first
-    for kind in kinds:
-        rec = own_record(s, kind, colleague)
-        if rec is None:
-            continue
-        field_name = next(p.path for p in kind.person_paths(role="self", value="email") if "." not in p.path)
-        try:
-            found = lookup(s, rec, {"query": colleague.name, "name": colleague.name, "real_name": colleague.name,
-                                    "email": colleague.email}, say=f"find {colleague.first_name}'s address", stage="follow-up")
-        except Skip:
-            continue
-        return found.ref(field_name), found
-    return Lit(colleague.email), None
+    found = address_book(s, colleague, kinds, {"query": colleague.name, "name": colleague.name, "real_name": colleague.name,
+                                               "email": colleague.email},
+                         say=f"find {colleague.first_name}'s address", stage="follow-up")
+    if found is None:
+        return Lit(colleague.email), None
+    return found, Step(found.step, s.specs[found.step].service, s.specs[found.step].tool, s.items[found.step])
 
 
 #: Services whose people records are the team (a directory an agent looks colleagues up in).
@@ -453,4 +512,4 @@ def extend(s: Scenario, rng: random.Random, count: int | None = None) -> list[st
     return Walk(s, rng).extend(walk_length(rng) if count is None else count)
 
 
-__all__ = ["FAMILY_ROLES", "FAMILY_TAGS", "InPlay", "Passed", "Walk", "directory", "extend", "own_record", "phrase", "walk_length"]
+__all__ = ["FAMILY_ROLES", "FAMILY_TAGS", "InPlay", "Passed", "Walk", "address_book", "directory", "extend", "own_record", "phrase", "record_name", "walk_length"]

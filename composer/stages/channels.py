@@ -27,7 +27,7 @@ from typing import Literal
 
 from mcp_services.kernel.world import Organisation, Person
 
-from composer.plan import Composed, ListOf, Lit, Ref
+from composer.plan import Composed, Expr, ListOf, Lit, Ref
 from composer.scenario import Rec, Said, Scenario, Skip, Step, detail
 from composer.stages.lookup import lookup
 
@@ -401,6 +401,30 @@ def _spoken(value: object) -> str:
     return str(value)
 
 
+#: Where a trigger's record states its sender's email address, per channel.
+_SENDER_EMAIL: dict[Channel, str] = {"email": "from_email", "ticket": "requester_email", "form": "respondent_email"}
+
+
+def email_of(s: Scenario, trigger: Trigger) -> Expr:
+    """The requester's email address as the agent finds it: on the message itself (an email's sender, a ticket's
+    requester, a form's answer), else on their own record in a mounted system (a CRM contact, a store customer),
+    looked up by their name."""
+    person = trigger.person
+    column = _SENDER_EMAIL.get(trigger.channel)
+    if column is not None and not trigger.relayed and trigger.step.value(column) == person.email:
+        return trigger.step.ref(column)
+    from composer.walk import address_book
+
+    kinds = [k for k in s.kinds if k.is_person]
+    s.rng.shuffle(kinds)
+    kinds.sort(key=lambda k: k.service != "crm")  # where a team keeps its customers' addresses first
+    found = address_book(s, person, kinds, {"query": person.name, "name": person.name, "phone": person.phone},
+                         say=f"look up {person.first_name}'s email address", stage="identify", name=True)
+    if found is None:
+        raise Skip(f"no mounted system finds {person.name}'s email address by their name")
+    return found
+
+
 def reply_clause(trigger: Trigger, what: str) -> str:
     """How a request asks for the answer on the trigger's channel: "reply to Ana with the refund id"."""
     first = trigger.sender.first_name
@@ -414,6 +438,6 @@ def reply_clause(trigger: Trigger, what: str) -> str:
 
 
 __all__ = [
-    "CHANNELS", "COLLEAGUE", "CUSTOMER", "Ask", "Channel", "Trigger", "arrive", "channels_for", "org_of",
+    "CHANNELS", "COLLEAGUE", "CUSTOMER", "Ask", "Channel", "Trigger", "arrive", "channels_for", "email_of", "org_of",
     "recent_hours", "reply", "reply_clause", "usable", "when_phrase",
 ]

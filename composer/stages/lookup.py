@@ -113,9 +113,15 @@ def lookup(
     raise Skip(f"no read of {rec.service}.{rec.entity} finds {rec.key} from {', '.join(sorted(values))}")
 
 
+def shows(s: Scenario, step: Step, rec: Rec) -> bool:
+    """Whether the read ``step`` made also returns ``rec`` (a record an agent could take instead: a trap only if shown)."""
+    spec = s.specs[step.index]
+    return finds(s, s.catalog.tool(spec.service, spec.tool), dict(spec.args), rec)
+
+
 def known_of(step: Step, *fields: str) -> dict[str, Any]:
     """What a found record tells the agent: ``{field: Ref}`` for each of ``fields`` the step's item has."""
     return {name: step.ref(name) for name in fields if step.value(name) is not None}
 
 
-__all__ = ["candidate_reads", "finds", "known_of", "lookup"]
+__all__ = ["candidate_reads", "finds", "known_of", "lookup", "shows"]
