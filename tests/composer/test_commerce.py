@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any
 
 import pytest
 
@@ -17,7 +16,10 @@ from mcp_services.tasks.spec import PlanStep, TaskSpec
 from tests.composer.archetype_checks import (
     assert_every_write_is_needed,
     assert_reference_passes_and_counterfactuals_fail,
+    changed,
     passes,
+    step_of,
+    tasks_of,
 )
 
 SERVICES = ("commerce", "shipping", "esign", "mailbox", "chat", "files")
@@ -43,13 +45,6 @@ def _of(
     return Runner(catalog, tasks[0].world_seed), tasks
 
 
-def _step(task: TaskSpec, tool: str) -> PlanStep:
-    return next(s for s in task.plan if s.tool == tool)
-
-
-def _changed(task: TaskSpec, tool: str, **arguments: Any) -> list[PlanStep]:
-    """The reference plan with other arguments for its call of ``tool``."""
-    return [s.model_copy(update={"arguments": {**s.arguments, **arguments}}) if s.tool == tool else s for s in task.plan]
 
 
 def test_each_service_serves_at_least_two_archetypes() -> None:
@@ -97,8 +92,8 @@ def test_a_goodwill_code_of_the_wrong_size_fails(
 ) -> None:
     runner, goodwill = _of(catalog, generated, "goodwill-discount")
     for task in goodwill:
-        value = _step(task, "create_discount_code").arguments["value"]
-        assert not passes(task, runner, _changed(task, "create_discount_code", value=value + 5)), task.id
+        value = step_of(task, "create_discount_code").arguments["value"]
+        assert not passes(task, runner, changed(task, "create_discount_code", value=value + 5)), task.id
 
 
 def test_a_goodwill_code_the_agent_names_itself_passes_when_the_reply_gives_that_code(
@@ -107,7 +102,7 @@ def test_a_goodwill_code_the_agent_names_itself_passes_when_the_reply_gives_that
     """Regression: the reply was checked for the reference's literal code (SORRY1027), so ROLLINS-GOODWILL20 scored 0.6."""
     runner, goodwill = _of(catalog, generated, "goodwill-discount")
     for task in goodwill:
-        code = _step(task, "create_discount_code").arguments["code"]
+        code = step_of(task, "create_discount_code").arguments["code"]
         assert code not in json.dumps([c.model_dump() for c in task.checks]), task.id
         own = [PlanStep.model_validate(json.loads(json.dumps(s.model_dump()).replace(code, "ROLLINS-GOODWILL20"))) for s in task.plan]
         assert passes(task, runner, own), task.id
@@ -121,7 +116,7 @@ def test_the_address_fix_must_reach_the_shipment_too(
 ) -> None:
     runner, fixes = _of(catalog, generated, "order-address-fix")
     for task in fixes:
-        address = _step(task, "update_order").arguments["shipping_address"]
+        address = step_of(task, "update_order").arguments["shipping_address"]
         assert address in json.dumps([r.row for r in task.setup])  # the new address is in the customer's message
         assert address not in task.instruction or task.scenario is not None and task.scenario.phrasing == "guided"
         assert not passes(task, runner, [s for s in task.plan if s.tool != "update_shipment"]), task.id
@@ -139,18 +134,18 @@ def test_a_declined_agreement_re_sent_with_or_without_our_countersigner_passes_b
     internal = {p.email for p in runner.world.team}
     countersigned = 0
     for task in redirects:
-        resent = _step(task, "create_envelope")
+        resent = step_of(task, "create_envelope")
         signers = _signers(resent)
         ours = [e for e in signers if e in internal]
         countersigned += bool(ours)
         assert passes(task, runner, task.plan), task.id  # the reference keeps the original routing
         only = [s for s in resent.arguments["signers"] if s["email"] not in internal]
-        assert passes(task, runner, _changed(task, "create_envelope", signers=only)), task.id
+        assert passes(task, runner, changed(task, "create_envelope", signers=only)), task.id
         decliner = next(r.row for r in task.setup if r.table == "recipient_events")
         envelope = runner.call("esign", "list_recipients", {"envelope_id": decliner["envelope_id"]}).data
         declined = next(r for r in envelope if r["id"] == decliner["recipient_id"])
         back = [{"name": declined["name"], "email": declined["email"]}, *[s for s in resent.arguments["signers"] if s["email"] in internal]]
-        assert not passes(task, runner, _changed(task, "create_envelope", signers=back)), task.id
+        assert not passes(task, runner, changed(task, "create_envelope", signers=back)), task.id
     assert countersigned, "no re-sent agreement had our countersigner: the regression is not exercised"
 
 
@@ -159,9 +154,9 @@ def test_a_renewal_sent_to_someone_else_than_the_msa_signatory_fails(
 ) -> None:
     runner, renewals = _of(catalog, generated, "contract-renewal-signature")
     for task in renewals:
-        step = _step(task, "create_envelope")
+        step = step_of(task, "create_envelope")
         wrong = [{"name": "Someone Else", "email": "someone.else@example.com"}]
-        assert not passes(task, runner, _changed(task, "create_envelope", signers=wrong)), task.id
+        assert not passes(task, runner, changed(task, "create_envelope", signers=wrong)), task.id
         assert step.arguments["cc"], task.id  # the account owner is copied (asked for, or the rule's)
 
 
