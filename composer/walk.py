@@ -32,7 +32,7 @@ from mcp_services.kernel.world import Person
 
 from composer.catalog import ToolInfo
 from composer.kinds import MESSAGE_INTENTS, Kind
-from composer.plan import Composed, Expr, ListOf, Lit, Ref, resolve, step_refs
+from composer.plan import Composed, Expr, ListOf, Lit, Ref, resolve
 from composer.scenario import Rec, Said, Scenario, Skip, Stage, Step
 from composer.stages.acts import tools_for
 from composer.stages.lookup import lookup
@@ -224,6 +224,20 @@ class Walk:
         self._used.add(("note", record.step))
         return self._note(self._step(record), record.name, value)
 
+    def _acted(self, record: InPlay, intent: str) -> bool:
+        """Whether a step of the workflow already did ``intent`` on ``record`` (named it by its id)."""
+        s = self.s
+        key = str((s.items[record.step] or {}).get("id"))
+        for spec in s.specs:
+            if s.catalog.tool(spec.service, spec.tool).intent != intent:
+                continue
+            try:
+                if key in {str(resolve(expr, s.items)) for _, expr in spec.args}:
+                    return True
+            except LookupError:
+                continue
+        return False
+
     def _said_on(self, record: InPlay, value: Passed) -> bool:
         """Whether a message of the workflow already put ``value`` on ``record`` (a reply on the ticket, a note on the call)."""
         s = self.s
@@ -331,8 +345,7 @@ class Walk:
     def assign(self, record: InPlay) -> str:
         s = self.s
         target = self._step(record)
-        if any(s.catalog.tool(spec.service, spec.tool).intent == "assign" and any(r.step == record.step for r in step_refs(spec))
-               for spec in s.specs):
+        if self._acted(record, "assign"):
             raise Skip("the workflow already chose who owns it")
         colleague = self.colleague()
         options = tools_for(s, target, "assign")
