@@ -20,13 +20,14 @@ Channels:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Literal
 
 from mcp_services.kernel.world import Organisation, Person
 
+from composer.catalog import Catalog
 from composer.plan import Composed, Expr, ListOf, Lit, Ref
 from composer.scenario import Rec, Said, Scenario, Skip, Step, detail
 from composer.stages.lookup import lookup
@@ -138,6 +139,12 @@ def usable(s: Scenario, channel: Channel, sender: Person, *, customer: bool) -> 
     if channel == "chat":
         return bool(s.world.team[1:])
     return True
+
+
+def can_arrive(channels: Sequence[Channel] = CUSTOMER) -> Callable[[Catalog], bool]:
+    """For ``@archetype(fits=...)``: whether a catalog mounts what one of ``channels`` needs (a workflow that starts
+    from a message cannot be built without any)."""
+    return lambda catalog: any(all(service in catalog.services for service in _NEEDS[c]) for c in channels)
 
 
 def channels_for(s: Scenario, sender: Person, allowed: Sequence[Channel], *, customer: bool) -> list[Channel]:
@@ -425,6 +432,13 @@ def email_of(s: Scenario, trigger: Trigger) -> Expr:
     return found
 
 
+def asking(trigger: Trigger, what: str) -> str:
+    """The request's first sentence, how the work came up and what was asked: "Ana asked in #sales to ..." (a post
+    asks already), "Ana emailed this morning asking to ..." (``what``: "to ...", "for ...", "whether ...")."""
+    asked = trigger.channel == "chat" and not trigger.relayed
+    return f"{trigger.intro} {what}" if asked else f"{trigger.intro} asking {what}"
+
+
 def reply_clause(trigger: Trigger, what: str) -> str:
     """How a request asks for the answer on the trigger's channel: "reply to Ana with the refund id"."""
     first = trigger.sender.first_name
@@ -438,6 +452,6 @@ def reply_clause(trigger: Trigger, what: str) -> str:
 
 
 __all__ = [
-    "CHANNELS", "COLLEAGUE", "CUSTOMER", "Ask", "Channel", "Trigger", "arrive", "channels_for", "email_of", "org_of",
+    "CHANNELS", "COLLEAGUE", "CUSTOMER", "Ask", "Channel", "Trigger", "arrive", "asking", "can_arrive", "channels_for", "email_of", "org_of",
     "recent_hours", "reply", "reply_clause", "usable", "when_phrase",
 ]
