@@ -19,7 +19,7 @@ from composer.archetypes.common import money, org_of, rule_author, short_date
 from composer.plan import ListOf, Lit
 from composer.scenario import Rec, Said, Scenario, Skip, archetype, detail
 from composer.stages.acts import act, tell
-from composer.stages.channels import COLLEAGUE, Ask, arrive, email_of, reply, reply_clause
+from composer.stages.channels import COLLEAGUE, Ask, arrive, asking, can_arrive, email_of, reply, reply_clause
 from composer.stages.lookup import lookup, shows
 from composer.stages.rules import colleague, consult
 
@@ -55,7 +55,7 @@ def _threshold_near(s: Scenario, amount: float) -> float:
     """A round limit a rule might state, a little below or a little above ``amount`` (never far from it, never on it)."""
     options = {
         value
-        for step in (25, 50, 100)
+        for step in ((10, 20, 25) if amount < 200 else (25, 50, 100))
         for value in (amount // step * step, (amount // step + 1) * step)
         if value > 0 and 0.75 * amount <= value <= 1.3 * amount and abs(value - amount) >= 1
     }
@@ -97,6 +97,7 @@ def _find_order(s: Scenario, order: Rec) -> Any:
     family="support",
     title="A customer asked on the store to return an item: approve the return, refund it and tell them",
     services=("commerce",),
+    fits=can_arrive(),
 )
 def store_return_refund(s: Scenario) -> None:
     policy = s.runner.call("commerce", "get_store_policy", {}).data
@@ -155,7 +156,8 @@ def store_return_refund(s: Scenario) -> None:
     requests = lookup(s, request, {"order_id": found.ref("id"), "status": "requested"},
                       say="find its request among the open return requests", name="the return request")
     s.refer(request, "the return request on that order", relation="order", where={"order_id": order.key, "status": "requested"})
-    waiting = [r for r in s.records("commerce", "return", where={"status": "requested"}) if r.key != request.key and shows(s, requests, r)]
+    waiting = [r for r in s.records("commerce", "return", where={"status": "requested"})
+               if r.key != request.key and shows(s, requests, r)]
     if waiting:
         s.trap("other-return-request", waiting[0], f"the return request on order {waiting[0]['order_name']}", step=requests)
     act(s, "approve", requests, say="approve the return")
@@ -184,6 +186,7 @@ def store_return_refund(s: Scenario) -> None:
     family="support",
     title="An unhappy customer complains about a late order: give them a discount code under the goodwill rule",
     services=("commerce",),
+    fits=can_arrive(),
 )
 def goodwill_discount(s: Scenario) -> None:
     customers = _customers(s)
@@ -257,6 +260,7 @@ def goodwill_discount(s: Scenario) -> None:
     family="operations",
     title="A customer's parcel was damaged in transit: refund or escalate under the delivery-problems policy",
     services=("shipping", "commerce"),
+    fits=can_arrive(),
 )
 def parcel_exception(s: Scenario) -> None:
     customers = _customers(s)
@@ -274,7 +278,8 @@ def parcel_exception(s: Scenario) -> None:
     s.subject = person
     # The damage scan is the parcel's latest: this morning, and never before its last scan.
     scans = s.records("shipping", "tracking_event", where={"label_id": label.key}, order=("-occurred_at",))
-    since = (s.world.now_dt - datetime.fromisoformat(scans[0]["occurred_at"].replace("Z", "+00:00"))).total_seconds() / 3600 if scans else 24.0
+    last = datetime.fromisoformat(scans[0]["occurred_at"].replace("Z", "+00:00")) if scans else None
+    since = (s.world.now_dt - last).total_seconds() / 3600 if last is not None else 24.0
     if since < 1.0:
         raise Skip("the parcel was scanned less than an hour ago")
     s.event("shipping", "tracking_updated", "tracking_event", tracking_number=label["tracking_number"], status="exception",
@@ -304,7 +309,8 @@ def parcel_exception(s: Scenario) -> None:
     ))
     found = lookup(s, shipment, {"order_number": order["name"], "query": order["name"]},
                    say=f"find the shipment of order {order['name']} in shipping", name=f"the shipment of order {order['name']}")
-    s.call("shipping", "track_package", {"tracking_number": found.ref("tracking_number")}, say="track the parcel")
+    s.call("shipping", "track_package", {"tracking_number": found.ref("tracking_number")},
+           say=f"track the parcel of order {order['name']}", guided=True)
     s.refer(shipment, f"the shipment of order {order['name']}", relation="order", where={"order_number": order["name"]})
     happened = Said("what happened", Lit("damaged"))
     if total < threshold:
@@ -327,7 +333,7 @@ def parcel_exception(s: Scenario) -> None:
             s, manager,
             [f"The carrier damaged order {order['name']} for {person.name} in transit (tracking ", found.ref("tracking_number"),
              "). It's over our refund limit: could you file the claim and send a replacement?"],
-            say=f"pass it to whoever the policy names for an order of this size",
+            say="pass it to whoever the policy names for an order of this size, with the order and tracking numbers",
             facts=[Said("the order number", Lit(order["name"])), Said("the tracking number", found.ref("tracking_number"))],
             subject=f"Damaged parcel: order {order['name']}",
         )
@@ -357,6 +363,7 @@ def parcel_exception(s: Scenario) -> None:
     family="operations",
     title="A customer sends a corrected address for an order that has not shipped: fix the order and its shipment",
     services=("commerce", "shipping"),
+    fits=can_arrive(),
 )
 def order_address_fix(s: Scenario) -> None:
     customers = _customers(s)
@@ -395,7 +402,8 @@ def order_address_fix(s: Scenario) -> None:
                if o["fulfillment_status"] != "unfulfilled" and shows(s, found, o)]
     if shipped:
         s.trap("shipped-order", shipped[0], f"their order {shipped[0]['name']} that already shipped", step=found)
-    act(s, "update", found, {"shipping_address": address}, say=f"change its shipping address to {address}")
+    act(s, "update", found, {"shipping_address": address},
+        say=f"change the shipping address of {person.first_name}'s order that has not shipped to {address}")
     box = lookup(s, shipment, {"order_number": found.ref("name"), "order_id": found.ref("id")}, say="find its shipment in shipping",
                  name="its shipment")
     act(s, "update", box, {"ship_to_address": address}, say="correct the delivery address on the shipment too")
@@ -433,6 +441,7 @@ def _template(s: Scenario, name: str) -> Rec:
     family="sales",
     title="The account owner asks to send a customer's renewal amendment for signature to the MSA's signatory",
     services=("esign",),
+    fits=can_arrive(COLLEAGUE),
 )
 def contract_renewal_signature(s: Scenario) -> None:
     team = {p.email: p for p in s.world.team}
@@ -489,7 +498,7 @@ def contract_renewal_signature(s: Scenario) -> None:
         facts=[Said("who signs it", Lit(signer.name)), Said("the envelope id", sent.ref("id"))],
         subject=f"Re: {company} renewal",
     )
-    s.brief.intro = f"{trigger.intro} asking for {company}'s renewal amendment to go out for signature"
+    s.brief.intro = asking(trigger, f"for {company}'s renewal amendment to go out for signature")
     s.brief.goal = (f"Get {company}'s renewal amendment out for signature to the person at {company} who signed their MSA, "
                     f"and {reply_clause(trigger, 'who it went to and the envelope id')}")
     s.brief.anchors += [company, owner.name]
@@ -500,6 +509,7 @@ def contract_renewal_signature(s: Scenario) -> None:
     family="sales",
     title="A customer's signatory declined an agreement, naming who should sign: send it to that person",
     services=("esign",),
+    fits=can_arrive(COLLEAGUE),
 )
 def declined_envelope_redirect(s: Scenario) -> None:
     customers = _customers(s)
@@ -573,6 +583,7 @@ def declined_envelope_redirect(s: Scenario) -> None:
     family="sales",
     title="A colleague asks whether a customer has signed yet: remind the signer whose turn it is",
     services=("esign",),
+    fits=can_arrive(COLLEAGUE),
 )
 def signature_reminder(s: Scenario) -> None:
     team = {p.email: p for p in s.world.team}
@@ -601,19 +612,21 @@ def signature_reminder(s: Scenario) -> None:
                    say=f"check {company}'s envelopes", name=f"the agreement {owner.first_name} sent {company}")
     s.refer(envelope, f"the agreement {owner.first_name} sent {company}", relation="company",
             where={"company_name": company, "sender_email": owner.email, "id": envelope.key})
-    done = [e for e in s.records("esign", "envelope", where={"company_name": company}) if e["status"] == "completed" and shows(s, found, e)]
+    done = [e for e in s.records("esign", "envelope", where={"company_name": company})
+            if e["status"] == "completed" and shows(s, found, e)]
     if done:
         s.trap("signed-envelope", done[0], f"{company}'s envelope that is already signed", step=found)
     waiting = lookup(s, s.record("esign", "recipient", signer["id"]), {"envelope_id": found.ref("id")},
                      say="check whose turn it is to sign")
-    act(s, "notify", found, say="send the signer whose turn it is a reminder")
+    act(s, "notify", found, say=f"send a reminder on the agreement {owner.first_name} sent {company} to whoever still has to sign")
     reply(
-        s, trigger, ["Not signed yet: it's with ", waiting.ref("name"), ". I've sent them a reminder on ", found.ref("contract_number"), "."],
+        s, trigger,
+        ["Not signed yet: it's with ", waiting.ref("name"), ". I've sent them a reminder on ", found.ref("contract_number"), "."],
         say=reply_clause(trigger, "who still has to sign and the contract number you chased"),
         facts=[Said("who still has to sign", waiting.ref("name")), Said("the contract number", found.ref("contract_number"))],
         subject=f"Re: {company} signature",
     )
-    s.brief.intro = f"{trigger.intro} asking whether {company} has signed yet"
+    s.brief.intro = asking(trigger, f"whether {company} has signed yet")
     s.brief.goal = (f"Chase {company}'s signature on the agreement {owner.first_name} sent and "
                     f"{reply_clause(trigger, 'who still has to sign and the contract number you chased')}")
     s.brief.anchors += [company, owner.name]

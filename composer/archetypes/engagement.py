@@ -17,7 +17,9 @@ from composer.archetypes.common import org_of, rule_author
 from composer.plan import ListOf, Lit, Ref
 from composer.scenario import Rec, Said, Scenario, Skip, archetype, detail
 from composer.stages.acts import act, log
-from composer.stages.channels import COLLEAGUE, Ask, Trigger, arrive, email_of, recent_hours, reply, reply_clause, when_phrase
+from composer.stages.channels import (
+    COLLEAGUE, Ask, Trigger, arrive, asking, can_arrive, email_of, recent_hours, reply, reply_clause, when_phrase,
+)
 from composer.stages.lookup import lookup, shows
 from composer.stages.rules import colleague, consult
 
@@ -83,6 +85,7 @@ _CALLBACK_TOPICS = ("adding seats to our plan", "the reporting setup", "our rene
     family="support",
     title="A customer leaves a voicemail asking for a call at a time: book it as a Zoom call, send the link, close the voicemail",
     services=("voice", "meetings"),
+    fits=can_arrive(("voice",)),
 )
 def voicemail_callback_meeting(s: Scenario) -> None:
     person = s.pick(_phone_customers(s), "no customer in the phone book")
@@ -152,6 +155,7 @@ _BILLING_QUESTIONS = (
     family="support",
     title="A customer leaves a voicemail on the billing line: a ticket with the transcript, triaged, noted on the call",
     services=("voice", "helpdesk"),
+    fits=can_arrive(("voice",)),
 )
 def voicemail_billing_ticket(s: Scenario) -> None:
     callers = _phone_customers(s)
@@ -167,7 +171,8 @@ def voicemail_billing_ticket(s: Scenario) -> None:
     hours = recent_hours(s)
     s.event("voice", "voicemail_left", "call", from_number=other.phone, team="Billing", hours_ago=hours + s.rng.uniform(0.3, 1.5),
             transcript=f"Hello, {other.first_name} from {org_of(s, other).name}. I have a question about our invoice, "
-                       f"{s.rng.choice(_BILLING_DISPUTES).format(plan=plan, seats=12, fewer=9, addon='SMS bundle')}. Please call me back.")
+                       f"{s.rng.choice(_BILLING_DISPUTES).format(plan=plan, seats=12, fewer=9, addon='SMS bundle')}. "
+                       "Please call me back.")
     decoy = s.records("voice", "call", where={"from_number": other.phone, "outcome": "voicemail"}, order=("-started_at",))[0]
     earlier = s.event("voice", "voicemail_left", "call", from_number=person.phone, team="Billing", hours_ago=24.0 * s.rng.randint(3, 9),
                       transcript=f"Hi, {person.first_name} here from {org_of(s, person).name}. Just confirming we received "
@@ -269,7 +274,8 @@ def vip_missed_call_callback(s: Scenario) -> None:
     crm = lookup(s, s.record("crm", "contact", contact["id"]), {"query": found.ref("contact_name"), "name": found.ref("contact_name")},
                  say="look up who owns the caller's contact in the CRM", name="the caller's CRM contact")
     project = _follow_ups(s)
-    listed = lookup(s, project, {"query": "Customer follow-ups", "name": "Customer follow-ups"}, say="find the Customer follow-ups project")
+    listed = lookup(s, project, {"query": "Customer follow-ups", "name": "Customer follow-ups"},
+                    say="find the Customer follow-ups project")
     task = s.call(
         "tasks", "create_task",
         {"project_id": listed.ref("id"), "name": s.text("Call back ", crm.ref("name")), "assignee_email": crm.ref("owner_email"),
@@ -296,6 +302,7 @@ def vip_missed_call_callback(s: Scenario) -> None:
     family="sales",
     title="After a webinar: a follow-up task for each customer who attended, for their account owner",
     services=("meetings", "crm", "tasks"),
+    fits=can_arrive(COLLEAGUE),
 )
 def webinar_customer_followups(s: Scenario) -> None:
     webinars = s.records("meetings", "meeting", where={"kind": "webinar", "status": "ended"})
@@ -326,7 +333,8 @@ def webinar_customer_followups(s: Scenario) -> None:
                     say="find the Customer follow-ups project")
     names = []
     for registrant in customers:
-        looked = lookup(s, s.record("crm", "contact", crm[registrant["email"]]["id"]), {"query": registrant["email"], "email": registrant["email"]},
+        looked = lookup(s, s.record("crm", "contact", crm[registrant["email"]]["id"]),
+                        {"query": registrant["email"], "email": registrant["email"]},
                         say=f"look up {registrant['name']} in the CRM (a customer, and who owns them)")
         names.append(looked.ref("name"))
         s.call(
@@ -334,18 +342,22 @@ def webinar_customer_followups(s: Scenario) -> None:
             {"project_id": listed.ref("id"), "name": s.text("Follow up with ", looked.ref("name"), " after the webinar"),
              "assignee_email": looked.ref("owner_email"), "due_on": due},
             say=f"add a follow-up task for {registrant['first_name']}, named with their full name, for their account owner, "
+                f"due {_day(_iso(due_day))}" if len(names) > 1 else
+                f"give each customer who attended a follow-up task named with their full name, for their account owner, "
                 f"due {_day(_iso(due_day))}",
+            guided=len(names) == 1,  # one clause for them all: a manager does not list the tasks one by one
         )
     parts: list[str | Ref] = [f"Done: {len(customers)} follow-up{'s are' if len(customers) > 1 else ' is'} in, for "]
     for n, name in enumerate(names):
         parts += [name, ", " if n < len(names) - 2 else (" and " if n == len(names) - 2 else ".")]
     reply(s, trigger, parts, say=reply_clause(trigger, "who got a follow-up"),
           facts=[Said("a customer followed up", name) for name in names], subject=f"Re: Follow-ups after \"{topic}\"")
-    s.brief.intro = f"{trigger.intro} asking for follow-ups after the webinar \"{topic}\""
+    s.brief.intro = asking(trigger, f"for follow-ups after the webinar \"{topic}\"")
     s.brief.goal = (f"Give every customer who attended \"{topic}\" a follow-up task in Customer follow-ups, named with the "
                     f"customer's full name, assigned to their account owner in the CRM and due {_day(_iso(due_day))}, then "
                     f"{reply_clause(trigger, 'who got a follow-up')}")
-    s.brief.constraints.append("Customers only (CRM lifecycle stage customer): no prospects, and nobody who registered but did not attend")
+    s.brief.constraints.append(
+        "Customers only (CRM lifecycle stage customer): no prospects, and nobody who registered but did not attend")
     s.brief.anchors += [lead.name, topic]
 
 
@@ -354,6 +366,7 @@ def webinar_customer_followups(s: Scenario) -> None:
     family="sales",
     title="A deal is won: book the kickoff with the customer's contact and put its prep on the onboarding board",
     services=("crm", "meetings", "tasks"),
+    fits=can_arrive(COLLEAGUE),
 )
 def won_deal_kickoff(s: Scenario) -> None:
     deals = [d for d in s.records("crm", "deal", where={"stage": "won"}) if d["contact_id"]]
@@ -388,7 +401,7 @@ def won_deal_kickoff(s: Scenario) -> None:
         "meetings", "create_meeting",
         {"topic": f"Kickoff: {company}", "start_time": start, "duration": 45, "invitees": ListOf((person.ref("email"),)),
          "agenda": detail("Introductions, goals, the rollout plan and next steps.")},
-        say=f"book a 45-minute Zoom meeting called \"Kickoff: {company}\" for {_spoken(start)} with that contact invited",
+        say=f"book a 45-minute Zoom meeting called \"Kickoff: {company}\" for {_spoken(start)} with the deal's primary contact invited",
     )
     board = s.pick(s.records("tasks", "project", where={"name": "Customer onboarding", "archived": False}), "no onboarding board")
     listed = lookup(s, board, {"query": "Customer onboarding", "name": "Customer onboarding"}, say="find the Customer onboarding board")
@@ -402,7 +415,7 @@ def won_deal_kickoff(s: Scenario) -> None:
     )
     reply(s, trigger, ["Kickoff booked: ", meeting.ref("join_url")], say=reply_clause(trigger, "the join link"),
           facts=[Said("the meeting link", meeting.ref("join_url"))], subject=f"Re: {company} kickoff")
-    s.brief.intro = f"{trigger.intro} asking to book {company}'s kickoff now that they signed"
+    s.brief.intro = asking(trigger, f"to book {company}'s kickoff now that they signed")
     s.brief.goal = (f"Book the kickoff {seller.first_name} asked for as a 45-minute Zoom meeting called \"Kickoff: {company}\" with "
                     f"the deal's primary contact, add \"{company}: kickoff prep\" to the Customer onboarding board for "
                     f"{support.name} due {_day(_iso(prep_due))} with the join link in its notes, and "
@@ -418,6 +431,7 @@ def won_deal_kickoff(s: Scenario) -> None:
     family="operations",
     title="A customer asks to move an upcoming Zoom call: move it and confirm with the (unchanged) join link",
     services=("meetings",),
+    fits=can_arrive(),
 )
 def zoom_meeting_reschedule(s: Scenario) -> None:
     now = s.world.now
@@ -454,7 +468,7 @@ def zoom_meeting_reschedule(s: Scenario) -> None:
     others = [m for m in theirs if m.key != meeting.key and shows(s, found, m)]
     if others:
         s.trap("other-meeting", others[0], f"their other call \"{others[0]['topic']}\"", step=found)
-    act(s, "reschedule", found, {"start_time": new_start}, say=f"move it to {_spoken(new_start)}")
+    act(s, "reschedule", found, {"start_time": new_start}, say=f"move the Zoom call with {person.first_name} to {_spoken(new_start)}")
     reply(
         s, trigger,
         [f"Hi {person.first_name},\n\nNo problem, it's moved to {_spoken(new_start)}. The link stays the same: ", found.ref("join_url")],
@@ -485,6 +499,7 @@ _UNSUBSCRIBE_ASKS = (
     family="marketing",
     title="A customer asks to stop marketing emails: unsubscribe them everywhere, note it in the CRM, confirm",
     services=("marketing", "crm"),
+    fits=can_arrive(),
 )
 def unsubscribe_request(s: Scenario) -> None:
     members = s.records("marketing", "member")
@@ -537,7 +552,8 @@ def unsubscribe_request(s: Scenario) -> None:
                  say=f"find {person.first_name} in the CRM", name=f"{person.first_name}'s CRM contact")
     log(s, crm, [f"Asked us to stop marketing emails; unsubscribed from {listed}."], say="note the request on their CRM contact",
         facts=lists)
-    reply(s, trigger, [f"Hi {person.first_name},\n\nDone: you are unsubscribed from {listed} and won't get our marketing emails any more."],
+    reply(s, trigger,
+          [f"Hi {person.first_name},\n\nDone: you are unsubscribed from {listed} and won't get our marketing emails any more."],
           say=reply_clause(trigger, "the lists you took them off"), facts=lists, subject="Re: your marketing emails",
           relay_parts=[f"Done: {person.first_name} is unsubscribed from {listed}. Could you confirm it to them?"])
     if strict:
@@ -562,7 +578,8 @@ def _one_week_gap(s: Scenario, audience: Rec, when: datetime) -> float:
 
 
 def _nearest_campaign(s: Scenario, audience: Rec, when: datetime) -> Rec:
-    return min((c for c in s.records("marketing", "campaign", where={"audience_id": audience.key}) if c["send_time"] or c["schedule_time"]),
+    sent = [c for c in s.records("marketing", "campaign", where={"audience_id": audience.key}) if c["send_time"] or c["schedule_time"]]
+    return min(sent,
                key=lambda c: abs((_dt(c["send_time"] or c["schedule_time"]) - when).total_seconds()))
 
 
@@ -571,6 +588,7 @@ def _nearest_campaign(s: Scenario, audience: Rec, when: datetime) -> Rec:
     family="marketing",
     title="A colleague asks to schedule a campaign draft: schedule it only if the email rules allow a send then",
     services=("marketing",),
+    fits=can_arrive(COLLEAGUE),
 )
 def campaign_frequency_cap(s: Scenario) -> None:
     drafts = [d for d in s.records("marketing", "campaign", where={"status": "draft"}) if d["recipient_count"] > 0]
@@ -622,7 +640,7 @@ def campaign_frequency_cap(s: Scenario) -> None:
               say=reply_clause(trigger, "what you did (and the conflicting campaign if it cannot go out then)"),
               facts=[Said("the send time", Lit(requested), "datetime")], subject=f"Re: Schedule \"{draft['title']}\"")
         s.policy_documents.append(rule.rec)
-    s.brief.intro = f"{trigger.intro} asking to schedule the \"{draft['title']}\" campaign"
+    s.brief.intro = asking(trigger, f"to schedule the \"{draft['title']}\" campaign")
     s.brief.goal = (f"Schedule \"{draft['title']}\" for the time {pm.first_name} asked if our email marketing rules allow it; "
                     f"if they don't, leave it as a draft. Either way, "
                     f"{reply_clause(trigger, 'what you did (and the conflicting campaign if it cannot go out then)')}")
@@ -642,6 +660,7 @@ _ANNOUNCEMENTS = (
     family="marketing",
     title="Marketing wants a campaign for one industry's customers: save the segment, draft the campaign under the email rules",
     services=("marketing",),
+    fits=can_arrive(COLLEAGUE),
 )
 def segment_campaign_draft(s: Scenario) -> None:
     audiences = s.records("marketing", "audience")
@@ -692,7 +711,7 @@ def segment_campaign_draft(s: Scenario) -> None:
         s.brief.constraints.append(rule.pointer)
     reply(s, trigger, ["Draft ready for review: ", campaign.ref("archive_url")], say=reply_clause(trigger, "the campaign's link"),
           facts=[Said("the campaign link", campaign.ref("archive_url"))], subject=f"Re: {industry} campaign")
-    s.brief.intro = f"{trigger.intro} asking for a campaign draft for the {industry} customers"
+    s.brief.intro = asking(trigger, f"for a campaign draft for the {industry} customers")
     s.brief.goal = (f"Save the newsletter members tagged {industry} as a segment \"{segment_name}\", draft a campaign to it with "
                     f"the subject \"{subject}\" (don't send or schedule it), and {reply_clause(trigger, 'its link')}")
     s.brief.anchors += [pm.name, industry, subject]

@@ -9,7 +9,7 @@ from composer.archetypes.common import clock, day_name, org_of, rule_author, sho
 from composer.plan import Lit
 from composer.scenario import Rec, Said, Scenario, Skip, archetype
 from composer.stages.acts import act
-from composer.stages.channels import COLLEAGUE, Ask, arrive, email_of, reply, reply_clause
+from composer.stages.channels import COLLEAGUE, Ask, arrive, can_arrive, email_of, reply, reply_clause
 from composer.stages.lookup import lookup, shows
 from composer.stages.rules import colleague, consult
 
@@ -33,6 +33,7 @@ def _spoken(iso: str) -> str:
     family="operations",
     title="A customer asks to move an upcoming meeting: move it and confirm the new time",
     services=("calendar",),
+    fits=can_arrive(),
 )
 def meeting_reschedule(s: Scenario) -> None:
     now = s.world.now
@@ -70,7 +71,7 @@ def meeting_reschedule(s: Scenario) -> None:
     if others:
         s.trap("other-meeting", others[0], f"their other meeting \"{others[0]['title']}\"", step=found)
     # The move resets the guests' answers by default; an agent that keeps them (reset_responses=false) moves it too.
-    act(s, "reschedule", found, {"new_start": new_start}, say=f"move it to {new_day}",
+    act(s, "reschedule", found, {"new_start": new_start}, say=f"move the meeting with {person.first_name} to {new_day}",
         incidental=("attendees",))
     reply(
         s, trigger,
@@ -80,7 +81,8 @@ def meeting_reschedule(s: Scenario) -> None:
         relay_parts=[f"Done: the meeting with {person.first_name} is moved to {new_day}. Could you let them know?"],
     )
     s.brief.intro = f"{trigger.intro} asking to move a meeting"
-    s.brief.goal = f"Move the meeting {person.first_name} is asking about to the time they proposed and {reply_clause(trigger, 'the new time')}"
+    s.brief.goal = (f"Move the meeting {person.first_name} is asking about to the time they proposed and "
+                    f"{reply_clause(trigger, 'the new time')}")
     s.brief.constraints.append("Don't touch their other meetings")
     s.brief.anchors += [person.name]
 
@@ -93,6 +95,7 @@ _AGREEMENT_WORDS = ("Agreement", "Contract")
     family="operations",
     title="A customer asks for a copy of a document we keep about them: share it and tell them",
     services=("files",),
+    fits=can_arrive(),
 )
 def share_document(s: Scenario) -> None:
     files = [f for f in s.records("files", "file", where={"trashed": False}) if f["name"].lower().endswith(".pdf")]
@@ -132,16 +135,17 @@ def share_document(s: Scenario) -> None:
             author_role=rule_author(s),
         )
     shared = act(s, "share", found, {"email": email_of(s, trigger), "role": "viewer"}, prefer="share_file",
-                 say=f"share it with {person.first_name}" + (" the way our sharing rules say" if rules else " as a viewer"))
+                 say=f"share their {kind} with {person.first_name}" + (" the way our sharing rules say" if rules else " as a viewer"))
     if rules:
         s.set_policy(rule.rec, "contracts are shared as viewer only", shared, "role", "viewer", "editor",
                      "The agreement is shared as viewer only, as the sharing rules say")
     reply(
         s, trigger,
-        [f"Hi {person.first_name},\n\nI've shared ", found.ref("name"), " with you; you should have an email from the drive with the link."],
+        [f"Hi {person.first_name},\n\nI've shared ", found.ref("name"),
+         " with you; you should have an email from the drive with the link."],
         say=reply_clause(trigger, "the name of the file you shared"), facts=[Said("the file's name", found.ref("name"))],
         subject="Your agreement",
-        relay_parts=[f"Done: I've shared ", found.ref("name"), f" with {person.first_name} as a viewer. Could you let them know?"],
+        relay_parts=["Done: I've shared ", found.ref("name"), f" with {person.first_name} as a viewer. Could you let them know?"],
     )
     s.brief.intro = f"{trigger.intro} asking for a copy of their {kind}"
     if rules:
@@ -159,13 +163,15 @@ def share_document(s: Scenario) -> None:
     family="finance",
     title="A colleague asks how much a customer still owes, net of credit not yet applied: answer from the books",
     services=("accounting",),
+    fits=can_arrive(COLLEAGUE),
 )
 def outstanding_balance_question(s: Scenario) -> None:
     contacts = [c for c in s.records("accounting", "contact") if c["is_customer"] and c["outstanding"] > 0]
     notes: dict[str, list[Rec]] = {}
     for note in s.records("accounting", "credit_note"):
         notes.setdefault(note["contact_id"], []).append(note)
-    unapplied = {key: round(sum(n["remaining_credit"] for n in theirs if n["status"] == "AUTHORISED"), 2) for key, theirs in notes.items()}
+    unapplied = {key: round(sum(n["remaining_credit"] for n in theirs if n["status"] == "AUTHORISED"), 2)
+                 for key, theirs in notes.items()}
     credited = [c for c in contacts if 0 < unapplied.get(c.key, 0.0) < c["outstanding"]]
     applied_only = [c for c in contacts if c.key in notes and not unapplied.get(c.key)]
     # Half the time the customer holds credit not applied yet (the answer needs both records); else their credit
@@ -207,6 +213,7 @@ def outstanding_balance_question(s: Scenario) -> None:
     family="operations",
     title="A colleague needs a room for an upcoming meeting: book the smallest free one in our office that seats everyone",
     services=("calendar",),
+    fits=can_arrive(COLLEAGUE),
 )
 def book_room_for_meeting(s: Scenario) -> None:
     now = s.world.now
@@ -219,14 +226,17 @@ def book_room_for_meeting(s: Scenario) -> None:
         and not e["title"].startswith("1:1") and len(e["attendees"]) >= 3
     ]
     event = s.pick(events, "no upcoming meeting of a colleague without a room")
-    people = s.rng.choice((4, 5, 6, 8, 10))
-    listed = s.runner.call("calendar", "list_rooms", {"min_capacity": people, "start": event["start"], "end": event["end"],
-                                                     "only_available": True})
+    listed = s.runner.call("calendar", "list_rooms", {"start": event["start"], "end": event["end"], "only_available": True})
     free = [r for r in (listed.data if listed.success else []) if r["city"] == city]
-    if not free:
-        raise Skip(f"no room in {city} is free and big enough")
-    smallest = min(r["capacity"] for r in free)
-    best = [r for r in free if r["capacity"] == smallest]
+    guests = len(event["attendees"])
+    largest = max((r["capacity"] for r in free), default=0)
+    if largest < guests:
+        raise Skip(f"no room in {city} is free then for {guests} people")
+    # Everyone invited and now and then a guest or two more: the count decides which room fits.
+    people = s.rng.randint(guests, min(largest, guests + 3))
+    fitting = [r for r in free if r["capacity"] >= people]
+    smallest = min(r["capacity"] for r in fitting)
+    best = [r for r in fitting if r["capacity"] == smallest]
     if len(best) != 1:
         raise Skip("two free rooms of the same size: the reply could name either")
     room = best[0]  # as list_rooms shows it (whether a room is free is only known for a time)
@@ -258,7 +268,7 @@ def book_room_for_meeting(s: Scenario) -> None:
     booked = act(s, "book", found, {"room_id": rooms.ref("id")}, say="book " + (
         "the room our booking rules point to" if policy else f"the smallest free room in our {city} office that fits"))
     if policy:
-        bigger = [r for r in (listed.data or []) if r["id"] != room["id"]]
+        bigger = [r for r in (listed.data or []) if r["id"] != room["id"] and r["capacity"] >= people]
         if bigger:
             s.set_policy(rule.rec, f"the smallest free room in the {city} office that seats everyone", booked, "room_id",
                          room["id"], max(bigger, key=lambda r: r["capacity"])["id"],
@@ -279,6 +289,7 @@ def book_room_for_meeting(s: Scenario) -> None:
     family="operations",
     title="A colleague asks for a text reminding a customer of their meeting with us: text their mobile",
     services=("crm", "calendar", "sms"),
+    fits=can_arrive(COLLEAGUE),
 )
 def meeting_reminder_text(s: Scenario) -> None:
     now = s.world.now
@@ -356,7 +367,8 @@ def meeting_reminder_text(s: Scenario) -> None:
     if rules:
         default = next(n for n in s.records("sms", "sender_number") if n["is_default"])
         s.set_policy(rule.rec, "reminders are texted from the Appointments number", text, "from_number",
-                     ours.ref("phone_number"), default["phone_number"], "The reminder comes from the Appointments number, as the texting rules say")
+                     ours.ref("phone_number"), default["phone_number"],
+                     "The reminder comes from the Appointments number, as the texting rules say")
         s.brief.constraints.append(rule.pointer)
     reply(s, trigger, ["Done: I've texted ", found.ref("name"), " a reminder for ", meeting.ref("title"), f" {when}."],
           say=reply_clause(trigger, "the meeting you reminded them of"),

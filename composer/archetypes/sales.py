@@ -9,7 +9,7 @@ from composer.archetypes.common import clock, day_name, org_of, rule_author, sho
 from composer.plan import ListOf, Lit
 from composer.scenario import Rec, Said, Scenario, Step, archetype, detail
 from composer.stages.acts import act, tell
-from composer.stages.channels import COLLEAGUE, Ask, arrive, email_of, reply, reply_clause
+from composer.stages.channels import COLLEAGUE, Ask, arrive, asking, can_arrive, email_of, reply, reply_clause
 from composer.stages.lookup import lookup, shows
 from composer.stages.rules import colleague, consult
 
@@ -56,6 +56,7 @@ def _owner(s: Scenario, deal: Rec) -> Any:
     family="sales",
     title="A prospect writes that they chose someone else: close the deal as lost with their reason, tell its owner",
     services=("crm",),
+    fits=can_arrive(),
 )
 def lost_deal_log(s: Scenario) -> None:
     deal = s.pick(_one_open_deal_per_company(s), "no company with one open deal")
@@ -108,6 +109,7 @@ def lost_deal_log(s: Scenario) -> None:
     family="sales",
     title="A deal is signed: mark it won, book the kickoff with the customer and onboarding, and welcome the customer",
     services=("crm", "calendar", "mailbox"),
+    fits=can_arrive(COLLEAGUE),
 )
 def closed_won_handoff(s: Scenario) -> None:
     deal = s.pick(_one_open_deal_per_company(s), "no company with one open deal")
@@ -127,7 +129,8 @@ def closed_won_handoff(s: Scenario) -> None:
         subject=f"{org.name} signed!",
         text=s.rng.choice((
             f"{org.name} just signed! Can you do the handoff to onboarding today? Kickoff \"{title}\" on {when}, 45 minutes "
-            f"on video, with their contact on the deal and {onboarding.name}. And a welcome email to them, {onboarding.first_name} in copy.",
+            f"on video, with their contact on the deal and {onboarding.name}. And a welcome email to them, "
+            f"{onboarding.first_name} in copy.",
             f"Great news: {org.name} signed. Please mark the deal won, book a 45-minute video kickoff \"{title}\" for {when} "
             f"with their deal contact and {onboarding.name}, and send them a welcome email copying {onboarding.first_name}.",
         )),
@@ -155,7 +158,7 @@ def closed_won_handoff(s: Scenario) -> None:
     reply(s, trigger, [f"Handoff done: the deal is won and the kickoff is booked for {when}; {person.first_name} has the welcome email."],
           say=reply_clause(trigger, "the kickoff time"), facts=[Said("the kickoff time", Lit(start_iso), "datetime")],
           subject=f"Re: {org.name} signed!")
-    s.brief.intro = f"{trigger.intro} for the onboarding handoff now that {org.name} signed"
+    s.brief.intro = asking(trigger, f"for the onboarding handoff now that {org.name} signed")
     s.brief.goal = (f"Do the onboarding handoff for {org.name} the way {seller.first_name} asks: the CRM should show the deal as "
                     f"won, the kickoff should be in the calendar, {person.first_name} should get the welcome email, and "
                     f"{reply_clause(trigger, 'the kickoff time')}")
@@ -168,6 +171,7 @@ def closed_won_handoff(s: Scenario) -> None:
     family="sales",
     title="A customer asks for a call at a time that suits them: book it and confirm",
     services=("calendar",),
+    fits=can_arrive(),
 )
 def meeting_request(s: Scenario) -> None:
     person = s.pick(list(s.world.customers), "no customers")
