@@ -262,6 +262,12 @@ def book_room_for_meeting(s: Scenario) -> None:
             where={"title": event["title"], "start": event["start"], "status": "confirmed"})
     found = lookup(s, event, {"query": event["title"], "time_min": now}, say=f"find \"{event['title']}\" in the calendar",
                    name=f"\"{event['title']}\" on {day}")
+    # A recurring title: the same meeting on another day is the one not to book.
+    namesakes = [e for e in s.records("calendar", "event", where={"title": event["title"], "status": "confirmed"})
+                 if e.key != event.key and e["start"] > now and shows(s, found, e)]
+    if namesakes:
+        s.trap("same-title-meeting", namesakes[0], f"\"{event['title']}\" on {day_name(namesakes[0]['start'])} "
+               f"{short_date(namesakes[0]['start'])}", step=found)
     rooms = s.call("calendar", "list_rooms", {"min_capacity": people, "start": found.ref("start"), "end": found.ref("end"),
                                                "only_available": True},
                    select=room["id"], say=f"check which rooms seat {people} and are free then")
