@@ -7,10 +7,11 @@ from collections import Counter
 from composer.catalog import Catalog
 from composer.generate import GenerateConfig, GenerateReport, generate, schedule, usable_archetypes
 from composer.runner import Runner
-from composer.verify import empty_diff, leaks, reference_answer, run_plan, verify_task, verify_task_exact
+from composer.verify import empty_diff, leaks, verify_task, verify_task_exact
 from mcp_services.tasks.checks import InfoFlow, RowUnchanged
 from mcp_services.tasks.spec import TaskSpec
 
+from .archetype_checks import assert_every_write_is_needed
 from .conftest import N, SEED, SERVICES
 
 
@@ -33,13 +34,7 @@ def test_verification_agrees_with_the_harness_grading_path(tasks: list[TaskSpec]
 
 
 def test_leaving_out_any_requested_change_fails(catalog: Catalog, tasks: list[TaskSpec]) -> None:
-    runner = Runner(catalog, tasks[0].world_seed)
-    for task in tasks:
-        writes = [i for i, step in enumerate(task.plan) if catalog.tool(step.service, step.tool).is_write]
-        for left_out in writes:
-            runner.fresh(task.setup)
-            run_plan(runner.call, [s for i, s in enumerate(task.plan) if i != left_out], stop=False)
-            assert not task.grade(runner.diff(), reference_answer(task)).passed, (task.id, task.plan[left_out].tool)
+    assert_every_write_is_needed(catalog, tasks)
 
 
 def test_no_criterion_passes_when_nothing_is_done(tasks: list[TaskSpec]) -> None:
