@@ -242,7 +242,7 @@ def vip_missed_call_callback(s: Scenario) -> None:
     person = s.pick(callers, "no caller with an account owner")
     contact = owned[person.email]
     org = org_of(s, person)
-    s.subject = person
+    # No s.subject: follow-ups a walk adds would name the caller, whom the request must leave to the data.
     others = sorted({org_of(s, p).name for p in callers if p.organisation_id != person.organisation_id})
     vip = s.rng.random() < 0.6
     key_accounts = sorted(s.rng.sample(others, min(3, len(others))) + ([org.name] if vip else []))
