@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from composer.catalog import Catalog
+from composer.generate import GenerateReport
 from composer.runner import Runner
 from composer.verify import reference_answer, run_plan, verify_task
 from mcp_services.tasks.spec import PlanStep, TaskSpec
@@ -18,6 +19,13 @@ def passes(task: TaskSpec, runner: Runner, plan: Sequence[PlanStep], answer: str
     runner.fresh(task.setup)
     run_plan(runner.call, plan, stop=False)
     return task.grade(runner.diff(), answer if answer is not None else reference_answer(task)).passed
+
+
+def assert_every_archetype_kept(generated: tuple[Sequence[TaskSpec], GenerateReport], ids: Sequence[str]) -> None:
+    """At least 85% of the candidates kept, and some of each archetype."""
+    tasks, report = generated
+    assert report.kept >= 0.85 * report.candidates, report.summary()
+    assert {t.scenario.archetype for t in tasks if t.scenario is not None} == set(ids), report.details
 
 
 def assert_reference_passes_and_counterfactuals_fail(catalog: Catalog, tasks: Sequence[TaskSpec]) -> None:
