@@ -46,13 +46,13 @@ from mcp_services.tasks.spec import (
 )
 
 from composer.catalog import Catalog
-from composer.content import content_checks
+from composer.content import content_checks, text_param
 from composer.counterfactuals import Unreachable, near_misses, stated_answer
 from composer.kinds import MESSAGE_INTENTS
 from composer.derive import deleted_checks, met_by_other_steps, row_checks, slug
 from composer.paraphrase import Complete, paraphrase
 from composer.phrasing import instruction
-from composer.plan import Composed, Lit, StepSpec, field_value, refs_of, step_refs, text_of
+from composer.plan import Composed, ListOf, Lit, StepSpec, field_value, refs_of, step_refs, text_of
 from composer.resolve import relation_of, unresolved
 from composer.runner import Run, Runner, StepRun
 from composer.scenario import Archetype, Phrasing, Scenario, Skip
@@ -283,8 +283,7 @@ def _derive(
         found = row_checks(
             catalog, spec.service, checked, arguments, items, step.changes, diff[spec.service], tables[spec.service], created
         )
-        if found and met_by_other_steps(found, spec.service, step.changes, diff):
-            raise Dropped("unchecked-write", f"step {j + 1} ({spec.service}.{spec.tool}) leaves rows other steps' rows already match")
+        found = [c for c in found if c.table not in note.incidental]  # a tool default: allowed (no collateral), not demanded
         tool = catalog.tool(spec.service, spec.tool)
         if note.told is not None and tool.intent not in MESSAGE_INTENTS:
             continue  # opening a direct message to post in: the word itself is checked, by whichever channel it goes
@@ -294,11 +293,17 @@ def _derive(
             )
             if problems:
                 raise Dropped("report-misses-fact", problems[0])
-            if tool.intent in MESSAGE_INTENTS and not carried and not any(_says_something(c) for c in found):
+            # A message tool that takes no text (a reminder the service words itself) has no content to check.
+            if tool.intent in MESSAGE_INTENTS and text_param(spec) is not None and not carried and not any(
+                _says_something(c) for c in found
+            ):
                 raise Dropped("message-unchecked", f"step {j + 1} ({spec.service}.{spec.tool}) writes a message no check reads")
             checked_messages += tool.intent in MESSAGE_INTENTS
         else:
             carried = []
+        # Judged with what the message must state: two messages to one person differ by their facts.
+        if found and met_by_other_steps(found, spec.service, step.changes, diff):
+            raise Dropped("unchecked-write", f"step {j + 1} ({spec.service}.{spec.tool}) leaves rows other steps' rows already match")
         if note.told is not None and found:
             # A word to a colleague: by email or in a chat with them, whichever the agent uses.
             ids = [out.add(AnyOf(id=f"{spec.service}-told-{slug(note.told.split('@')[0])}",
@@ -320,8 +325,8 @@ def _derive(
         out.criterion(f"step-{j + 1}-{slug(spec.tool)}", _cap(note.say), ids)
         for ref, noun in (note.mentions if note.told is None else ()):  # a word to a colleague: its any-of check holds it
             value = field_value(items[ref.step], ref.field)
-            if value is None:
-                continue
+            if value is None or (carried and (ref.step, ref.field) in created_by):
+                continue  # a value of a record the plan made is checked through the agent's own record, never this literal
             for table, row in _touched(step.changes, diff[spec.service]):
                 column = next((c for c, cell in row.items() if _holds(value, cell)), None)
                 if column is None:
@@ -454,7 +459,7 @@ def _accept_alternatives(out: _Checks, ids: Sequence[str], accept: Mapping[str, 
         for param, options in accept.items():
             chosen = arguments.get(param)
             for column, want in match.items():
-                if want == chosen:
+                if want == chosen or (isinstance(want, dict) and want.get("$icontains") == chosen):
                     match[column] = {"$in": list(options)}
         out.checks[n] = check.model_copy(update={"match": match})
 
@@ -462,24 +467,32 @@ def _accept_alternatives(out: _Checks, ids: Sequence[str], accept: Mapping[str, 
 def _member_checks(
     out: _Checks, spec: StepSpec, arguments: Mapping[str, Any], changes: StateDiff, final: StateDiff, optional: set[str]
 ) -> list[str]:
-    """One check per person of a list argument (attendees, invitees) that lands in a row of their own.
+    """One check per person of a list argument (attendees, invitees, signers) that lands in a row of their own.
 
     A list written into one cell is checked as a set by the row checks; a list that becomes one row per
-    member (an attendee each) needs each member checked, or inviting the wrong people would pass.
+    member (an attendee each) needs each member checked, or inviting the wrong people would pass. A member
+    given as a person (``{"name", "email"}``) is checked by their email, even alone in the list; a member the
+    request leaves to the agent (a ``Lit`` not stated, inside a ``ListOf``: a countersigner kept from the
+    original routing) is allowed, never demanded.
     """
     ids: list[str] = []
     rows = _touched(changes, final)
     for name, value in arguments.items():
-        if name in optional or not isinstance(value, list) or len(value) < 2:
+        if name in optional or not isinstance(value, list):
             continue
-        for member in value:
-            if not isinstance(member, str):
+        expr = spec.arg(name)
+        parts: Sequence[Any] = expr.items if isinstance(expr, ListOf) and len(expr.items) == len(value) else [None] * len(value)
+        for member, part in zip(value, parts, strict=True):
+            if isinstance(part, Lit) and not part.stated:
                 continue
+            wanted = member.get("email") if isinstance(member, dict) else member
+            if not isinstance(wanted, str) or (isinstance(member, str) and len(value) < 2):
+                continue  # a single address is matched by the row checks already
             for table, row in rows:
-                column = next((c for c, cell in row.items() if isinstance(cell, str) and cell.casefold() == member.casefold()), None)
+                column = next((c for c, cell in row.items() if isinstance(cell, str) and cell.casefold() == wanted.casefold()), None)
                 if column is not None:
                     ids.append(out.add(RowExists(id=f"{spec.service}-{slug(table)}-{slug(name)}", service=spec.service,
-                                                 table=table, change="added_or_changed", match={column: member})))
+                                                 table=table, change="added_or_changed", match={column: wanted})))
                     break
     return ids
 

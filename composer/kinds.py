@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+import re
 from functools import cached_property, lru_cache
 from typing import Literal
 
@@ -196,10 +197,21 @@ class Kinds:
         return out
 
 
+def system_name(catalog: Catalog, service: str) -> str:
+    """How people name a service: its title without API boilerplate, with the vendor where the title lacks it
+    ("CRM API" of ``apideck_crm`` -> "Apideck CRM"; "Braze Endpoints" -> "Braze")."""
+    title = catalog.services[service].title or service.replace("_", " ")
+    title = re.sub(r"\s+(Platform\s+)?(REST\s+)?(API|APIs|Endpoints|Service)(\s+v?\d[\w.]*)?$", "", title.strip(), flags=re.I).strip()
+    vendor = service.split("_", 1)[0]
+    if vendor.lower() not in title.lower().replace(" ", "") and "_" in service:
+        title = f"{vendor.capitalize()} {title}"
+    return title or service
+
+
 @lru_cache(maxsize=8)
 def kinds_of(catalog: Catalog) -> Kinds:
     """The index of a catalog, built once per catalog object."""
     return Kinds(catalog)
 
 
-__all__ = ["MESSAGE_INTENTS", "PERSON_TYPES", "Kind", "Kinds", "PersonPath", "kinds_of", "record_params"]
+__all__ = ["MESSAGE_INTENTS", "PERSON_TYPES", "Kind", "Kinds", "PersonPath", "kinds_of", "record_params", "system_name"]

@@ -204,6 +204,9 @@ class StepNote:
     #: What the message must not state: the other candidates (another article's link, another manager's name), so a
     #: message that lists every candidate, the right one among them, fails.
     unsaid: list[Said] = field(default_factory=list)
+    #: Tables where this step's changes are a tool default the request never asks for (guests' responses reset by a
+    #: move): allowed, never demanded, so a run that passes the other value of the default passes too.
+    incidental: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -432,13 +435,15 @@ class Scenario:
         guided: bool | None = None,
         facts: Sequence[Said] = (),
         require_change: bool = False,
+        incidental: Sequence[str] = (),
     ) -> Step:
         """Run one call now and add it to the plan. ``args`` values are expressions or plain values.
 
         ``stage`` says which part of the workflow the call is (reads default to ``identify``, writes to
         ``act``); a guided request states the clauses of writes and of the calls marked ``guided``.
         ``facts``: what the message the call writes must state (checked in its text, in any usual form).
-        ``require_change``: a write that changes nothing but timestamps (an owner it already had) is a ``Skip``."""
+        ``require_change``: a write that changes nothing but timestamps (an owner it already had) is a ``Skip``.
+        ``incidental``: tables whose changes by this step come from a tool default (allowed, not checked)."""
         info = self.catalog.tools.get(f"{service}.{tool}")
         if info is None:
             raise Skip(f"needs {service}.{tool}")
@@ -464,6 +469,7 @@ class Scenario:
                 stage=stage or ("act" if info.is_write else "identify"),
                 guided=info.is_write if guided is None else guided,
                 facts=list(facts),
+                incidental=list(incidental),
             )
         )
         return Step(index, service, tool, run.item)

@@ -21,6 +21,7 @@ completed leaves nothing behind (``Scenario.attempt``). Same scenario, same seed
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -30,9 +31,9 @@ from datetime import timedelta
 from mcp_services.kernel.world import Person
 
 from composer.catalog import ToolInfo
-from composer.kinds import MESSAGE_INTENTS, Kind, record_params
-from composer.plan import Composed, Expr, ListOf, Lit, Ref, refs_of, step_refs
-from composer.scenario import Rec, Said, Scenario, Skip, Step
+from composer.kinds import MESSAGE_INTENTS, Kind, record_params, system_name
+from composer.plan import Composed, Expr, ListOf, Lit, Ref, refs_of, resolve, step_refs
+from composer.scenario import Rec, Said, Scenario, Skip, Stage, Step
 from composer.stages.acts import tools_for
 from composer.stages.lookup import lookup
 
@@ -54,6 +55,8 @@ FAMILY_TAGS: dict[str, tuple[str, ...]] = {
     "hr": ("hr", "follow-up", "confidential"),
     "marketing": ("campaign", "follow-up", "events"),
 }
+#: The names a check mark reaction goes by in chat: any of them marks a message done.
+_CHECK_MARKS = ("white_check_mark", "heavy_check_mark", "ballot_box_with_check", "✅")
 #: The kinds of follow-up a walk adds (the stage graph draws them).
 MOVES = ("note", "tell", "tag", "assign", "invite", "close", "follow-up")
 #: How many follow-ups a walk adds, and how likely each count is.
@@ -245,6 +248,20 @@ class Walk:
         self._used.add(("note", record.step))
         return self._note(self._step(record), record.name, value)
 
+    def _acted(self, record: InPlay, intent: str) -> bool:
+        """Whether a step of the workflow already did ``intent`` on ``record`` (named it by its id)."""
+        s = self.s
+        key = str((s.items[record.step] or {}).get("id"))
+        for spec in s.specs:
+            if s.catalog.tool(spec.service, spec.tool).intent != intent:
+                continue
+            try:
+                if key in {str(resolve(expr, s.items)) for _, expr in spec.args}:
+                    return True
+            except LookupError:
+                continue
+        return False
+
     def said_on(self, step: int, value: Ref) -> bool:
         """Whether a message the workflow wrote on the record of ``step`` (a reply on the ticket) states ``value``."""
         s = self.s
@@ -272,7 +289,6 @@ class Walk:
             rec = own_record(s, kind, person)
             if rec is None:
                 continue
-            title = s.catalog.services[kind.service].title or kind.service
             name = record_name(s, kind, person)
             found = lookup(s, rec, {"email": person.email, "query": person.name, "name": person.name},
                            say=f"find {name}", stage="follow-up", name=name)
@@ -297,11 +313,27 @@ class Walk:
                 return person
         raise Skip("no colleague to involve")
 
+    def _talked_to(self, person: Person) -> bool:
+        """Whether the workflow already wrote to ``person`` (answered their request, told them): no second FYI."""
+        s = self.s
+        if s.arrival is not None and s.arrival.sender.email == person.email:
+            return True
+        for spec in s.specs:
+            if not s.catalog.tool(spec.service, spec.tool).is_write:
+                continue
+            try:
+                values = [resolve(expr, s.items) for _, expr in spec.args]
+            except LookupError:
+                continue
+            if person.email in json.dumps(values, default=str):
+                return True
+        return False
+
     def tell(self, value: Passed) -> str:
         s = self.s
         colleague = self.colleague()
-        if s.arrival is not None and colleague.email == s.arrival.sender.email:
-            raise Skip("the colleague who asked hears back in the reply already")
+        if self._talked_to(colleague):
+            raise Skip(f"{colleague.name} already heard from us")
         recipient, found = directory(s, colleague)
         person = self.person
         customer = person is not None and person.organisation_id != s.world.home_organisation_id
@@ -330,12 +362,13 @@ class Walk:
                           and (p.required or p.name in ("add", "add_labels", "tags", "labels"))), None)
             if param is None:
                 continue
+            if param.semtype is None and not param.is_list:  # a reaction (by its emoji's name), not a label
+                s.call(tool.service, tool.name, {**named, param.name: _CHECK_MARKS[0]}, say=f"react to {record.name} with a ✅",
+                       stage="follow-up", require_change=True, accept={param.name: list(_CHECK_MARKS)})
+                return f"react to {record.name} with a ✅"
             label = self.rng.choice(FAMILY_TAGS.get(self.family(), ("follow-up",)))
-            shown = f'"{label}"'
-            if param.semtype is None and not param.is_list:  # a reaction's name, not a label
-                label = shown = "white_check_mark"
             value: Expr = ListOf((Lit(label),)) if param.is_list else Lit(label)
-            words = phrase(tool, {**{k: record.name for k in named}, param.name: shown})
+            words = phrase(tool, {**{k: record.name for k in named}, param.name: f'"{label}"'})
             if words is None:
                 continue
             s.call(tool.service, tool.name, {**named, param.name: value}, say=words, stage="follow-up", require_change=True)
@@ -358,8 +391,8 @@ class Walk:
         if self.decided(record.step, _ASSIGNEE):
             raise Skip("the workflow already gave it an owner")
         target = self._step(record)
-        if self._assigned_by_workflow(record):
-            raise Skip("the workflow chose its owner: a follow-up does not hand it to someone else")
+        if self._acted(record, "assign") or any(name in _ASSIGNEE for name, _ in s.specs[record.step].args):
+            raise Skip("the workflow already chose who owns it")
         colleague = self.colleague()
         options = tools_for(s, target, "assign")
         options += [(t, a) for t, a in tools_for(s, target, "update") if any(t.param(n) for n in _ASSIGNEE)]
@@ -372,15 +405,6 @@ class Walk:
             s.call(tool.service, tool.name, {**named, param: recipient}, say=words, stage="follow-up", require_change=True)
             return words
         raise Skip("no assign tool")
-
-    def _assigned_by_workflow(self, record: InPlay) -> bool:
-        s = self.s
-        key = str((s.items[record.step] or {}).get("id"))
-        return any(
-            s.catalog.tool(spec.service, spec.tool).intent == "assign" and str((item or {}).get("id")) == key
-            for spec, item in zip(s.specs, s.items, strict=True)
-            if spec.service == record.kind.service
-        )
 
     def invite(self, record: InPlay) -> str:
         s = self.s
@@ -480,7 +504,7 @@ _TEXT = ("body", "note", "text", "content", "comment", "message")
 
 def record_name(s: Scenario, kind: Kind, person: Person) -> str:
     """How people name a person's own record in a system: "Ana's CRM contact", "Ana's record in Marketing"."""
-    title = s.catalog.services[kind.service].title or kind.service
+    title = system_name(s.catalog, kind.service)
     if title.isupper():
         return f"{person.first_name}'s {title} {kind.noun}"
     return f"{person.first_name}'s record in {title}"
@@ -498,24 +522,38 @@ def own_record(s: Scenario, kind: Kind, person: Person) -> Rec | None:
     return None
 
 
+def address_book(
+    s: Scenario, person: Person, kinds: Sequence[Kind], known: Mapping[str, Expr | str], *, say: str, stage: Stage,
+    name: bool = False,
+) -> Ref | None:
+    """The person's email address on their own record in the first of ``kinds`` a read finds from ``known``, as a
+    looked-up value (``name``: the request names that record for later steps); None when no kind has one."""
+    for kind in kinds:
+        rec = own_record(s, kind, person)
+        if rec is None:
+            continue
+        column = next((p.path for p in kind.person_paths(role="self", value="email") if "." not in p.path), None)
+        if column is None:
+            continue
+        try:
+            found = lookup(s, rec, known, say=say, stage=stage, name=record_name(s, kind, person) if name else "")
+        except Skip:
+            continue
+        return found.ref(column)
+    return None
+
+
 def directory(s: Scenario, colleague: Person) -> tuple[Expr, Step | None]:
     """The colleague's address as the agent finds it: through a directory of the team (chat, HR, a tool's users),
     as a looked-up value; or, with no directory mounted, as the address itself."""
     kinds = [k for k in s.kinds if k.is_person and k.service in _DIRECTORIES and s.has(k.service)]
     s.rng.shuffle(kinds)
     kinds.sort(key=lambda k: k.service not in ("chat", "hr"))  # where people look a colleague up first
-    for kind in kinds:
-        rec = own_record(s, kind, colleague)
-        if rec is None:
-            continue
-        field_name = next(p.path for p in kind.person_paths(role="self", value="email") if "." not in p.path)
-        try:
-            found = lookup(s, rec, {"query": colleague.name, "name": colleague.name, "real_name": colleague.name},
-                           say=f"find {colleague.first_name}'s address", stage="follow-up")
-        except Skip:
-            continue
-        return found.ref(field_name), found
-    return Lit(colleague.email), None
+    found = address_book(s, colleague, kinds, {"query": colleague.name, "name": colleague.name, "real_name": colleague.name},
+                         say=f"find {colleague.first_name}'s address", stage="follow-up")
+    if found is None:
+        return Lit(colleague.email), None
+    return found, Step(found.step, s.specs[found.step].service, s.specs[found.step].tool, s.items[found.step])
 
 
 #: Services whose people records are the team (a directory an agent looks colleagues up in).
@@ -538,4 +576,5 @@ def extend(s: Scenario, rng: random.Random, count: int | None = None) -> list[st
     return Walk(s, rng).extend(walk_length(rng) if count is None else count)
 
 
-__all__ = ["FAMILY_ROLES", "FAMILY_TAGS", "MOVES", "InPlay", "Passed", "Walk", "directory", "extend", "own_record", "phrase", "walk_length"]
+__all__ = ["FAMILY_ROLES", "FAMILY_TAGS", "MOVES", "InPlay", "Passed", "Walk", "address_book", "directory", "extend", "own_record",
+           "phrase", "record_name", "walk_length"]

@@ -3,26 +3,25 @@ goodwill discounts, renewals sent for signature and declined envelopes sent to t
 
 They run on commerce (Shopify), shipping (ShipStation) and esign (DocuSign), whose records come from one
 plan of the World (an order and its shipment agree; an envelope's company and signers are customers).
+A customer's request comes in on any channel they use (``stages.channels``); a declined envelope is the
+signature service's own event.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from datetime import datetime
+from typing import Any
 
-from composer.archetypes.common import (
-    chat_post,
-    colleague,
-    inbound_email,
-    money,
-    org_of,
-    rule_source,
-    short_date,
-    signature,
-)
-from composer.plan import ListOf, Lit
-from composer.scenario import Rec, Scenario, Skip, archetype, detail
 from mcp_services.kernel.world import Person
+
+from composer.archetypes.common import money, org_of, rule_author, short_date
+from composer.plan import ListOf, Lit
+from composer.scenario import Rec, Said, Scenario, Skip, archetype, detail
+from composer.stages.acts import act, tell
+from composer.stages.channels import COLLEAGUE, Ask, arrive, asking, can_arrive, email_of, reply, reply_clause
+from composer.stages.lookup import lookup, shows
+from composer.stages.rules import colleague, consult
 
 #: Why a customer sends an item back, as they would write it (reason code, the note they leave).
 _RETURN_NOTES = (
@@ -52,16 +51,17 @@ def _escalation_contact(s: Scenario) -> Person:
     raise Skip("nobody on the team takes carrier claims")
 
 
-def _rule_author(s: Scenario, *preferred: str) -> str:
-    """The role of a manager who writes the team's rules, ``preferred`` first (never the user: they would not
-    email themselves)."""
-    for role in (*preferred, "operations manager", "support lead", "sales lead"):
-        try:
-            if s.world.team_member(role).email != s.world.user.email:
-                return role
-        except KeyError:
-            continue
-    raise Skip("no manager besides the user")
+def _threshold_near(s: Scenario, amount: float) -> float:
+    """A round limit a rule might state, a little below or a little above ``amount`` (never far from it, never on it)."""
+    options = {
+        value
+        for step in ((10, 20, 25) if amount < 200 else (25, 50, 100))
+        for value in (amount // step * step, (amount // step + 1) * step)
+        if value > 0 and 0.75 * amount <= value <= 1.3 * amount and abs(value - amount) >= 1
+    }
+    if not options:
+        raise Skip(f"no round limit near {amount}")
+    return float(s.rng.choice(sorted(options)))
 
 
 def _delivered_orders(s: Scenario) -> set[str] | None:
@@ -76,20 +76,17 @@ def _delivered_orders(s: Scenario) -> set[str] | None:
     }
 
 
-def _customer_email(s: Scenario, person: Person, subject: str, body: str) -> tuple[Rec, str]:
-    """The customer's email that starts the work, and how the request points at it ("Ana's email")."""
-    email, when = inbound_email(s, person, subject, body)
-    s.refer(
-        email, f"{person.first_name}'s email", relation="sender", where={"from_email": person.email}, latest="sent_at"
-    )
-    return email, when
-
-
 def _shipped_on(s: Scenario, order: Rec) -> str | None:
     fulfilments = [
         f for f in s.records("commerce", "fulfillment", where={"order_id": order.key}) if f["status"] == "success"
     ]
     return min((f["created_at"] for f in fulfilments), default=None)
+
+
+def _find_order(s: Scenario, order: Rec) -> Any:
+    """The order the customer names by its number, found in the store."""
+    return lookup(s, order, {"name": order["name"], "query": order["name"]}, say=f"look up order {order['name']} in the store",
+                  name=f"order {order['name']}")
 
 
 # -- support: returns and goodwill ------------------------------------------------------------------------
@@ -99,11 +96,12 @@ def _shipped_on(s: Scenario, order: Rec) -> str | None:
     "store-return-refund",
     family="support",
     title="A customer asked on the store to return an item: approve the return, refund it and tell them",
-    services=("commerce", "mailbox"),
+    services=("commerce",),
+    fits=can_arrive(),
 )
 def store_return_refund(s: Scenario) -> None:
-    policy = s.call("commerce", "get_store_policy", {}, say="check the store's return policy", needed=False)
-    window, final_sale = int(policy.value("return_window_days")), set(policy.value("final_sale_product_types") or ())
+    policy = s.runner.call("commerce", "get_store_policy", {}).data
+    window, final_sale = int(policy["return_window_days"]), set(policy["final_sale_product_types"] or ())
     customers = _customers(s)
     returned_orders = {r["order_id"] for r in s.records("commerce", "return")}
     delivered = _delivered_orders(s)
@@ -124,111 +122,62 @@ def store_return_refund(s: Scenario) -> None:
         for line in order["line_items"]:
             variant = variants.get(s.record("commerce", "line_item", line["id"])["variant_id"])
             product = products.get(variant["product_id"]) if variant else None
-            if (
-                product
-                and product["requires_shipping"]
-                and product["product_type"] not in final_sale
-                and line["fulfilled_quantity"]
-            ):
+            if product and product["requires_shipping"] and product["product_type"] not in final_sale and line["fulfilled_quantity"]:
                 options.append((order, line))
     order, line = s.pick(options, "no recent shipped order of a customer with a returnable item")
     person = customers[order["email"]]
-    org = org_of(s, person)
     s.subject = person
     reason, note = s.rng.choice(_RETURN_NOTES)
-    request = s.event(
-        "commerce",
-        "return_requested",
-        "return",
-        order_id=order.key,
-        items=[{"line_item_id": line["id"], "quantity": 1, "reason": reason}],
-        customer_note=note,
-        hours_ago=20.0,
-    )
+    request = s.event("commerce", "return_requested", "return", order_id=order.key,
+                      items=[{"line_item_id": line["id"], "quantity": 1, "reason": reason}], customer_note=note, hours_ago=20.0)
     restock = reason != "defective"
-    document, pointer = rule_source(
-        s,
-        "Returns handling",
+    rule = consult(
+        s, "Returns handling",
         "- Approve a return request that is inside the store's return window and refund the returned items straight away.\n"
         "- Items returned as defective or damaged are not put back in stock (refund them with restocking off); "
         "everything else goes back into stock.",
-        author_role=_rule_author(s),
+        author_role=rule_author(s),
     )
     item = line["title"]
-    email, when = _customer_email(
-        s,
-        person,
-        f"Return for order {order['name']}",
-        f"Hi,\n\nYesterday I asked on your site to return the {item} from order {order['name']}. {note} "
-        f"Could you confirm the return and let me know how much I will get back?\n\nThanks,\n{signature(person, org)}",
-    )
-    found = s.call(
-        "commerce",
-        "list_orders",
-        {"name": order["name"]},
-        select=order,
-        say=f"look up order {order['name']} in the store",
-    )
-    requests = s.call(
-        "commerce",
-        "list_returns",
-        {"status": "requested"},
-        select=request,
-        say="find its request among the open return requests",
-    )
-    s.refer(
-        request,
-        "the return request on that order",
-        relation="order",
-        where={"order_id": order.key, "status": "requested"},
-    )
-    waiting = [r for r in s.records("commerce", "return", where={"status": "requested"}) if r.key != request.key]
+    trigger = arrive(s, person, Ask(
+        subject=f"Return for order {order['name']}",
+        text=s.rng.choice((
+            f"Yesterday I asked on your site to return the {item} from order {order['name']}. {note} "
+            "Could you confirm the return and let me know how much I will get back?",
+            f"I put in a return on your website for the {item} (order {order['name']}). {note} "
+            "Is it accepted, and how much will you refund?",
+        )),
+        short=f"I asked on your site to return the {item} from order {order['name']}. Is it approved, and how much do I get back?",
+        topic="Orders and shipping",
+        relay=f"{person.first_name} asked on the store to return the {item} from order {order['name']} ({note.lower()}) "
+              "and wants to know if it's accepted and how much they get back.",
+    ))
+    found = _find_order(s, order)
+    requests = lookup(s, request, {"order_id": found.ref("id"), "status": "requested"},
+                      say="find its request among the open return requests", name="the return request")
+    s.refer(request, "the return request on that order", relation="order", where={"order_id": order.key, "status": "requested"})
+    waiting = [r for r in s.records("commerce", "return", where={"status": "requested"})
+               if r.key != request.key and shows(s, requests, r)]
     if waiting:
-        other = waiting[0]
-        s.trap("other-return-request", other, f"the return request on order {other['order_name']}", step=requests)
-    s.call("commerce", "approve_return", {"return_id": requests.ref("id")}, say="approve the return")
-    refund = s.call(
-        "commerce",
-        "refund_order",
-        {
-            "order_id": found.ref("id"),
-            "return_id": requests.ref("id"),
-            "reason": detail(f"Return: {reason.replace('_', ' ')}"),
-            "restock": restock,
-        },
-        say="refund the returned item, restocking it or not as our returns rules say",
+        s.trap("other-return-request", waiting[0], f"the return request on order {waiting[0]['order_name']}", step=requests)
+    act(s, "approve", requests, say="approve the return")
+    refund = act(s, "refund", found, {"return_id": requests.ref("id"), "reason": detail(f"Return: {reason.replace('_', ' ')}"),
+                                     "restock": restock},
+                 say="refund the returned item, restocking it or not as our returns rules say")
+    s.set_policy(rule.rec, "defective returns are not restocked, everything else is", refund, "restock", restock, not restock,
+                 "The returned item is restocked or not as the returns rules say for its reason")
+    s.brief.constraints.append(rule.pointer)
+    facts = [Said("the decision", Lit("approve"), "decision"), Said("the amount refunded", refund.ref("amount"), "money")]
+    reply(
+        s, trigger,
+        [f"Hi {person.first_name},\n\nYour return of the {item} is approved and we have refunded ", refund.ref("amount"),
+         f" {order['currency']} to your original payment method. Sorry for the trouble."],
+        say=reply_clause(trigger, "the amount refunded"), facts=facts, subject=f"Your return for order {order['name']}",
+        relay_parts=[f"Done: {person.first_name}'s return of the {item} is approved and refunded (", refund.ref("amount"),
+                     f" {order['currency']}). Could you let them know?"],
     )
-    if restock:
-        s.policy_documents.append(document)
-    else:
-        s.set_policy(
-            document,
-            "defective returns are not restocked",
-            refund,
-            "restock",
-            False,
-            True,
-            "The defective item was not put back in stock",
-        )
-    s.call(
-        "mailbox",
-        "reply_to_message",
-        {
-            "message_id": email.key,
-            "body": s.text(
-                f"Hi {person.first_name},\n\nYour return of the {item} is approved and we have refunded ",
-                refund.ref("amount"),
-                f" {order['currency']} to your original payment method. Sorry for the trouble.",
-            ),
-        },
-        say=f"reply to {person.first_name} with the amount refunded",
-        mentions=[(refund.ref("amount"), "the amount refunded")],
-    )
-    s.brief.intro = (
-        f"{person.name} emailed {when} about the return they asked for on our store for order {order['name']}"
-    )
-    s.brief.goal = f"Accept {person.first_name}'s return, refund it and tell them how much they get back"
-    s.brief.constraints.append(pointer)
+    s.brief.intro = f"{trigger.intro} about the return they asked for on our store for order {order['name']}"
+    s.brief.goal = f"Accept {person.first_name}'s return, refund it and {reply_clause(trigger, 'how much they get back')}"
     s.brief.anchors += [person.name, order["name"]]
 
 
@@ -236,7 +185,8 @@ def store_return_refund(s: Scenario) -> None:
     "goodwill-discount",
     family="support",
     title="An unhappy customer complains about a late order: give them a discount code under the goodwill rule",
-    services=("commerce", "mailbox"),
+    services=("commerce",),
+    fits=can_arrive(),
 )
 def goodwill_discount(s: Scenario) -> None:
     customers = _customers(s)
@@ -248,73 +198,57 @@ def goodwill_discount(s: Scenario) -> None:
     per_customer = Counter(o["email"] for o in orders)
     order = s.pick([o for o in orders if per_customer[o["email"]] == 1], "no customer with one delivered order")
     person = customers[order["email"]]
-    org = org_of(s, person)
     s.subject = person
-    threshold = float(s.rng.choice((100, 150, 200, 300)))
+    # The limit sits near the order's total, on either side: the rule, not the size, decides the discount.
+    threshold = _threshold_near(s, float(order["total_price"]))
     small, large = s.rng.choice(((10, 15), (10, 20), (15, 25)))
-    document, pointer = rule_source(
-        s,
-        "Goodwill discount rule",
+    rule = consult(
+        s, "Goodwill discount rule",
         f"- When a customer is unhappy about a delay, offer a percentage discount code for their next order, "
         f"single use (usage limit 1).\n- Orders under {money(threshold)}: {small}% off. Orders of {money(threshold)} "
         f"or more: {large}% off.\n- Never give cash refunds for a delay alone.",
-        author_role=_rule_author(s, "support lead"),
+        author_role=rule_author(s, "support lead"),
     )
-    email, when = _customer_email(
-        s,
-        person,
-        f"Order {order['name']} - really disappointed",
-        f"Hello,\n\nOrder {order['name']} finally turned up, a week later than promised, and I had to chase it twice. "
-        f"Not the experience I expected.\n\nRegards,\n{signature(person, org)}",
-    )
-    s.call(
-        "commerce",
-        "list_orders",
-        {"name": order["name"]},
-        select=order,
-        say=f"look up order {order['name']} to see what it came to",
-    )
+    trigger = arrive(s, person, Ask(
+        subject=f"Order {order['name']} - really disappointed",
+        text=s.rng.choice((
+            f"Order {order['name']} finally turned up, a week later than promised, and I had to chase it twice. "
+            "Not the experience I expected.",
+            f"Our order {order['name']} arrived days after the date you gave us. We planned around that date. "
+            "Frankly, I'm disappointed.",
+        )),
+        short=f"Order {order['name']} came a week late and I had to chase it twice. Not happy.",
+        topic="Orders and shipping",
+        relay=f"{person.first_name} is unhappy that order {order['name']} came a week late after they chased it twice.",
+    ))
+    _find_order(s, order)
     percent = large if order["total_price"] >= threshold else small
-    code = detail(f"SORRY{order['name'].lstrip('#')}")
     created = s.call(
-        "commerce",
-        "create_discount_code",
-        {
-            "code": code,
-            "kind": "percentage",
-            "title": detail(f"Apology for the delay on {order['name']}"),
-            "value": float(percent),
-            "usage_limit": 1,
-        },
-        say="create a single-use percentage discount code of the size the goodwill rule gives for that order",
+        "commerce", "create_discount_code",
+        {"code": detail(f"SORRY{order['name'].lstrip('#')}"), "kind": "percentage",
+         "title": detail(f"Apology for the delay on {order['name']}"), "value": float(percent), "usage_limit": 1},
+        say="create a single-use percentage discount code of the size the goodwill rule gives for their order",
     )
     s.set_policy(
-        document,
-        f"orders of {money(threshold)} or more get {large}% off, smaller ones {small}%",
-        created,
-        "value",
-        float(percent),
-        float(small if percent == large else large),
+        rule.rec, f"orders of {money(threshold)} or more get {large}% off, smaller ones {small}%", created, "value",
+        float(percent), float(small if percent == large else large),
         "The discount is the size the goodwill rule gives for the order's total",
     )
-    s.call(
-        "mailbox",
-        "reply_to_message",
-        {
-            "message_id": email.key,
-            "body": s.text(
-                f"Hi {person.first_name},\n\nI'm sorry your order arrived late. As an apology, here is a code for {percent}% off "
-                "your next order: ",
-                created.ref("code"),
-                ".",
-            ),
-        },
-        say=f"apologise to {person.first_name} and give them the code",
-        mentions=[(created.ref("code"), "the discount code")],
+    s.brief.constraints.append(rule.pointer)
+    # The code is the agent's own: its reply is checked against the code it created, never this run's literal.
+    reply(
+        s, trigger,
+        [f"Hi {person.first_name},\n\nI'm sorry your order arrived late. As an apology, here is a code for {percent}% off "
+         "your next order: ", created.ref("code"), "."],
+        say=reply_clause(trigger, "the code and what it gives"),
+        facts=[Said("the discount code", created.ref("code")), Said("the discount", Lit(percent), "number")],
+        subject=f"Sorry about order {order['name']}",
+        relay_parts=[f"I've made {person.first_name} a code for {percent}% off their next order: ", created.ref("code"),
+                     ". Could you pass it on with our apologies?"],
     )
-    s.brief.intro = f"{person.name} from {org.name} emailed {when}, unhappy that their order came late"
-    s.brief.goal = f"Make it up to {person.first_name} with a discount code for their next order and send it to them"
-    s.brief.constraints.append(pointer)
+    s.brief.intro = f"{trigger.intro}, unhappy that their order came late"
+    s.brief.goal = (f"Make it up to {person.first_name} with a discount code for their next order and "
+                    f"{reply_clause(trigger, 'the code')}")
     s.brief.anchors += [person.name]
 
 
@@ -325,7 +259,8 @@ def goodwill_discount(s: Scenario) -> None:
     "parcel-exception",
     family="operations",
     title="A customer's parcel was damaged in transit: refund or escalate under the delivery-problems policy",
-    services=("shipping", "commerce", "mailbox"),
+    services=("shipping", "commerce"),
+    fits=can_arrive(),
 )
 def parcel_exception(s: Scenario) -> None:
     customers = _customers(s)
@@ -336,133 +271,90 @@ def parcel_exception(s: Scenario) -> None:
             continue
         shipment = shipments[label["shipment_id"]]
         orders = s.records("commerce", "order", where={"id": shipment["order_id"]})
-        if (
-            orders
-            and orders[0]["email"] in customers
-            and orders[0]["financial_status"] == "paid"
-            and orders[0]["total_refunded"] == 0
-        ):
+        if orders and orders[0]["email"] in customers and orders[0]["financial_status"] == "paid" and orders[0]["total_refunded"] == 0:
             options.append((label, shipment, orders[0]))
     label, shipment, order = s.pick(options, "no parcel of a customer in transit")
     person = customers[order["email"]]
-    org = org_of(s, person)
     s.subject = person
     # The damage scan is the parcel's latest: this morning, and never before its last scan.
     scans = s.records("shipping", "tracking_event", where={"label_id": label.key}, order=("-occurred_at",))
-    since = (s.world.now_dt - datetime.fromisoformat(scans[0]["occurred_at"].replace("Z", "+00:00"))).total_seconds() / 3600 if scans else 24.0
+    last = datetime.fromisoformat(scans[0]["occurred_at"].replace("Z", "+00:00")) if scans else None
+    since = (s.world.now_dt - last).total_seconds() / 3600 if last is not None else 24.0
     if since < 1.0:
         raise Skip("the parcel was scanned less than an hour ago")
-    s.event(
-        "shipping",
-        "tracking_updated",
-        "tracking_event",
-        tracking_number=label["tracking_number"],
-        status="exception",
-        description="Package damaged in transit; contents not deliverable, carrier is disposing of it",
-        location=None,
-        hours_ago=min(6.0, since / 2),
-    )
+    s.event("shipping", "tracking_updated", "tracking_event", tracking_number=label["tracking_number"], status="exception",
+            description="Package damaged in transit; contents not deliverable, carrier is disposing of it", location=None,
+            hours_ago=min(6.0, since / 2))
     manager = _escalation_contact(s)
     total = float(order["total_price"])
-    # Half the time the order is under the policy's limit (refund it), half the time over it (escalate).
-    factor = s.rng.uniform(1.3, 2.0) if s.rng.random() < 0.5 else s.rng.uniform(0.4, 0.75)
-    threshold = float(max(50, round(total * factor / 50) * 50))
-    if abs(threshold - total) < 5:
-        threshold += 50
-    document, pointer = rule_source(
-        s,
-        "Delivery problems policy",
+    threshold = _threshold_near(s, total)
+    rule = consult(
+        s, "Delivery problems policy",
         f"- When the carrier reports a parcel damaged or lost, check its tracking first.\n"
         f"- Orders under {money(threshold)}: refund the order in full at once and tell the customer.\n"
-        f"- Orders of {money(threshold)} or more: do not refund; forward the customer's email to the operations manager "
-        f"({manager.name}, {manager.email}) for a carrier claim and a replacement, and tell the customer we are on it.",
-        author_role=_rule_author(s),
+        f"- Orders of {money(threshold)} or more: do not refund; pass it to the operations manager ({manager.name}) "
+        f"with the order number and the tracking number, for a carrier claim and a replacement, and tell the customer we "
+        "are on it.",
+        author_role=rule_author(s),
     )
-    email, when = _customer_email(
-        s,
-        person,
-        f"Where is order {order['name']}?",
-        f"Hi,\n\nMy order {order['name']} should have arrived by now and the tracking shows some kind of problem. "
-        f"What is going on?\n\nThanks,\n{signature(person, org)}",
-    )
-    found = s.call(
-        "shipping",
-        "list_shipments",
-        {"order_number": order["name"]},
-        select=shipment,
-        say=f"find the shipment of order {order['name']} in shipping",
-    )
-    s.call("shipping", "track_package", {"tracking_number": found.ref("tracking_number")}, say="track the parcel")
+    trigger = arrive(s, person, Ask(
+        subject=f"Where is order {order['name']}?",
+        text=s.rng.choice((
+            f"My order {order['name']} should have arrived by now and the tracking shows some kind of problem. What is going on?",
+            f"The tracking for order {order['name']} has shown an error since this morning. Is our parcel lost?",
+        )),
+        short=f"Where is order {order['name']}? The tracking shows a problem.",
+        topic="Orders and shipping",
+        relay=f"{person.first_name} says the tracking of order {order['name']} shows a problem and wants to know what's going on.",
+    ))
+    found = lookup(s, shipment, {"order_number": order["name"], "query": order["name"]},
+                   say=f"find the shipment of order {order['name']} in shipping", name=f"the shipment of order {order['name']}")
+    s.call("shipping", "track_package", {"tracking_number": found.ref("tracking_number")},
+           say=f"track the parcel of order {order['name']}", guided=True)
     s.refer(shipment, f"the shipment of order {order['name']}", relation="order", where={"order_number": order["name"]})
+    happened = Said("what happened", Lit("damaged"))
     if total < threshold:
-        placed = s.call(
-            "commerce", "list_orders", {"name": order["name"]}, select=order, say="open the order in the store"
+        placed = _find_order(s, order)
+        refund = act(s, "refund", placed, {"amount": placed.ref("refundable"), "reason": detail("Parcel damaged in transit")},
+                     say="refund the order in full, as the policy says for an order of its size")
+        reply(
+            s, trigger,
+            [f"Hi {person.first_name},\n\nThe carrier damaged your parcel in transit, so we have refunded your order in full: ",
+             refund.ref("amount"), f" {order['currency']}. We are very sorry."],
+            say=reply_clause(trigger, "what happened and how much you refunded"),
+            facts=[happened, Said("the amount refunded", refund.ref("amount"), "money")],
+            subject=f"Your order {order['name']}",
+            relay_parts=["The carrier damaged the parcel; I've refunded the order in full (", refund.ref("amount"),
+                         f" {order['currency']}). Could you tell {person.first_name}?"],
         )
-        refund = s.call(
-            "commerce",
-            "refund_order",
-            {
-                "order_id": placed.ref("id"),
-                "amount": placed.ref("refundable"),
-                "reason": detail("Parcel damaged in transit"),
-            },
-            say="refund the order in full, as the policy says for an order of its size",
-        )
-        s.call(
-            "mailbox",
-            "reply_to_message",
-            {
-                "message_id": email.key,
-                "body": s.text(
-                    f"Hi {person.first_name},\n\nThe carrier damaged your parcel in transit, so we have refunded your order in full: ",
-                    refund.ref("amount"),
-                    f" {order['currency']}. We are very sorry.",
-                ),
-            },
-            say=f"tell {person.first_name} what happened and how much you refunded",
-            mentions=[(refund.ref("amount"), "the amount refunded")],
-        )
-        s.policy_documents.append(document)
+        s.policy_documents.append(rule.rec)
     else:
-        forward = s.call(
-            "mailbox",
-            "forward_message",
-            {
-                "message_id": email.key,
-                "to": ListOf((Lit(manager.email),)),
-                "note": detail("Parcel damaged in transit: claim and replacement, please."),
-            },
-            say=f"forward {person.first_name}'s email to whoever the policy names for an order of this size",
+        told = tell(
+            s, manager,
+            [f"The carrier damaged order {order['name']} for {person.name} in transit (tracking ", found.ref("tracking_number"),
+             "). It's over our refund limit: could you file the claim and send a replacement?"],
+            say="pass it to whoever the policy names for an order of this size, with the order and tracking numbers",
+            facts=[Said("the order number", Lit(order["name"])), Said("the tracking number", found.ref("tracking_number"))],
+            subject=f"Damaged parcel: order {order['name']}",
         )
-        s.call(
-            "mailbox",
-            "reply_to_message",
-            {
-                "message_id": email.key,
-                "body": detail(
-                    f"Hi {person.first_name}, the carrier damaged your parcel; we are arranging a replacement."
-                ),
-            },
-            say=f"tell {person.first_name} what happened and that we are on it",
+        violation = list(s.specs)
+        violation[told.index] = s.spec("commerce", "refund_order", {"order_id": order.key, "amount": order["refundable"],
+                                                                    "reason": "Damaged"})
+        reply(
+            s, trigger,
+            [f"Hi {person.first_name},\n\nThe carrier damaged your parcel in transit. We are arranging a replacement and "
+             "will be in touch shortly."],
+            say=reply_clause(trigger, "what happened and that we are on it"), facts=[happened],
+            subject=f"Your order {order['name']}",
+            relay_parts=[f"The carrier damaged {person.first_name}'s parcel; {manager.first_name} is arranging a replacement. "
+                         "Could you let them know it was damaged and that we're on it?"],
         )
-        violation = [
-            *s.specs[:2],
-            s.spec(
-                "commerce", "refund_order", {"order_id": order.key, "amount": order["refundable"], "reason": "Damaged"}
-            ),
-            s.specs[-1],
-        ]
-        s.forbid_by_policy(
-            document,
-            f"orders of {money(threshold)} or more are not refunded but claimed",
-            forward,
-            violation,
-            ("commerce", "refunds", {"order_id": order.key}),
-            "No refund was issued for a large order",
-        )
-    s.brief.intro = f"{person.name} from {org.name} emailed {when} asking where order {order['name']} is"
-    s.brief.goal = f"Find out what happened to {person.first_name}'s parcel and deal with it the way our policy says"
-    s.brief.constraints.append(pointer)
+        s.forbid_by_policy(rule.rec, f"orders of {money(threshold)} or more are not refunded but claimed", told, violation,
+                           ("commerce", "refunds", {"order_id": order.key}), "No refund was issued for a large order")
+    s.brief.intro = f"{trigger.intro} asking where order {order['name']} is"
+    s.brief.goal = (f"Find out what happened to {person.first_name}'s parcel, deal with it the way our policy says and "
+                    f"{reply_clause(trigger, 'what happened')}")
+    s.brief.constraints.append(rule.pointer)
     s.brief.anchors += [person.name, order["name"]]
 
 
@@ -470,7 +362,8 @@ def parcel_exception(s: Scenario) -> None:
     "order-address-fix",
     family="operations",
     title="A customer sends a corrected address for an order that has not shipped: fix the order and its shipment",
-    services=("commerce", "shipping", "mailbox"),
+    services=("commerce", "shipping"),
+    fits=can_arrive(),
 )
 def order_address_fix(s: Scenario) -> None:
     customers = _customers(s)
@@ -479,84 +372,52 @@ def order_address_fix(s: Scenario) -> None:
     for order in s.records("commerce", "order", where={"status": "open", "fulfillment_status": "unfulfilled"}):
         if order["email"] not in customers or order.key not in pending:
             continue
-        theirs = s.records(
-            "commerce", "order", where={"email": order["email"], "fulfillment_status": "unfulfilled", "status": "open"}
-        )
+        theirs = s.records("commerce", "order", where={"email": order["email"], "fulfillment_status": "unfulfilled", "status": "open"})
         if len(theirs) == 1:
             options.append(order)
     order = s.pick(options, "no customer with one order waiting to ship")
     shipment = pending[order.key]
     person = customers[order["email"]]
-    org = org_of(s, person)
     s.subject = person
-    addresses = sorted(
-        {c["default_address"] for c in s.records("commerce", "customer") if c["default_address"]}
-        - {order["shipping_address"]}
-    )
+    addresses = sorted({c["default_address"] for c in s.records("commerce", "customer") if c["default_address"]}
+                       - {order["shipping_address"]})
     address = s.pick(addresses, "no other address")
-    email, when = _customer_email(
-        s,
-        person,
-        "Wrong delivery address",
-        f"Hi,\n\nI just noticed my order that hasn't shipped yet is going to the wrong address. Please send it to "
-        f"{address} instead.\n\nThank you,\n{signature(person, org)}",
-    )
-    found = s.call(
-        "commerce",
-        "list_orders",
-        {"email": person.email},
-        select=order,
-        say=f"find {person.first_name}'s order that has not shipped yet",
-    )
-    s.refer(
-        order,
-        f"{person.first_name}'s order that has not shipped",
-        relation="customer",
-        where={"email": person.email, "fulfillment_status": "unfulfilled", "status": "open"},
-    )
-    shipped = [
-        o
-        for o in s.records("commerce", "order", where={"email": person.email})
-        if o["fulfillment_status"] != "unfulfilled"
-    ]
+    trigger = arrive(s, person, Ask(
+        subject="Wrong delivery address",
+        text=s.rng.choice((
+            f"I just noticed my order that hasn't shipped yet is going to the wrong address. Please send it to {address} instead.",
+            f"We've moved: could you deliver the order we placed that hasn't gone out yet to {address}?",
+        )),
+        short=f"My order that hasn't shipped yet has the wrong address. Please send it to {address}.",
+        topic="Orders and shipping",
+        relay=f"{person.first_name} says their order that hasn't shipped yet should go to {address} instead.",
+    ))
+    address_of = email_of(s, trigger)
+    found = lookup(s, order, {"email": address_of, "customer_email": address_of},
+                   say=f"find {person.first_name}'s order that has not shipped yet",
+                   name=f"{person.first_name}'s order that has not shipped")
+    s.refer(order, f"{person.first_name}'s order that has not shipped", relation="customer",
+            where={"email": person.email, "fulfillment_status": "unfulfilled", "status": "open"})
+    shipped = [o for o in s.records("commerce", "order", where={"email": person.email})
+               if o["fulfillment_status"] != "unfulfilled" and shows(s, found, o)]
     if shipped:
         s.trap("shipped-order", shipped[0], f"their order {shipped[0]['name']} that already shipped", step=found)
-    s.call(
-        "commerce",
-        "update_order",
-        {"order_id": found.ref("id"), "shipping_address": address},
-        say=f"change its shipping address to {address}",
+    act(s, "update", found, {"shipping_address": address},
+        say=f"change the shipping address of {person.first_name}'s order that has not shipped to {address}")
+    box = lookup(s, shipment, {"order_number": found.ref("name"), "order_id": found.ref("id")}, say="find its shipment in shipping",
+                 name="its shipment")
+    act(s, "update", box, {"ship_to_address": address}, say="correct the delivery address on the shipment too")
+    reply(
+        s, trigger,
+        [f"Hi {person.first_name},\n\nDone: order ", found.ref("name"), f" will now go to {address}."],
+        say=reply_clause(trigger, "the order number"),
+        facts=[Said("the order number", found.ref("name")), Said("the new address", Lit(address))],
+        subject="Your delivery address",
+        relay_parts=[f"Done: {person.first_name}'s order ", found.ref("name"), f" now goes to {address}. Could you confirm it to them?"],
     )
-    box = s.call(
-        "shipping",
-        "list_shipments",
-        {"order_number": found.ref("name")},
-        select=shipment,
-        say="find its shipment in shipping",
-    )
-    s.call(
-        "shipping",
-        "update_shipment",
-        {"shipment_id": box.ref("id"), "ship_to_address": address},
-        say="correct the delivery address on the shipment too",
-    )
-    s.call(
-        "mailbox",
-        "reply_to_message",
-        {
-            "message_id": email.key,
-            "body": s.text(
-                f"Hi {person.first_name},\n\nDone: order ", found.ref("name"), f" will now go to {address}."
-            ),
-        },
-        say=f"confirm to {person.first_name} with the order number",
-        mentions=[(found.ref("name"), "the order number")],
-    )
-    s.brief.intro = f"{person.name} emailed {when} with a corrected delivery address"
-    s.brief.goal = (
-        f"Make sure {person.first_name}'s order ships to the new address (the store order and the shipment "
-        "that is waiting for a label) and confirm it to them with the order number"
-    )
+    s.brief.intro = f"{trigger.intro} with a corrected delivery address"
+    s.brief.goal = (f"Make sure {person.first_name}'s order ships to the new address (the store order and the shipment that is "
+                    f"waiting for a label) and {reply_clause(trigger, 'the order number')}")
     s.brief.constraints.append("Leave orders that already shipped alone")
     s.brief.anchors.append(person.name)
 
@@ -579,7 +440,8 @@ def _template(s: Scenario, name: str) -> Rec:
     "contract-renewal-signature",
     family="sales",
     title="The account owner asks to send a customer's renewal amendment for signature to the MSA's signatory",
-    services=("esign", "chat"),
+    services=("esign",),
+    fits=can_arrive(COLLEAGUE),
 )
 def contract_renewal_signature(s: Scenario) -> None:
     team = {p.email: p for p in s.world.team}
@@ -588,11 +450,8 @@ def contract_renewal_signature(s: Scenario) -> None:
     for envelope in _signed_msas(s):
         owner = team.get(envelope["sender_email"])
         signers = [r for r in envelope["recipients"] if r["kind"] == "signer" and r["email"] in customers]
-        open_ones = [
-            e
-            for e in s.records("esign", "envelope", where={"company_name": envelope["company_name"]})
-            if e["status"] in ("created", "sent", "delivered")
-        ]
+        open_ones = [e for e in s.records("esign", "envelope", where={"company_name": envelope["company_name"]})
+                     if e["status"] in ("created", "sent", "delivered")]
         if owner and owner.email != s.world.user.email and len(signers) == 1 and not open_ones:
             options.append((envelope, owner, customers[signers[0]["email"]]))
     msa, owner, signer = s.pick(options, "no signed MSA of a colleague's account")
@@ -600,85 +459,48 @@ def contract_renewal_signature(s: Scenario) -> None:
     renewal = _template(s, "Renewal Amendment")
     policy = s.rng.random() < 0.5
     copy_me = "" if policy else " Copy me on it please."
-    post, when = chat_post(
-        s,
-        owner,
-        "sales",
-        s.rng.choice(
-            (
-                f"{company} agreed to renew. Could someone send the renewal amendment to whoever signed their MSA on their side?{copy_me}",
-                (
-                    f"Renewal with {company} is agreed - please get the renewal amendment out for signature to the person at "
-                    f"{company} who signed their MSA.{copy_me}"
-                ),
-            )
-        ),
-    )
-    s.call(
-        "esign",
-        "list_envelopes",
-        {"company_name": company, "status": "completed"},
-        select=msa,
-        say=f"find the MSA {company} signed",
-    )
-    s.refer(
-        s.record("esign", "envelope", msa.key),
-        f"the MSA {company} signed",
-        relation="company",
-        where={"company_name": company, "template_id": "tpl_0001"},
-    )
-    signers = [{"name": signer.name, "email": signer.email}]
+    trigger = arrive(s, owner, Ask(
+        subject=f"{company} renewal",
+        text=s.rng.choice((
+            f"{company} agreed to renew. Could someone send the renewal amendment to whoever signed their MSA on their side?{copy_me}",
+            f"Renewal with {company} is agreed - please get the renewal amendment out for signature to the person at "
+            f"{company} who signed their MSA.{copy_me}",
+        )),
+        team="sales",
+    ), channels=COLLEAGUE)
+    lookup(s, msa, {"company_name": company, "status": "completed", "query": company}, say=f"find the MSA {company} signed",
+           name=f"the MSA {company} signed")
+    s.refer(msa, f"the MSA {company} signed", relation="company", where={"company_name": company, "template_id": "tpl_0001"})
     subject = f"Please DocuSign: Renewal Amendment - {company}"
     if policy:
-        document, pointer = rule_source(
-            s,
-            "Contract sending rules",
+        rule = consult(
+            s, "Contract sending rules",
             '- Envelope subjects follow the pattern "Please DocuSign: <document> - <customer company>" (for example '
             '"Please DocuSign: Order Form - Acme Ltd"), so the pipeline report can match them to deals.\n'
             "- The account owner is always copied on the envelope.",
-            author_role=_rule_author(s, "sales lead"),
+            author_role=rule_author(s, "sales lead"),
         )
-        s.brief.constraints.append(pointer)
+        s.brief.constraints.append(rule.pointer)
     sent = s.call(
-        "esign",
-        "create_envelope",
-        {
-            "email_subject": subject if policy else detail(subject),
-            "signers": signers,
-            "template_id": renewal.key,
-            "company_name": company,
-            "cc": [{"name": owner.name, "email": owner.email}],
-            "email_message": detail(f"Hi {signer.first_name}, please review and sign the renewal amendment. Thanks!"),
-            "send": True,
-        },
+        "esign", "create_envelope",
+        {"email_subject": subject if policy else detail(subject), "signers": [{"name": signer.name, "email": signer.email}],
+         "template_id": renewal.key, "company_name": company, "cc": [{"name": owner.name, "email": owner.email}],
+         "email_message": detail(f"Hi {signer.first_name}, please review and sign the renewal amendment. Thanks!"), "send": True},
         say=f"send {signer.name} the renewal amendment for {company} to sign, "
         + ("as our contract sending rules say" if policy else f"with {owner.first_name} in copy"),
     )
     if policy:
-        s.set_policy(
-            document,
-            "envelope subjects name the document and the company",
-            sent,
-            "email_subject",
-            subject,
-            f"Renewal amendment for {company}",
-            "The envelope's subject follows the contract sending rules",
-        )
-    s.call(
-        "chat",
-        "reply_in_thread",
-        {
-            "message_id": post.key,
-            "text": s.text(f"Sent the renewal amendment to {signer.name} - envelope ", sent.ref("id"), "."),
-        },
-        say=f"tell {owner.first_name} in the thread it is out, with the envelope id",
-        mentions=[(sent.ref("id"), "the envelope id")],
+        s.set_policy(rule.rec, "envelope subjects name the document and the company", sent, "email_subject", subject,
+                     f"Renewal amendment for {company}", "The envelope's subject follows the contract sending rules")
+    reply(
+        s, trigger, [f"Sent the renewal amendment to {signer.name} - envelope ", sent.ref("id"), "."],
+        say=reply_clause(trigger, "who it went to and the envelope id"),
+        facts=[Said("who signs it", Lit(signer.name)), Said("the envelope id", sent.ref("id"))],
+        subject=f"Re: {company} renewal",
     )
-    s.brief.intro = f"{owner.name} asked in #sales {when} for {company}'s renewal amendment to go out for signature"
-    s.brief.goal = (
-        f"Get {company}'s renewal amendment out for signature to the person at {company} who signed their MSA, "
-        f"and tell {owner.first_name} in the thread which envelope it is"
-    )
+    s.brief.intro = asking(trigger, f"for {company}'s renewal amendment to go out for signature")
+    s.brief.goal = (f"Get {company}'s renewal amendment out for signature to the person at {company} who signed their MSA, "
+                    f"and {reply_clause(trigger, 'who it went to and the envelope id')}")
     s.brief.anchors += [company, owner.name]
 
 
@@ -686,7 +508,8 @@ def contract_renewal_signature(s: Scenario) -> None:
     "declined-envelope-redirect",
     family="sales",
     title="A customer's signatory declined an agreement, naming who should sign: send it to that person",
-    services=("esign", "mailbox"),
+    services=("esign",),
+    fits=can_arrive(COLLEAGUE),
 )
 def declined_envelope_redirect(s: Scenario) -> None:
     customers = _customers(s)
@@ -698,166 +521,112 @@ def declined_envelope_redirect(s: Scenario) -> None:
         if len(waiting) != 1 or waiting[0]["email"] not in customers:
             continue
         person = customers[waiting[0]["email"]]
-        others = [
-            p for p in s.world.customers if p.organisation_id == person.organisation_id and p.email != person.email
-        ]
+        others = [p for p in s.world.customers if p.organisation_id == person.organisation_id and p.email != person.email]
         if others:
             options.append((envelope, person, others))
     envelope, person, others = s.pick(options, "no envelope waiting on a customer with a colleague")
     right = s.pick(others, "no colleague")
     org = org_of(s, person)
     s.subject = person
+    company = envelope["company_name"]
     template = s.record("esign", "template", envelope["template_id"])
-    reason = (
-        f"I'm not authorised to sign this for {org.name}. Please send it to {right.name} ({right.email}), "
-        "who signs our contracts."
-    )
-    decline = s.event(
-        "esign",
-        "envelope_declined",
-        "recipient_event",
-        envelope_id=envelope.key,
-        reason=reason,
-        signer_email=person.email,
-        hours_ago=3.0,
-    )
-    s.trigger = decline
+    reason = f"I'm not authorised to sign this for {org.name}. Please send it to {right.name} ({right.email}), who signs our contracts."
+    decline = s.event("esign", "envelope_declined", "recipient_event", envelope_id=envelope.key, reason=reason,
+                      signer_email=person.email, hours_ago=3.0)
+    s.trigger, s.topic = decline, f"{template['name']} for {company}"
     declined = s.record("esign", "envelope", envelope.key)
-    found = s.call(
-        "esign",
-        "list_envelopes",
-        {"company_name": envelope["company_name"]},
-        select=declined,
-        say=f"find the {template['name']} {person.first_name} declined and read why",
-    )
-    s.refer(
-        declined,
-        f"the {template['name']} {person.first_name} declined",
-        relation="recipient",
-        where={"company_name": envelope["company_name"], "id": envelope.key},
-    )
-    others_of_company = [
-        e
-        for e in s.records("esign", "envelope", where={"company_name": envelope["company_name"]})
-        if e.key != envelope.key and e["template_id"] and e["template_id"] != envelope["template_id"]
-    ]
+    found = lookup(s, declined, {"company_name": company, "status": "declined", "recipient_email": person.email, "query": company},
+                   say=f"find the {template['name']} {person.first_name} declined", stage="trigger",
+                   name=f"the {template['name']} {person.first_name} declined")
+    s.refer(declined, f"the {template['name']} {person.first_name} declined", relation="recipient",
+            where={"company_name": company, "id": envelope.key})
+    lookup(s, decline, {"envelope_id": found.ref("id")}, say="read why they declined")
+    others_of_company = [e for e in s.records("esign", "envelope", where={"company_name": company})
+                         if e.key != envelope.key and e["template_id"] and e["template_id"] != envelope["template_id"]
+                         and shows(s, found, e)]
     if others_of_company:
         other = others_of_company[0]
-        s.trap(
-            "other-agreement",
-            other,
-            f"{envelope['company_name']}'s other agreement {other['email_subject']!r}",
-            step=found,
-        )
+        s.trap("other-agreement", other, f"{company}'s other agreement {other['email_subject']!r}", step=found)
+    # The same routing as the original: the person named instead of the decliner, our countersigner after them, the
+    # same copies. (A re-send without our countersigner is checked as well: the request names only the new signer.)
+    route = sorted(envelope["recipients"], key=lambda r: (r["routing_order"], r["id"]))
+    signers = ListOf(tuple(Lit({"name": right.name, "email": right.email}) if r["email"] == person.email
+                           else detail({"name": r["name"], "email": r["email"]}) for r in route if r["kind"] == "signer"))
+    cc = [{"name": r["name"], "email": r["email"]} for r in route if r["kind"] == "cc"]
     resent = s.call(
-        "esign",
-        "create_envelope",
-        {
-            "email_subject": detail(f"Please DocuSign: {template['name']} - {envelope['company_name']}"),
-            "signers": [{"name": right.name, "email": right.email}],
-            "template_id": found.ref("template_id"),
-            "company_name": envelope["company_name"],
-            "deal_name": detail(envelope["deal_name"]),
-            "email_message": detail(
-                f"Hi {right.first_name}, {person.first_name} asked us to send this to you for signature."
-            ),
-            "send": True,
-        },
+        "esign", "create_envelope",
+        {"email_subject": detail(f"Please DocuSign: {template['name']} - {company}"), "signers": signers,
+         "template_id": found.ref("template_id"), "company_name": company, "deal_name": detail(envelope["deal_name"]),
+         **({"cc": detail(cc)} if cc else {}),
+         "email_message": detail(f"Hi {right.first_name}, {person.first_name} asked us to send this to you for signature."),
+         "send": True},
         say=f"send the same {template['name']} to the person {person.first_name} named, for signature",
     )
     sender = {p.email: p for p in s.world.team}.get(envelope["sender_email"])
-    if sender is not None and sender.email != s.world.user.email:
-        s.call(
-            "mailbox",
-            "send_email",
-            {
-                "to": ListOf((Lit(sender.email),)),
-                "subject": detail(f"{envelope['company_name']}: {template['name']} re-sent"),
-                "body": s.text(
-                    f"Hi {sender.first_name},\n\n{person.name} declined the {template['name']}; it is now with "
-                    f"{right.name} for signature (envelope ",
-                    resent.ref("id"),
-                    ").",
-                ),
-            },
-            say=f"email {sender.name}, who sent the original, with the new envelope id",
-            mentions=[(resent.ref("id"), "the new envelope id")],
-        )
-        s.brief.goal = (
-            f"Get the {template['name']} signed by the person {person.first_name} pointed us to, and let "
-            f"{sender.name}, who sent the original, know the new envelope id by email"
-        )
-        s.brief.anchors.append(sender.name)
-    else:
-        s.brief.goal = f"Get the {template['name']} signed by the person {person.first_name} pointed us to"
-    s.brief.intro = (
-        f"{person.name} from {org.name} declined to sign the {template['name']} we sent them, a few hours ago"
-    )
+    if sender is None or sender.email == s.world.user.email:
+        sender = colleague(s, "sales lead")
+    tell(s, sender,
+         [f"{person.name} declined the {template['name']} for {company}; it is now with {right.name} for signature (envelope ",
+          resent.ref("id"), ")."],
+         say=f"let {sender.name} know who has it now and the new envelope id",
+         facts=[Said("who signs it now", Lit(right.name)), Said("the new envelope id", resent.ref("id"))],
+         subject=f"{company}: {template['name']} re-sent")
+    s.brief.intro = f"{person.name} from {org.name} declined to sign the {template['name']} we sent them, a few hours ago"
+    s.brief.goal = (f"Get the {template['name']} signed by the person {person.first_name} pointed us to, and let "
+                    f"{sender.name} know who has it now and the new envelope id")
     s.brief.constraints.append(f"{person.first_name}'s decline note says who should sign instead")
-    s.brief.anchors += [person.name, org.name]
+    s.brief.anchors += [person.name, org.name, sender.name]
 
 
 @archetype(
     "signature-reminder",
     family="sales",
     title="A colleague asks whether a customer has signed yet: remind the signer whose turn it is",
-    services=("esign", "chat"),
+    services=("esign",),
+    fits=can_arrive(COLLEAGUE),
 )
 def signature_reminder(s: Scenario) -> None:
     team = {p.email: p for p in s.world.team}
     options = []
     for envelope in s.records("esign", "envelope"):
         owner = team.get(envelope["sender_email"])
-        if (
-            envelope["status"] not in ("sent", "delivered")
-            or not envelope["contract_number"]
-            or owner is None
-            or owner.email == s.world.user.email
-        ):
+        if envelope["status"] not in ("sent", "delivered") or not envelope["contract_number"] or owner is None \
+                or owner.email == s.world.user.email:
             continue
-        same = [
-            e
-            for e in s.records("esign", "envelope", where={"company_name": envelope["company_name"]})
-            if e["status"] in ("sent", "delivered")
-        ]
-        if len(same) == 1:
-            options.append((envelope, owner))
-    envelope, owner = s.pick(options, "no envelope out for signature of a colleague's account")
+        same = [e for e in s.records("esign", "envelope", where={"company_name": envelope["company_name"]})
+                if e["status"] in ("sent", "delivered")]
+        waiting = [r for r in envelope["recipients"] if r["kind"] == "signer" and r["status"] in ("sent", "delivered")]
+        if len(same) == 1 and len(waiting) == 1:
+            options.append((envelope, owner, waiting[0]))
+    envelope, owner, signer = s.pick(options, "no envelope out for signature of a colleague's account")
     company = envelope["company_name"]
-    post, when = chat_post(
-        s,
-        owner,
-        "sales",
-        f"Has {company} signed the agreement I sent on {short_date(envelope['sent_at'])}? If not, could someone nudge them?",
-    )
-    found = s.call(
-        "esign", "list_envelopes", {"company_name": company}, select=envelope, say=f"check {company}'s envelopes"
-    )
-    s.refer(
-        envelope,
-        f"the agreement {owner.first_name} sent {company}",
-        relation="company",
-        where={"company_name": company, "sender_email": owner.email, "id": envelope.key},
-    )
-    done = [e for e in s.records("esign", "envelope", where={"company_name": company}) if e["status"] == "completed"]
+    trigger = arrive(s, owner, Ask(
+        subject=f"{company} signature",
+        text=s.rng.choice((
+            f"Has {company} signed the agreement I sent on {short_date(envelope['sent_at'])}? If not, could someone nudge them?",
+            f"Any news on the contract I sent {company} on {short_date(envelope['sent_at'])}? Please chase whoever still has to sign.",
+        )),
+        team="sales",
+    ), channels=COLLEAGUE)
+    found = lookup(s, envelope, {"company_name": company, "sender_email": owner.email, "query": company},
+                   say=f"check {company}'s envelopes", name=f"the agreement {owner.first_name} sent {company}")
+    s.refer(envelope, f"the agreement {owner.first_name} sent {company}", relation="company",
+            where={"company_name": company, "sender_email": owner.email, "id": envelope.key})
+    done = [e for e in s.records("esign", "envelope", where={"company_name": company})
+            if e["status"] == "completed" and shows(s, found, e)]
     if done:
         s.trap("signed-envelope", done[0], f"{company}'s envelope that is already signed", step=found)
-    s.call(
-        "esign", "resend_envelope", {"envelope_id": found.ref("id")}, say="send the signer whose turn it is a reminder"
+    waiting = lookup(s, s.record("esign", "recipient", signer["id"]), {"envelope_id": found.ref("id")},
+                     say="check whose turn it is to sign")
+    act(s, "notify", found, say=f"send a reminder on the agreement {owner.first_name} sent {company} to whoever still has to sign")
+    reply(
+        s, trigger,
+        ["Not signed yet: it's with ", waiting.ref("name"), ". I've sent them a reminder on ", found.ref("contract_number"), "."],
+        say=reply_clause(trigger, "who still has to sign and the contract number you chased"),
+        facts=[Said("who still has to sign", waiting.ref("name")), Said("the contract number", found.ref("contract_number"))],
+        subject=f"Re: {company} signature",
     )
-    s.call(
-        "chat",
-        "reply_in_thread",
-        {
-            "message_id": post.key,
-            "text": s.text("Not signed yet - I've sent them a reminder on ", found.ref("contract_number"), "."),
-        },
-        say=f"answer {owner.first_name} in the thread with the contract number you chased",
-        mentions=[(found.ref("contract_number"), "the contract number")],
-    )
-    s.brief.intro = f"{owner.name} asked in #sales {when} whether {company} has signed yet"
-    s.brief.goal = (
-        f"Chase {company}'s signature on the agreement {owner.first_name} sent and tell {owner.first_name} in the "
-        "thread which contract you chased"
-    )
+    s.brief.intro = asking(trigger, f"whether {company} has signed yet")
+    s.brief.goal = (f"Chase {company}'s signature on the agreement {owner.first_name} sent and "
+                    f"{reply_clause(trigger, 'who still has to sign and the contract number you chased')}")
     s.brief.anchors += [company, owner.name]

@@ -70,6 +70,18 @@ def colleague(s: Scenario, role: str) -> Person:
     return person
 
 
+def rule_author(s: Scenario, *preferred: str) -> str:
+    """The role of a manager who writes the team's rules, ``preferred`` first (never the user: they would not
+    email themselves)."""
+    for role in (*preferred, "operations manager", "support lead", "sales lead"):
+        try:
+            if s.world.team_member(role).email != s.world.user.email:
+                return role
+        except KeyError:
+            continue
+    raise Skip("no manager besides the user")
+
+
 def inbound_email(s: Scenario, sender: Person, subject: str, body: str, *, hours_ago: float | None = None) -> tuple[Rec, str]:
     """An email from ``sender`` to the user; returns the message and when it came ("this morning")."""
     hours = recent_hours(s) if hours_ago is None else hours_ago

@@ -19,6 +19,7 @@ from typing import Any
 from mcp_services.kernel.world import Person
 
 from composer.catalog import Catalog, Param, ToolInfo
+from composer.kinds import system_name
 from composer.plan import ListOf, Lit, Ref
 from composer.scenario import Rec, Said, Scenario, Skip, Step, archetype, detail
 from composer.stages.acts import log
@@ -64,17 +65,6 @@ def _noun(tool: ToolInfo) -> str:
 
 def _article(noun: str) -> str:
     return "an" if noun[:1].lower() in "aeiou" else "a"
-
-
-def system_name(catalog: Catalog, service: str) -> str:
-    """How people name a service: its title without API boilerplate, with the vendor where the title lacks it
-    ("CRM API" of ``apideck_crm`` -> "Apideck CRM"; "Braze Endpoints" -> "Braze")."""
-    title = catalog.services[service].title or service.replace("_", " ")
-    title = re.sub(r"\s+(Platform\s+)?(REST\s+)?(API|APIs|Endpoints|Service)(\s+v?\d[\w.]*)?$", "", title.strip(), flags=re.I).strip()
-    vendor = service.split("_", 1)[0]
-    if vendor.lower() not in title.lower().replace(" ", "") and "_" in service:
-        title = f"{vendor.capitalize()} {title}"
-    return title or service
 
 
 def _schema_of(catalog: Catalog, tool: ToolInfo, param: Param) -> Mapping[str, Any]:

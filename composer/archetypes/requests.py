@@ -25,7 +25,7 @@ from mcp_services.kernel.world import Person
 
 from composer.catalog import Param, ToolInfo
 from composer.archetypes.generic import catalog_weight
-from composer.kinds import Kind, record_params
+from composer.kinds import Kind, record_params, system_name
 from composer.resolve import resolve, value_at
 from composer.plan import Expr, ListOf, Lit, Ref
 from composer.scenario import Family, Rec, Reference, Said, Scenario, Skip, archetype
@@ -569,7 +569,7 @@ def colleague_request(s: Scenario, intent: str, *, then: str | None = None) -> N
         if isinstance(fact.value, Ref):  # what the plan made: its number goes in the reply
             parts += [f" {fact.noun[:1].upper()}{fact.noun[1:]}: ", fact.value, "."]
     reply(s, trigger, parts, say=reply_clause(trigger, "a word that it is done"), facts=facts, subject=f"Re: {subject}")
-    systems = sorted({s.catalog.services[r.choice.kind.service].title or r.choice.kind.service for r in requests})
+    systems = sorted({system_name(s.catalog, r.choice.kind.service) for r in requests})
     s.brief.intro = f"{trigger.intro} for {'a change' if len(requests) == 1 else 'two changes'} in {' and '.join(systems)}"
     things = "both things" if len(requests) == 2 else "what"
     s.brief.goal = (f"Do {things} {asker.first_name} asks" if len(requests) == 2 else f"Do what {asker.first_name} asks") + (

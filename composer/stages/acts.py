@@ -138,16 +138,14 @@ def told_options(s: Scenario, email: str, found: Sequence[Check], carried: Seque
         if me is not None and them is not None:
             said = {"text": text} if text else {}
             mine = {"user_id": me}
-            dms = [m["channel_id"] for m in s.records("chat", "membership", where={"user_id": them})
-                   if any(c["kind"] == "im" for c in s.records("chat", "channel", where={"id": m["channel_id"]}))]
-            if dms:
-                where = {**mine, "channel_id": {"$in": sorted(set(dms))}}
-                options.append([RowExists(id="told-in-chat", service="chat", table="messages", change="added",
-                                          match={**where, **said}), *carry("chat", "messages", where, "text")])
-            options.append([RowExists(id="told-in-new-chat", service="chat", table="channel_members", change="added",
-                                      match={"user_id": them}),
-                            RowExists(id="told-in-chat", service="chat", table="messages", change="added", match={**mine, **said}),
-                            *carry("chat", "messages", mine, "text")])
+            ims = [c for c in s.records("chat", "channel", where={"kind": "im"})]
+            dms = {m["channel_id"] for m in s.records("chat", "membership", where={"user_id": them})} & {c.key for c in ims}
+            # The direct message with them: the one they have, or the one opening it makes (the next "dm" id).
+            numbers = [int(c.key.rsplit("_", 1)[1]) for c in ims if c.key.rsplit("_", 1)[-1].isdigit()]
+            dms.add(f"dm_{max(numbers, default=0) + 1:04d}")
+            where = {**mine, "channel_id": {"$in": sorted(dms)}}
+            options.append([RowExists(id="told-in-chat", service="chat", table="messages", change="added",
+                                      match={**where, **said}), *carry("chat", "messages", where, "text")])
     return options
 
 

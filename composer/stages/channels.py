@@ -20,14 +20,15 @@ Channels:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Literal
 
 from mcp_services.kernel.world import Organisation, Person
 
-from composer.plan import Composed, ListOf, Lit, Ref
+from composer.catalog import Catalog
+from composer.plan import Composed, Expr, ListOf, Lit, Ref
 from composer.scenario import Rec, Said, Scenario, Skip, Step, detail
 from composer.stages.lookup import lookup
 
@@ -138,6 +139,12 @@ def usable(s: Scenario, channel: Channel, sender: Person, *, customer: bool) -> 
     if channel == "chat":
         return bool(s.world.team[1:])
     return True
+
+
+def can_arrive(channels: Sequence[Channel] = CUSTOMER) -> Callable[[Catalog], bool]:
+    """For ``@archetype(fits=...)``: whether a catalog mounts what one of ``channels`` needs (a workflow that starts
+    from a message cannot be built without any)."""
+    return lambda catalog: any(all(service in catalog.services for service in _NEEDS[c]) for c in channels)
 
 
 def channels_for(s: Scenario, sender: Person, allowed: Sequence[Channel], *, customer: bool) -> list[Channel]:
@@ -402,6 +409,37 @@ def _spoken(value: object) -> str:
     return str(value)
 
 
+#: Where a trigger's record states its sender's email address, per channel.
+_SENDER_EMAIL: dict[Channel, str] = {"email": "from_email", "ticket": "requester_email", "form": "respondent_email"}
+
+
+def email_of(s: Scenario, trigger: Trigger) -> Expr:
+    """The requester's email address as the agent finds it: on the message itself (an email's sender, a ticket's
+    requester, a form's answer), else on their own record in a mounted system (a CRM contact, a store customer),
+    looked up by their name."""
+    person = trigger.person
+    column = _SENDER_EMAIL.get(trigger.channel)
+    if column is not None and not trigger.relayed and trigger.step.value(column) == person.email:
+        return trigger.step.ref(column)
+    from composer.walk import address_book
+
+    kinds = [k for k in s.kinds if k.is_person]
+    s.rng.shuffle(kinds)
+    kinds.sort(key=lambda k: k.service != "crm")  # where a team keeps its customers' addresses first
+    found = address_book(s, person, kinds, {"query": person.name, "name": person.name, "phone": person.phone},
+                         say=f"look up {person.first_name}'s email address", stage="identify", name=True)
+    if found is None:
+        raise Skip(f"no mounted system finds {person.name}'s email address by their name")
+    return found
+
+
+def asking(trigger: Trigger, what: str) -> str:
+    """The request's first sentence, how the work came up and what was asked: "Ana asked in #sales to ..." (a post
+    asks already), "Ana emailed this morning asking to ..." (``what``: "to ...", "for ...", "whether ...")."""
+    asked = trigger.channel == "chat" and not trigger.relayed
+    return f"{trigger.intro} {what}" if asked else f"{trigger.intro} asking {what}"
+
+
 def reply_clause(trigger: Trigger, what: str) -> str:
     """How a request asks for the answer on the trigger's channel: "reply to Ana with the refund id"."""
     first = trigger.sender.first_name
@@ -415,6 +453,6 @@ def reply_clause(trigger: Trigger, what: str) -> str:
 
 
 __all__ = [
-    "CHANNELS", "COLLEAGUE", "CUSTOMER", "Ask", "Channel", "Trigger", "arrive", "channels_for", "org_of",
+    "CHANNELS", "COLLEAGUE", "CUSTOMER", "Ask", "Channel", "Trigger", "arrive", "asking", "can_arrive", "channels_for", "email_of", "org_of",
     "recent_hours", "reply", "reply_clause", "usable", "when_phrase",
 ]

@@ -159,21 +159,30 @@ _QUOTE_HEADER = re.compile(r"^\s*On .{4,200} wrote:\s*$")
 _FORWARDED = re.compile(r"^-{3,}\s*Forwarded message\s*-{3,}", re.IGNORECASE | re.MULTILINE)
 
 
+#: The line an email reply puts above the message it quotes ("On 2025-03-13T10:58:48Z, Ana Ruiz <ana@x> wrote:").
+
+
 def own_words(text: str) -> str:
-    """The text without what it quotes: a reply's "On ... wrote:" header and the ``>`` lines under it, and everything
-    from a forward's "---------- Forwarded message ---------" line on."""
+    """What a text says itself: without the earlier message a reply quotes (its ``>`` lines and the line above them)
+    and without what a forward forwards (from its "---------- Forwarded message ---------" line on), so a fact the
+    customer wrote is not taken for the answer stating it."""
     forwarded = _FORWARDED.search(text)
     if forwarded is not None:
         text = text[: forwarded.start()]
-    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(">") and not _QUOTE_HEADER.match(line))
+    lines = text.splitlines()
+    kept = [line for n, line in enumerate(lines)
+            if not line.lstrip().startswith(">")
+            and not (_QUOTE_HEADER.match(line) and any(later.lstrip().startswith(">") for later in lines[n + 1:]))]
+    return "\n".join(kept)
 
 
 def states(text: str | None, kind: FactKind, value: Any) -> bool:
-    """Whether ``text`` states ``value`` read as ``kind`` (see the module docstring), in its own words: a fact the
-    message only quotes from what it answers is not stated by it."""
+    """Whether ``text`` states ``value`` read as ``kind`` (see the module docstring), in its own words (``own_words``)."""
     if not isinstance(text, str) or not text.strip():
         return False
     text = own_words(text)
+    if not text.strip():
+        return False
     if kind == "text":
         return _has_token(text, str(value))
     if kind in ("money", "number"):

@@ -61,6 +61,13 @@ def passes(task: TaskSpec, runner: Runner, plan: Sequence[PlanStep], answer: str
     return task.grade(runner.diff(), answer if answer is not None else reference_answer(task)).passed
 
 
+def assert_every_archetype_kept(generated: tuple[Sequence[TaskSpec], GenerateReport], ids: Sequence[str]) -> None:
+    """At least 85% of the candidates kept, and some of each archetype."""
+    tasks, report = generated
+    assert report.kept >= 0.85 * report.candidates, report.summary()
+    assert {t.scenario.archetype for t in tasks if t.scenario is not None} == set(ids), report.details
+
+
 def assert_reference_passes_and_counterfactuals_fail(catalog: Catalog, tasks: Sequence[TaskSpec]) -> None:
     runner = Runner(catalog, tasks[0].world_seed)
     for task in tasks:
@@ -87,3 +94,5 @@ def assert_every_write_is_needed(catalog: Catalog, tasks: Sequence[TaskSpec], *,
         for left_out in writes:
             plan = [s for i, s in enumerate(task.plan) if i != left_out]
             assert not passes(task, runner, plan), (task.id, task.plan[left_out].tool)
+
+

@@ -37,7 +37,7 @@ def test_an_unknown_service_is_one_clear_error_and_writes_nothing(capsys: pytest
 def test_impossible_constraints_are_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     out = tmp_path / "tasks.jsonl"
     for argv in (
-        ("--services", "crm"),  # no archetype can be built from the CRM alone
+        ("--services", "crm", "--archetypes", "double-charge-refund"),  # the refund workflow needs payments
         ("--archetypes", "no-such-archetype"),
         ("--families", "astrology"),
         ("--n", "0"),

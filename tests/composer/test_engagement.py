@@ -13,8 +13,9 @@ from composer.audit import audit_records
 from composer.catalog import Catalog, load_catalog
 from composer.generate import GenerateConfig, GenerateReport, generate
 from composer.runner import Runner
-from composer.verify import leaks, reference_answer, run_plan, verify_task
+from composer.verify import leaks, verify_task
 from mcp_services.tasks.spec import PlanStep, TaskSpec
+from tests.composer.archetype_checks import assert_every_write_is_needed, changed, passes, step_of, of
 
 ENGAGEMENT = ("marketing", "meetings", "tasks", "voice")
 SERVICES = ("crm", "mailbox", "chat", "helpdesk", *ENGAGEMENT)
@@ -68,18 +69,11 @@ def test_the_reference_solution_passes_on_a_fresh_episode(catalog: Catalog, task
 
 def _wrong(catalog: Catalog, task: TaskSpec, plan: list[PlanStep]) -> bool:
     """Whether running ``plan`` on the task's world fails it."""
-    runner = Runner(catalog, task.world_seed)
-    runner.fresh(task.setup)
-    run_plan(runner.call, plan, stop=False)
-    return not task.grade(runner.diff(), reference_answer(task)).passed
+    return not passes(task, Runner(catalog, task.world_seed), plan)
 
 
 def test_a_solution_that_leaves_out_any_requested_change_fails(catalog: Catalog, tasks: list[TaskSpec]) -> None:
-    for task in tasks:
-        writes = [i for i, step in enumerate(task.plan) if catalog.tool(step.service, step.tool).is_write]
-        assert writes, task.id
-        for left_out in writes:
-            assert _wrong(catalog, task, [s for i, s in enumerate(task.plan) if i != left_out]), (task.id, left_out)
+    assert_every_write_is_needed(catalog, tasks)
 
 
 def _aimed_at(value: Any, real: str, decoy: str) -> Any:
@@ -126,3 +120,34 @@ def test_requests_read_like_a_colleagues(catalog: Catalog, tasks: list[TaskSpec]
         assert "None" not in task.instruction and "  " not in task.instruction.replace("\n", " "), task.instruction
     references = [r for record in audit_records(tasks, catalog) for r in record["references"]]
     assert references and all(r["resolved"] and r["relation"] for r in references)
+
+
+def test_a_missed_call_request_names_no_caller_and_an_unsubscribe_request_no_company(tasks: list[TaskSpec]) -> None:
+    """Requests never defuse their own traps: the latest missed call tells who called, the message tells which namesake."""
+    for task in of(tasks, "vip-missed-call-callback"):
+        callers = [r.row["from_number"] for r in task.setup if r.table == "calls"]
+        assert len(callers) >= 2 and not any(number in task.instruction for number in callers), task.id
+        contact = next(s for s in task.plan if s.tool in ("search_contacts", "get_contact", "find_contact_by_email"))
+        caller = str(contact.arguments.get("query", ""))
+        assert caller and caller.split()[0] not in task.instruction, (task.id, caller)  # not even a walk's "Ana's member"
+    for task in of(tasks, "unsubscribe-request"):
+        twin = next(t for t in task.traps if t.kind == "same-name-member")
+        company = next(r.row["company"] for r in task.setup if r.table == "members" and r.row["id"] == twin.key)
+        assert company not in task.instruction, task.id
+
+
+def test_a_refused_send_answered_with_ok_fails_and_the_billing_triage_follows_the_call(
+    catalog: Catalog, tasks: list[TaskSpec]
+) -> None:
+    """Regression: "ok" where the reason was asked for passed; the conflicting campaign must be named."""
+    runner = Runner(catalog, tasks[0].world_seed)
+    refused = [t for t in of(tasks, "campaign-frequency-cap") if not any(s.tool == "schedule_campaign" for s in t.plan)]
+    for task in refused:
+        answer = next(s for s in task.plan if s.tool in ("reply_in_thread", "reply_to_message"))
+        key = "text" if "text" in answer.arguments else "body"
+        assert not passes(task, runner, changed(task, answer.tool, **{key: "ok"})), task.id
+    for task in of(tasks, "voicemail-billing-ticket"):
+        ticket = step_of(task, "create_ticket")
+        other = "normal" if ticket.arguments["priority"] == "high" else "high"
+        ruled = task.scenario is not None and task.scenario.policy_in_data
+        assert passes(task, runner, changed(task, "create_ticket", priority=other)) is not ruled, task.id

@@ -123,3 +123,10 @@ def test_a_forward_states_only_what_is_written_above_the_forwarded_message() -> 
     forward = "Please handle.\n\n---------- Forwarded message ---------\nFrom: Ana\nInvoice INV-1027 was charged twice."
     assert not states(forward, "text", "INV-1027")
     assert states("Tier: gold.\n\n---------- Forwarded message ---------\nFrom: Ana", "text", "gold")
+
+
+def test_a_reply_states_a_fact_in_its_own_words_not_in_the_message_it_quotes() -> None:
+    quoted = "\n\nOn 2025-03-13T10:58:48Z, Ana Ruiz <ana@acme.example> wrote:\n> Could we move our meeting to Monday 7 April at 10:30 UTC?"
+    assert not states("Thanks, this is handled." + quoted, "datetime", "2025-04-07T10:30:00Z")
+    assert states("Done: it's moved to Monday 7 April, 10:30 UTC." + quoted, "datetime", "2025-04-07T10:30:00Z")
+    assert states("On Monday 7 April at 10:30 we meet.", "datetime", "2025-04-07T10:30:00Z")  # no quote below: its own words
