@@ -5,6 +5,14 @@ temporary folder; the harness reaches it with the official mcp client over stdio
 HTTP. After the rollout the server stops, and the files are reopened here and diffed against a
 fresh copy of the task's initial state: the same grade as in process.
 
+Over HTTP a rollout reaches its own server and no other. The server binds a free port itself and
+reports it on a pipe only this harness holds (no window in which another process can take the
+port); it requires a bearer token made for this episode alone (a server of another episode
+answers 401); and before the first call the client checks the server's proof that it holds that
+token (``serverInfo``), so nothing that happens to listen there passes for it. A server that cannot
+start, or is not the episode's own, is tried once more, from the task's initial state; a second
+failure is an error with the server's log tail, never a graded rollout.
+
 A server ends with the harness process, however that ends (``harness.lifeline``). Each episode
 folder is named after the harness process that made it (``compoworld-episode-<pid>-...``): a
 transport removes, when it starts and when it closes, the folders of harness processes that no
@@ -16,8 +24,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import secrets
 import shutil
-import socket
 import sys
 import tempfile
 from collections.abc import AsyncIterator
@@ -25,33 +33,45 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal
 
+import httpx2
 from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 
 from harness.errors import ToolTransportError
 from harness.lifeline import PARENT_PID_FLAG
-from harness.task_server import META_SERVICE
+from harness.task_server import META_SERVICE, proof_description
 from harness.tools import CallOutcome
 from mcp_services.kernel.bounds import abridge
 from mcp_services.kernel.diff import StateDiff
 from mcp_services.kernel.errors import ErrorCode
 from mcp_services.kernel.results import ToolResult
+from mcp_services.serving.auth import bearer_header
 from mcp_services.serving.model_view import model_tool
 from mcp_services.serving.surface import Mode
 from mcp_services.tasks.episodes import episode_for
 from mcp_services.tasks.spec import TaskSpec, write_tasks
 
-__all__ = ["EPISODE_FOLDER_PREFIX", "McpSession", "McpTransport", "sweep_episode_folders"]
+__all__ = ["EPISODE_FOLDER_PREFIX", "TOKEN_ENV", "McpSession", "McpTransport", "TaskServerStartError",
+           "sweep_episode_folders"]
 
 _REQUEST_TIMEOUT = -32001
 _REPO_ROOT = Path(__file__).resolve().parent.parent
 EPISODE_FOLDER_PREFIX = "compoworld-episode-"
+TOKEN_ENV = "COMPOWORLD_EPISODE_TOKEN"  # the variable that hands a task server its episode's token
+_TRIES = 2  # a task server that fails to start is tried once more
+_LOG_TAIL = 1500  # characters of a failed server's log that its error quotes
+
+
+class TaskServerStartError(ToolTransportError):
+    """A task server could not be started, or what answered was not the episode's own server."""
 
 
 def _server_env() -> dict[str, str]:
     env = dict(os.environ)
     # The child must import this very checkout, whatever the caller's working folder.
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_REPO_ROOT), env.get("PYTHONPATH", "")) if p)
+    env.pop(TOKEN_ENV, None)
     return env
 
 
@@ -79,10 +99,22 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+def _tail(log: Path) -> str:
+    try:
+        text = log.read_text(errors="replace").strip()
+    except OSError:
+        return "(no log)"
+    if not text:
+        return "(its log is empty)"
+    return f"its log ends: {text[-_LOG_TAIL:]}"
+
+
+def _reason(exc: BaseException) -> str:
+    """The innermost useful cause of a failed connection, on one line."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = " ".join(str(exc).split())[:300]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 class McpSession:
@@ -163,21 +195,7 @@ class McpTransport:
             args = ["-m", "harness.task_server", "--tasks", str(tasks_file), "--task", task.id]
             args += ["--db", str(db_dir), "--mode", mode, "--transport", self.kind]
             args += [PARENT_PID_FLAG, str(os.getpid())]  # the server ends when this process does
-            async with AsyncExitStack() as stack:
-                if self.kind == "stdio":
-                    target: Any = StdioServerParameters(command=self.python, args=args, env=_server_env())
-                else:
-                    port = _free_port()
-                    log = folder / "server.log"
-                    await self._start_http(stack, args + ["--port", str(port)], port, log)
-                    target = f"http://127.0.0.1:{port}/mcp"
-                # The session-wide read timeout bounds the handshake; each call passes its own.
-                client = Client(target, read_timeout_seconds=self.startup_timeout)
-                try:
-                    await stack.enter_async_context(client)
-                except Exception as exc:
-                    raise ToolTransportError(f"could not connect to the task server ({self.kind}): {exc}") from exc
-                session_stack = stack.pop_all()
+            client, session_stack = await self._start(task, args, folder, db_dir)
             try:
                 yield McpSession(client, task, db_dir, session_stack)
             finally:
@@ -190,29 +208,106 @@ class McpTransport:
         # another process of the run (e.g. a killed worker) left.
         sweep_episode_folders()
 
-    async def _start_http(self, stack: AsyncExitStack, args: list[str], port: int, log: Path) -> None:
-        with log.open("wb") as sink:  # a file, not a pipe: a pipe nobody reads would block the server
-            process = await asyncio.create_subprocess_exec(
-                self.python, *args, stdin=asyncio.subprocess.DEVNULL, stdout=sink, stderr=sink, env=_server_env()
-            )
-        stack.push_async_callback(_stop, process)
-        deadline = asyncio.get_running_loop().time() + self.startup_timeout
-        while True:
-            if process.returncode is not None:
-                tail = log.read_text(errors="replace")[-2000:].strip()
-                raise ToolTransportError(f"the task server exited with code {process.returncode}: {tail}")
+    async def _start(self, task: TaskSpec, args: list[str], folder: Path, db_dir: Path) -> tuple[Client, AsyncExitStack]:
+        """A connected client of the episode's own server, and the stack that stops both."""
+        problems: list[str] = []
+        for attempt in range(1, _TRIES + 1):
+            shutil.rmtree(db_dir, ignore_errors=True)  # every try starts from the task's initial state
+            stack = AsyncExitStack()
             try:
-                _, writer = await asyncio.open_connection("127.0.0.1", port)
-            except OSError:
-                if asyncio.get_running_loop().time() > deadline:
-                    raise ToolTransportError(
-                        f"the task server did not listen on port {port} within {self.startup_timeout:g} s"
-                    ) from None
-                await asyncio.sleep(0.05)
+                if self.kind == "stdio":
+                    client = await self._connect(stack, StdioServerParameters(command=self.python, args=args,
+                                                                               env=_server_env()))
+                else:
+                    client = await self._start_http(stack, task, args, folder / f"server-{attempt}.log")
+            except TaskServerStartError as exc:
+                await stack.aclose()
+                problems.append(f"try {attempt}: {exc}")
                 continue
-            writer.close()
-            await writer.wait_closed()
-            return
+            except BaseException:
+                await stack.aclose()
+                raise
+            return client, stack
+        raise TaskServerStartError(
+            f"the {self.kind} task server of task {task.id} could not be started ({_TRIES} tries): "
+            + "; ".join(problems)
+        )
+
+    async def _connect(self, stack: AsyncExitStack, target: Any) -> Client:
+        # The session-wide read timeout bounds the handshake; each call passes its own.
+        client = Client(target, read_timeout_seconds=self.startup_timeout)
+        try:
+            await stack.enter_async_context(client)
+        except Exception as exc:
+            raise TaskServerStartError(f"could not connect to it: {_reason(exc)}") from exc
+        return client
+
+    async def _start_http(self, stack: AsyncExitStack, task: TaskSpec, args: list[str], log: Path) -> Client:
+        token = secrets.token_urlsafe(32)  # this episode's alone: no other server accepts it
+        env = _server_env() | {TOKEN_ENV: token}
+        ready_read, ready_write = os.pipe()
+        try:
+            with log.open("wb") as sink:  # a file, not a pipe: a pipe nobody reads would block the server
+                process = await asyncio.create_subprocess_exec(
+                    self.python, *args, "--port", "0", "--auth-token-env", TOKEN_ENV, "--ready-fd", str(ready_write),
+                    stdin=asyncio.subprocess.DEVNULL, stdout=sink, stderr=sink, env=env, pass_fds=(ready_write,),
+                )
+        except BaseException:
+            os.close(ready_read)
+            raise
+        finally:
+            os.close(ready_write)  # the child holds its own copy: end of file here means it is gone
+        stack.push_async_callback(_stop, process)
+        port = await self._read_port(ready_read, process, log)
+        refused: list[int] = []  # the SDK's client reports a 401 as a bare "error response": note it here
+
+        async def note_refusal(response: httpx2.Response) -> None:
+            if response.status_code in (401, 403):
+                refused.append(response.status_code)
+
+        http = httpx2.AsyncClient(headers=bearer_header(token), timeout=httpx2.Timeout(30, read=300),
+                                  event_hooks={"response": [note_refusal]})
+        stack.push_async_callback(http.aclose)
+        try:
+            client = await self._connect(stack, streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http))
+        except TaskServerStartError as exc:
+            if refused:
+                raise TaskServerStartError(
+                    f"what answered on port {port} refused this episode's token ({refused[0]}): it is not this "
+                    f"episode's task server; {_tail(log)}"
+                ) from exc
+            raise TaskServerStartError(f"port {port}: {exc}; {_tail(log)}") from exc
+        info = client.server_info
+        if info is None or info.description != proof_description(task, token):
+            shown = abridge(info.name) if info is not None else "nothing"
+            raise TaskServerStartError(
+                f"what answered on port {port} ({shown}) is not this episode's task server: it shows no proof of "
+                f"this episode's token; {_tail(log)}"
+            )
+        return client
+
+    async def _read_port(self, fd: int, process: asyncio.subprocess.Process, log: Path) -> int:
+        """The port the server reports once it listens (it binds the port itself)."""
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader()
+        pipe, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", 0))
+        try:
+            async with asyncio.timeout(self.startup_timeout):
+                line = await reader.readline()
+        except TimeoutError:
+            raise TaskServerStartError(
+                f"it did not start listening within {self.startup_timeout:g} s; {_tail(log)}"
+            ) from None
+        finally:
+            pipe.close()
+        if line.strip().isdigit():
+            return int(line)
+        try:  # the pipe closed unwritten: the server exited, or is exiting
+            await asyncio.wait_for(process.wait(), 10)
+        except TimeoutError:
+            pass
+        code = "" if process.returncode is None else f" with code {process.returncode}"
+        raise TaskServerStartError(f"it exited{code} before it listened; {_tail(log)}")
 
 
 async def _stop(process: asyncio.subprocess.Process) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_services.registry import UnknownServiceError, all_services, get_services
+from mcp_services.serving.options import add_http_options, http_flags_given, http_serving
 
 DB_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 
@@ -29,19 +30,14 @@ def _parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="serve one or more services as one MCP server")
     _add_episode_args(serve)
     serve.add_argument("--transport", choices=("stdio", "http"), default="stdio")
-    serve.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1: this machine only)")
-    serve.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
-    serve.add_argument(
-        "--allow-remote",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="allow a non-loopback --host (e.g. 0.0.0.0); NAME is a host name or address clients use to reach "
-        "this server (repeat, or separate with commas); requests naming other hosts are refused. No authentication",
-    )
+    add_http_options(serve)
 
     config = sub.add_parser("claude-config", help="print the Claude Desktop mcpServers entry for these services")
     _add_episode_args(config)
+    remote = config.add_argument_group("a server already serving over HTTP (an entry for Claude Code)")
+    remote.add_argument("--url", default=None, help="its URL, e.g. https://box.lan/mcp (no token in it)")
+    remote.add_argument("--auth-token-env", metavar="NAME", default=None,
+                        help="the environment variable that holds its token, on the machine that runs the client")
     return parser
 
 
@@ -122,20 +118,58 @@ def claude_config(names: Sequence[str], db: Path | None, seed: int, mode: str) -
     }
 
 
+def claude_code_entry(names: Sequence[str], url: str, token_env: str | None) -> dict[str, Any]:
+    """The ``mcpServers`` entry of Claude Code (``.mcp.json``) for a server that serves over HTTP:
+    the token is not written, Claude Code reads it from ``token_env`` (``${NAME}``) when it starts."""
+    from mcp_services.serving.auth import AuthConfigError, refuse_url_credentials
+
+    try:
+        refuse_url_credentials(url, "--url")
+    except AuthConfigError as exc:
+        raise CliError(str(exc)) from None
+    if not url.startswith(("http://", "https://")):
+        raise CliError(f"--url must be an http(s) URL such as https://box.lan/mcp, not {url!r}")
+    entry: dict[str, Any] = {"type": "http", "url": url}
+    if token_env is not None:
+        if not token_env.isidentifier():
+            raise CliError("--auth-token-env takes the NAME of an environment variable, not the token itself")
+        entry["headers"] = {"Authorization": f"Bearer ${{{token_env}}}"}
+    return {"mcpServers": {f"compoworld-{'-'.join(names)}"[:64]: entry}}
+
+
+CLAUDE_DESKTOP_REMOTE = (
+    "mcp-services: this entry is for Claude Code (.mcp.json, or `claude mcp add-json NAME '<the entry>'`), which "
+    "reads ${{{var}}} from its environment. Claude Desktop's config file starts only local (stdio) servers and "
+    "cannot send a header: run claude-config without --url on the machine that has the services, or bridge with "
+    "mcp-remote (npm): \"command\": \"npx\", \"args\": [\"mcp-remote\", \"{url}\", \"--header\", "
+    "\"Authorization:${{AUTH_HEADER}}\"], \"env\": {{\"AUTH_HEADER\": \"Bearer <the token>\"}}"
+)
+
+
 def _serve(args: argparse.Namespace) -> None:
     from mcp_services.kernel.episode import Episode
-    from mcp_services.serving.http import allowed_names, is_loopback, remote_warning
+    from mcp_services.serving.http import ListenError, bound_url, listen, remote_warning
     from mcp_services.serving.server import build_server, serve_http, serve_stdio
 
-    remote: tuple[str, ...] = ()
     if args.transport == "http":
-        remote = allowed_names(args.host, args.allow_remote)  # refuse before anything is opened
-    services = get_services(args.names)
-    paths = db_paths_for(args.names, args.db)
+        http = http_serving(args)  # refuse a bad combination before anything is opened
+        try:
+            sock = listen(http.host, http.port)
+        except ListenError as exc:
+            raise CliError(exc.strerror) from None
+    elif given := http_flags_given(args):
+        raise CliError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for --transport http")
     try:
-        episode = Episode(services, args.seed, db_paths=paths)
-    except ValueError as exc:
-        raise CliError(str(exc)) from exc
+        services = get_services(args.names)
+        paths = db_paths_for(args.names, args.db)
+        try:
+            episode = Episode(services, args.seed, db_paths=paths)
+        except ValueError as exc:
+            raise CliError(str(exc)) from exc
+    except BaseException:
+        if args.transport == "http":
+            sock.close()
+        raise
     server = build_server(episode, args.mode)
     where = "in memory" if paths is None else ", ".join(str(p) for p in paths.values())
     logging.getLogger("mcp_services").info("serving %s (%s mode, state %s)", ", ".join(args.names), args.mode, where)
@@ -143,12 +177,18 @@ def _serve(args: argparse.Namespace) -> None:
         if args.transport == "stdio":
             serve_stdio(server)
         else:
-            if not is_loopback(args.host):
-                print(remote_warning(args.host, args.port, remote), file=sys.stderr, flush=True)
-            print(f"serving on http://{args.host}:{args.port}/mcp", file=sys.stderr, flush=True)
-            serve_http(server, args.host, args.port, args.allow_remote)
+            port = sock.getsockname()[1]
+            if http.exposed:
+                n_tools = sum(len(s.tools) for s in services)
+                exposed = f"all {n_tools} tools of {', '.join(args.names)}"
+                print(remote_warning(http.host, port, http.names(), exposed), file=sys.stderr, flush=True)
+            guard = "; requires a bearer token" if http.auth is not None else ""
+            print(f"serving on {bound_url(sock)}{guard}", file=sys.stderr, flush=True)
+            serve_http(server, sock, http)
     finally:
         episode.close()
+        if args.transport == "http":
+            sock.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -166,7 +206,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             _serve(args)
         elif args.command == "claude-config":
             get_services(args.names)
-            print(json.dumps(claude_config(args.names, args.db, args.seed, args.mode), indent=2))
+            if args.url is not None:
+                print(json.dumps(claude_code_entry(args.names, args.url, args.auth_token_env), indent=2))
+                var = args.auth_token_env or "TOKEN"
+                print(CLAUDE_DESKTOP_REMOTE.format(var=var, url=args.url), file=sys.stderr)
+            elif args.auth_token_env is not None:
+                raise CliError("--auth-token-env is for --url (a stdio entry needs no token: the client starts "
+                               "the server itself)")
+            else:
+                print(json.dumps(claude_config(args.names, args.db, args.seed, args.mode), indent=2))
     except (CliError, UnknownServiceError) as exc:
         print(f"mcp-services: error: {exc}", file=sys.stderr)
         return 2
