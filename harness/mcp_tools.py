@@ -11,7 +11,8 @@ port); it requires a bearer token made for this episode alone (a server of anoth
 answers 401); and before the first call the client checks the server's proof that it holds that
 token (``serverInfo``), so nothing that happens to listen there passes for it. A server that cannot
 start, or is not the episode's own, is tried once more, from the task's initial state; a second
-failure is an error with the server's log tail, never a graded rollout.
+failure is an error with the server's log tail, never a graded rollout. At most one server per
+core starts at a time (start-up is CPU-bound), so a start's timeout holds at any concurrency.
 
 A server ends with the harness process, however that ends (``harness.lifeline``). Each episode
 folder is named after the harness process that made it (``compoworld-episode-<pid>-...``): a
@@ -38,22 +39,21 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 
-from harness.errors import ToolTransportError
+from harness.errors import TaskServerError, ToolTransportError
 from harness.lifeline import PARENT_PID_FLAG
-from harness.task_server import META_SERVICE, proof_description
+from harness.task_server import META_PROOF, META_SERVICE, proof_description
 from harness.tools import CallOutcome
 from mcp_services.kernel.bounds import abridge
 from mcp_services.kernel.diff import StateDiff
 from mcp_services.kernel.errors import ErrorCode
 from mcp_services.kernel.results import ToolResult
-from mcp_services.serving.auth import bearer_header
+from mcp_services.serving.auth import bearer_header, server_proof
 from mcp_services.serving.model_view import model_tool
 from mcp_services.serving.surface import Mode
 from mcp_services.tasks.episodes import episode_for
 from mcp_services.tasks.spec import TaskSpec, write_tasks
 
-__all__ = ["EPISODE_FOLDER_PREFIX", "TOKEN_ENV", "McpSession", "McpTransport", "TaskServerStartError",
-           "sweep_episode_folders"]
+__all__ = ["EPISODE_FOLDER_PREFIX", "TOKEN_ENV", "McpSession", "McpTransport", "sweep_episode_folders"]
 
 _REQUEST_TIMEOUT = -32001
 _REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -61,10 +61,6 @@ EPISODE_FOLDER_PREFIX = "compoworld-episode-"
 TOKEN_ENV = "COMPOWORLD_EPISODE_TOKEN"  # the variable that hands a task server its episode's token
 _TRIES = 2  # a task server that fails to start is tried once more
 _LOG_TAIL = 1500  # characters of a failed server's log that its error quotes
-
-
-class TaskServerStartError(ToolTransportError):
-    """A task server could not be started, or what answered was not the episode's own server."""
 
 
 def _server_env() -> dict[str, str]:
@@ -118,11 +114,14 @@ def _reason(exc: BaseException) -> str:
 
 
 class McpSession:
-    def __init__(self, client: Client, task: TaskSpec, db_dir: Path, stack: AsyncExitStack) -> None:
+    def __init__(
+        self, client: Client, task: TaskSpec, db_dir: Path, stack: AsyncExitStack, proof: str | None = None
+    ) -> None:
         self._client = client
         self._task = task
         self._db_dir = db_dir
         self._stack = stack
+        self._proof = proof  # what every result of the episode's own server carries (HTTP)
 
     async def list_tools(self) -> list[dict[str, Any]]:
         tools: list[dict[str, Any]] = []
@@ -148,6 +147,11 @@ class McpSession:
         except Exception as exc:  # noqa: BLE001 - closed streams, HTTP errors, task groups: the server is gone
             detail = f"{type(exc).__name__}: {str(exc)[:500]}"
             raise ToolTransportError(f"the task server stopped answering: {detail}") from exc
+        if self._proof is not None and (result.meta or {}).get(META_PROOF) != self._proof:
+            raise TaskServerError(
+                f"the answer to {abridge(name)} did not come from this episode's task server (no proof of its "
+                "token): its server is gone and something else answers on its port; the rollout is not graded"
+            )
         return _outcome(result)
 
     async def final_diff(self) -> dict[str, StateDiff]:
@@ -183,6 +187,10 @@ class McpTransport:
         self.name = kind
         self.python = python
         self.startup_timeout = startup_timeout
+        # Starting a server is a second or two of CPU (imports): more at once than there are cores
+        # would only slow each down, past its timeout under load. Rollouts run at any concurrency.
+        self.max_starting = max(1, os.cpu_count() or 1)
+        self._starting: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
         sweep_episode_folders()  # what a killed run left behind
 
     @asynccontextmanager
@@ -195,9 +203,9 @@ class McpTransport:
             args = ["-m", "harness.task_server", "--tasks", str(tasks_file), "--task", task.id]
             args += ["--db", str(db_dir), "--mode", mode, "--transport", self.kind]
             args += [PARENT_PID_FLAG, str(os.getpid())]  # the server ends when this process does
-            client, session_stack = await self._start(task, args, folder, db_dir)
+            client, session_stack, proof = await self._start(task, args, folder, db_dir)
             try:
-                yield McpSession(client, task, db_dir, session_stack)
+                yield McpSession(client, task, db_dir, session_stack, proof)
             finally:
                 await session_stack.aclose()  # a no-op when final_diff already stopped the server
         finally:
@@ -208,30 +216,42 @@ class McpTransport:
         # another process of the run (e.g. a killed worker) left.
         sweep_episode_folders()
 
-    async def _start(self, task: TaskSpec, args: list[str], folder: Path, db_dir: Path) -> tuple[Client, AsyncExitStack]:
-        """A connected client of the episode's own server, and the stack that stops both."""
+    async def _start(
+        self, task: TaskSpec, args: list[str], folder: Path, db_dir: Path
+    ) -> tuple[Client, AsyncExitStack, str | None]:
+        """A connected client of the episode's own server, the stack that stops both, and the proof its
+        results carry (HTTP; None over stdio, whose pipe is the episode's alone)."""
         problems: list[str] = []
         for attempt in range(1, _TRIES + 1):
             shutil.rmtree(db_dir, ignore_errors=True)  # every try starts from the task's initial state
             stack = AsyncExitStack()
             try:
-                if self.kind == "stdio":
-                    client = await self._connect(stack, StdioServerParameters(command=self.python, args=args,
-                                                                               env=_server_env()))
-                else:
-                    client = await self._start_http(stack, task, args, folder / f"server-{attempt}.log")
-            except TaskServerStartError as exc:
+                async with self._start_slot():
+                    if self.kind == "stdio":
+                        target = StdioServerParameters(command=self.python, args=args, env=_server_env())
+                        client, proof = await self._connect(stack, target), None
+                    else:
+                        token = secrets.token_urlsafe(32)  # this episode's alone: no other server accepts it
+                        client = await self._start_http(stack, task, args, token, folder / f"server-{attempt}.log")
+                        proof = server_proof(token)
+            except TaskServerError as exc:
                 await stack.aclose()
                 problems.append(f"try {attempt}: {exc}")
                 continue
             except BaseException:
                 await stack.aclose()
                 raise
-            return client, stack
-        raise TaskServerStartError(
+            return client, stack, proof
+        raise TaskServerError(
             f"the {self.kind} task server of task {task.id} could not be started ({_TRIES} tries): "
             + "; ".join(problems)
         )
+
+    def _start_slot(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        if self._starting is None or self._starting[0] is not loop:  # one per event loop that uses this transport
+            self._starting = (loop, asyncio.Semaphore(self.max_starting))
+        return self._starting[1]
 
     async def _connect(self, stack: AsyncExitStack, target: Any) -> Client:
         # The session-wide read timeout bounds the handshake; each call passes its own.
@@ -239,11 +259,12 @@ class McpTransport:
         try:
             await stack.enter_async_context(client)
         except Exception as exc:
-            raise TaskServerStartError(f"could not connect to it: {_reason(exc)}") from exc
+            raise TaskServerError(f"could not connect to it: {_reason(exc)}") from exc
         return client
 
-    async def _start_http(self, stack: AsyncExitStack, task: TaskSpec, args: list[str], log: Path) -> Client:
-        token = secrets.token_urlsafe(32)  # this episode's alone: no other server accepts it
+    async def _start_http(
+        self, stack: AsyncExitStack, task: TaskSpec, args: list[str], token: str, log: Path
+    ) -> Client:
         env = _server_env() | {TOKEN_ENV: token}
         ready_read, ready_write = os.pipe()
         try:
@@ -270,17 +291,17 @@ class McpTransport:
         stack.push_async_callback(http.aclose)
         try:
             client = await self._connect(stack, streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http))
-        except TaskServerStartError as exc:
+        except TaskServerError as exc:
             if refused:
-                raise TaskServerStartError(
+                raise TaskServerError(
                     f"what answered on port {port} refused this episode's token ({refused[0]}): it is not this "
                     f"episode's task server; {_tail(log)}"
                 ) from exc
-            raise TaskServerStartError(f"port {port}: {exc}; {_tail(log)}") from exc
+            raise TaskServerError(f"port {port}: {exc}; {_tail(log)}") from exc
         info = client.server_info
         if info is None or info.description != proof_description(task, token):
             shown = abridge(info.name) if info is not None else "nothing"
-            raise TaskServerStartError(
+            raise TaskServerError(
                 f"what answered on port {port} ({shown}) is not this episode's task server: it shows no proof of "
                 f"this episode's token; {_tail(log)}"
             )
@@ -295,7 +316,7 @@ class McpTransport:
             async with asyncio.timeout(self.startup_timeout):
                 line = await reader.readline()
         except TimeoutError:
-            raise TaskServerStartError(
+            raise TaskServerError(
                 f"it did not start listening within {self.startup_timeout:g} s; {_tail(log)}"
             ) from None
         finally:
@@ -307,7 +328,7 @@ class McpTransport:
         except TimeoutError:
             pass
         code = "" if process.returncode is None else f" with code {process.returncode}"
-        raise TaskServerStartError(f"it exited{code} before it listened; {_tail(log)}")
+        raise TaskServerError(f"it exited{code} before it listened; {_tail(log)}")
 
 
 async def _stop(process: asyncio.subprocess.Process) -> None:

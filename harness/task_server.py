@@ -13,8 +13,9 @@ server ends when the harness does, however it ends; ``harness serve`` builds on 
 Over HTTP (loopback only) the server binds the port itself (``--port 0``: a free one) and, once it
 listens, writes the port as one line to ``--ready-fd`` (a pipe from whoever started it): no other
 process can take the port in between. With ``--auth-token-env NAME`` it requires that bearer token
-and shows, in ``serverInfo.description``, a proof that it holds it (``server_proof``): the client
-knows it reached this episode's server, not another one, before its first call.
+and shows, in ``serverInfo.description`` and in every result's ``_meta``, a proof that it holds it
+(``server_proof``): the client knows it reached this episode's server before its first call, and
+that every answer came from it.
 """
 
 from __future__ import annotations
@@ -37,22 +38,29 @@ from mcp_services.serving.surface import MODES, Mode, SurfaceCall, ToolSurface
 from mcp_services.tasks.episodes import episode_for
 from mcp_services.tasks.spec import TaskFileError, TaskSpec, find_task, load_tasks
 
-__all__ = ["META_SERVICE", "META_TOOL", "TaskEpisodeServer", "build_task_server", "main", "proof_description"]
+__all__ = ["META_PROOF", "META_SERVICE", "META_TOOL", "TaskEpisodeServer", "build_task_server", "main",
+           "proof_description"]
 
 META_SERVICE = "compoworld/service"
 META_TOOL = "compoworld/tool"
+META_PROOF = "compoworld/proof"
 
 
 class TaskEpisodeServer(EpisodeServer):
-    """The episode server, plus which service tool each call reached (in ``_meta``)."""
+    """The episode server, plus which service tool each call reached (in ``_meta``) and, when it
+    holds an episode's token, the proof of it on every result."""
+
+    proof: str | None = None
 
     def _result(self, call: SurfaceCall) -> CallToolResult:
-        meta = {META_SERVICE: call.service, META_TOOL: call.tool} if call.service else None
+        meta: dict[str, str | None] = {META_SERVICE: call.service, META_TOOL: call.tool} if call.service else {}
+        if self.proof is not None:
+            meta[META_PROOF] = self.proof
         return CallToolResult(
             content=[TextContent(type="text", text=call.result.to_json())],
             structured_content=call.result.envelope(),
             is_error=not call.result.success,
-            _meta=meta,
+            _meta=meta or None,
         )
 
 
@@ -62,15 +70,17 @@ def proof_description(task: TaskSpec, token: str) -> str:
 
 
 def build_task_server(
-    task: TaskSpec, mode: Mode, db_dir: Path | None, *, description: str | None = None
+    task: TaskSpec, mode: Mode, db_dir: Path | None, *, token: str | None = None
 ) -> tuple[TaskEpisodeServer, Episode]:
-    """The server and the episode behind it (close the episode when the server is done)."""
+    """The server and the episode behind it (close the episode when the server is done); with the
+    episode's ``token``, the server shows the proof of it in ``serverInfo`` and on every result."""
     episode = episode_for(task, db_dir=db_dir)
     instructions = f"{system_prompt(task, mode)}\n\nThe request:\n{task.instruction}"
     server = TaskEpisodeServer(
         ToolSurface(episode, mode), name=f"compoworld-task-{task.id}", instructions=instructions,
-        description=description,
+        description=proof_description(task, token) if token else None,
     )
+    server.proof = server_proof(token) if token else None
     return server, episode
 
 
@@ -103,12 +113,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         task = find_task(load_tasks(args.tasks), args.task)
         token = token_from_env(args.auth_token_env) if args.auth_token_env else None
-        description = proof_description(task, token) if token else None
         # Loopback only (it serves the harness on this machine); the harness is its one client: no limits.
         serving = HttpServing(DEFAULT_HOST, args.port, auth=AuthConfig(token=token) if token else None,
                               limits=NO_LIMITS)
         sock = listen(serving.host, serving.port) if args.transport == "http" else None
-        server, episode = build_task_server(task, args.mode, args.db, description=description)
+        server, episode = build_task_server(task, args.mode, args.db, token=token)
     except (TaskFileError, KeyError, ValueError, ListenError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else getattr(exc, "strerror", None) or exc
         print(f"task_server: error: {message}", file=sys.stderr)

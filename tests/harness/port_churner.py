@@ -5,7 +5,7 @@
 It keeps 32 listeners open, each on a free port it gets from the kernel, and every 10
 milliseconds closes the oldest and opens another; a connection to any of them is answered with an
 HTTP 200 that is not MCP, then closed: a decoy on whatever port it holds. It ends with its parent
-(or after 15 minutes), writing how many ports it bound to COUNT_FILE as it goes.
+(or after an hour), writing how many ports it bound to COUNT_FILE as it goes.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ async def churn(count_file: Path) -> None:
     open_now: deque[asyncio.Server] = deque()
     bound = 0
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + 900
+    deadline = loop.time() + 3600
     while loop.time() < deadline:
         open_now.append(await asyncio.start_server(answer, "127.0.0.1", 0))
         bound += 1

@@ -20,7 +20,8 @@ from harness.agents import ReferenceAgent
 from harness.backends import LocalBackend
 from harness.collect import CollectConfig, collect
 from harness.evaluate import read_run
-from harness.mcp_tools import McpTransport, TaskServerStartError
+from harness.errors import TaskServerError
+from harness.mcp_tools import McpTransport
 from harness.runner import RolloutJob, RunnerConfig, run_episode
 from harness.tools import make_transport
 from harness.trajectory import Trajectory
@@ -98,12 +99,23 @@ def test_a_rollout_that_only_ever_reaches_a_decoy_is_an_error_never_a_graded_tra
     point_at(monkeypatch, decoy, tries=2)
     config = CollectConfig(out=tmp_path / "run", tasks_file=tasks_file, concurrency=1, progress=False)
     backend = LocalBackend(ReferenceAgent(tasks), McpTransport("http"), config.runner, 1)
-    with pytest.raises(TaskServerStartError) as error:
+    with pytest.raises(TaskServerError) as error:
         collect(config, backend=backend, log=lambda _: None)
     message = str(error.value)
     assert "could not be started (2 tries)" in message and f"port {decoy}" in message
     assert "is not this episode's task server" in message
     assert not (tmp_path / "run" / "trajectories.jsonl").read_text()  # nothing was graded
+
+
+def test_an_answer_without_the_episodes_proof_ends_the_rollout_ungraded(
+    tasks: list[TaskSpec], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As if the episode's server were gone mid-rollout and another answered on its port."""
+    import harness.mcp_tools as mcp_tools
+
+    monkeypatch.setattr(mcp_tools, "server_proof", lambda token: "a proof no server shows")
+    with pytest.raises(TaskServerError, match="did not come from this episode's task server"):
+        reference_rollout(tasks[0], McpTransport("http"))
 
 
 def test_a_task_server_that_exits_before_it_listens_is_tried_twice_then_an_error_with_its_log(
@@ -114,7 +126,7 @@ def test_a_task_server_that_exits_before_it_listens_is_tried_twice_then_an_error
     broken.write_text(f"#!/bin/sh\necho start >> {starts}\necho 'ImportError: no module named compoworld' >&2\n"
                       "exit 3\n")
     broken.chmod(0o755)
-    with pytest.raises(TaskServerStartError) as error:
+    with pytest.raises(TaskServerError) as error:
         reference_rollout(tasks[0], McpTransport("http", python=str(broken)))
     message = str(error.value)
     assert starts.read_text().count("start") == 2
