@@ -137,58 +137,66 @@ def claude_code_entry(names: Sequence[str], url: str, token_env: str | None) -> 
     return {"mcpServers": {f"compoworld-{'-'.join(names)}"[:64]: entry}}
 
 
-CLAUDE_DESKTOP_REMOTE = (
-    "mcp-services: this entry is for Claude Code (.mcp.json, or `claude mcp add-json NAME '<the entry>'`), which "
-    "reads ${{{var}}} from its environment. Claude Desktop's config file starts only local (stdio) servers and "
-    "cannot send a header: run claude-config without --url on the machine that has the services, or bridge with "
-    "mcp-remote (npm): \"command\": \"npx\", \"args\": [\"mcp-remote\", \"{url}\", \"--header\", "
-    "\"Authorization:${{AUTH_HEADER}}\"], \"env\": {{\"AUTH_HEADER\": \"Bearer <the token>\"}}"
-)
+def claude_desktop_note(url: str, token_env: str | None) -> str:
+    """Where Claude Desktop cannot use the entry, and the stdio bridge (mcp-remote) it can use instead."""
+    from urllib.parse import urlsplit
+
+    from mcp_services.serving.http import is_loopback
+
+    args = ["mcp-remote", url, "--header", "Authorization:${AUTH_HEADER}"]
+    if urlsplit(url).scheme == "http" and not is_loopback(urlsplit(url).hostname or ""):
+        args.append("--allow-http")  # mcp-remote refuses plain HTTP beyond loopback without it
+    bridge = {"command": "npx", "args": args, "env": {"AUTH_HEADER": "Bearer <the token>"}}
+    return (
+        f"mcp-services: this entry is for Claude Code (.mcp.json, or `claude mcp add-json NAME '<the entry>'`), which "
+        f"reads ${{{token_env or 'TOKEN'}}} from its environment. Claude Desktop's config file starts only local "
+        "(stdio) servers and cannot send a header: run claude-config without --url on the machine that has the "
+        f"services, or bridge with mcp-remote (npm): {json.dumps(bridge)}"
+    )
 
 
 def _serve(args: argparse.Namespace) -> None:
     from mcp_services.kernel.episode import Episode
-    from mcp_services.serving.http import ListenError, bound_url, listen, remote_warning
-    from mcp_services.serving.server import build_server, serve_http, serve_stdio
+    from mcp_services.serving.server import build_server, serve_stdio
 
-    if args.transport == "http":
-        http = http_serving(args)  # refuse a bad combination before anything is opened
-        try:
-            sock = listen(http.host, http.port)
-        except ListenError as exc:
-            raise CliError(exc.strerror) from None
-    elif given := http_flags_given(args):
+    http = http_serving(args) if args.transport == "http" else None  # refuse bad options before opening anything
+    if http is None and (given := http_flags_given(args)):
         raise CliError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for --transport http")
+    services = get_services(args.names)
+    paths = db_paths_for(args.names, args.db)
     try:
-        services = get_services(args.names)
-        paths = db_paths_for(args.names, args.db)
-        try:
-            episode = Episode(services, args.seed, db_paths=paths)
-        except ValueError as exc:
-            raise CliError(str(exc)) from exc
-    except BaseException:
-        if args.transport == "http":
-            sock.close()
-        raise
-    server = build_server(episode, args.mode)
-    where = "in memory" if paths is None else ", ".join(str(p) for p in paths.values())
-    logging.getLogger("mcp_services").info("serving %s (%s mode, state %s)", ", ".join(args.names), args.mode, where)
+        episode = Episode(services, args.seed, db_paths=paths)
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
     try:
-        if args.transport == "stdio":
+        server = build_server(episode, args.mode)
+        where = "in memory" if paths is None else ", ".join(str(p) for p in paths.values())
+        logging.getLogger("mcp_services").info("serving %s (%s mode, state %s)", ", ".join(args.names), args.mode,
+                                               where)
+        if http is None:
             serve_stdio(server)
         else:
-            port = sock.getsockname()[1]
-            if http.exposed:
-                n_tools = sum(len(s.tools) for s in services)
-                exposed = f"all {n_tools} tools of {', '.join(args.names)}"
-                print(remote_warning(http.host, port, http.names(), exposed), file=sys.stderr, flush=True)
-            guard = "; requires a bearer token" if http.auth is not None else ""
-            print(f"serving on {bound_url(sock)}{guard}", file=sys.stderr, flush=True)
-            serve_http(server, sock, http)
+            n_tools = sum(len(service.tools) for service in services)
+            _serve_http(server, http, f"all {n_tools} tools of {', '.join(args.names)}")
     finally:
         episode.close()
-        if args.transport == "http":
-            sock.close()
+
+
+def _serve_http(server: Any, http: Any, exposed: str) -> None:
+    """Bind, then say where (and what an unauthenticated remote server exposes), then serve."""
+    from mcp_services.serving.http import ListenError, bound_url, listen, remote_warning
+    from mcp_services.serving.server import serve_http
+
+    try:
+        sock = listen(http.host, http.port)
+    except ListenError as exc:
+        raise CliError(exc.strerror) from None
+    with sock:
+        if http.exposed:
+            print(remote_warning(http.host, sock.getsockname()[1], http.names(), exposed), file=sys.stderr, flush=True)
+        guard = "; requires a bearer token" if http.auth is not None else ""
+        print(f"serving on {bound_url(sock)}{guard}", file=sys.stderr, flush=True)
+        serve_http(server, sock, http)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -208,8 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             get_services(args.names)
             if args.url is not None:
                 print(json.dumps(claude_code_entry(args.names, args.url, args.auth_token_env), indent=2))
-                var = args.auth_token_env or "TOKEN"
-                print(CLAUDE_DESKTOP_REMOTE.format(var=var, url=args.url), file=sys.stderr)
+                print(claude_desktop_note(args.url, args.auth_token_env), file=sys.stderr)
             elif args.auth_token_env is not None:
                 raise CliError("--auth-token-env is for --url (a stdio entry needs no token: the client starts "
                                "the server itself)")
