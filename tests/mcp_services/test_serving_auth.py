@@ -69,6 +69,8 @@ def test_without_the_token_a_request_gets_401_with_www_authenticate_and_changes_
         response = httpx.post(url, content=archive, headers={**HEADERS, **credentials}, timeout=30)
         assert response.status_code == 401
         assert response.headers["www-authenticate"].startswith('Bearer error="invalid_token"')
+    garbage = httpx.post(url, content="{not json", headers=HEADERS, timeout=30)
+    assert garbage.status_code == 401  # nothing is read for a client without the token, not even a parse error
     in_query = httpx.post(f"{url}?access_token={token}", content=PING, headers=HEADERS, timeout=30)
     assert in_query.status_code == 401 and "send it as the header Authorization: Bearer" in in_query.text
 
