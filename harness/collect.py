@@ -24,6 +24,7 @@ from harness.errors import HarnessInputError, RunFileError
 from harness.manifest import check_resumable, now_utc, read_manifest, tasks_digest, versions, write_manifest
 from harness.progress import Progress
 from harness.runfile import GroupCommit, RunScan, TrajectoryWriter, drop_lines, scan_run, truncate
+from harness.runlock import hold_run_folder
 from harness.runner import RolloutJob, RunnerConfig, rollout_seed
 from harness.metrics import token_figures
 from harness.tokens import count_trajectory, token_counter
@@ -205,8 +206,16 @@ async def collect_async(
 
     ``agent`` replaces the one the config names (tests, benchmarks); ``tasks`` replaces the task
     file; ``backend`` replaces the local one (e.g. Ray). ``log`` receives the one-line notices
-    (resuming, a torn line dropped, corrupt lines moved).
+    (resuming, a torn line dropped, corrupt lines moved). The run folder is this call's alone while
+    it runs (``harness.runlock``): another collect on it is refused.
     """
+    with hold_run_folder(config.out):
+        return await _collect(config, agent=agent, tasks=tasks, backend=backend, log=log)
+
+
+async def _collect(
+    config: CollectConfig, *, agent: Agent | None, tasks: list[TaskSpec] | None, backend: Backend | None, log: Log
+) -> CollectReport:
     started = time.perf_counter()
     if tasks is not None:
         source = "given in code"

@@ -2,7 +2,7 @@
 ``report``, and the ``--backend ray`` options of ``collect`` and ``eval``.
 
     harness serve         --tasks FILE --task ID [--transport stdio|http] [--mode direct|discover] [--db DIR]
-                          [--host H [--allow-remote NAME]] [--port P]
+                          [--host H [--allow-remote NAME]] [--port P] [--auth-token-env NAME | --no-auth] ...
     harness claude-config --tasks FILE --task ID [--db DIR] [--mode M] [--write [--config-file PATH]]
     harness grade         --tasks FILE --task ID --db DIR [--answer TEXT] [--json]
     harness report        RUN_DIR [RUN_DIR2] --out report.html [--max-trajectories N]
@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessInputError
+from mcp_services.serving.options import add_http_options
 
 __all__ = ["BACKENDS", "add_backend_options", "make_backend", "register"]
 
@@ -72,12 +73,15 @@ def make_backend(args: argparse.Namespace, config: Any) -> Any | None:
 
 def _serve(args: argparse.Namespace) -> int:
     from harness.serve import ServeConfig, serve
+    from mcp_services.serving.options import http_flags_given, http_serving
 
-    where = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
-    config = ServeConfig(
-        args.tasks, args.task, transport=args.transport, mode=args.mode, db_dir=args.db,
-        allow_remote=tuple(args.allow_remote), **where,
-    )
+    try:
+        http = http_serving(args) if args.transport == "http" else None
+    except ValueError as exc:  # a bad host, token variable or limit
+        raise HarnessInputError(str(exc)) from None
+    if http is None and (given := http_flags_given(args)):
+        raise HarnessInputError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for --transport http")
+    config = ServeConfig(args.tasks, args.task, transport=args.transport, mode=args.mode, db_dir=args.db, http=http)
     return serve(config)
 
 
@@ -143,18 +147,7 @@ def register(commands: Any) -> None:
         default=None,
         help="folder for the task's state files, kept across restarts (default: in memory)",
     )
-    serve.add_argument("--host", default=None, help="http: address to listen on (default 127.0.0.1)")
-    serve.add_argument(
-        "--port", type=int, default=None, help="http: port (default 8765; 0 picks a free one, printed on stderr)"
-    )
-    serve.add_argument(
-        "--allow-remote",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="http: allow a non-loopback --host (e.g. 0.0.0.0); NAME is a host name or address clients use "
-        "(repeat, or separate with commas); requests naming other hosts are refused. No authentication",
-    )
+    add_http_options(serve, prefix="http: ")
     serve.set_defaults(func=_serve)
 
     claude = commands.add_parser("claude-config", help="print (or --write) the Claude Desktop entry that serves a task")

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-__all__ = ["AgentError", "AgentUnavailableError", "HarnessInputError", "RunFileError", "ToolTransportError"]
+__all__ = [
+    "AgentError",
+    "AgentUnavailableError",
+    "HarnessInputError",
+    "RunFileError",
+    "TaskServerError",
+    "ToolTransportError",
+]
 
 
 class HarnessInputError(ValueError):
@@ -27,3 +34,8 @@ class AgentUnavailableError(RuntimeError):
 
 class ToolTransportError(RuntimeError):
     """A task server could not be started or stopped answering (not a tool's own error result)."""
+
+
+class TaskServerError(ToolTransportError):
+    """A rollout's task server could not be started, or what answered was not the episode's own server.
+    Never graded: the rollout is an error (the runner lets it through), and a resumed run collects it."""

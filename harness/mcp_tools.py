@@ -5,6 +5,15 @@ temporary folder; the harness reaches it with the official mcp client over stdio
 HTTP. After the rollout the server stops, and the files are reopened here and diffed against a
 fresh copy of the task's initial state: the same grade as in process.
 
+Over HTTP a rollout reaches its own server and no other. The server binds a free port itself and
+reports it on a pipe only this harness holds (no window in which another process can take the
+port); it requires a bearer token made for this episode alone (a server of another episode
+answers 401); and before the first call the client checks the server's proof that it holds that
+token (``serverInfo``), so nothing that happens to listen there passes for it. A server that cannot
+start, or is not the episode's own, is tried once more, from the task's initial state; a second
+failure is an error with the server's log tail, never a graded rollout. At most one server per
+core starts at a time (start-up is CPU-bound), so a start's timeout holds at any concurrency.
+
 A server ends with the harness process, however that ends (``harness.lifeline``). Each episode
 folder is named after the harness process that made it (``compoworld-episode-<pid>-...``): a
 transport removes, when it starts and when it closes, the folders of harness processes that no
@@ -16,8 +25,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import secrets
 import shutil
-import socket
 import sys
 import tempfile
 from collections.abc import AsyncIterator
@@ -25,33 +34,40 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal
 
+import httpx2
 from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 
-from harness.errors import ToolTransportError
+from harness.errors import TaskServerError, ToolTransportError
 from harness.lifeline import PARENT_PID_FLAG
-from harness.task_server import META_SERVICE
+from harness.task_server import META_PROOF, META_SERVICE, proof_description
 from harness.tools import CallOutcome
 from mcp_services.kernel.bounds import abridge
 from mcp_services.kernel.diff import StateDiff
 from mcp_services.kernel.errors import ErrorCode
 from mcp_services.kernel.results import ToolResult
+from mcp_services.serving.auth import bearer_header, server_proof
 from mcp_services.serving.model_view import model_tool
 from mcp_services.serving.surface import Mode
 from mcp_services.tasks.episodes import episode_for
 from mcp_services.tasks.spec import TaskSpec, write_tasks
 
-__all__ = ["EPISODE_FOLDER_PREFIX", "McpSession", "McpTransport", "sweep_episode_folders"]
+__all__ = ["EPISODE_FOLDER_PREFIX", "TOKEN_ENV", "McpSession", "McpTransport", "sweep_episode_folders"]
 
 _REQUEST_TIMEOUT = -32001
 _REPO_ROOT = Path(__file__).resolve().parent.parent
 EPISODE_FOLDER_PREFIX = "compoworld-episode-"
+TOKEN_ENV = "COMPOWORLD_EPISODE_TOKEN"  # the variable that hands a task server its episode's token
+_TRIES = 2  # a task server that fails to start is tried once more
+_LOG_TAIL = 1500  # characters of a failed server's log that its error quotes
 
 
 def _server_env() -> dict[str, str]:
     env = dict(os.environ)
     # The child must import this very checkout, whatever the caller's working folder.
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_REPO_ROOT), env.get("PYTHONPATH", "")) if p)
+    env.pop(TOKEN_ENV, None)
     return env
 
 
@@ -79,18 +95,33 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+def _tail(log: Path) -> str:
+    try:
+        text = log.read_text(errors="replace").strip()
+    except OSError:
+        return "(no log)"
+    if not text:
+        return "(its log is empty)"
+    return f"its log ends: {text[-_LOG_TAIL:]}"
+
+
+def _reason(exc: BaseException) -> str:
+    """The innermost useful cause of a failed connection, on one line."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = " ".join(str(exc).split())[:300]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 class McpSession:
-    def __init__(self, client: Client, task: TaskSpec, db_dir: Path, stack: AsyncExitStack) -> None:
+    def __init__(
+        self, client: Client, task: TaskSpec, db_dir: Path, stack: AsyncExitStack, proof: str | None = None
+    ) -> None:
         self._client = client
         self._task = task
         self._db_dir = db_dir
         self._stack = stack
+        self._proof = proof  # what every result of the episode's own server carries (HTTP)
 
     async def list_tools(self) -> list[dict[str, Any]]:
         tools: list[dict[str, Any]] = []
@@ -116,6 +147,11 @@ class McpSession:
         except Exception as exc:  # noqa: BLE001 - closed streams, HTTP errors, task groups: the server is gone
             detail = f"{type(exc).__name__}: {str(exc)[:500]}"
             raise ToolTransportError(f"the task server stopped answering: {detail}") from exc
+        if self._proof is not None and (result.meta or {}).get(META_PROOF) != self._proof:
+            raise TaskServerError(
+                f"the answer to {abridge(name)} did not come from this episode's task server (no proof of its "
+                "token): its server is gone and something else answers on its port; the rollout is not graded"
+            )
         return _outcome(result)
 
     async def final_diff(self) -> dict[str, StateDiff]:
@@ -151,6 +187,10 @@ class McpTransport:
         self.name = kind
         self.python = python
         self.startup_timeout = startup_timeout
+        # Starting a server is a second or two of CPU (imports): more at once than there are cores
+        # would only slow each down, past its timeout under load. Rollouts run at any concurrency.
+        self.max_starting = max(1, os.cpu_count() or 1)
+        self._starting: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
         sweep_episode_folders()  # what a killed run left behind
 
     @asynccontextmanager
@@ -163,23 +203,9 @@ class McpTransport:
             args = ["-m", "harness.task_server", "--tasks", str(tasks_file), "--task", task.id]
             args += ["--db", str(db_dir), "--mode", mode, "--transport", self.kind]
             args += [PARENT_PID_FLAG, str(os.getpid())]  # the server ends when this process does
-            async with AsyncExitStack() as stack:
-                if self.kind == "stdio":
-                    target: Any = StdioServerParameters(command=self.python, args=args, env=_server_env())
-                else:
-                    port = _free_port()
-                    log = folder / "server.log"
-                    await self._start_http(stack, args + ["--port", str(port)], port, log)
-                    target = f"http://127.0.0.1:{port}/mcp"
-                # The session-wide read timeout bounds the handshake; each call passes its own.
-                client = Client(target, read_timeout_seconds=self.startup_timeout)
-                try:
-                    await stack.enter_async_context(client)
-                except Exception as exc:
-                    raise ToolTransportError(f"could not connect to the task server ({self.kind}): {exc}") from exc
-                session_stack = stack.pop_all()
+            client, session_stack, proof = await self._start(task, args, folder, db_dir)
             try:
-                yield McpSession(client, task, db_dir, session_stack)
+                yield McpSession(client, task, db_dir, session_stack, proof)
             finally:
                 await session_stack.aclose()  # a no-op when final_diff already stopped the server
         finally:
@@ -190,29 +216,119 @@ class McpTransport:
         # another process of the run (e.g. a killed worker) left.
         sweep_episode_folders()
 
-    async def _start_http(self, stack: AsyncExitStack, args: list[str], port: int, log: Path) -> None:
-        with log.open("wb") as sink:  # a file, not a pipe: a pipe nobody reads would block the server
-            process = await asyncio.create_subprocess_exec(
-                self.python, *args, stdin=asyncio.subprocess.DEVNULL, stdout=sink, stderr=sink, env=_server_env()
-            )
-        stack.push_async_callback(_stop, process)
-        deadline = asyncio.get_running_loop().time() + self.startup_timeout
-        while True:
-            if process.returncode is not None:
-                tail = log.read_text(errors="replace")[-2000:].strip()
-                raise ToolTransportError(f"the task server exited with code {process.returncode}: {tail}")
+    async def _start(
+        self, task: TaskSpec, args: list[str], folder: Path, db_dir: Path
+    ) -> tuple[Client, AsyncExitStack, str | None]:
+        """A connected client of the episode's own server, the stack that stops both, and the proof its
+        results carry (HTTP; None over stdio, whose pipe is the episode's alone)."""
+        problems: list[str] = []
+        for attempt in range(1, _TRIES + 1):
+            shutil.rmtree(db_dir, ignore_errors=True)  # every try starts from the task's initial state
+            stack = AsyncExitStack()
             try:
-                _, writer = await asyncio.open_connection("127.0.0.1", port)
-            except OSError:
-                if asyncio.get_running_loop().time() > deadline:
-                    raise ToolTransportError(
-                        f"the task server did not listen on port {port} within {self.startup_timeout:g} s"
-                    ) from None
-                await asyncio.sleep(0.05)
+                async with self._start_slot():
+                    if self.kind == "stdio":
+                        target = StdioServerParameters(command=self.python, args=args, env=_server_env())
+                        client, proof = await self._connect(stack, target), None
+                    else:
+                        token = secrets.token_urlsafe(32)  # this episode's alone: no other server accepts it
+                        client = await self._start_http(stack, task, args, token, folder / f"server-{attempt}.log")
+                        proof = server_proof(token)
+            except TaskServerError as exc:
+                await stack.aclose()
+                problems.append(f"try {attempt}: {exc}")
                 continue
-            writer.close()
-            await writer.wait_closed()
-            return
+            except BaseException:
+                await stack.aclose()
+                raise
+            return client, stack, proof
+        raise TaskServerError(
+            f"the {self.kind} task server of task {task.id} could not be started ({_TRIES} tries): "
+            + "; ".join(problems)
+        )
+
+    def _start_slot(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        if self._starting is None or self._starting[0] is not loop:  # one per event loop that uses this transport
+            self._starting = (loop, asyncio.Semaphore(self.max_starting))
+        return self._starting[1]
+
+    async def _connect(self, stack: AsyncExitStack, target: Any) -> Client:
+        # The session-wide read timeout bounds the handshake; each call passes its own.
+        client = Client(target, read_timeout_seconds=self.startup_timeout)
+        try:
+            await stack.enter_async_context(client)
+        except Exception as exc:
+            raise TaskServerError(f"could not connect to it: {_reason(exc)}") from exc
+        return client
+
+    async def _start_http(
+        self, stack: AsyncExitStack, task: TaskSpec, args: list[str], token: str, log: Path
+    ) -> Client:
+        env = _server_env() | {TOKEN_ENV: token}
+        ready_read, ready_write = os.pipe()
+        try:
+            with log.open("wb") as sink:  # a file, not a pipe: a pipe nobody reads would block the server
+                process = await asyncio.create_subprocess_exec(
+                    self.python, *args, "--port", "0", "--auth-token-env", TOKEN_ENV, "--ready-fd", str(ready_write),
+                    stdin=asyncio.subprocess.DEVNULL, stdout=sink, stderr=sink, env=env, pass_fds=(ready_write,),
+                )
+        except BaseException:
+            os.close(ready_read)
+            raise
+        finally:
+            os.close(ready_write)  # the child holds its own copy: end of file here means it is gone
+        stack.push_async_callback(_stop, process)
+        port = await self._read_port(ready_read, process, log)
+        refused: list[int] = []  # the SDK's client reports a 401 as a bare "error response": note it here
+
+        async def note_refusal(response: httpx2.Response) -> None:
+            if response.status_code in (401, 403):
+                refused.append(response.status_code)
+
+        http = httpx2.AsyncClient(headers=bearer_header(token), timeout=httpx2.Timeout(30, read=300),
+                                  event_hooks={"response": [note_refusal]})
+        stack.push_async_callback(http.aclose)
+        try:
+            client = await self._connect(stack, streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http))
+        except TaskServerError as exc:
+            if refused:
+                raise TaskServerError(
+                    f"what answered on port {port} refused this episode's token ({refused[0]}): it is not this "
+                    f"episode's task server; {_tail(log)}"
+                ) from exc
+            raise TaskServerError(f"port {port}: {exc}; {_tail(log)}") from exc
+        info = client.server_info
+        if info is None or info.description != proof_description(task, token):
+            shown = abridge(info.name) if info is not None else "nothing"
+            raise TaskServerError(
+                f"what answered on port {port} ({shown}) is not this episode's task server: it shows no proof of "
+                f"this episode's token; {_tail(log)}"
+            )
+        return client
+
+    async def _read_port(self, fd: int, process: asyncio.subprocess.Process, log: Path) -> int:
+        """The port the server reports once it listens (it binds the port itself)."""
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader()
+        pipe, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", 0))
+        try:
+            async with asyncio.timeout(self.startup_timeout):
+                line = await reader.readline()
+        except TimeoutError:
+            raise TaskServerError(
+                f"it did not start listening within {self.startup_timeout:g} s; {_tail(log)}"
+            ) from None
+        finally:
+            pipe.close()
+        if line.strip().isdigit():
+            return int(line)
+        try:  # the pipe closed unwritten: the server exited, or is exiting
+            await asyncio.wait_for(process.wait(), 10)
+        except TimeoutError:
+            pass
+        code = "" if process.returncode is None else f" with code {process.returncode}"
+        raise TaskServerError(f"it exited{code} before it listened; {_tail(log)}")
 
 
 async def _stop(process: asyncio.subprocess.Process) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from harness.agents.base import Agent, AgentTurn, Message, ToolCallRequest, ToolSchema, TurnContext
 from harness.bounds import DEFAULT_MAX_RESULT_CHARS, MIN_MAX_RESULT_CHARS, bound_result
-from harness.errors import AgentError, ToolTransportError
+from harness.errors import AgentError, TaskServerError, ToolTransportError
 from harness.parsing import UnreadableJson, read_json
 from harness.prompt import system_prompt, user_prompt
 from harness.tools import CallOutcome, ToolSession, ToolTransport
@@ -210,6 +210,8 @@ async def run_episode(job: RolloutJob, agent: Agent, transport: ToolTransport, c
         tools = await session.list_tools()
         try:
             await _converse(transcript, job, agent, session, tools, config, clock)
+        except TaskServerError:
+            raise  # another server answered: its results are not this episode's, nothing is graded
         except ToolTransportError as exc:
             # The server stopped answering: no more calls can be made; grade what the state holds.
             transcript.stop, transcript.error = "transport_error", str(exc)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_services.registry import UnknownServiceError, all_services, get_services
+from mcp_services.serving.options import add_http_options, http_flags_given, http_serving
 
 DB_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 
@@ -29,19 +30,14 @@ def _parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="serve one or more services as one MCP server")
     _add_episode_args(serve)
     serve.add_argument("--transport", choices=("stdio", "http"), default="stdio")
-    serve.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1: this machine only)")
-    serve.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
-    serve.add_argument(
-        "--allow-remote",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="allow a non-loopback --host (e.g. 0.0.0.0); NAME is a host name or address clients use to reach "
-        "this server (repeat, or separate with commas); requests naming other hosts are refused. No authentication",
-    )
+    add_http_options(serve)
 
     config = sub.add_parser("claude-config", help="print the Claude Desktop mcpServers entry for these services")
     _add_episode_args(config)
+    remote = config.add_argument_group("a server already serving over HTTP (an entry for Claude Code)")
+    remote.add_argument("--url", default=None, help="its URL, e.g. https://box.lan/mcp (no token in it)")
+    remote.add_argument("--auth-token-env", metavar="NAME", default=None,
+                        help="the environment variable that holds its token, on the machine that runs the client")
     return parser
 
 
@@ -122,33 +118,85 @@ def claude_config(names: Sequence[str], db: Path | None, seed: int, mode: str) -
     }
 
 
+def claude_code_entry(names: Sequence[str], url: str, token_env: str | None) -> dict[str, Any]:
+    """The ``mcpServers`` entry of Claude Code (``.mcp.json``) for a server that serves over HTTP:
+    the token is not written, Claude Code reads it from ``token_env`` (``${NAME}``) when it starts."""
+    from mcp_services.serving.auth import AuthConfigError, refuse_url_credentials
+
+    try:
+        refuse_url_credentials(url, "--url")
+    except AuthConfigError as exc:
+        raise CliError(str(exc)) from None
+    if not url.startswith(("http://", "https://")):
+        raise CliError(f"--url must be an http(s) URL such as https://box.lan/mcp, not {url!r}")
+    entry: dict[str, Any] = {"type": "http", "url": url}
+    if token_env is not None:
+        if not token_env.isidentifier():
+            raise CliError("--auth-token-env takes the NAME of an environment variable, not the token itself")
+        entry["headers"] = {"Authorization": f"Bearer ${{{token_env}}}"}
+    return {"mcpServers": {f"compoworld-{'-'.join(names)}"[:64]: entry}}
+
+
+def claude_desktop_note(url: str, token_env: str | None) -> str:
+    """Where Claude Desktop cannot use the entry, and the stdio bridge (mcp-remote) it can use instead."""
+    from urllib.parse import urlsplit
+
+    from mcp_services.serving.http import is_loopback
+
+    args = ["mcp-remote", url, "--header", "Authorization:${AUTH_HEADER}"]
+    if urlsplit(url).scheme == "http" and not is_loopback(urlsplit(url).hostname or ""):
+        args.append("--allow-http")  # mcp-remote refuses plain HTTP beyond loopback without it
+    bridge = {"command": "npx", "args": args, "env": {"AUTH_HEADER": "Bearer <the token>"}}
+    return (
+        f"mcp-services: this entry is for Claude Code (.mcp.json, or `claude mcp add-json NAME '<the entry>'`), which "
+        f"reads ${{{token_env or 'TOKEN'}}} from its environment. Claude Desktop's config file starts only local "
+        "(stdio) servers and cannot send a header: run claude-config without --url on the machine that has the "
+        f"services, or bridge with mcp-remote (npm): {json.dumps(bridge)}"
+    )
+
+
 def _serve(args: argparse.Namespace) -> None:
     from mcp_services.kernel.episode import Episode
-    from mcp_services.serving.http import allowed_names, is_loopback, remote_warning
-    from mcp_services.serving.server import build_server, serve_http, serve_stdio
+    from mcp_services.serving.server import build_server, serve_stdio
 
-    remote: tuple[str, ...] = ()
-    if args.transport == "http":
-        remote = allowed_names(args.host, args.allow_remote)  # refuse before anything is opened
+    http = http_serving(args) if args.transport == "http" else None  # refuse bad options before opening anything
+    if http is None and (given := http_flags_given(args)):
+        raise CliError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for --transport http")
     services = get_services(args.names)
     paths = db_paths_for(args.names, args.db)
     try:
         episode = Episode(services, args.seed, db_paths=paths)
     except ValueError as exc:
         raise CliError(str(exc)) from exc
-    server = build_server(episode, args.mode)
-    where = "in memory" if paths is None else ", ".join(str(p) for p in paths.values())
-    logging.getLogger("mcp_services").info("serving %s (%s mode, state %s)", ", ".join(args.names), args.mode, where)
     try:
-        if args.transport == "stdio":
+        server = build_server(episode, args.mode)
+        where = "in memory" if paths is None else ", ".join(str(p) for p in paths.values())
+        logging.getLogger("mcp_services").info("serving %s (%s mode, state %s)", ", ".join(args.names), args.mode,
+                                               where)
+        if http is None:
             serve_stdio(server)
         else:
-            if not is_loopback(args.host):
-                print(remote_warning(args.host, args.port, remote), file=sys.stderr, flush=True)
-            print(f"serving on http://{args.host}:{args.port}/mcp", file=sys.stderr, flush=True)
-            serve_http(server, args.host, args.port, args.allow_remote)
+            n_tools = sum(len(service.tools) for service in services)
+            _serve_http(server, http, f"all {n_tools} tools of {', '.join(args.names)}")
     finally:
         episode.close()
+
+
+def _serve_http(server: Any, http: Any, exposed: str) -> None:
+    """Bind, then say where (and what an unauthenticated remote server exposes), then serve."""
+    from mcp_services.serving.http import ListenError, bound_url, listen, remote_warning
+    from mcp_services.serving.server import serve_http
+
+    try:
+        sock = listen(http.host, http.port)
+    except ListenError as exc:
+        raise CliError(exc.strerror) from None
+    with sock:
+        if http.exposed:
+            print(remote_warning(http.host, sock.getsockname()[1], http.names(), exposed), file=sys.stderr, flush=True)
+        guard = "; requires a bearer token" if http.auth is not None else ""
+        print(f"serving on {bound_url(sock)}{guard}", file=sys.stderr, flush=True)
+        serve_http(server, sock, http)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -166,7 +214,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             _serve(args)
         elif args.command == "claude-config":
             get_services(args.names)
-            print(json.dumps(claude_config(args.names, args.db, args.seed, args.mode), indent=2))
+            if args.url is not None:
+                print(json.dumps(claude_code_entry(args.names, args.url, args.auth_token_env), indent=2))
+                print(claude_desktop_note(args.url, args.auth_token_env), file=sys.stderr)
+            elif args.auth_token_env is not None:
+                raise CliError("--auth-token-env is for --url (a stdio entry needs no token: the client starts "
+                               "the server itself)")
+            else:
+                print(json.dumps(claude_config(args.names, args.db, args.seed, args.mode), indent=2))
     except (CliError, UnknownServiceError) as exc:
         print(f"mcp-services: error: {exc}", file=sys.stderr)
         return 2

@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from pydantic import Field, model_validator
@@ -43,6 +44,7 @@ try:
     from openenv.core.env_server.http_server import create_app as create_openenv_app
     from openenv.core.env_server.interfaces import Environment
     from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
+    from websockets.asyncio.client import connect as ws_connect
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         f"harness.adapters.openenv needs the openenv extra ({exc.name} is missing): pip install 'compoworld[openenv]'"
@@ -59,6 +61,14 @@ from harness.adapters.episodes import (
 )
 from harness.errors import HarnessInputError
 from harness.tools import CallOutcome, InProcessTransport
+from mcp_services.serving.auth import (
+    MIN_TOKEN_CHARS,
+    AuthConfigError,
+    BearerGate,
+    bearer_header,
+    refuse_url_credentials,
+)
+from mcp_services.serving.http import is_loopback
 from mcp_services.serving.surface import Mode
 
 __all__ = [
@@ -320,11 +330,16 @@ def create_app(
     reward: str = "rubric",
     max_steps: int = 64,
     max_concurrent_envs: int = 256,
+    auth_token: str | None = None,
 ) -> FastAPI:
     """The OpenEnv server application for a task set (``tasks.jsonl``, a list of tasks, or None for
     the harness's default set). ``max_steps``: tool calls per episode before it ends and is graded;
-    ``max_concurrent_envs``: sessions open at once."""
+    ``max_concurrent_envs``: sessions open at once; ``auth_token``: a bearer token every request and
+    session must carry (``CompoWorldClient(url, token=...)``; read it from the environment, e.g.
+    ``os.environ["OPENENV_TOKEN"]``), required when the app serves other machines."""
     _check_count("max_concurrent_envs", max_concurrent_envs)
+    if auth_token is not None and (len(auth_token) < MIN_TOKEN_CHARS or any(c.isspace() for c in auth_token)):
+        raise HarnessInputError(f"auth_token must be at least {MIN_TOKEN_CHARS} characters without spaces")
     served = _serve(tasks, mode, reward, max_steps)
     app = create_openenv_app(
         functools.partial(CompoWorldEnvironment, served),
@@ -350,6 +365,8 @@ def create_app(
     app.add_exception_handler(EpisodeClosedError, refused)
     app.add_exception_handler(HarnessInputError, refused)
     app.router.on_shutdown.append(served.transport.close)
+    if auth_token is not None:
+        app.add_middleware(BearerGate, token=auth_token)
     return app
 
 
@@ -388,11 +405,30 @@ def serving(app: FastAPI, host: str = "127.0.0.1", port: int = 0, *, startup_tim
 class CompoWorldClient(EnvClient[CompoWorldAction, CompoWorldObservation, CompoWorldState]):
     """The typed client: ``async with CompoWorldClient("http://127.0.0.1:8000") as env:`` then
     ``await env.reset(task_id=...)``, ``await env.call(tool, arguments)``, ``await env.answer(text)``.
-    A refused request raises ``RuntimeError`` with the server's message."""
+    A refused request raises ``RuntimeError`` with the server's message. ``token``: the server's
+    bearer token (``create_app(auth_token=...)``), sent on the WebSocket handshake and every request."""
 
-    def __init__(self, base_url: str, **kwargs: Any) -> None:
+    def __init__(self, base_url: str, *, token: str | None = None, **kwargs: Any) -> None:
+        try:
+            refuse_url_credentials(base_url, "the server URL")
+        except AuthConfigError as exc:
+            raise HarnessInputError(str(exc).replace("--auth-token-env NAME", "token=...")) from None
         super().__init__(base_url, **kwargs)
         self._http_url = base_url.rstrip("/").replace("ws://", "http://", 1).replace("wss://", "https://", 1)
+        self._headers = bearer_header(token) if token is not None else {}
+
+    async def connect(self) -> CompoWorldClient:
+        """As OpenEnv's ``connect``, plus the bearer token on the handshake (OpenEnv 0.3 sends no headers)."""
+        if self._ws is not None or not self._headers:
+            await super().connect()
+            return self
+        direct = is_loopback(urlsplit(self._ws_url).hostname or "")  # as OpenEnv: no proxy to this machine
+        try:
+            self._ws = await ws_connect(self._ws_url, open_timeout=self._connect_timeout, max_size=self._max_message_size,
+                                        additional_headers=self._headers, proxy=None if direct else True)
+        except Exception as exc:
+            raise ConnectionError(f"Failed to connect to {self._ws_url}: {exc}") from exc
+        return self
 
     async def call(self, tool: str, arguments: str | dict[str, Any] = "{}") -> StepResult[CompoWorldObservation]:
         return await self.step(CompoWorldAction(tool=tool, arguments=arguments))
@@ -401,7 +437,7 @@ class CompoWorldClient(EnvClient[CompoWorldAction, CompoWorldObservation, CompoW
         return await self.step(CompoWorldAction(answer=text))
 
     async def list_tasks(self) -> list[dict[str, Any]]:
-        async with httpx.AsyncClient(base_url=self._http_url, timeout=self._connect_timeout) as http:
+        async with httpx.AsyncClient(base_url=self._http_url, timeout=self._connect_timeout, headers=self._headers) as http:
             response = await http.get("/tasks")
             response.raise_for_status()
             return list(response.json())

@@ -39,7 +39,7 @@ from harness.adapters.episodes import (
     episode_prompt,
 )
 from harness.errors import HarnessInputError
-from harness.tools import InProcessTransport
+from harness.tools import TRANSPORTS, InProcessTransport, ToolTransport, make_transport
 from mcp_services.serving.surface import Mode
 from mcp_services.tasks.rewards import RewardKind, group_rewards
 
@@ -101,13 +101,15 @@ class CompoWorldRubric(vf.Rubric):
 class CompoWorldEnv(vf.MultiTurnEnv):
     """CompoWorld tasks as a multi-turn tool environment with a private episode per rollout."""
 
-    def __init__(self, catalog: TaskCatalog, mode: Mode, rubric: CompoWorldRubric, max_turns: int, **kwargs: Any):
+    def __init__(self, catalog: TaskCatalog, mode: Mode, rubric: CompoWorldRubric, max_turns: int,
+                 transport: ToolTransport | None = None, **kwargs: Any):
         rows = [{"prompt": episode_prompt(t, mode), "info": json.dumps({"task_id": t.id})} for t in catalog]
         super().__init__(dataset=Dataset.from_list(rows), rubric=rubric, max_turns=max_turns, **kwargs)
         self.catalog = catalog
         self.mode = mode
         self.reward_kind = rubric.kind
-        self._transport = InProcessTransport()  # episodes reset from a snapshot: private, and fast to reopen
+        # In process by default: episodes reset from a snapshot, private and fast to reopen.
+        self._transport = transport or InProcessTransport()
         self._episodes: dict[str, AdapterEpisode] = {}  # open episodes by rollout (trajectory id)
 
     @property
@@ -181,6 +183,7 @@ def load_environment(
     reward: str = "cfrr",
     max_turns: int = 32,
     *,
+    transport: str = "inprocess",
     beta: float | None = None,
     lam: float | None = None,
     eps: float | None = None,
@@ -192,10 +195,14 @@ def load_environment(
     ``mode``: ``direct`` (every tool) or ``discover`` (four meta-tools); ``reward``: ``cfrr``,
     ``binary`` or ``rubric``; ``beta``/``lam``/``eps``: CFRR's knobs (None: ``mcp_services.tasks.rewards``'s
     defaults); ``max_turns``: model turns
-    per rollout. Other keyword arguments go to ``verifiers.Environment``.
+    per rollout; ``transport``: ``inprocess`` (default), or ``stdio``/``http`` for a task server per
+    rollout (over HTTP each with its own token, checked before the first call). Other keyword
+    arguments go to ``verifiers.Environment``.
     """
     if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
         raise HarnessInputError(f"max_turns must be a whole number of at least 1, not {max_turns!r}")
     knobs = {name: value for name, value in (("beta", beta), ("lam", lam), ("eps", eps)) if value is not None}
     rubric = CompoWorldRubric(reward, **knobs)
-    return CompoWorldEnv(TaskCatalog(tasks), check_mode(mode), rubric, max_turns, **kwargs)
+    if transport not in TRANSPORTS:
+        raise HarnessInputError(f"transport must be one of {', '.join(TRANSPORTS)}, not {transport!r}")
+    return CompoWorldEnv(TaskCatalog(tasks), check_mode(mode), rubric, max_turns, make_transport(transport), **kwargs)

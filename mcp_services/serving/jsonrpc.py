@@ -4,7 +4,7 @@ The SDK (mcp 2.3.0) drops a stdio line it cannot read, so the client waits for i
 and its streamable-HTTP transport (protocol 2025-11-25 and before) answers a JSON value that is
 not a JSON-RPC message with -32602. The spec says: -32700 (parse error) for text that is not JSON
 (ours: also JSON nested deeper than the SDK's parser accepts), -32600 (invalid request) for JSON
-that is not a request object, with the request's id where one can be read (none otherwise).
+that is not a request object, with the request's id where one can be read (``"id": null`` otherwise).
 
 - stdio: ``AnsweringReadStream`` wraps the SDK transport's read stream, where an unreadable line
   arrives as the parser's exception, and writes the answer to the transport's write stream.
@@ -22,6 +22,7 @@ from typing import Any, Self
 
 import anyio
 import pydantic_core
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.transport_security import (
     DEFAULT_MAX_REQUEST_BODY_SIZE,
     TransportSecurityMiddleware,
@@ -40,10 +41,7 @@ _INVALID = 'not a JSON-RPC 2.0 message: a request needs "jsonrpc": "2.0", a stri
 
 
 def _answer(request_id: int | str | None, error: ErrorData) -> JSONRPCError:
-    if request_id is None:
-        # No id to answer to: MCP's schema (2025-11-25) leaves "id" out, where JSON-RPC 2.0 writes null
-        # (which MCP's RequestId does not allow). Unset, it is left out of the wire message.
-        return JSONRPCError.model_construct(jsonrpc="2.0", error=error)
+    # No id to answer to: JSON-RPC 2.0 writes "id": null (as the SDK does; MCP's schema leaves it out).
     return JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
 
 
@@ -125,14 +123,17 @@ class JsonRpcBodyCheck:
         security: TransportSecuritySettings,
         paths: Sequence[str] = ("/mcp",),
         max_body_size: int = DEFAULT_MAX_REQUEST_BODY_SIZE,
+        authenticated: bool = False,
     ) -> None:
         self.app = app
+        self.authenticated = authenticated  # only authenticated requests are read: the rest get the SDK's 401
         self.security = TransportSecurityMiddleware(security)
         self.paths = {path.rstrip("/") for path in paths}
         self.max_body_size = max_body_size
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"].rstrip("/") not in self.paths:
+        if (scope["type"] != "http" or scope["method"] != "POST" or scope["path"].rstrip("/") not in self.paths
+                or self.authenticated and not isinstance(scope.get("user"), AuthenticatedUser)):
             await self.app(scope, receive, send)
             return
         # What the SDK refuses for its own reasons (Host, Origin, content type, size) it answers itself.

@@ -11,30 +11,55 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+import socket
+from functools import cache
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import anyio
+from mcp import MCPError
+from mcp.server.auth.provider import TokenVerifier
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent, Tool, ToolAnnotations
+from starlette.applications import Starlette
 
 from mcp_services.kernel.episode import Episode
-from mcp_services.serving.http import allowed_names, http_app
+from mcp_services.serving.http import DEFAULT_HOST, DEFAULT_PORT, HttpServing, http_app
 from mcp_services.serving.jsonrpc import AnsweringReadStream
-from mcp_services.serving.surface import Mode, ToolSurface
+from mcp_services.serving.limits import LIMIT_EXCEEDED
+from mcp_services.serving.surface import Mode, SurfaceCall, ToolSurface
+
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "EpisodeServer", "build_server", "package_version", "serve_http",
+           "serve_stdio"]
 
 log = logging.getLogger(__name__)
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8765
+
+@cache
+def package_version() -> str:
+    """CompoWorld's version, as ``serverInfo.version`` reports it."""
+    try:
+        return version("compoworld")
+    except PackageNotFoundError:  # a checkout on PYTHONPATH, never installed
+        return "0+unknown"
 
 
 class EpisodeServer(MCPServer):
     """An MCP server in front of one episode's mounted services."""
 
-    def __init__(self, surface: ToolSurface, *, name: str, instructions: str | None = None) -> None:
-        super().__init__(name=name, instructions=instructions, log_level="WARNING")
+    #: The largest tool result sent, in bytes (None: any); HTTP serving sets it from its limits.
+    max_result_bytes: int | None = None
+
+    def __init__(
+        self, surface: ToolSurface, *, name: str, instructions: str | None = None, description: str | None = None
+    ) -> None:
+        super().__init__(
+            name=name, instructions=instructions, description=description, version=package_version(),
+            log_level="WARNING",
+        )
         self.surface = surface
         self._mcp_tools = [
             Tool(
@@ -53,6 +78,11 @@ class EpisodeServer(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> CallToolResult:
         call = self.surface.call(name, arguments)
+        result = self._result(call)
+        self._check_size(name, call, result)
+        return result
+
+    def _result(self, call: SurfaceCall) -> CallToolResult:
         envelope = call.result.envelope()
         return CallToolResult(
             content=[TextContent(type="text", text=json.dumps(envelope, ensure_ascii=False, sort_keys=True))],
@@ -60,8 +90,35 @@ class EpisodeServer(MCPServer):
             is_error=not call.result.success,
         )
 
+    def _check_size(self, name: str, call: SurfaceCall, result: CallToolResult) -> None:
+        limit = self.max_result_bytes
+        if limit is None:
+            return
+        size = sum(len(c.text.encode()) for c in result.content if isinstance(c, TextContent))
+        if size <= limit:
+            return
+        reached = (self.surface.episode.services[call.service].tools[call.tool]
+                   if call.service is not None and call.tool is not None else None)
+        wrote = call.result.success and reached is not None and reached.effect == "write"
+        done = "The call ran and its change is kept; only its result is withheld. " if wrote else ""
+        raise MCPError(
+            code=LIMIT_EXCEEDED,
+            message=f"The result of {name} is {size:,} bytes, more than the {limit:,} this server sends per result "
+            f"(--max-result-bytes). {done}Ask for less: a narrower query, a filter or a smaller page.",
+            data={"limit": "max_result_bytes", "size": size, "max": limit},
+        )
+
     def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
         return self._schemas.get(name)
+
+    def streamable_http_app_with(
+        self, security: TransportSecuritySettings, auth: AuthSettings | None, verifier: TokenVerifier | None
+    ) -> Starlette:
+        """The SDK's streamable-HTTP app with this transport security and bearer authentication."""
+        # The low-level server's method takes auth per app (MCPServer's takes it from the constructor).
+        return self._lowlevel_server.streamable_http_app(
+            transport_security=security, auth=auth, token_verifier=verifier
+        )
 
     async def run_stdio_async(self) -> None:
         """The SDK's stdio serving, plus answers to lines that are not JSON-RPC messages."""
@@ -101,12 +158,11 @@ def serve_stdio(server: MCPServer) -> None:
     server.run("stdio")
 
 
-def serve_http(
-    server: MCPServer, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, allow_remote: Sequence[str] = ()
-) -> None:
-    """Serve over streamable HTTP at ``http://HOST:PORT/mcp``; a non-loopback ``host`` needs
-    ``allow_remote`` (raises ``RemoteHostError`` otherwise, before listening)."""
+def serve_http(server: EpisodeServer, sock: socket.socket, serving: HttpServing) -> None:
+    """Serve over streamable HTTP at ``/mcp`` on ``sock`` (from ``http.listen``) until stopped."""
     import uvicorn
 
-    app = http_app(server, allowed_names(host, allow_remote))
-    anyio.run(uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).serve)
+    app = http_app(server, serving, sock.getsockname()[1])
+    # uvicorn trusts X-Forwarded-For from a proxy on this machine: limits then see the real client.
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    anyio.run(uvicorn.Server(config).serve, [sock])

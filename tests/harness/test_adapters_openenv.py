@@ -88,6 +88,34 @@ def test_reference_plans_through_openenv_get_the_harness_grades(served: str, mod
     assert _status(served)["open_episodes"] == 0
 
 
+TOKEN = "openenv-test-token-0123456789"
+
+
+@pytest.mark.parametrize("served", [{"tasks": [note_task()], "auth_token": TOKEN}], indirect=True)
+def test_with_a_token_only_a_client_that_sends_it_gets_in(served: str) -> None:
+    from harness.adapters.openenv import CompoWorldClient
+
+    assert httpx.get(f"{served}/tasks", timeout=10).status_code == 401
+    assert httpx.get(f"{served}/tasks", timeout=10, headers={"authorization": "Bearer wrong-token-0123456789"}
+                     ).status_code == 401
+    task = note_task()
+
+    async def sessions() -> tuple[str, float]:
+        with pytest.raises(ConnectionError, match="403"):  # the handshake is refused before a socket opens
+            await CompoWorldClient(served).connect()
+        async with CompoWorldClient(served, token=TOKEN) as env:
+            listed = await env.list_tasks()
+            await env.reset(task_id=task.id)
+            for name, arguments in reference_calls(task, "direct"):
+                await env.call(name, arguments)
+            final = await env.answer(reference_answer(task))
+        return listed[0]["id"], final.reward
+
+    assert asyncio.run(sessions()) == (task.id, 1.0)
+    with pytest.raises(HarnessInputError, match="a token in a URL is refused"):
+        CompoWorldClient(f"{served}?token={TOKEN}")
+
+
 @pytest.mark.parametrize("served", [{"tasks": [note_task()], "reward": "binary"}], indirect=True)
 def test_64_concurrent_sessions_each_see_only_their_own_world(served: str) -> None:
     from harness.adapters.openenv import CompoWorldClient

@@ -63,13 +63,17 @@ def test_load_environment_gives_a_verifiers_environment_with_one_row_per_task(tm
     assert env.max_turns == 32 and env.reward_kind == "cfrr"
 
 
-@pytest.mark.parametrize("mode", ["direct", "discover"])
-def test_reference_plans_through_verifiers_get_the_harness_grades(mode: str) -> None:
+@pytest.mark.parametrize(("mode", "transport"), [
+    ("direct", "inprocess"),
+    ("discover", "inprocess"),
+    pytest.param("direct", "http", marks=pytest.mark.e2e),  # a task server per rollout, each with its own token
+])
+def test_reference_plans_through_verifiers_get_the_harness_grades(mode: str, transport: str) -> None:
     from harness.adapters.verifiers import load_environment
 
-    tasks = adapter_tasks()
+    tasks = adapter_tasks() if transport == "inprocess" else adapter_tasks()[:2]
     expected = harness_grades(tasks, mode)
-    env = load_environment(tasks=list(tasks), mode=mode, reward="rubric")
+    env = load_environment(tasks=list(tasks), mode=mode, reward="rubric", transport=transport)
     outputs = evaluate(env, ReferenceReplay(tasks, mode))
     assert len(outputs) == len(tasks)
     for output in outputs:
@@ -297,6 +301,8 @@ def test_bad_arguments_to_load_environment_are_refused_with_a_clear_message(tmp_
         load_environment(tasks=tasks, lam=3.0)
     with pytest.raises(HarnessInputError, match="does not exist"):
         load_environment(tasks=str(tmp_path / "missing.jsonl"))
+    with pytest.raises(HarnessInputError, match="transport must be one of inprocess, stdio, http"):
+        load_environment(tasks=tasks, transport="grpc")
 
 
 @pytest.mark.slow

@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from harness.agents import AgentConfig, ReferenceAgent
+from harness.cli import main as cli_main
 from harness.collect import CollectConfig, collect
 from harness.errors import RunFileError
+from harness.runlock import LOCK_FILE, RunFolderBusyError, hold_run_folder
 from harness.trajectory import Trajectory
 from mcp_services.tasks.spec import TaskSpec
 
@@ -132,8 +134,8 @@ def test_corrupt_line_is_reported_not_skipped_and_repair_recollects_it(tmp_path:
     assert len({(r["task_id"], r["rollout"]) for r in lines(out)}) == len(lines(out)) == 6
 
 
-def test_kill_9_in_the_middle_and_resume_leaves_no_gap_and_no_duplicate(tmp_path: Path, tasks_file: Path,
-                                                                         tasks: list[TaskSpec]) -> None:
+def test_a_second_collect_is_refused_while_one_runs_and_after_its_kill_9_the_run_resumes_with_no_gap_or_duplicate(
+        tmp_path: Path, tasks_file: Path, tasks: list[TaskSpec], capsys: pytest.CaptureFixture[str]) -> None:
     out, rollouts = tmp_path / "run", 30
     path = out / "trajectories.jsonl"
     script = Path(__file__).parent / "slow_collect.py"
@@ -145,6 +147,10 @@ def test_kill_9_in_the_middle_and_resume_leaves_no_gap_and_no_duplicate(tmp_path
             assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
             assert time.monotonic() < deadline, "the collector wrote nothing in time"
             time.sleep(0.05)
+        second = ["collect", "--tasks", str(tasks_file), "--out", str(out), "--rollouts", str(rollouts), "--no-progress"]
+        assert cli_main(second) == 2  # a double start, a scheduler's retry: refused before it writes anything
+        err = capsys.readouterr().err
+        assert f"is being written by another harness collect (pid {process.pid})" in err, err
         os.kill(process.pid, signal.SIGKILL)
     finally:
         process.wait(timeout=30)
@@ -160,3 +166,15 @@ def test_kill_9_in_the_middle_and_resume_leaves_no_gap_and_no_duplicate(tmp_path
     keys = Counter((r["task_id"], r["rollout"]) for r in lines(out))
     assert keys == Counter({(t.id, r): 1 for t in tasks for r in range(rollouts)})
     assert all(r["passed"] for r in lines(out))
+
+
+def test_a_run_folder_has_one_writer_and_a_run_that_wrote_nothing_leaves_no_folder(tmp_path: Path,
+                                                                                    tasks_file: Path) -> None:
+    out = tmp_path / "run"
+    with hold_run_folder(out):
+        with pytest.raises(RunFolderBusyError, match=f"another harness collect \\(pid {os.getpid()}\\)"):
+            collect(config(out, tasks_file), log=quiet)
+        assert [p.name for p in out.iterdir()] == [LOCK_FILE]  # the refused run wrote nothing
+    assert not out.exists()
+    collect(config(out, tasks_file), log=quiet)  # free again
+    assert len(lines(out)) == 3

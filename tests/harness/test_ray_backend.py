@@ -73,6 +73,19 @@ def test_harness_collect_on_ray_writes_the_trajectories_of_the_local_backend(
 
 
 @pytest.mark.slow
+@pytest.mark.e2e
+def test_ray_actors_over_http_reach_their_own_task_servers_and_write_the_in_process_trajectories(
+    ray_cluster: None, tmp_path: Path, tasks_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    common = ["collect", "--tasks", str(tasks_file), "--concurrency", "4", "--no-progress"]
+    assert main([*common, "--out", str(tmp_path / "local")]) == 0
+    ray_http = ["--backend", "ray", "--ray-actors", "2", "--transport", "http"]
+    assert main([*common, "--out", str(tmp_path / "ray"), *ray_http]) == 0  # each server's own token, checked
+    assert "3 of 3 new rollouts passed" in capsys.readouterr().out
+    assert _records(tmp_path / "ray") == _records(tmp_path / "local")
+
+
+@pytest.mark.slow
 def test_ray_finishes_a_partial_local_run_with_the_trajectories_the_local_backend_gives(
     ray_cluster: None, tmp_path: Path, tasks: list[TaskSpec]
 ) -> None:

@@ -12,15 +12,20 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
+import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 from harness.cli import main
 from harness.serve import PROMPT_NAME, build_served_task
+from mcp_services.serving.auth import bearer_header
 from mcp_services.tasks.spec import TaskSpec
 
 _ROOT = Path(__file__).resolve().parents[2]
 _WAIT_S = 90.0  # bound on a server's start-up (imports take seconds on a busy 2-core machine)
+_TOKEN = "t" * 20 + "-served-task-token"
 
 
 def _env() -> dict[str, str]:
@@ -83,9 +88,11 @@ async def test_serve_over_stdio_works_with_an_mcp_client_and_grade_grades_the_se
 def http_server(tasks_file: Path, tasks: list[TaskSpec], tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """`harness serve --transport http --port 0` on 127.0.0.1; yields its URL and db; always stopped."""
     db = tmp_path / "db"
-    args = [sys.executable, *_serve_args(tasks_file, tasks[0], db, "--transport", "http", "--port", "0")]
+    args = [sys.executable, *_serve_args(tasks_file, tasks[0], db, "--transport", "http", "--port", "0",
+                                         "--auth-token-env", "SERVE_TOKEN")]
     process = subprocess.Popen(
-        args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env(), text=True
+        args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env={**_env(), "SERVE_TOKEN": _TOKEN}, text=True,
     )
     lines: queue.Queue[str] = queue.Queue()
     reader = threading.Thread(target=lambda: [lines.put(line) for line in process.stderr or ()], daemon=True)
@@ -95,7 +102,7 @@ def http_server(tasks_file: Path, tasks: list[TaskSpec], tmp_path: Path) -> Iter
         banner = ""
         while " at http://127.0.0.1:" not in banner:  # the URL line (warnings may come first)
             banner = lines.get(timeout=max(deadline - time.monotonic(), 0.001))
-        yield banner.split(" at ", 1)[1].split(";", 1)[0], db
+        yield banner.split(" at ", 1)[1].split(" ", 1)[0], db
     finally:
         process.terminate()
         try:
@@ -112,7 +119,12 @@ async def test_serve_over_http_works_with_an_mcp_client(
 ) -> None:
     url, db = http_server
     task = tasks[0]
-    async with Client(url, read_timeout_seconds=_WAIT_S) as client:
+    refused = httpx.post(url, content='{"jsonrpc": "2.0", "id": 1, "method": "ping"}', timeout=30,
+                         headers={"content-type": "application/json", "accept": "application/json, text/event-stream"})
+    assert refused.status_code == 401 and refused.headers["www-authenticate"].startswith("Bearer ")
+    async with httpx2.AsyncClient(headers=bearer_header(_TOKEN)) as http, Client(
+        streamable_http_client(url, http_client=http), read_timeout_seconds=_WAIT_S
+    ) as client:
         assert task.instruction in (client.instructions or "")
         prompt = await client.get_prompt(PROMPT_NAME)
         assert task.instruction in prompt.messages[0].content.text  # type: ignore[union-attr]
@@ -242,36 +254,57 @@ def test_claude_config_prints_an_entry_that_serves_the_task_and_can_write_it_in_
     assert "wrote" in capsys.readouterr().err
 
 
-def test_a_non_loopback_host_is_refused_without_allow_remote(
+def test_a_non_loopback_host_is_refused_without_allow_remote_and_without_auth(
     tasks_file: Path, tasks: list[TaskSpec], capsys: pytest.CaptureFixture[str]
 ) -> None:
     args = ["serve", "--tasks", str(tasks_file), "--task", tasks[0].id, "--transport", "http", "--host", "0.0.0.0"]
     assert main(args) == 2
-    _one_error_line(capsys, "add --allow-remote NAME")
+    _one_error_line(capsys, "--allow-remote NAME")
+    assert main([*args, "--allow-remote", "box.lan"]) == 2
+    _one_error_line(capsys, "require a token with --auth-token-env NAME", "--no-auth")
 
 
-def test_serving_beyond_loopback_with_allow_remote_warns_and_keeps_the_host_check(
+def test_http_options_without_http_are_refused(tasks_file: Path, tasks: list[TaskSpec],
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--tasks", str(tasks_file), "--task", tasks[0].id, "--no-auth"]) == 2
+    _one_error_line(capsys, "--no-auth is for --transport http")
+
+
+def test_serving_beyond_loopback_with_no_auth_warns_and_keeps_the_host_check(
     tasks_file: Path, tasks: list[TaskSpec], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import socket
 
     import harness.serve as serve_module
+    from mcp_services.serving.http import HttpServing
 
-    served: list[tuple[str, ...]] = []
-    real_listen = serve_module._listen
+    served: list[HttpServing] = []
+    real_listen = serve_module.listen
 
     def listen(host: str, port: int) -> socket.socket:  # tests never listen beyond loopback
         return real_listen("127.0.0.1", 0)
 
-    async def serve_http(server: object, sock: socket.socket, names: tuple[str, ...]) -> None:
-        served.append(names)
-
-    monkeypatch.setattr(serve_module, "_listen", listen)
-    monkeypatch.setattr(serve_module, "_serve_http", serve_http)
+    monkeypatch.setattr(serve_module, "listen", listen)
+    monkeypatch.setattr(serve_module, "serve_http", lambda server, sock, http: served.append(http))
     args = ["serve", "--tasks", str(tasks_file), "--task", tasks[0].id, "--transport", "http", "--host", "0.0.0.0",
-            "--allow-remote", "box.lan,10.0.0.5"]
+            "--allow-remote", "box.lan,10.0.0.5", "--no-auth"]
     assert main(args) == 0
-    assert served == [("box.lan", "10.0.0.5")]  # the names DNS-rebinding protection admits
+    assert [s.names() for s in served] == [("box.lan", "10.0.0.5")]  # the names DNS-rebinding protection admits
     err = capsys.readouterr().err
-    assert "warning: serving on 0.0.0.0:" in err and "without authentication" in err
+    assert "warning: --no-auth: serving on 0.0.0.0:" in err and "without authentication" in err
+    assert f"can call the tools of task {tasks[0].id} (crm)" in err
     assert "Requests must name one of these hosts: box.lan, 10.0.0.5" in err
+
+
+def test_a_busy_port_is_one_clear_error(tasks_file: Path, tasks: list[TaskSpec],
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        args = ["serve", "--tasks", str(tasks_file), "--task", tasks[0].id, "--transport", "http", "--port", str(port)]
+        assert main(args) == 2
+    _one_error_line(capsys, f"harness: error: cannot listen on 127.0.0.1:{port} (address already in use; pick "
+                            "another --port, or --port 0 for a free one)")

@@ -1,57 +1,68 @@
 from __future__ import annotations
 
-import socket
+import os
+import queue
+import re
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+START_S = 60.0  # bound on a server's start-up (imports take seconds on a busy 2-core machine)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+class Served:
+    """`mcp-services serve ... --transport http --port 0` on 127.0.0.1: its URL, as it printed it once bound."""
 
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "mcp_services", "serve", *args, "--transport", "http", "--port", "0"],
+            cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, **(env or {})},
+        )
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.stderr: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+        deadline = time.monotonic() + START_S
+        while True:
+            try:
+                line = self.lines.get(timeout=max(deadline - time.monotonic(), 0.001))
+            except queue.Empty:
+                self.stop()
+                raise TimeoutError(f"the server printed no URL within {START_S:g} s: {''.join(self.stderr)}") from None
+            found = re.search(r"serving on (http://\S+/mcp)", line)
+            if found:
+                self.url = found.group(1)
+                return
 
-def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited early: {proc.stderr.read().decode() if proc.stderr else ''}")
+    def _read(self) -> None:
+        for line in self.proc.stderr or ():
+            self.stderr.append(line)
+            self.lines.put(line)
+
+    def stop(self) -> None:
+        self.proc.terminate()
         try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise TimeoutError(f"nothing listened on 127.0.0.1:{port} within {timeout}s")
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
 
 
 @pytest.fixture
-def http_server() -> Iterator[callable]:
-    """Start `mcp-services serve ... --transport http` on a free port; always stopped after the test."""
-    procs: list[subprocess.Popen[bytes]] = []
+def http_server() -> Iterator[Callable[..., str]]:
+    """Start `mcp-services serve ... --transport http --port 0`; its URL; always stopped after the test."""
+    served: list[Served] = []
 
-    def start(*args: str) -> str:
-        port = free_port()
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "mcp_services", "serve", *args, "--transport", "http", "--port", str(port)],
-            cwd=REPO,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        procs.append(proc)
-        wait_for_port(port, proc)
-        return f"http://127.0.0.1:{port}/mcp"
+    def start(*args: str, env: dict[str, str] | None = None) -> str:
+        served.append(Served(*args, env=env))
+        return served[-1].url
 
     yield start
-    for proc in procs:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    for server in served:
+        server.stop()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import queue
 import subprocess
@@ -19,10 +20,11 @@ from mcp_services.cli import main as cli_main
 from mcp_services.kernel import Episode
 from mcp_services.registry import LIBRARY, get_service
 from mcp_services.serving import server as server_module
-from mcp_services.serving.http import allowed_names, http_app
-from mcp_services.serving.server import build_server
+from mcp_services.serving import http as http_module
+from mcp_services.serving.http import HttpServing, allowed_names, http_app
+from mcp_services.serving.server import build_server, package_version
 from mcp_services.serving.surface import ToolSurface
-from tests.mcp_services.conftest import free_port, wait_for_port
+from tests.mcp_services.conftest import Served
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC = json.loads((REPO / "tests" / "fixtures" / "mcp-schema-2025-11-25.json").read_text())
@@ -152,6 +154,7 @@ def test_stdio_wire_messages_are_valid_against_the_mcp_spec() -> None:
             {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "spec-check", "version": "1"}},
         )
         assert init and init["result"]["protocolVersion"] == "2025-11-25"
+        assert init["result"]["serverInfo"]["version"] == package_version() == importlib.metadata.version("compoworld")
         spec_validator("InitializeResult").validate(init["result"])
         client.send("notifications/initialized", notify=True)
         listed = client.send("tools/list", {})
@@ -264,8 +267,10 @@ UNREADABLE = {
 
 
 def check_answer(reply: dict[str, Any], code: int, request_id: object) -> None:
-    spec_validator("JSONRPCErrorResponse").validate(reply)  # without an id when none could be read
-    assert reply["error"]["code"] == code and reply.get("id") == request_id
+    # JSON-RPC 2.0 answers with "id": null where the id cannot be read; MCP's schema leaves it out.
+    assert "id" in reply and reply["id"] == request_id
+    spec_validator("JSONRPCErrorResponse").validate({k: v for k, v in reply.items() if v is not None})
+    assert reply["error"]["code"] == code
     assert len(reply["error"]["message"]) < 300  # short, whatever was sent
 
 
@@ -321,12 +326,21 @@ def test_http_answers_unreadable_bodies_with_json_rpc_errors(http_server: Any, p
 def test_a_non_loopback_host_is_refused_without_allow_remote(host: str, capsys: Any) -> None:
     assert cli_main(["serve", "crm", "--transport", "http", "--host", host]) == 2
     err = capsys.readouterr().err
-    assert "--allow-remote NAME" in err and "no authentication" in err and len(err.strip().splitlines()) == 1
+    assert "--allow-remote NAME" in err and "--auth-token-env NAME" in err and "--no-auth" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_a_non_loopback_host_is_refused_without_auth_or_no_auth(capsys: Any) -> None:
+    assert cli_main(["serve", "crm", "--transport", "http", "--host", "0.0.0.0", "--allow-remote", "box.lan"]) == 2
+    err = capsys.readouterr().err
+    assert "require a token with --auth-token-env NAME" in err and "--no-auth" in err
+    assert len(err.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "localhost", "::1"])
 def test_loopback_hosts_need_no_flag(host: str) -> None:
     assert allowed_names(host) == ()
+    assert HttpServing(host=host).names() == ()
 
 
 def test_allow_remote_names_the_hosts_clients_use() -> None:
@@ -340,7 +354,7 @@ def test_allow_remote_names_the_hosts_clients_use() -> None:
 
 async def test_with_allow_remote_only_the_named_hosts_get_through() -> None:
     server = build_server(Episode.create(["crm"], 0))
-    app = http_app(server, allowed_names("0.0.0.0", ["box.lan"]))
+    app = http_app(server, HttpServing(host="0.0.0.0", allow_remote=("box.lan",), no_auth=True), 8765)
     headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 
     async def post(**extra: str) -> httpx.Response:
@@ -361,31 +375,49 @@ async def test_with_allow_remote_only_the_named_hosts_get_through() -> None:
 
 @pytest.mark.e2e
 def test_a_server_with_allow_remote_admits_requests_that_name_that_host() -> None:
-    port = free_port()  # tests listen on loopback only: the name is admitted all the same
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mcp_services", "serve", "crm", "--transport", "http", "--host", "127.0.0.1",
-         "--port", str(port), "--allow-remote", "box.lan"],
-        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
+    served = Served("crm", "--host", "127.0.0.1", "--allow-remote", "box.lan")  # loopback only, the name admitted
     headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    port = served.url.split(":")[2].split("/")[0]
     try:
-        wait_for_port(port, proc)
-        url = f"http://127.0.0.1:{port}/mcp"
-        named = httpx.post(url, content="{", timeout=30, headers={**headers, "host": f"box.lan:{port}"})
-        other = httpx.post(url, content="{", timeout=30, headers={**headers, "host": f"evil.example:{port}"})
+        named = httpx.post(served.url, content="{", timeout=30, headers={**headers, "host": f"box.lan:{port}"})
+        other = httpx.post(served.url, content="{", timeout=30, headers={**headers, "host": f"evil.example:{port}"})
     finally:
-        proc.terminate()
-        proc.wait(10)
+        served.stop()
     assert named.status_code == 400 and named.json()["error"]["code"] == -32700
     assert other.status_code == 421
-    assert proc.stderr is not None and "warning" not in proc.stderr.read().decode()  # loopback: nothing to warn of
+    assert "warning" not in "".join(served.stderr)  # loopback: nothing to warn of
 
 
-def test_serving_beyond_loopback_warns_on_stderr(monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
-    served: list[tuple[str, list[str]]] = []
-    monkeypatch.setattr(server_module, "serve_http", lambda server, host, port, allow: served.append((host, allow)))
-    assert cli_main(["serve", "crm", "--transport", "http", "--host", "0.0.0.0", "--allow-remote", "box.lan"]) == 0
-    assert served == [("0.0.0.0", ["box.lan"])]
+def loopback_listen(host: str, port: int) -> Any:  # tests never listen beyond loopback
+    import socket
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    return sock
+
+
+def test_no_auth_beyond_loopback_says_what_it_exposes(monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    served: list[HttpServing] = []
+    monkeypatch.setattr(http_module, "listen", loopback_listen)
+    monkeypatch.setattr(server_module, "serve_http", lambda server, sock, http: served.append(http))
+    argv = ["serve", "crm", "--transport", "http", "--host", "0.0.0.0", "--allow-remote", "box.lan", "--no-auth"]
+    assert cli_main(argv) == 0
+    assert [(s.host, s.names(), s.auth) for s in served] == [("0.0.0.0", ("box.lan",), None)]
     err = capsys.readouterr().err
-    assert "warning: serving on 0.0.0.0:8765, beyond loopback and without authentication" in err
-    assert "Requests must name one of these hosts: box.lan" in err
+    n_tools = len(get_service("crm").tools)
+    assert "warning: --no-auth: serving on 0.0.0.0:" in err and "without authentication" in err
+    assert f"can call all {n_tools} tools of crm" in err and "Requests must name one of these hosts: box.lan" in err
+
+
+def test_a_busy_port_is_one_clear_error_before_anything_says_serving(capsys: Any) -> None:
+    import socket
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        assert cli_main(["serve", "crm", "--transport", "http", "--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == (f"mcp-services: error: cannot listen on 127.0.0.1:{port} (address already in use; pick "
+                           "another --port, or --port 0 for a free one)")
