@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field, TypeAdapter, WithJsonSchema
 from typing_extensions import TypedDict
 
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field, joined
-from mcp_services.kernel.context import META_TABLE
+from mcp_services.kernel.context import stored_world
 from mcp_services.kernel.records import RecordAccess
 from mcp_services.kernel.schema import StateDef
 from mcp_services.kernel.semantic import (
@@ -112,8 +112,7 @@ service = Service(
 
 def _day_of(db: RecordAccess) -> str:
     """The world's day for the store being read (a batch sees the store only; each store knows its world)."""
-    seed = db.sql(f"SELECT value FROM {META_TABLE} WHERE key = 'world_seed'")[0][0]
-    return World.from_seed(int(seed)).now[:10]
+    return stored_world(db).now[:10]
 
 
 def _days_late(db: RecordAccess, docs: Sequence[Any]) -> list[int]:

@@ -16,7 +16,6 @@ charge" tasks have something to find.
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import date as date_cls
 from datetime import datetime, timedelta
@@ -340,15 +339,24 @@ def _planned_charges(ctx: ToolContext, rng: Random, customers: list[Customer]) -
     today = ctx.now.date()
     specs: list[_Planned] = []
 
-    # The world's invoice charges: paid, declined, or paid but missing from the books.
+    # The world's invoice charges: paid, declined, or paid but missing from the books; a duplicate is the
+    # same charge again a few minutes after the first (the customer paid the invoice twice).
+    firsts: dict[str, _Planned] = {}
     for charge in world.plan.charges:
         day = date_cls.fromisoformat(charge.date)
         status: ChargeStatus = "succeeded" if charge.succeeded else "failed"
+        if charge.duplicate:
+            original = firsts[charge.invoice_number]
+            original.has_twin = True
+            specs.append(replace(original, kind="duplicate", created=_minutes_after(original.created, rng.randint(1, 3)),
+                                 has_twin=False))
+            continue
         kind = "invoice" if charge.recorded or not charge.succeeded else "unrecorded"
         specs.append(
             _Planned(charge.email, charge.amount, status, f"Invoice {charge.invoice_number}", _moment(ctx, rng, day),
                      kind, charge.invoice_number, failure=None if charge.succeeded else rng.choice(_FAILURES))
         )
+        firsts.setdefault(charge.invoice_number, specs[-1])
 
     # Monthly subscriptions (per-seat plans), charged on the same day each month.
     plans = [p for p in world.products if p.category == "subscriptions"]
@@ -391,21 +399,15 @@ def _planned_charges(ctx: ToolContext, rng: Random, customers: list[Customer]) -
             )
         )
 
-    # Duplicates: the same charge again a few minutes later, mostly invoice payments. Twins come
-    # from invoices paid in one charge, so a split payment is never mistaken for a duplicate.
+    # Duplicates of other charges too: a subscription or a purchase charged twice, the last already refunded.
     succeeded = [s for s in specs if s.status == "succeeded" and s.created < ctx.days_from_now(-2)]
-    charges_per_invoice = Counter(s.invoice for s in specs if s.invoice)
-    invoice_paid = [s for s in succeeded if s.kind == "invoice" and charges_per_invoice[s.invoice] == 1]
     others = [s for s in succeeded if s.kind in ("subscription", "purchase")]
-    originals = rng.sample(invoice_paid, min(4, len(invoice_paid))) + rng.sample(others, 2)
+    originals = rng.sample(others, 2)
     for n, original in enumerate(originals):
-        minute = int(original.created[14:16]) + rng.randint(1, 3)
-        hour = int(original.created[11:13]) + minute // 60  # _moment stays before 22:00, so no day overflow
-        created = f"{original.created[:11]}{hour:02d}:{minute % 60:02d}{original.created[16:]}"
         original.has_twin = True
         specs.append(
-            replace(original, kind="duplicate", created=created, has_twin=False,
-                    refund_as_duplicate=n == len(originals) - 1)
+            replace(original, kind="duplicate", created=_minutes_after(original.created, rng.randint(1, 3)),
+                    has_twin=False, refund_as_duplicate=n == len(originals) - 1)
         )
     return specs
 
@@ -467,6 +469,13 @@ def _refunds_and_disputes(
         for created, spec, status, reason, submitted, closed, due in sorted(opened, key=lambda d: d[0])
     ]
     return refunds, disputes
+
+
+def _minutes_after(moment: str, minutes: int) -> str:
+    """A few minutes after ``moment`` the same day (seeded charges stay before 22:00)."""
+    minute = int(moment[14:16]) + minutes
+    hour = int(moment[11:13]) + minute // 60
+    return f"{moment[:11]}{hour:02d}:{minute % 60:02d}{moment[16:]}"
 
 
 def _after(moment: str, days: int) -> str:

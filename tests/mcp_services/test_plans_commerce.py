@@ -29,7 +29,7 @@ def plan(world: World) -> CommercePlan:
 
 def test_the_same_seed_gives_the_same_plan_and_another_seed_another() -> None:
     first = commerce_plan(World.from_seed(3))
-    plans._plan_for_seed.cache_clear()
+    plans._plan_of.cache_clear()
     assert commerce_plan(World.from_seed(3)) == first
     assert commerce_plan(World.from_seed(4)).orders != first.orders
 

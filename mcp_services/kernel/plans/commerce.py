@@ -28,7 +28,7 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Literal
 
-from mcp_services.kernel.world import Organisation, Person, PlannedContract, World
+from mcp_services.kernel.world import Organisation, Person, PlannedContract, World, WorldShape
 
 __all__ = [
     "CARRIER_MAX_GRAMS",
@@ -78,6 +78,7 @@ __all__ = [
     "commerce_plan",
     "parse_address",
     "price_order",
+    "promised_delivery",
     "refund_value",
     "returns_centre_address",
     "tracking_number",
@@ -177,6 +178,11 @@ _TRACKING_URLS: Mapping[str, str] = {
 
 def carrier_service(code: str) -> CarrierService | None:
     return _SERVICES_BY_CODE.get(code)
+
+
+def promised_delivery(shipped: datetime, service: CarrierService) -> str:
+    """When the store tells a customer a parcel arrives: the service's transit days after it ships, plus a day."""
+    return _iso(shipped + timedelta(days=service.transit_days + 1))
 
 
 def tracking_number(carrier: str, token: str) -> str:
@@ -333,6 +339,7 @@ class PlannedProduct:
 
 OrderStory = Literal[
     "delivered",
+    "delivered_late",
     "in_transit",
     "label_created",
     "exception",
@@ -352,7 +359,8 @@ OrderStory = Literal[
 ]
 #: How many orders of each story a world has (about ninety orders in all).
 _STORIES: tuple[tuple[OrderStory, int], ...] = (
-    ("delivered", 38),
+    ("delivered", 34),
+    ("delivered_late", 4),
     ("in_transit", 6),
     ("label_created", 3),
     ("exception", 3),
@@ -397,6 +405,12 @@ _EXCEPTIONS = (
     "Delivery attempted: the business was closed. The carrier will try again next business day.",
     "Address information is incomplete: the carrier is trying to contact the recipient.",
     "The package was damaged in transit; the carrier will contact the shipper.",
+)
+_DELAYS = (
+    "Delayed: severe weather at the sort facility. The carrier will deliver as soon as possible.",
+    "Delayed: the package missed its scheduled connection.",
+    "Delayed: high volume at the sort facility.",
+    "Delayed: a mechanical problem with the delivery vehicle.",
 )
 _HUBS = ("Louisville, KY", "Memphis, TN", "Indianapolis, IN", "Dallas, TX", "Chicago, IL", "Columbus, OH")
 
@@ -483,6 +497,8 @@ class PlannedFulfillment:
     created_at: str
     carrier: Carrier | None
     tracking_number: str | None
+    estimated_delivery_at: str | None = None  # what the store promised: shipped + the service's transit days + 1
+    delivered_at: str | None = None  # when the carrier scanned it delivered
 
     @property
     def tracking_url(self) -> str | None:
@@ -744,12 +760,12 @@ class CommercePlan:
 
 def commerce_plan(world: World) -> CommercePlan:
     """The plan of ``world`` (built once per seed)."""
-    return _plan_for_seed(world.seed)
+    return _plan_of(*world.key)
 
 
 @lru_cache(maxsize=64)
-def _plan_for_seed(seed: int) -> CommercePlan:
-    world = World.from_seed(seed)
+def _plan_of(seed: int, shape: WorldShape) -> CommercePlan:
+    world = World.from_seed(seed, shape)
     policy = StorePolicy(
         return_window_days=world.rng("plan:commerce:policy").choice((14, 30, 30, 45)),
         final_sale_types=FINAL_SALE_TYPES,
@@ -872,6 +888,7 @@ def _age_range(story: OrderStory, window: int) -> tuple[float, float]:
     """How long ago (days) orders of a story were placed."""
     return {
         "delivered": (8, 150),
+        "delivered_late": (14, 120),
         "in_transit": (1.2, 3.5),
         "label_created": (0.3, 1.0),
         "exception": (6.5, 10),
@@ -1030,10 +1047,11 @@ def _journey(
     service: CarrierService,
     origin: str,
     destination: str,
-    outcome: Literal["delivered", "moving", "exception", "returned_to_sender"],
+    outcome: Literal["delivered", "late", "moving", "exception", "returned_to_sender"],
 ) -> tuple[PlannedTrackingEvent, ...]:
-    """The carrier's scans from pickup on: delivered, still moving at the World's hour, stopped by an exception."""
-    days = service.transit_days + rng.uniform(-0.3, 0.6)
+    """The carrier's scans from pickup on: delivered (on time, or days late), still moving at the World's hour,
+    stopped by an exception."""
+    days = service.transit_days + (rng.uniform(3, 7) if outcome == "late" else rng.uniform(-0.3, 0.6))
     hub = rng.choice([h for h in _HUBS if h != destination] or list(_HUBS))
     name = CARRIER_NAMES[service.carrier]
     steps: list[tuple[float, ScanStatus, str, str]] = [
@@ -1043,7 +1061,9 @@ def _journey(
         (days * 0.55, "in_transit", "Departed sort facility", hub),
         (days - 0.5, "in_transit", "Arrived at destination facility", destination),
     ]
-    if outcome in ("delivered", "moving"):
+    if outcome == "late":
+        steps.append((service.transit_days - 0.2, "in_transit", rng.choice(_DELAYS), hub))
+    if outcome in ("delivered", "late", "moving"):
         steps += [
             (days - 0.25, "out_for_delivery", "Out for delivery", destination),
             (days, "delivered", "Delivered: left at the front desk", destination),
@@ -1116,13 +1136,15 @@ def _story(
     if story == "partial_backorder":
         ship_lines = ship_lines[:-1]  # the last line waits for stock
 
-    def ship(outcome: Literal["delivered", "moving", "exception", "returned_to_sender", "none"]) -> PlannedLabel:
+    def ship(outcome: Literal["delivered", "late", "moving", "exception", "returned_to_sender", "none"]) -> PlannedLabel:
         assert service is not None
         number_ = tracking_number(service.carrier, f"{world.seed}:{order_id}:out")
         events = () if outcome == "none" else _journey(rng, world, shipped, service, origin, destination, outcome)
         label = PlannedLabel(service.carrier, service.code, number_, service.rate(grams), _iso(shipped), False, events)
         labels.append(label)
-        fulfillments.append(PlannedFulfillment(ship_lines, _iso(shipped), service.carrier, number_))
+        delivered = next((e.at for e in events if e.status == "delivered"), None)
+        fulfillments.append(PlannedFulfillment(ship_lines, _iso(shipped), service.carrier, number_,
+                                               promised_delivery(shipped, service), delivered))
         return label
 
     outbound: PlannedLabel | None = None
@@ -1139,6 +1161,8 @@ def _story(
         "partial_backorder",
     ):
         outbound = ship("delivered")
+    elif story == "delivered_late":
+        outbound = ship("late")
     elif story == "in_transit":
         outbound = ship("moving")
     elif story == "label_created":
@@ -1210,7 +1234,7 @@ def _story(
             PlannedRefund(
                 round(total * share, 2),
                 _iso(at.replace(microsecond=0)),
-                rng.choice(("Goodwill credit: the order arrived late", "Goodwill credit: the box arrived dented")),
+                rng.choice(("Goodwill credit: the box arrived dented", "Goodwill credit: a part was missing from the box")),
                 None,
                 False,
             )

@@ -27,7 +27,7 @@ from functools import lru_cache
 
 from faker.providers.person.en_US import Provider as _PersonNames
 
-from mcp_services.kernel.world import Organisation, World
+from mcp_services.kernel.world import Organisation, World, WorldShape
 
 __all__ = [
     "MEMBER_STATUSES",
@@ -150,7 +150,7 @@ class Marketing:
 
 def marketing_plan(world: World) -> Marketing:
     """The audiences and webinars of ``world`` (a pure function of its seed, cached per seed)."""
-    return _build(world.seed)
+    return _build(*world.key)
 
 
 # -- what the plan is made of ---------------------------------------------------------------------
@@ -195,8 +195,8 @@ def _customer_tags(rng: random.Random, org: Organisation, plan: str) -> tuple[st
 
 
 @lru_cache(maxsize=64)
-def _build(seed: int) -> Marketing:
-    world = World.from_seed(seed)
+def _build(seed: int, shape: WorldShape) -> Marketing:
+    world = World.from_seed(seed, shape)
     rng = world.rng("plans.marketing")
     now = world.now_dt
     home = world.home

@@ -30,7 +30,7 @@ from functools import lru_cache
 
 from faker.providers.person.en_US import Provider as _PersonNames
 
-from mcp_services.kernel.world import World
+from mcp_services.kernel.world import World, WorldShape
 
 __all__ = [
     "CHIEF_EXECUTIVE",
@@ -224,7 +224,7 @@ def business_days(start: str, end: str) -> int:
 
 def staff_plan(world: World) -> Staff:
     """The staff of ``world`` (worlds are a pure function of their seed, so this is cached per seed)."""
-    return _build(world.seed)
+    return _build(*world.key)
 
 
 # -- what the plan is made of ---------------------------------------------------------------------
@@ -335,8 +335,8 @@ class _Names:
 
 
 @lru_cache(maxsize=64)
-def _build(seed: int) -> Staff:
-    world = World.from_seed(seed)
+def _build(seed: int, shape: WorldShape) -> Staff:
+    world = World.from_seed(seed, shape)
     rng = world.rng("plans.staff")
     names = _Names(world.rng("plans.staff.names"), {p.email for p in world.people})
     cities = sorted({org.city for org in world.organisations[1:]})
