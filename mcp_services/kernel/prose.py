@@ -114,9 +114,11 @@ _GREETINGS: Mapping[Register, str] = {
     "chat": "[|{first}, |@{handle} |hey {first}, |]",
     "text": "[Hi {first}, |Hi {first}! |Hello {first}, |{first}, |]",
 }
-_SIGNOFFS: Mapping[Register, str] = {
+_SIGNOFFS: Mapping[str, str] = {
     "customer": "[Best regards|Kind regards|Best|Thanks|Many thanks|Thank you|Regards|Cheers|All the best|Warm regards]"
                 "[,|,|]\n{name}[\n{title}, {company}|\n{company}|]",
+    "customer-untitled": "[Best regards|Kind regards|Best|Thanks|Many thanks|Thank you|Regards|Cheers|All the best|"
+                         "Warm regards][,|,|]\n{name}[\n{company}|]",
     "colleague": "[Thanks|Cheers|Best|Thanks a lot|Ta|Speak soon|Thanks!|]\n{first}",
     "chat": "",
     "text": "[ - {first}| {first}| Thanks, {first}|]",
@@ -130,7 +132,8 @@ def greeting(rng: random.Random, register: Register, first: str, handle: str = "
 
 def signoff(rng: random.Random, register: Register, *, first: str, name: str, title: str = "", company: str = "") -> str:
     """How a writer signs off in this register (their name, perhaps their title and company)."""
-    return write(rng, _SIGNOFFS[register], {"first": first, "name": name, "title": title or "Team", "company": company})
+    key = "customer-untitled" if register == "customer" and not title else register
+    return write(rng, _SIGNOFFS[key], {"first": first, "name": name, "title": title, "company": company})
 
 
 def letter(

@@ -43,9 +43,13 @@ def _bot_post(row: Row, seeded: SeededWorld) -> bool:
     return bool(user and user.get("is_bot"))
 
 
+_KEYWORD = re.compile(r"^[A-Z0-9]{1,5}$")
+
+
 def _notification(row: Row, seeded: SeededWorld) -> bool:
-    """A text our notification lines send (reminders, codes, receipts): automated, as Twilio's API sends them."""
-    return row.get("direction") == "outbound-api"
+    """A text our notification lines send (reminders, codes, receipts), automated as Twilio's API sends them, or a
+    bare keyword a customer answers one with (C, 1, STOP): a protocol answer, not prose."""
+    return row.get("direction") == "outbound-api" or bool(_KEYWORD.match(str(row.get("body") or "").strip()))
 
 
 #: Every table of human-written text in the library, with the field people write in.
