@@ -410,6 +410,11 @@ def _contacts_matching(ctx: ToolContext, name: str | None = None, email: str | N
     return [c.id for c in q.all()]
 
 
+def _on(ctx: ToolContext, day: str, clock: str) -> str:
+    """A time on ``day`` (HH:MM), or a minute before now when that is later than now (a payment made today)."""
+    return min(f"{day}T{clock}:00Z", ctx.days_from_now(-1 / 1440))
+
+
 def _invoice(ctx: ToolContext, invoice_number: str) -> Invoice:
     return ctx.get(Invoice, invoice_number.strip().upper(), "invoice", "Use list_invoices to find invoice numbers.")
 
@@ -454,7 +459,7 @@ def _seed_invoices(ctx: ToolContext, rng: Any, contacts: dict[str, Contact]) -> 
                 Payment(id=ctx.new_id("pay"), invoice_number=plan.number, contact_id=contact.id, amount=p.amount,
                         currency=contact.currency, date=p.date, method=p.method,
                         reference=f"{'Card payment' if p.method == 'card' else 'Remittance'} {plan.number}",
-                        created_at=f"{p.date}T12:00:00Z")
+                        created_at=_on(ctx, p.date, "12:00"))
             )
         created = f"{plan.date}T08:{rng.randint(10, 59)}:00Z"
         sent: list[str] = []
@@ -483,7 +488,7 @@ def _seed_invoices(ctx: ToolContext, rng: Any, contacts: dict[str, Contact]) -> 
                 total=plan.total, amount_paid=plan.amount_paid, amount_credited=plan.amount_credited,
                 amount_due=plan.amount_due,
                 sent_to_contact=bool(sent), last_sent_at=sent[-1] if sent else None, fully_paid_on=plan.fully_paid_on,
-                created_at=created, updated_at=f"{plan.fully_paid_on}T12:00:00Z" if plan.fully_paid_on else created,
+                created_at=created, updated_at=_on(ctx, plan.fully_paid_on, "12:00") if plan.fully_paid_on else created,
             )
         )
     ctx.insert_many(invoices)
@@ -507,7 +512,7 @@ def _seed_credit_notes(ctx: ToolContext, contacts: dict[str, Contact]) -> None:
                 currency=contact.currency, status="PAID" if credit.applied else "AUTHORISED",
                 line_items=[_line(None, f"Credit against {credit.invoice_number}", 1, credit.amount)],
                 total=credit.amount, remaining_credit=0.0 if credit.applied else credit.amount,
-                allocations=allocations if credit.applied else [], created_at=f"{credit.date}T10:00:00Z",
+                allocations=allocations if credit.applied else [], created_at=_on(ctx, credit.date, "10:00"),
             )
         )
     ctx.insert_many(notes)
@@ -534,7 +539,7 @@ def _seed_bills(ctx: ToolContext, rng: Any, contacts: dict[str, Contact]) -> Non
             date=issued.isoformat(), due_date=due.isoformat(), currency=world.currency, status=status, line_items=lines,
             total=total, amount_paid=total if paid else 0.0, amount_due=0.0 if paid else total,
             fully_paid_on=paid_on.isoformat() if paid else None, created_at=f"{issued.isoformat()}T15:00:00Z",
-            updated_at=f"{(paid_on if paid else issued).isoformat()}T15:00:00Z",
+            updated_at=_on(ctx, (paid_on if paid else issued).isoformat(), "15:00"),
         )
         bills.append(bill)
         if paid:
@@ -542,7 +547,7 @@ def _seed_bills(ctx: ToolContext, rng: Any, contacts: dict[str, Contact]) -> Non
                 Payment(id=ctx.new_id("pay"), bill_number=bill.id, contact_id=contact.id, amount=total,
                         currency=world.currency, date=paid_on.isoformat(), method="bank_transfer",
                         reference=f"Payment of {bill.supplier_reference}",
-                        created_at=f"{paid_on.isoformat()}T15:30:00Z")
+                        created_at=_on(ctx, paid_on.isoformat(), "15:30"))
             )
     ctx.insert_many(bills)
     ctx.insert_many(payments)

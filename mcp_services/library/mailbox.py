@@ -684,7 +684,8 @@ def _story(rng: Any, world: World, story: Story, person: Person | None) -> _Told
         invoice = _story_invoice(rng, world, story, person.organisation_id if person else None)  # type: ignore[arg-type]
         if invoice is None:
             return None
-        anchor = _day(_invoice_anchor(story, invoice))  # type: ignore[arg-type]
+        # Written once there is something to write about: the day after it fell due, or hours after it happened.
+        anchor = _day(_invoice_anchor(story, invoice)) + timedelta(hours=rng.uniform(26, 50) if story == "overdue" else rng.uniform(8, 30))  # type: ignore[arg-type]
         return anchor, _invoice_facts(world, story, invoice, rng), world.plan.billing_contacts[invoice.organisation_id]  # type: ignore[arg-type]
     if story == "duplicate":
         twins = world.plan.duplicates

@@ -516,6 +516,9 @@ def seed(ctx: ToolContext) -> None:
             email=planned.email, phone=planned.phone, city=planned.city, current_company=planned.current_company,
             current_title=planned.current_title, created_at=_at(applied, rng.randint(7, 21)),
         )
+        if job.opened_at and candidate.created_at <= job.opened_at:  # applied the morning the job opened: after it
+            candidate = dataclasses.replace(candidate, created_at=_at(applied, 10 + rng.randint(0, 8)))
+        applied_at = candidate.created_at  # the application brings the candidate's record with it
         candidates.append(candidate)
         application_id = ctx.new_id("app")
         reached = PIPELINE_STAGES.index(planned.stage)
@@ -540,12 +543,19 @@ def seed(ctx: ToolContext) -> None:
                 panel = [job.hiring_manager_email, *panel[:1]]
             hour = rng.choice((9, 10, 11, 13, 14, 15))
             start = _at(when, hour)
+            if not upcoming and start <= applied_at:  # applied the same day: interviewed the next working day
+                when = _weekday(when + timedelta(days=1))
+                start = _at(when, hour)
+                if start >= ctx.now_iso:
+                    scene, upcoming = "upcoming", True
             end = (datetime.strptime(start, "%Y-%m-%dT%H:%M:%SZ") + timedelta(minutes=_LENGTH_MINUTES[stage])).strftime("%Y-%m-%dT%H:%M:%SZ")
             interview = Interview(
                 id=ctx.new_id("int"), application_id=application_id, candidate_id=candidate.id, job_id=job.id, stage=stage,
                 interviewer_emails=panel, start_at=start, end_at=end,
                 location=_ROOM_FALLBACK if stage == "phone_screen" else rng.choice(rooms),
-                status="scheduled", created_at=_at(max(applied, when - timedelta(days=4)), 12),
+                status="scheduled",
+                # Booked a few days ahead, after the application came in and never after now.
+                created_at=min(max(applied_at, _at(when - timedelta(days=4), 12)), ctx.iso(ctx.now - timedelta(hours=1))),
             )
             # Scorecards: positive for stages passed; for the current stage as its scene says.
             if scene in ("passed", "positive", "split"):
@@ -564,8 +574,11 @@ def seed(ctx: ToolContext) -> None:
                         submitted_at=_at(when, min(hour + 3, 18)),
                     ))
                 interview = dataclasses.replace(interview, status="completed")
+            elif not upcoming:
+                interview = dataclasses.replace(interview, status="completed")  # it took place; the feedback is due
             interviews.append(interview)
-            last = max(last, when)
+            if not upcoming:
+                last = max(last, when)
         rejected_at = None
         if planned.status == "rejected":
             rejected_at = _at(min(today - timedelta(days=1), last + timedelta(days=2)), 16)
@@ -593,7 +606,8 @@ def seed(ctx: ToolContext) -> None:
             id=application_id, candidate_id=candidate.id, job_id=job.id, stage=planned.stage, status=planned.status,
             source=planned.source, referrer_email=planned.referrer_email,
             cover_letter=letter.format(home=world.home.name, title=job.title) if letter else None,
-            applied_at=_at(applied, rng.randint(7, 21)), last_activity_at=_at(last, 17),
+            applied_at=applied_at if rng.randint(7, 21) else applied_at,
+            last_activity_at=max(applied_at, min(_at(last, 17), ctx.iso(ctx.now - timedelta(hours=1)))),
             rejection_reason_id=reasons[planned.rejection_reason].id if planned.rejection_reason else None,
             rejection_notes="Thanks for your time; we decided not to move forward." if planned.rejection_reason else None,
             rejected_at=rejected_at, hired_at=hired_at,

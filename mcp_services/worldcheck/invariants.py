@@ -334,12 +334,12 @@ AHEAD: Mapping[str, Mapping[str, Predicate]] = {
     "files.files": {"shared_link_expires_on": _always},
     "files.folders": {"shared_link_expires_on": _always},
     "sms.messages": {"send_at": _status("status", "scheduled", "canceled")},
-    "hr.employees": {"hire_date": _status("status", "pending", "onboarding")},
+    "hr.employees": {"hire_date": _always},  # a new hire who has not started yet
     "hr.onboarding_tasks": {"due_date": _always},
     "hr.time_off_requests": {"start_date": _always, "end_date": _always},
     "recruiting.interviews": {"start_at": _status("status", "scheduled"), "end_at": _status("status", "scheduled")},
     "recruiting.offers": {"start_date": _always},
-    "marketing.campaigns": {"schedule_time": _status("status", "schedule", "paused")},
+    "marketing.campaigns": {"schedule_time": _status("status", "scheduled", "paused")},
     "meetings.meetings": {"start_time": _status("status", "scheduled", "waiting", "cancelled")},
     "tasks.tasks": {"due_on": _always},
     "voice.callbacks": {"due_at": _always},
@@ -351,7 +351,7 @@ AHEAD: Mapping[str, Mapping[str, Predicate]] = {
 #: What must lie ahead: a record whose state says it has not happened yet (field -> when).
 SCHEDULED: Mapping[str, Mapping[str, Predicate]] = {
     "sms.messages": {"send_at": _status("status", "scheduled")},
-    "marketing.campaigns": {"schedule_time": _status("status", "schedule")},
+    "marketing.campaigns": {"schedule_time": _status("status", "scheduled")},
     "meetings.meetings": {"start_time": _status("status", "scheduled")},
     "recruiting.interviews": {"start_at": _status("status", "scheduled")},
     "voice.callbacks": {},
@@ -593,7 +593,9 @@ _MOVE = re.compile(r"\b(?:move|reschedule|push (?:back|out)|postpone|bring forwa
 
 def _audiences(facts: Facts) -> Iterator[Violation]:
     people = facts.people_by_email
-    names = {p.name: p.email for p in facts.world.people}
+    names: dict[str, set[str]] = defaultdict(set)  # two people may share a name
+    for person in facts.world.people:
+        names[person.name].add(person.email)
     events = facts.seeded.rows("calendar", "events")
     attendees: dict[str, set[str]] = defaultdict(set)
     for attendee in facts.seeded.rows("calendar", "attendees").values():
@@ -601,8 +603,9 @@ def _audiences(facts: Facts) -> Iterator[Violation]:
     for key, event in events.items():
         present = attendees[key] | {event.get("organizer_email")}
         text = f"{event.get('title') or ''}\n{event.get('description') or ''}"
-        for name, email in names.items():
-            if (name in text or email in text) and email not in present:
+        for name, emails in names.items():
+            named = {e for e in emails if e in text} or (emails if name in text else set())
+            if named and not named & present:
                 yield Violation(f"calendar.events {key}", f"names {name}, who is not one of its attendees")
     meetings = facts.seeded.rows("meetings", "meetings")
     registrants: dict[str, set[str]] = defaultdict(set)
@@ -619,8 +622,9 @@ def _audiences(facts: Facts) -> Iterator[Violation]:
     for key, meeting in meetings.items():
         invited = {meeting["host_email"], *(meeting.get("invitees") or [])}
         text = f"{meeting.get('topic') or ''}\n{meeting.get('agenda') or ''}"
-        for name, email in names.items():
-            if (name in text or email in text) and email not in invited and meeting.get("kind") != "webinar":
+        for name, emails in names.items():
+            named = {e for e in emails if e in text} or (emails if name in text else set())
+            if named and not named & invited and meeting.get("kind") != "webinar":
                 yield Violation(f"meetings.meetings {key}", f"names {name}, who is not invited")
     # Who asks to move a meeting attends it; what is written to the team goes to the team.
     attending: dict[str, set[str]] = defaultdict(set)  # email -> titles of the meetings they attend

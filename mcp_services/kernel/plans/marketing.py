@@ -177,6 +177,10 @@ def _iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _later(iso: str, days: float) -> str:
+    return _iso((datetime.fromisoformat(iso.replace("Z", "+00:00")) + timedelta(days=days)).replace(microsecond=0))
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "", text.lower())
 
@@ -215,6 +219,7 @@ def _build(seed: int, shape: WorldShape) -> Marketing:
                  f"You are receiving this email because your company uses {home.name}.",
                  f"{home.name} Product Team", f"product@{home.domain}", before(400, 600)),
     )
+    created = {a.key: a.created_at for a in audiences}
     plan_of = {org.id: rng.choice(PLAN_TAGS) for org in world.organisations[1:]}
     subscribers: list[Subscriber] = []
 
@@ -236,7 +241,8 @@ def _build(seed: int, shape: WorldShape) -> Marketing:
                 continue
             roll = rng.random()
             status = "unsubscribed" if roll < 0.08 else "cleaned" if roll < 0.1 else "pending" if roll < 0.12 else "subscribed"
-            opted = before(150, 700)
+            # Joined the audience after it was set up.
+            opted = max(before(150, 700), _later(created[key], rng.uniform(1, 30)))
             changed, reason = consent(status, opted)
             subscribers.append(Subscriber(
                 audience=key, email=person.email, first_name=person.first_name, last_name=person.last_name,
@@ -256,7 +262,7 @@ def _build(seed: int, shape: WorldShape) -> Marketing:
                 break
         roll = rng.random()
         status = "unsubscribed" if roll < 0.12 else "pending" if roll < 0.2 else "subscribed"
-        opted = before(20, 500)
+        opted = max(before(20, 500), _later(created["newsletter"], rng.uniform(1, 30)))
         changed, reason = consent(status, opted)
         subscribers.append(Subscriber(
             audience="newsletter", email=email, first_name=first, last_name=last, company=None,
