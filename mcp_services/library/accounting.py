@@ -438,7 +438,7 @@ def seed(ctx: ToolContext) -> None:
             id=ctx.new_id("con"), name=org.name, email=person.email, contact_person=person.name, phone=org.phone,
             address=org.address, domain=org.domain, is_supplier=org.id in plan.suppliers,
             payment_terms_days=plan.payment_terms[org.id], currency=world.currency,
-            created_at=ctx.days_from_now(-rng.randint(250, 900)),
+            created_at=ctx.days_from_now(-rng.randint(ctx.world.shape.history_days + 10, ctx.world.shape.history_days + 660)),  # before the books begin
         )
     ctx.insert_many(list(contacts.values()))
     _seed_invoices(ctx, rng, contacts)

@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field, joined
 from mcp_services.kernel.plans.staff import EXPENSE_CATEGORIES, RECEIPT_REQUIRED_OVER, staff_plan
 from mcp_services.kernel.records import RecordAccess
+from mcp_services.kernel.prose import write
 from mcp_services.kernel.semantic import (
     Currency,
     Date,
@@ -468,6 +469,11 @@ def _spoil(rng: random.Random, items: Sequence[tuple[str, float, str, date, str,
     return rng.choice(over if mode == "over limit" else missing), mode
 
 
+#: Why an approver sent a report back (the receipt or the limit), in their words.
+_REJECTION = ("[Hi {first}, please|Please|{first}, could you] attach the missing receipt or explain the amount over the "
+              "category limit[.|, then resubmit.|. Thanks!| - happy to talk it through.]")
+
+
 @service.seeder
 def seed(ctx: ToolContext) -> None:
     """The policy, its categories and members from the staff plan, and a few months of reports in every state.
@@ -560,7 +566,7 @@ def seed(ctx: ToolContext) -> None:
         ))
         if violating and status == "open":
             # Rejected once already: back with the submitter, and the reason in its history.
-            reason = "Please attach the missing receipt or explain the amount over the category limit."
+            reason = write(ctx.rng(f"words:{report_id}"), _REJECTION, {"first": member.name.split()[0]})
             reports[-1] = dataclasses.replace(reports[-1], rejection_reason=reason)
             comments.append(ReportComment(id=ctx.new_id("rc"), report_id=report_id, author_email=approver, body=reason,
                                           created_at=ctx.iso(created + timedelta(days=1))))

@@ -25,6 +25,7 @@ from typing import Any, Literal
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field, joined
 from mcp_services.kernel.records import check_search_text, like_pattern
 from mcp_services.kernel.schema import StateDef
+from mcp_services.kernel.prose import write
 from mcp_services.kernel.semantic import (
     URL,
     Address,
@@ -297,7 +298,7 @@ def seed(ctx: ToolContext) -> None:
         Customer(
             id=ctx.new_id("cus"), name=p.name, email=p.email, phone=p.phone, company_name=org_name[p.organisation_id],
             address=p.address, currency=world.currency, card_brand=rng.choice(_CARD_BRANDS),
-            card_last4=f"{rng.randint(0, 9999):04d}", created=ctx.days_from_now(-rng.randint(250, 900)),
+            card_last4=f"{rng.randint(0, 9999):04d}", created=ctx.days_from_now(-rng.randint(ctx.world.shape.history_days + 10, ctx.world.shape.history_days + 660)),  # before the books begin
         )
         for p in world.customers
     ]
@@ -462,7 +463,7 @@ def _refunds_and_disputes(
         Dispute(
             id=ctx.new_id("dp"), charge_id=spec.id, customer_id=customers[spec.email].id, amount=spec.amount,
             currency=currency, reason=reason, status=status,
-            evidence="Signed delivery receipt and customer emails confirming the order." if submitted else None,
+            evidence=write(ctx.rng(f"words:dispute:{spec.id}"), _EVIDENCE) if submitted else None,
             evidence_submitted_at=submitted, evidence_due_by=due, created=created, closed_at=closed,
         )
         # ids follow time, as Stripe's do
@@ -476,6 +477,12 @@ def _minutes_after(moment: str, minutes: int) -> str:
     minute = int(moment[14:16]) + minutes
     hour = int(moment[11:13]) + minute // 60
     return f"{moment[:11]}{hour:02d}:{minute % 60:02d}{moment[16:]}"
+
+
+#: What we sent the card network to contest a dispute.
+_EVIDENCE = ("[Signed delivery receipt|Proof of delivery|The carrier's delivery confirmation] and [customer emails "
+             "confirming the order|the customer's order confirmation|the emails where they approved the purchase][.|, plus "
+             "the invoice.|, plus the usage logs.|; the service was used after the charge.]")
 
 
 def _after(moment: str, days: int) -> str:

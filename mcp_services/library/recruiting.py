@@ -27,6 +27,7 @@ from pydantic import BaseModel
 
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field, joined
 from mcp_services.kernel.plans.staff import PIPELINE_STAGES, staff_plan
+from mcp_services.kernel.prose import write
 from mcp_services.kernel.records import RecordAccess, like_pattern
 from mcp_services.kernel.schema import StateDef
 from mcp_services.kernel.semantic import (
@@ -427,20 +428,46 @@ _REASONS: tuple[tuple[str, str], ...] = (
     ("Withdrew: personal reasons", "they_rejected"),
     ("Unresponsive", "they_rejected"),
 )
+#: What an interviewer writes on a scorecard: what they saw, with the candidate's stage and the role's skills.
 _GOOD_NOTES = (
-    "Clear, structured answers; walked through a recent project end to end and owned the trade-offs.",
-    "Strong on the fundamentals and asked sharp questions about how the team works.",
-    "Good communicator; handled the exercise calmly and explained the reasoning at each step.",
-    "Solid experience for the level; would raise the bar on the team.",
+    "[Clear, structured answers|Well-organised answers|Crisp, clear answers]; [walked through|talked through|explained] a "
+    "recent project [end to end|in depth|step by step] and [owned the trade-offs|was honest about what went wrong|knew "
+    "the numbers].",
+    "[Strong on the fundamentals|Solid fundamentals|Very good grasp of the basics] and asked [sharp|thoughtful|good] "
+    "questions about [how the team works|our roadmap|how we measure success|the first 90 days].",
+    "[Good communicator|Communicates well|Easy to talk to]; [handled|worked through|approached] the {exercise} "
+    "[calmly|methodically|with confidence] and explained the reasoning at each step.",
+    "[Solid experience for the level|Right level of experience|More experience than most candidates we have seen]; "
+    "[would raise the bar on the team|would fit in well with {manager}'s team|could mentor others].",
+    "[Impressive|Convincing|Strong] {exercise}: [spotted the edge cases|kept it simple|asked for the constraints first]. "
+    "[Coming from {company}, they know the problem space.|Their time at {company} shows.|]",
 )
 _BAD_NOTES = (
-    "Struggled with the core exercise and could not explain the approach taken.",
-    "Experience is thinner than the resume suggests; not ready for this level.",
+    "[Struggled with|Got stuck on|Had trouble with] the {exercise} and [could not explain|did not explain|was vague "
+    "about] the approach taken.",
+    "[Experience is thinner than the resume suggests|Less hands-on experience than the CV says|Mostly managed others "
+    "doing the work]; [not ready for this level|better suited to a junior role|not a fit for now].",
+    "[Answers were vague|Few concrete examples|Hard to get specifics]; [I'd pass|not convinced|would not move "
+    "forward] for the {title} role.",
 )
+_NOTE_TAILS = ("", "", "", "Happy to discuss in the debrief.", "See my comments in the doc.", "Recommend {next}.",
+               "Asked about {topic}; good answer.", "Would like {manager}'s view.")
+_EXERCISES = {"phone_screen": ("screening questions", "role questions", "background questions"),
+              "skills_interview": ("technical exercise", "case study", "work sample", "live exercise"),
+              "final_interview": ("final presentation", "panel questions", "case discussion", "scenario exercise")}
+_TOPICS = ("salary expectations", "notice period", "remote work", "team size", "career goals", "the on-call rota")
 _COVER_LETTERS = (
-    "I have followed {home} for a while and the {title} role matches what I do best. I would love to talk.",
-    "Please find my application for the {title} opening. I am available to start within a month.",
-    "A former colleague recommended {home}; my background in the field fits the {title} role well.",
+    "[I have followed|I've been following|I've admired] {home} [for a while|for some years|since its launch] and the "
+    "{title} role [matches what I do best|fits my experience|is exactly what I'm looking for]. [I would love to "
+    "talk.|I'd welcome a conversation.|I hope to hear from you.]",
+    "Please find my application for the {title} [opening|role|position]. [I am available to start within a "
+    "month.|My notice period is four weeks.|I can start in {start_month}.] [I currently work as {current} at "
+    "{company}.|]",
+    "[A former colleague|A friend at {home}|Someone on your team] recommended {home}; my background [in the field|as "
+    "{current}|at {company}] fits the {title} role well.",
+    "[After {years} years as {current}|Having spent {years} years at {company}], I'm [ready for|looking for] a role "
+    "like {title}. [I'd bring|I can offer] [hands-on experience|a track record of delivery|a calm head under "
+    "pressure].",
     None,
 )
 _ROOM_FALLBACK = "Video call"
@@ -473,6 +500,7 @@ def seed(ctx: ToolContext) -> None:
     world = ctx.world
     staff = staff_plan(world)
     rng = ctx.rng("seed")
+    words = ctx.rng("words")  # the scorecards' and letters' wording, apart from what happened when
     today = ctx.now.date()
     heads = {d.head_email for d in staff.departments}
     admins = {world.user.email, *(j.recruiter_email for j in staff.jobs)}
@@ -567,15 +595,18 @@ def seed(ctx: ToolContext) -> None:
                         verdict = "no"  # a split panel: a finalist cannot move to the offer stage
                     else:
                         verdict = rng.choice(_POSITIVE)
+                    note = words.choice(_GOOD_NOTES if verdict in _POSITIVE else _BAD_NOTES)
+                    facts = {"exercise": words.choice(_EXERCISES[stage]), "company": candidate.current_company,
+                             "manager": job.hiring_manager_email.split(".")[0].capitalize(), "title": job.title,
+                             "next": words.choice(("moving on", "the next stage", "an offer" if stage == "final_interview"
+                                                   else "the next round")), "topic": words.choice(_TOPICS)}
                     scorecards.append(Scorecard(
                         id=ctx.new_id("sc"), application_id=application_id, interview_id=interview.id, stage=stage,
                         interviewer_email=email, recommendation=verdict,
-                        notes=rng.choice(_GOOD_NOTES if verdict in _POSITIVE else _BAD_NOTES),
+                        notes=write(words, f"{note} {words.choice(_NOTE_TAILS)}", facts),
                         submitted_at=_at(when, min(hour + 3, 18)),
                     ))
                 interview = dataclasses.replace(interview, status="completed")
-            elif not upcoming:
-                interview = dataclasses.replace(interview, status="completed")  # it took place; the feedback is due
             interviews.append(interview)
             if not upcoming:
                 last = max(last, when)
@@ -601,11 +632,14 @@ def seed(ctx: ToolContext) -> None:
                 currency=world.currency, start_date=(today + timedelta(days=rng.randint(21, 45))).isoformat(),
                 created_by_email=job.recruiter_email, created_at=_at(today - timedelta(days=rng.randint(1, 4)), 11),
             ))
-        letter = rng.choice(_COVER_LETTERS)
+        letter = words.choice(_COVER_LETTERS)
         applications.append(Application(
             id=application_id, candidate_id=candidate.id, job_id=job.id, stage=planned.stage, status=planned.status,
             source=planned.source, referrer_email=planned.referrer_email,
-            cover_letter=letter.format(home=world.home.name, title=job.title) if letter else None,
+            cover_letter=write(words, letter, {
+                "home": world.home.name, "title": job.title, "company": candidate.current_company,
+                "current": candidate.current_title, "years": words.randint(3, 12),
+                "start_month": (today + timedelta(days=words.randint(30, 75))).strftime("%B")}) if letter else None,
             applied_at=applied_at if rng.randint(7, 21) else applied_at,
             last_activity_at=max(applied_at, min(_at(last, 17), ctx.iso(ctx.now - timedelta(hours=1)))),
             rejection_reason_id=reasons[planned.rejection_reason].id if planned.rejection_reason else None,

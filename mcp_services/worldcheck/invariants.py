@@ -81,6 +81,9 @@ AMOUNT_PATTERN = re.compile(
     r"(?:(?<![\w.])(?P<pre>USD|\$) ?(?P<a>\d{1,3}(?:,\d{3})+(?:\.\d{2})?|\d+(?:\.\d{2})?))"
     r"|(?:(?<![\w.,])(?P<b>\d{1,3}(?:,\d{3})+(?:\.\d{2})?|\d+\.\d{2}) ?USD\b)"
 )
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_DOMAIN = re.compile(r"@([\w-]+(?:\.[\w-]+)+)")
+_PHONE = re.compile(r"\+\d{7,15}")
 #: A sentence of a text (a full stop inside an amount or a version does not end it).
 SENTENCE = re.compile(r"[^.!?\n]+(?:\.\d[^.!?\n]*)*")
 
@@ -109,6 +112,9 @@ class Facts:
         self.world: World = seeded.world
         self.now = self.world.now
         self.today = self.now[:10]
+        self._money_of: dict[str, set[float]] = {}
+        self._owners: dict[str, set[str]] = {}
+        self._created_fields: dict[str, tuple[str, ...]] = {}
 
     # people and organisations
     @cached_property
@@ -123,16 +129,23 @@ class Facts:
     def org_by_name(self) -> dict[str, str]:
         return {o.name: o.id for o in self.world.organisations}
 
+    @cached_property
+    def _org_names(self) -> tuple[re.Pattern[str], dict[str, str]]:
+        """One pattern for every customer organisation's name, and what each name, domain and phone points to."""
+        pointers: dict[str, str] = {}
+        for org in self.world.organisations[1:]:
+            pointers[org.name] = pointers[org.domain] = pointers[org.phone] = org.id
+        for person in self.world.customers:
+            pointers[person.phone] = person.organisation_id
+        names = sorted((o.name for o in self.world.organisations[1:]), key=len, reverse=True)
+        return re.compile("|".join(map(re.escape, names)) or r"(?!)"), pointers
+
     def organisations_named(self, text: str) -> set[str]:
         """The customer organisations a text names: by name, an email at their domain, a phone of theirs."""
-        named = set()
-        for org in self.world.organisations[1:]:
-            if org.name in text or f"@{org.domain}" in text or org.phone in text:
-                named.add(org.id)
-        for person in self.world.customers:
-            if person.phone in text or person.email in text:
-                named.add(person.organisation_id)
-        return named
+        pattern, pointers = self._org_names
+        found = {m.group() for m in pattern.finditer(text)}
+        found |= {m.group(1) for m in _DOMAIN.finditer(text)} | set(_PHONE.findall(text))
+        return {pointers[f] for f in found if f in pointers}
 
     @cached_property
     def by_entity(self) -> dict[tuple[str, str], Table]:
@@ -144,6 +157,28 @@ class Facts:
                 service, entity = key_field.semantic[3:].split(".", 1)
                 found[(service, entity)] = table
         return found
+
+    @cached_property
+    def succeeded_charges(self) -> dict[str, list[float]]:
+        """Customer email -> the amounts of their succeeded card charges."""
+        customers = self.seeded.rows("payments", "customers")
+        found: dict[str, list[float]] = defaultdict(list)
+        for charge in self.seeded.rows("payments", "charges").values():
+            customer = customers.get(charge.get("customer_id") or "")
+            if customer and charge.get("status") == "succeeded":
+                found[customer["email"]].append(round(float(charge["amount"]), 2))
+        return found
+
+    @cached_property
+    def emails_of_org(self) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = defaultdict(list)
+        for person in self.world.people:
+            found[person.organisation_id].append(person.email)
+        return found
+
+    @cached_property
+    def customer_names(self) -> dict[str, str]:
+        return {p.name: p.email for p in self.world.customers}
 
     # the structured values of every table
     def structured(self, table: Table) -> list[str]:
@@ -185,11 +220,15 @@ class Facts:
         return frozenset(v for table in self.seeded for name in table.fields_of("product_sku")
                          for row in table.rows.values() for v in _scalars(row.get(name)) if isinstance(v, str))
 
-    def money_of(self, rows: Iterable[tuple[Table, Row]]) -> set[float]:
-        values: set[float] = set()
-        for table, row in rows:
-            values |= _money_values(table, row)
-        return values
+    def money_of(self, identifier: str) -> set[float]:
+        """The amounts the records holding ``identifier`` hold (once per identifier)."""
+        found = self._money_of.get(identifier)
+        if found is None:
+            found = set()
+            for table, row in self.records.get(identifier, ()):
+                found |= _money_values(table, row)
+            self._money_of[identifier] = found
+        return found
 
     @cached_property
     def rule_amounts(self) -> frozenset[float]:
@@ -209,6 +248,11 @@ class Facts:
 
     def owners(self, identifier: str) -> set[str]:
         """The customer organisations the records holding ``identifier`` belong to (by their emails and company names)."""
+        if identifier not in self._owners:
+            self._owners[identifier] = self._find_owners(identifier)
+        return self._owners[identifier]
+
+    def _find_owners(self, identifier: str) -> set[str]:
         found: set[str] = set()
         home = self.world.home_organisation_id
         if identifier in self.catalogue:
@@ -246,9 +290,13 @@ class Facts:
                         yield table, key, row, value
 
     def created_at(self, table: Table, row: Row) -> str | None:
-        for name in _CREATED:
+        """When a row came to be: its first field of ``_CREATED`` that holds a time."""
+        fields = self._created_fields.get(table.label)
+        if fields is None:
+            fields = self._created_fields[table.label] = tuple(n for n in _CREATED if n in table.fields)
+        for name in fields:
             value = row.get(name)
-            if name in table.fields and isinstance(value, str):
+            if isinstance(value, str):
                 return value
         return None
 
@@ -348,12 +396,12 @@ AHEAD: Mapping[str, Mapping[str, Predicate]] = {
     "esign.envelopes": {"expires_at": _always},
     "expenses.reports": {},
 }
-#: What must lie ahead: a record whose state says it has not happened yet (field -> when).
+#: What must lie ahead: a record whose state says it has not happened yet (field -> when). (A recruiting interview
+#: stays "scheduled" after it took place until its scorecards are in: that one may lie behind.)
 SCHEDULED: Mapping[str, Mapping[str, Predicate]] = {
     "sms.messages": {"send_at": _status("status", "scheduled")},
     "marketing.campaigns": {"schedule_time": _status("status", "scheduled")},
     "meetings.meetings": {"start_time": _status("status", "scheduled")},
-    "recruiting.interviews": {"start_at": _status("status", "scheduled")},
     "voice.callbacks": {},
 }
 
@@ -465,12 +513,12 @@ def _mentions(facts: Facts) -> Iterator[Violation]:
         for sentence in SENTENCE.finditer(text):
             inside = [m for m in known if sentence.start() <= m.start() < sentence.end()]
             named = {m.group() for m in inside}
-            amounts = amounts_in(sentence.group())
+            amounts = amounts_in(sentence.group()) if "USD" in sentence.group() or "$" in sentence.group() else []
             if not amounts:
                 continue
             if len(named) == 1:
                 identifier = inside[0].group()
-                money = facts.money_of(facts.records[identifier])
+                money = facts.money_of(identifier)
                 if money:
                     at = inside[0].start() - sentence.start()
                     position, value = min(amounts, key=lambda a: abs(a[0] - at))
@@ -482,7 +530,7 @@ def _mentions(facts: Facts) -> Iterator[Violation]:
                 if value not in facts.all_money and value not in facts.rule_amounts:
                     yield Violation(_at(table, key), f"states {value:,.2f}, an amount no record holds")
         # A record a text names belongs to the customer it names.
-        named_orgs = facts.organisations_named(text)
+        named_orgs = facts.organisations_named(text) if known and table.label not in _SUMMARIES else set()
         if named_orgs:
             for identifier in {m.group() for m in known}:
                 owners = facts.owners(identifier)
@@ -513,10 +561,11 @@ def _complaints(facts: Facts) -> Iterator[Violation]:
     deliveries = _deliveries(facts)
     invoices = facts.seeded.rows("accounting", "invoices")
     charges = facts.seeded.rows("payments", "charges").values()
+    declined = {c.get("invoice_number") for c in charges if c.get("status") == "failed"}
     for table, key, row, text in facts.texts():
         written = facts.written_at(table, row) or facts.now
         for sentence in SENTENCE.findall(text):
-            for name in re.findall(r"(?<![\w&])#\d{3,6}\b", sentence):
+            for name in re.findall(r"(?<![\w&])#\d{3,6}\b", sentence) if "#" in sentence else ():
                 if name not in deliveries:
                     continue
                 promised, delivered = deliveries[name]
@@ -528,7 +577,7 @@ def _complaints(facts: Facts) -> Iterator[Violation]:
                                                          f"{'arrived ' + delivered if delivered else 'is not due yet'}")
                 if _NOT_ARRIVED.search(sentence) and delivered is not None and delivered <= written:
                     yield Violation(_at(table, key), f"says order {name} has not arrived; it was delivered {delivered}")
-            for number in re.findall(r"\bINV-\d+\b", sentence):
+            for number in re.findall(r"\bINV-\d+\b", sentence) if "INV-" in sentence else ():
                 invoice = invoices.get(number)
                 if invoice is None:
                     continue
@@ -537,8 +586,7 @@ def _complaints(facts: Facts) -> Iterator[Violation]:
                                                       and invoice["status"] != "VOIDED"):
                     yield Violation(_at(table, key), f"says {number} is overdue; it is due {invoice['due_date']} "
                                                      f"({invoice['status']})")
-                if _DECLINED.search(sentence) and not any(
-                        c.get("invoice_number") == number and c.get("status") == "failed" for c in charges):
+                if _DECLINED.search(sentence) and number not in declined:
                     yield Violation(_at(table, key), f"says a payment for {number} was declined; none was")
             if _TWICE.search(sentence) and not re.search(r"\b(?:if|whether|never|not)\b", sentence, re.IGNORECASE):
                 yield from _duplicate_claim(facts, table, key, row, sentence, charges)
@@ -567,13 +615,12 @@ def _deliveries(facts: Facts) -> dict[str, tuple[str, str | None]]:
 def _duplicate_claim(facts: Facts, table: Table, key: str, row: Row, sentence: str,
                      charges: Iterable[Row]) -> Iterator[Violation]:
     """Someone who says they were charged twice has two succeeded charges of one amount (the amount they state)."""
-    customers = facts.seeded.rows("payments", "customers")
-    emails = {p.email for p in facts.world.customers if p.email in str(row.values()) or p.name in sentence}
-    by_customer: dict[str, list[float]] = defaultdict(list)
-    for charge in charges:
-        customer = customers.get(charge.get("customer_id") or "")
-        if customer and charge.get("status") == "succeeded":
-            by_customer[customer["email"]].append(round(float(charge["amount"]), 2))
+    by_customer = facts.succeeded_charges
+    # Who the claim is about: a customer on the row (the sender), named in the sentence, or their company named.
+    customers = {p.email for p in facts.world.customers}
+    emails = {m.group() for m in _EMAIL.finditer(str(row.values())) if m.group() in customers}
+    emails |= {e for name, e in facts.customer_names.items() if name in sentence}
+    emails |= {email for org in facts.organisations_named(sentence) for email in facts.emails_of_org[org]}
     doubled = {amount for email in emails for amount in by_customer.get(email, []) if by_customer[email].count(amount) > 1}
     stated = {value for _, value in amounts_in(sentence)}
     if emails and not doubled:

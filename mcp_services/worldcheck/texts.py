@@ -22,12 +22,16 @@ __all__ = ["HUMAN_TEXTS", "Distinctness", "TextTable", "distinctness", "human_te
 
 @dataclass(frozen=True)
 class TextTable:
-    """A table of texts people write: ``field`` of its rows, and ``automated`` for the rows a system wrote."""
+    """A table of texts people write: ``field`` of its rows, and ``automated`` for the rows a system wrote.
+
+    ``text`` reads the written part of a row where it is not one field (a form response's free-text answers).
+    """
 
     service: str
     table: str
     field: str
     automated: Callable[[Row, SeededWorld], bool] | None = None
+    text: Callable[[Row, SeededWorld], str | None] | None = None
 
     @property
     def label(self) -> str:
@@ -50,6 +54,15 @@ def _notification(row: Row, seeded: SeededWorld) -> bool:
     """A text our notification lines send (reminders, codes, receipts), automated as Twilio's API sends them, or a
     bare keyword a customer answers one with (C, 1, STOP): a protocol answer, not prose."""
     return row.get("direction") == "outbound-api" or bool(_KEYWORD.match(str(row.get("body") or "").strip()))
+
+
+def _free_text_answers(row: Row, seeded: SeededWorld) -> str | None:
+    """A form response's answers to its long-text questions (the rest are names, emails and choices)."""
+    free = {q["ref"] for q in seeded.rows("forms", "questions").values()
+            if q["form_id"] == row.get("form_id") and q["type"] == "long_text"}
+    answers = row.get("answers") or {}
+    written = [str(answers[ref]) for ref in sorted(free) if answers.get(ref)]
+    return "\n".join(written) or None
 
 
 #: Every table of human-written text in the library, with the field people write in.
@@ -82,7 +95,7 @@ HUMAN_TEXTS: tuple[TextTable, ...] = (
     TextTable("esign", "envelopes", "email_message"),
     TextTable("meetings", "meetings", "agenda"),
     TextTable("calendar", "events", "description"),
-    TextTable("forms", "responses", "answers_text"),
+    TextTable("forms", "responses", "answers_text", text=_free_text_answers),
 )
 
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
@@ -136,12 +149,14 @@ def masker(seeded: SeededWorld) -> Callable[[str], str]:
 
 def human_texts(seeded: SeededWorld, table: TextTable) -> list[str]:
     """The texts people wrote in one table (automated rows and empty values left out)."""
-    rows = seeded.rows(table.service, table.table).values()
-    return [
-        str(row[table.field]) for row in rows
-        if isinstance(row.get(table.field), str) and row[table.field].strip()
-        and not (table.automated and table.automated(row, seeded))
-    ]
+    found = []
+    for row in seeded.rows(table.service, table.table).values():
+        if table.automated and table.automated(row, seeded):
+            continue
+        value = table.text(row, seeded) if table.text else row.get(table.field)
+        if isinstance(value, str) and value.strip():
+            found.append(value)
+    return found
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Literal
 
+from mcp_services.kernel.prose import industry_facts, write
 from mcp_services.kernel.world import Organisation, Person, PlannedContract, World, WorldShape
 
 __all__ = [
@@ -392,15 +393,23 @@ ReturnReason = Literal[
     "unwanted",
     "wrong_item",
 ]
+#: Why customers send things back, in their words.
 _RETURN_NOTES: tuple[tuple[ReturnReason, str], ...] = (
-    ("defective", "One unit stopped working after two days; the power light no longer comes on."),
-    ("defective", "The left armrest wobbles even after tightening every screw."),
-    ("size_too_small", "These run small; we need the next size up."),
-    ("unwanted", "Turns out the office already had enough of these; they are still sealed."),
-    ("color", "The colour looks noticeably different from the photos on the product page."),
-    ("wrong_item", "We received a different model from the one on the packing slip."),
-    ("not_as_described", "The listing says it is height-adjustable, but the stand is fixed."),
+    ("defective", "[One unit|One of them|A unit] stopped working after [two days|a week|the first day]; [the power light no "
+     "longer comes on|it won't switch on any more|it keeps restarting].[ We need it for {work}.|]"),
+    ("defective", "The left armrest [wobbles|is loose|rattles] even after tightening every screw.[ Not usable at "
+     "{site}.|]"),
+    ("size_too_small", "[These run small|They're smaller than the chart says|Too small for us]; we need the next size "
+     "up.[ Same colour please.|]"),
+    ("unwanted", "[Turns out the office already had enough of these|We ordered more than we need|Our team ordered "
+     "these twice]; they are still sealed."),
+    ("color", "The colour looks [noticeably|quite|very] different from the photos on the product page."),
+    ("wrong_item", "We received a different model from the one on the packing slip.[ The box label is right, the "
+     "product isn't.|]"),
+    ("not_as_described", "The listing says it is height-adjustable, but the stand is fixed.[ Please advise.|]"),
 )
+_RETURN_TAILS = ("", "", "Refund to the card please.", "Happy to exchange instead.", "Label please.", "Thanks.",
+                 "Sorry for the hassle.")
 _EXCEPTIONS = (
     "Delivery attempted: the business was closed. The carrier will try again next business day.",
     "Address information is incomplete: the carrier is trying to contact the recipient.",
@@ -1107,6 +1116,7 @@ def _story(
     total: float,
 ) -> PlannedOrder:
     """One order and what happened to it since it was placed, as ``story`` tells."""
+    words = world.rng(f"plan:commerce:words:{order_id}")  # how people word its notes, apart from what happened
     company = world.organisation(customer.organisation_id).name
     address = customer.address
     if story == "address_incomplete":
@@ -1171,7 +1181,8 @@ def _story(
         outbound = ship("exception")
     elif story == "returned_to_sender":
         outbound = ship("returned_to_sender")
-        note = "Carrier could not deliver: confirm the address with the customer before reshipping."
+        note = write(words, "[Carrier could not deliver|Returned by the carrier|Bounced back]: confirm the address "
+                            "with [the customer|{first}] before reshipping.", {"first": customer.first_name})
     elif story == "cancelled":
         cancelled_at = (placed + timedelta(hours=rng.uniform(1, 20))).replace(microsecond=0)
         cancel_reason = rng.choice(_CANCEL_REASONS)
@@ -1187,6 +1198,8 @@ def _story(
     if story in ("refunded_return", "return_requested", "return_requested_late", "return_open", "return_declined"):
         index = (returnable or [0])[0] if story != "return_declined" else 0
         reason, text = rng.choice(_RETURN_NOTES)
+        text = write(words, f"{text} {words.choice(_RETURN_TAILS)}",
+                     industry_facts(words, world.organisation(customer.organisation_id).industry))
         quantity = rng.randint(1, lines[index].quantity)
         start = _parse(delivered_at) if delivered_at else shipped
         if story in ("return_requested", "return_requested_late"):
@@ -1205,7 +1218,8 @@ def _story(
         closed_at = None
         if story == "return_declined":
             status, decline = "declined", "final_sale"
-            reason, text = "unwanted", "We ordered too much for the event; can we send the unopened packs back?"
+            reason, text = "unwanted", write(words, "We ordered too much for [the event|our offsite|the launch]; [can we "
+                                                     "send|could we return] the unopened packs [back|for a refund]?")
         elif story in ("return_open", "refunded_return"):
             status = "open" if story == "return_open" else "closed"
             back = _return_label(world, rng, order_id, decided, grams, destination, labels, story == "refunded_return")
@@ -1240,7 +1254,9 @@ def _story(
             )
         )
     if story == "payment_pending":
-        note = "Paying by bank transfer against the emailed invoice."
+        note = write(words, "[Paying|We'll pay|Will pay|Our finance team will pay|Payment will come] by bank transfer "
+                            "[against the emailed invoice|once we get the invoice|on receipt of the invoice][.|, within "
+                            "a week.|; PO to follow.|. Please hold the order until then.]")
 
     shipment = None
     if method != "none" and story != "payment_pending" and not (story == "cancelled" and not paid):
@@ -1434,7 +1450,7 @@ def _msa_envelope(world: World, rng: random.Random, contract: PlannedContract) -
         template=MSA,
         contract_number=contract.number,
         subject=f"Please DocuSign: {MSA} {contract.number} - {org.name}",
-        message=_message(signatory, owner, f"{MSA} ({contract.number})", org),
+        message=_message(world, signatory, owner, f"{MSA} ({contract.number})", org),
         sender_email=owner.email,
         deal=deal,
         documents=((_document_name(MSA, org), _TEMPLATE_PAGES[MSA]),),
@@ -1452,11 +1468,18 @@ def _document_name(template: str, org: Organisation) -> str:
     return f"{org.name} - {template}.pdf"
 
 
-def _message(signatory: Person, owner: Person, what: str, org: Organisation) -> str:
-    return (
-        f"Hi {signatory.first_name}, please review and sign the {what} for {org.name}. "
-        f"Let me know if anything needs changing. {owner.first_name}"
-    )
+def _message(world: World, signatory: Person, owner: Person, what: str, org: Organisation) -> str:
+    """The note an account owner sends with an agreement for signature, in their own words."""
+    words = world.rng(f"plan:commerce:words:{what}:{org.id}")
+    return write(words, _SIGN_NOTE, {"first": signatory.first_name, "what": what, "org": org.name, "me": owner.first_name,
+                                      **industry_facts(words, org.industry)})
+
+
+_SIGN_NOTE = (
+    "[Hi|Hello|Dear|Hi there] {first}, [please review and sign|here is|attached for your signature:] the {what} for {org}. "
+    "[Let me know if anything needs changing.|Happy to walk you through it.|Any questions, just reply.|It reflects what we "
+    "agreed on the call.] [We can start before {rush}.|I'd love to have it back this week.|] [Thanks,|Best,|Cheers,|] {me}"
+)
 
 
 def _signers(
@@ -1585,7 +1608,7 @@ def _envelope(
         template=name,
         contract_number=None,
         subject=f"Please DocuSign: {name} - {org.name}",
-        message=_message(signatory, owner, name, org),
+        message=_message(world, signatory, owner, name, org),
         sender_email=owner.email,
         deal=deal,
         documents=((_document_name(name, org), pages),),

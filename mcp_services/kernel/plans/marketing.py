@@ -27,6 +27,7 @@ from functools import lru_cache
 
 from faker.providers.person.en_US import Provider as _PersonNames
 
+from mcp_services.kernel.prose import write
 from mcp_services.kernel.world import Organisation, World, WorldShape
 
 __all__ = [
@@ -158,13 +159,20 @@ def marketing_plan(world: World) -> Marketing:
 #: (topic, agenda, the team role hosting it)
 _WEBINARS: tuple[tuple[str, str, str], ...] = (
     ("Automating month-end reporting",
-     "A live walkthrough of scheduled exports, report templates and the new close checklist, with Q&A.", "product manager"),
+     "[A live walkthrough of|A hands-on tour of|We walk through] scheduled exports, report templates and the new close "
+     "checklist, [with Q&A|then your questions|with time for Q&A at the end].[ Ideal for finance teams.| Bring your "
+     "close calendar.|]", "product manager"),
     ("What's new in the Pro plan",
-     "The features that shipped this quarter, how customers use them, and what is on the roadmap next.", "product manager"),
+     "[The features that shipped this quarter|This quarter's new features|Everything we shipped this quarter], how "
+     "customers use them, and what is on the roadmap next.[ Live demo included.| With a customer guest.|]",
+     "product manager"),
     ("Onboarding a new team in one week",
-     "How our customers roll the product out to a new team: setup, training sessions and the first reports.", "sales lead"),
+     "How our customers roll the product out to a new team: [setup, training sessions and the first reports|accounts, "
+     "training and the first week's reports|setup, roles and the first dashboards].[ Includes a checklist to take "
+     "away.| With tips from our support team.|]", "sales lead"),
     ("Security audit checklist",
-     "What auditors ask for, how to export access logs, and the settings every admin should review.", "engineering lead"),
+     "What auditors ask for, how to export access logs, and the settings every admin should review.[ Bring your "
+     "questions.| Slides shared afterwards.| Aimed at admins and IT leads.|]", "engineering lead"),
 )
 _SIGNUP_SOURCES = ("Signup form", "Signup form", "Webinar registration", "Website pop-up")
 _MAIL_PROVIDERS = ("gmail.example", "outlook.example", "icloud.example", "yahoo.example")
@@ -290,6 +298,7 @@ def _webinars(world: World, rng: random.Random, audience: list[Subscriber]) -> t
     coming_start = _weekday_at(now + timedelta(days=rng.randint(9, 20)), 16)
     made: list[Webinar] = []
     for key, (topic, agenda, host_role), start in (("past", topics[0], past_start), ("upcoming", topics[1], coming_start)):
+        agenda = write(world.rng(f"plans.marketing:words:{key}"), agenda)
         number = str(rng.randint(81_000_000_000, 89_999_999_999))
         token = "".join(rng.choice(_TOKEN) for _ in range(22))
         duration = 60
