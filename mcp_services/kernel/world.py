@@ -25,6 +25,8 @@ from typing import Any, Literal, TypeVar
 
 from faker import Faker
 
+from mcp_services.kernel.prose import write
+
 N_PRODUCTS = 30
 N_PLACES = 10
 
@@ -482,11 +484,13 @@ QUANTITY_RANGE: Mapping[str, tuple[int, int]] = {
     "usage": (1, 6),
     "merchandise": (10, 120),
 }
+#: Why a credit note was raised, as the accountant words it (``[a|b]``: their choice of words).
 CREDIT_REASONS = (
-    "Service credit for the outage on our side",
-    "Returned goods: items arrived damaged",
-    "Goodwill discount agreed with the account manager",
-    "Billing error: seats charged twice",
+    "[Service credit for the outage on our side|Credit for our service outage|Outage credit, our fault]",
+    "Returned goods: [items arrived damaged|damaged on arrival|goods returned damaged]",
+    "[Goodwill discount agreed with the account manager|Goodwill credit agreed by the account manager|Goodwill "
+    "discount, agreed on the renewal call]",
+    "Billing error: [seats charged twice|seats billed twice|duplicate seat charge]",
 )
 
 
@@ -740,7 +744,7 @@ def _build_plan(world: World) -> BusinessPlan:
     terms = {org.id: rng.choice((14, 30, 30, 45)) for org in orgs}
     suppliers = frozenset(org.id for org in rng.sample(list(orgs), min(world.scaled(N_SUPPLIERS), len(orgs) // 2)))
     drafts = _plan_invoices(world, world.rng("plan:invoices"), billing, terms)
-    invoices, credits = _plan_credits(world.rng("plan:credits"), drafts, today.isoformat())
+    invoices, credits = _plan_credits(world.rng("plan:credits"), world.rng("plan:credits:words"), drafts, today.isoformat())
     charges = _plan_charges(world.rng("plan:charges"), invoices, today)
     charges = _plan_duplicates(world.rng("plan:duplicates"), charges, invoices, world)
     contracts, proposals = _plan_agreements(world, world.rng("plan:agreements"), owners, terms)
@@ -849,7 +853,7 @@ def _plan_invoices(
 
 
 def _plan_credits(
-    rng: random.Random, invoices: list[PlannedInvoice], today: str
+    rng: random.Random, words: random.Random, invoices: list[PlannedInvoice], today: str
 ) -> tuple[tuple[PlannedInvoice, ...], tuple[PlannedCredit, ...]]:
     """Ten credit notes: on open invoices (most applied at once) and on paid ones (credit left).
 
@@ -862,7 +866,9 @@ def _plan_credits(
     for inv in chosen:
         amount = round(inv.total * rng.choice((0.05, 0.1, 0.15, 0.2)), 2)
         on = min((date.fromisoformat(inv.date) + timedelta(days=rng.randint(2, 20))).isoformat(), today)
-        reason = f"{rng.choice(CREDIT_REASONS)} ({inv.number})"
+        tail = words.choice(("", "", ", as agreed with the customer", ", per the account owner", ", customer request",
+                             " after the complaint", ", approved by finance", ", one-off"))
+        reason = f"{write(words, rng.choice(CREDIT_REASONS))}{tail} ({inv.number})"
         drafts.append((on, inv.number, amount, reason, inv.status == "AUTHORISED" and rng.random() < 0.6))
     credits = tuple(
         PlannedCredit(f"CN-{n:04d}", number, amount, on, reason, applied)

@@ -469,6 +469,27 @@ def _spoil(rng: random.Random, items: Sequence[tuple[str, float, str, date, str,
     return rng.choice(over if mode == "over limit" else missing), mode
 
 
+#: How people describe the same kind of expense, each in their own words.
+_WORDINGS = {
+    "Airport to hotel": "[Airport to hotel|Taxi from the airport|Ride to the hotel|Airport transfer|From the airport to "
+                        "the hotel][| after landing| (late flight)|]",
+    "Hotel to airport": "[Hotel to airport|Ride back to the airport|Taxi to the airport|Airport transfer home|To the "
+                        "airport][| for the flight home| (early start)|]",
+    "Dinner on the road": "[Dinner on the road|Dinner at the hotel|Evening meal|Dinner, travelling|Quick dinner][| "
+                          "after the visit| near the hotel|]",
+    "Printer toner": "[Printer toner|Toner for the printer|Toner cartridges|Replacement toner]",
+    "Notebooks and pens": "[Notebooks and pens|Pens and notebooks|Stationery|Notepads and pens]",
+    "Label maker tape": "[Label maker tape|Labels for the label maker|Label tape]",
+    "Desk organisers": "[Desk organisers|Desk trays|Drawer organisers]",
+    "Conference ticket": "[Conference ticket|Ticket for the conference|Conference pass|Event ticket][| (early bird)|]",
+    "Online course": "[Online course|Course fee|Online training|Training course][| for my team role|]",
+}
+
+
+def _worded(words: random.Random, text: str) -> str:
+    return write(words, _WORDINGS[text]) if text in _WORDINGS else text
+
+
 #: Why an approver sent a report back (the receipt or the limit), in their words.
 _REJECTION = ("[Hi {first}, please|Please|{first}, could you] attach the missing receipt or explain the amount over the "
               "category limit[.|, then resubmit.|. Thanks!| - happy to talk it through.]")
@@ -484,6 +505,7 @@ def seed(ctx: ToolContext) -> None:
     world = ctx.world
     staff = staff_plan(world)
     rng = ctx.rng("seed")
+    words = ctx.rng("words")  # how each expense is described, apart from what was spent when
     today = ctx.now.date()
     ctx.insert(Policy(
         id=ctx.new_id("pol"), name=f"{world.home.name} expense policy", currency=world.currency,
@@ -547,8 +569,9 @@ def seed(ctx: ToolContext) -> None:
             expense_id = ctx.new_id("exp")
             expenses.append(Expense(
                 id=expense_id, report_id=report_id, spender_email=member.email, merchant=merchant, amount=amount,
-                currency=world.currency, category_id=categories[category].id, date=day.isoformat(), description=text,
-                attendees=attendees, billable=category == "Client entertainment", created_at=ctx.iso(created),
+                currency=world.currency, category_id=categories[category].id, date=day.isoformat(),
+                description=_worded(words, text), attendees=attendees, billable=category == "Client entertainment",
+                created_at=ctx.iso(created),
             ))
             if not missing and (amount > RECEIPT_REQUIRED_OVER or rng.random() < 0.6):
                 receipts.append(Receipt(
@@ -577,7 +600,7 @@ def seed(ctx: ToolContext) -> None:
         merchant, amount, category, _, text, _ = _phone(rng, day)[1][0] if rng.random() < 0.5 else _supplies(rng, day)[1][0]
         expenses.append(Expense(
             id=ctx.new_id("exp"), spender_email=member.email, merchant=merchant, amount=amount, currency=world.currency,
-            category_id=categories[category].id, date=day.isoformat(), description=text,
+            category_id=categories[category].id, date=day.isoformat(), description=_worded(words, text),
             created_at=ctx.iso(datetime(day.year, day.month, day.day, 20, tzinfo=timezone.utc)),
         ))
     ctx.insert_many(expenses)

@@ -537,10 +537,12 @@ def seed(ctx: ToolContext) -> None:
         score, remark = "unoffered", None
         if status in ("solved", "closed"):
             score = rng.choice(("offered", "good", "good", "bad"))
+            remark_facts = {"agent": authors[assignee].first_name if assignee else "the team", "rush": facts["rush"],
+                            "work": facts["work"]}
             if score == "bad":
-                remark = rng.choice(_BAD_REMARKS)
+                remark = write(rng, f"{rng.choice(_BAD_REMARKS)} {rng.choice(_BAD_TAILS)}", remark_facts)
             elif score == "good" and rng.random() < 0.5:
-                remark = rng.choice(_GOOD_REMARKS)
+                remark = write(rng, f"{rng.choice(_GOOD_REMARKS)} {rng.choice(_GOOD_TAILS)}", remark_facts)
         tickets.append(
             Ticket(
                 id=ticket_id, subject=subject, description=description, status=status, priority=priority,
@@ -554,8 +556,17 @@ def seed(ctx: ToolContext) -> None:
     ctx.insert_many(comments)
 
 
-_BAD_REMARKS = ("It took too long to get an answer.", "Nobody explained what went wrong.", "I had to chase twice.")
-_GOOD_REMARKS = ("Quick and helpful, thanks!", "Sorted in one reply.", "Friendly and clear.", "Great service as always.")
+_BAD_REMARKS = ("[It took too long to get an answer|The answer took days|Far too slow to reply][.|, during {rush}.|.]",
+                "[Nobody explained what went wrong|No explanation of the cause|I still don't know what happened][.| "
+                "Disappointing.|]", "I had to chase [twice|three times|more than once][.| to get a reply.|]")
+_BAD_TAILS = ("", "", "Please improve.", "Expected better.", "It held up {work}.", "Not great for a paying customer.",
+              "Hope the next one goes better.")
+_GOOD_TAILS = ("", "", "Would recommend.", "Will use again.", "Thanks again.", "Much appreciated.",
+               "Made {work} easier.", "Keep it up.")
+_GOOD_REMARKS = ("[Quick and helpful|Fast and helpful|Quick, clear help][, thanks!|.|. Thank you {agent}!]",
+                 "[Sorted in one reply|Fixed in one go|Solved on the first reply][.|, great.|!]",
+                 "[Friendly and clear|Very friendly|Clear and patient][.| - thanks {agent}.|]",
+                 "[Great service as always|Excellent support|Top service][.|!| from {agent}.]")
 
 
 # -- tickets: reads -------------------------------------------------------------------------------

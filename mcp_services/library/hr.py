@@ -363,8 +363,10 @@ _NOTES: dict[str, tuple[str | None, ...]] = {
 _NOTE_TAILS = ("", "", "Reachable on my phone if urgent.", "Handover notes are in the team doc.", "{colleague} is covering.",
                "Out-of-office is set.", "Back {back}.", "Thanks!", "Happy to swap days if needed.", "Calendar updated.")
 _DENIALS = (
-    "Overlaps the quarter-end close; please pick another week.",
-    "Two of the team are already out that week; can we move it by a week?",
+    "[Overlaps the quarter-end close|That's close week|It clashes with the month-end close]; [please pick another "
+    "week|can you pick other dates|could you move it a week]?[ Happy to approve the week after.| Sorry!|]",
+    "[Two of the team are already out that week|Half the team is off then|We're short-staffed that week]; [can we "
+    "move it by a week|could you shift it|can we find other dates]?[ Let's talk at our 1:1.|]",
 )
 
 
@@ -447,7 +449,7 @@ class _Year:
         note = self.rng.choice(_NOTES[kind])
         if note is not None:
             note = f"{note} {self.words.choice(_NOTE_TAILS)}"
-        denial = self.rng.choice(_DENIALS) if status == "denied" else None
+        denial = write(self.words, self.rng.choice(_DENIALS)) if status == "denied" else None
         created = _at(self.ctx, filed, self.rng.randint(8, 17))
         # Decided the next working day, or by now when it was filed yesterday.
         decided_at = min(_at(self.ctx, filed + timedelta(days=1), self.rng.randint(9, 17)),

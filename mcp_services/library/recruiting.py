@@ -470,6 +470,9 @@ _COVER_LETTERS = (
     "pressure].",
     None,
 )
+_REJECTION_NOTES = ("[Thanks for your time|Thank you for your time, {first}|Thanks for interviewing with us]; [we decided "
+                    "not to move forward|we won't be moving forward|we've decided to go another way][ for the {title} "
+                    "role|]. [We'll keep your details on file.|Best of luck with your search.|]")
 _ROOM_FALLBACK = "Video call"
 #: How the interview of an application's current stage stands, in turn per stage.
 _SCENES = ("positive", "upcoming", "split", "awaiting feedback")
@@ -643,7 +646,8 @@ def seed(ctx: ToolContext) -> None:
             applied_at=applied_at if rng.randint(7, 21) else applied_at,
             last_activity_at=max(applied_at, min(_at(last, 17), ctx.iso(ctx.now - timedelta(hours=1)))),
             rejection_reason_id=reasons[planned.rejection_reason].id if planned.rejection_reason else None,
-            rejection_notes="Thanks for your time; we decided not to move forward." if planned.rejection_reason else None,
+            rejection_notes=write(words, _REJECTION_NOTES, {"first": candidate.first_name, "title": job.title})
+            if planned.rejection_reason else None,
             rejected_at=rejected_at, hired_at=hired_at,
         ))
     ctx.insert_many(list(jobs.values()))

@@ -269,6 +269,7 @@ _NOTES = (
     "[Customer will email the details|They'll send details by email|Waiting for their email][.| - check {when}.]",
     "[Logged in the CRM|Added a CRM note|Noted on their record][.|; follow-up {when}.]",
 )
+_NOTE_TAILS = ("", "", "- {colleague}", "Ticket updated.", "CRM updated.", "They sounded happy.", "Urgent for {site}.")
 _CALLBACK_NOTES = ("[Return the call|Call them back|Ring back][.| about their voicemail.| before {when}.]",
                    "[Call back re:|Follow up on] [the voicemail|their question|the missed call][.| - {colleague} knows the account.]")
 _WHEN = ("tomorrow", "this afternoon", "on Monday", "later today", "after lunch")
@@ -351,7 +352,9 @@ def seed(ctx: ToolContext) -> None:
                 ctx.update(call, archived=True)
         if rng.random() < 0.25:
             author = call.user_email or rng.choice(agents[call.team or "Support"])
-            ctx.insert(Note(id=ctx.new_id("cnote"), call_id=call.id, content=write(words, rng.choice(_NOTES[:4]) if words.random() < 0.8 else _NOTES[4], facts(_person)), author_email=author,
+            note = rng.choice(_NOTES[:4]) if words.random() < 0.8 else _NOTES[4]
+            content = write(words, f"{note} {words.choice(_NOTE_TAILS)}", facts(_person))
+            ctx.insert(Note(id=ctx.new_id("cnote"), call_id=call.id, content=content, author_email=author,
                             posted_at=ctx.iso(moment(call.ended_at) + timedelta(minutes=rng.randint(2, 90)))))
     waiting = [c for c, _ in calls if c.direction == "inbound" and c.outcome != "answered"
                and not ctx.get(Call, c.id).archived]

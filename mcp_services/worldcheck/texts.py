@@ -65,7 +65,8 @@ def _free_text_answers(row: Row, seeded: SeededWorld) -> str | None:
     return "\n".join(written) or None
 
 
-#: Every table of human-written text in the library, with the field people write in.
+#: Every table of human-written text in the library, with the field people write in. (Labels are not prose: an
+#: expense's or an invoice line's description names an item, as "Hotel to airport" does on every trip.)
 HUMAN_TEXTS: tuple[TextTable, ...] = (
     TextTable("crm", "notes", "body"),
     TextTable("mailbox", "messages", "body", _spam),
@@ -96,6 +97,10 @@ HUMAN_TEXTS: tuple[TextTable, ...] = (
     TextTable("meetings", "meetings", "agenda"),
     TextTable("calendar", "events", "description"),
     TextTable("forms", "responses", "answers_text", text=_free_text_answers),
+    TextTable("helpdesk", "tickets", "satisfaction_comment"),
+    TextTable("accounting", "credit_notes", "reason"),
+    TextTable("hr", "time_off_requests", "decision_note"),
+    TextTable("recruiting", "applications", "rejection_notes"),
 )
 
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
