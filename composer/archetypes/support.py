@@ -229,8 +229,9 @@ def ticket_fixed_confirmation(s: Scenario) -> None:
     tickets = [t for t in s.records("helpdesk", "ticket") if t["status"] in ("open", "pending")]
     users = {u.key: u for u in s.records("helpdesk", "user")}
     per_requester: dict[str, int] = {}
-    for t in tickets:
-        per_requester[t["requester_id"]] = per_requester.get(t["requester_id"], 0) + 1
+    for t in s.records("helpdesk", "ticket"):  # every unsolved ticket counts: "their open ticket" is one of these
+        if t["status"] in ("new", "open", "pending"):
+            per_requester[t["requester_id"]] = per_requester.get(t["requester_id"], 0) + 1
     fits = [t for t in tickets if per_requester[t["requester_id"]] == 1 and any(p.email == users[t["requester_id"]]["email"] for p in s.world.customers)]
     ticket = s.pick(fits, "no customer with exactly one open ticket")
     person = s.person(users[ticket["requester_id"]]["email"])

@@ -90,9 +90,11 @@ class WorldShapeError(ValueError):
 
 
 #: The bounds of each knob of a ``WorldShape`` (inclusive).
-SHAPE_BOUNDS: Mapping[str, tuple[int, int]] = {"organisations": (4, 2000), "months": (2, 36)}
+SHAPE_BOUNDS: Mapping[str, tuple[int, int]] = {"organisations": (6, 2000), "months": (2, 36)}
 #: People per customer organisation a world needs at least (a billing contact and a colleague) and at most.
 PEOPLE_PER_ORGANISATION = (2, 40)
+#: Customers' people a world needs at least: the plans fill two events and a marketing list with them.
+MIN_CUSTOMER_PEOPLE = 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,12 +118,15 @@ class WorldShape:
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
                 raise WorldShapeError(f"world shape: {knob} must be a whole number from {low} to {high}, not {value!r}")
         customers = self.organisations - 1
-        low, high = len(TEAM_ROLES) + PEOPLE_PER_ORGANISATION[0] * customers, len(TEAM_ROLES) + PEOPLE_PER_ORGANISATION[1] * customers
+        team = len(TEAM_ROLES)
+        low = team + max(PEOPLE_PER_ORGANISATION[0] * customers, MIN_CUSTOMER_PEOPLE)
+        high = team + PEOPLE_PER_ORGANISATION[1] * customers
         if isinstance(self.people, bool) or not isinstance(self.people, int) or not low <= self.people <= high:
             raise WorldShapeError(
                 f"world shape: people must be a whole number from {low} to {high} for {self.organisations} "
-                f"organisations (the {len(TEAM_ROLES)} colleagues, then {PEOPLE_PER_ORGANISATION[0]} to "
-                f"{PEOPLE_PER_ORGANISATION[1]} people per customer organisation), not {self.people!r}"
+                f"organisations (the {team} colleagues, then {PEOPLE_PER_ORGANISATION[0]} to "
+                f"{PEOPLE_PER_ORGANISATION[1]} people per customer organisation, {MIN_CUSTOMER_PEOPLE} at least), "
+                f"not {self.people!r}"
             )
         if self.industry is not None and self.industry not in INDUSTRIES:
             raise WorldShapeError(
@@ -148,7 +153,7 @@ class WorldShape:
         organisations = rng.choice((10, 12, 16, 16, 20, 24, 32))
         return WorldShape(
             organisations=organisations,
-            people=len(TEAM_ROLES) + (organisations - 1) * rng.choice((3, 4, 4, 5)),
+            people=len(TEAM_ROLES) + max(MIN_CUSTOMER_PEOPLE, (organisations - 1) * rng.choice((3, 4, 4, 5))),
             months=rng.choice((6, 8, 8, 10, 12)),
             industry=INDUSTRIES[seed % len(INDUSTRIES)],
         )
@@ -183,7 +188,7 @@ def shape_text(shape: WorldShape) -> str:
     return json.dumps(shape.to_dict(), sort_keys=True, separators=(",", ":"))
 #: The named sizes of ``WorldShape.sized`` (and ``mcp-services world check --size``).
 SIZES: Mapping[str, WorldShape] = {
-    "small": WorldShape(organisations=6, people=len(TEAM_ROLES) + 5 * 3, months=4),
+    "small": WorldShape(organisations=8, people=len(TEAM_ROLES) + 7 * 5, months=4),
     "default": DEFAULT_SHAPE,
     "large": WorldShape(organisations=500, people=len(TEAM_ROLES) + 499 * 4, months=12),
 }

@@ -58,6 +58,8 @@ CreditNoteStatus = Literal["AUTHORISED", "PAID"]
 PaymentMethod = Literal["bank_transfer", "card", "cheque", "cash"]
 
 N_SALES_INVOICES = N_PLANNED_INVOICES
+#: How far back supplier bills go, in days.
+_BILL_DAYS = 200
 N_BILLS = 40
 __all__ = ["N_BILLS", "N_SALES_INVOICES", "N_SUPPLIERS", "seed", "service"]
 
@@ -432,13 +434,14 @@ def seed(ctx: ToolContext) -> None:
          for p in world.products]
     )
     contacts = {}
+    oldest = max(world.shape.history_days, _BILL_DAYS)
     for org in world.organisations[1:]:
         person = plan.billing_contacts[org.id]
         contacts[org.id] = Contact(
             id=ctx.new_id("con"), name=org.name, email=person.email, contact_person=person.name, phone=org.phone,
             address=org.address, domain=org.domain, is_supplier=org.id in plan.suppliers,
             payment_terms_days=plan.payment_terms[org.id], currency=world.currency,
-            created_at=ctx.days_from_now(-rng.randint(ctx.world.shape.history_days + 10, ctx.world.shape.history_days + 660)),  # before the books begin
+            created_at=ctx.days_from_now(-rng.randint(oldest + 10, oldest + 660)),  # before their first invoice or bill
         )
     ctx.insert_many(list(contacts.values()))
     _seed_invoices(ctx, rng, contacts)
@@ -524,7 +527,7 @@ def _seed_bills(ctx: ToolContext, rng: Any, contacts: dict[str, Contact]) -> Non
     products = tuple(p for p in world.products if p.category in _BILL_CATEGORIES)
     suppliers = sorted(world.plan.suppliers)
     bills, payments = [], []
-    for age in sorted((rng.randint(1, 200) for _ in range(N_BILLS)), reverse=True):
+    for age in sorted((rng.randint(1, _BILL_DAYS) for _ in range(N_BILLS)), reverse=True):
         contact = contacts[rng.choice(suppliers)]
         issued = today - timedelta(days=age)
         due = issued + timedelta(days=rng.choice((14, 30)))

@@ -461,6 +461,7 @@ def seed(ctx: ToolContext) -> None:
     world = ctx.world
     rng = ctx.rng("seed")
     support = [world.team_member("support lead"), world.team_member("support agent")]
+    history = world.shape.history_days + 10
     users = [
         User(
             id=ctx.new_id("u"), name=p.name, email=p.email, phone=p.phone,
@@ -474,7 +475,8 @@ def seed(ctx: ToolContext) -> None:
             User(
                 id=ctx.new_id("u"), name=p.name, email=p.email, phone=p.phone, role="end-user",
                 organization_name=world.organisation(p.organisation_id).name,
-                created_at=ctx.days_from_now(-rng.randint(120, 900)),
+                # Before any ticket they open (a ticket can be about the oldest record of the books).
+                created_at=ctx.days_from_now(-rng.randint(max(120, history), max(900, history + 660))),
             ),
             p,
         )

@@ -297,6 +297,11 @@ _HOSTS = ("operations manager", "sales lead", "account executive", "support lead
 _BASIC = ("office manager", "accountant")
 
 
+def _not_under_way(start: datetime, minutes: int, now: datetime) -> datetime:
+    """``start``, or two hours later when the meeting would be under way at the World's moment (it has no such state)."""
+    return start + timedelta(hours=2) if start <= now < start + timedelta(minutes=minutes) else start
+
+
 @service.seeder
 def seed(ctx: ToolContext) -> None:
     """The team's Zoom accounts; marketing's webinars with their registrants, attendance and recording; a month of
@@ -391,7 +396,7 @@ def seed(ctx: ToolContext) -> None:
             day = day0 + timedelta(days=offset)
             if day.weekday() >= 5:
                 day += timedelta(days=7 - day.weekday())
-            start = day.replace(hour=rng.choice((14, 15, 16, 17, 18)), minute=rng.choice((0, 30)))
+            start = _not_under_way(day.replace(hour=rng.choice((14, 15, 16, 17, 18)), minute=rng.choice((0, 30))), minutes, now)
             ended = start + timedelta(minutes=minutes) < now
             status = "ended" if ended else "scheduled"
             if rng.random() < 0.08:
@@ -417,7 +422,7 @@ def seed(ctx: ToolContext) -> None:
         host = world.team_member(roles[0])
         first = day0 + timedelta(days=-day0.weekday() + rng.randint(0, 3))
         for week in (-2, -1, 0, 1):
-            start = (first + timedelta(weeks=week)).replace(hour=rng.choice((13, 15)), minute=0)
+            start = _not_under_way((first + timedelta(weeks=week)).replace(hour=rng.choice((13, 15)), minute=0), minutes, now)
             n = number()
             status = "ended" if start + timedelta(minutes=minutes) < now else "scheduled"
             meeting = Meeting(

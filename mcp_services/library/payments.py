@@ -270,6 +270,10 @@ def _charge(ctx: ToolContext, charge_id: str, hint: str = "Use list_charges to f
 # -- seed ----------------------------------------------------------------------------------------
 
 
+#: How far back one-off purchases go, in days.
+_PURCHASE_DAYS = 200
+
+
 @dataclass(slots=True)
 class _Planned:
     """A seeded charge before ids are given out in time order, with what happens to it later."""
@@ -294,11 +298,13 @@ def seed(ctx: ToolContext) -> None:
     world = ctx.world
     rng = ctx.rng("seed")
     org_name = {o.id: o.name for o in world.organisations}
+    # Customers signed up before their oldest charge: the books' first invoice or the oldest purchase.
+    oldest = max(world.shape.history_days, _PURCHASE_DAYS)
     customers = [
         Customer(
             id=ctx.new_id("cus"), name=p.name, email=p.email, phone=p.phone, company_name=org_name[p.organisation_id],
             address=p.address, currency=world.currency, card_brand=rng.choice(_CARD_BRANDS),
-            card_last4=f"{rng.randint(0, 9999):04d}", created=ctx.days_from_now(-rng.randint(ctx.world.shape.history_days + 10, ctx.world.shape.history_days + 660)),  # before the books begin
+            card_last4=f"{rng.randint(0, 9999):04d}", created=ctx.days_from_now(-rng.randint(oldest + 10, oldest + 660)),
         )
         for p in world.customers
     ]
@@ -390,7 +396,7 @@ def _planned_charges(ctx: ToolContext, rng: Random, customers: list[Customer]) -
         product = rng.choice(goods)
         quantity = rng.randint(1, 4) if product.unit_price > 1000 else rng.randint(1, 10)
         recent = i < 6
-        day = today - timedelta(days=rng.randint(0, 3) if recent else rng.randint(1, 200))
+        day = today - timedelta(days=rng.randint(0, 3) if recent else rng.randint(1, _PURCHASE_DAYS))
         failed = not recent and rng.random() < 0.07
         state: ChargeStatus = "pending" if recent else ("failed" if failed else "succeeded")
         specs.append(

@@ -633,7 +633,10 @@ def seed(ctx: ToolContext) -> None:
                 id=ctx.new_id("off"), application_id=application_id, candidate_id=candidate.id, job_id=job.id,
                 status="extended", salary=round((plan_job.salary_min * 0.4 + plan_job.salary_max * 0.6) / 500) * 500.0,
                 currency=world.currency, start_date=(today + timedelta(days=rng.randint(21, 45))).isoformat(),
-                created_by_email=job.recruiter_email, created_at=_at(today - timedelta(days=rng.randint(1, 4)), 11),
+                created_by_email=job.recruiter_email,
+                # Made after the last interview of the application (and its arrival), before now.
+                created_at=min(max(_at(today - timedelta(days=rng.randint(1, 4)), 11), _at(last, 17), applied_at),
+                               ctx.iso(ctx.now - timedelta(minutes=30))),
             ))
         letter = words.choice(_COVER_LETTERS)
         applications.append(Application(

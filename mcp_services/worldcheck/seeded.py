@@ -55,20 +55,24 @@ class SeededWorld:
 def seeded_world(seed: int, shape: WorldShape | None = None, services: Sequence[str] = LIBRARY) -> SeededWorld:
     """The world of ``seed`` (and ``shape``) with the seeded tables of ``services`` (every library service)."""
     with Episode.create(list(services), seed, shape=shape) as episode:
-        dumps: dict[str, StateDump] = episode.dump()
-        world = episode.world
-        declared = {
-            (name, runtime.definition.table): {
-                # The key is declared apart from the fields: an id of this entity.
-                "id": FieldDef(name="id", type=runtime.definition.key.type, semantic=f"id:{name}.{runtime.definition.name}"),
-                **{f.name: f for f in runtime.definition.stored_fields},
-            }
-            for name, service in episode.services.items()
-            for runtime in service.entities.values()
+        return episode_state(episode)
+
+
+def episode_state(episode: Episode) -> SeededWorld:
+    """An episode's world and the state of its stores as they are now (a task's setup and planted events included)."""
+    dumps: dict[str, StateDump] = episode.dump()
+    declared = {
+        (name, runtime.definition.table): {
+            # The key is declared apart from the fields: an id of this entity.
+            "id": FieldDef(name="id", type=runtime.definition.key.type, semantic=f"id:{name}.{runtime.definition.name}"),
+            **{f.name: f for f in runtime.definition.stored_fields},
         }
+        for name, service in episode.services.items()
+        for runtime in service.entities.values()
+    }
     tables = {
         f"{service}.{table}": Table(service, table, declared.get((service, table), {}), rows)
         for service, state in dumps.items()
         for table, rows in state.items()
     }
-    return SeededWorld(world, tables)
+    return SeededWorld(episode.world, tables)

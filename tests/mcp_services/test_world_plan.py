@@ -218,3 +218,18 @@ def test_contracts_name_the_account_owner_and_the_payment_terms_of_the_books(boo
 def test_the_books_list_as_overdue_exactly_what_the_plan_says_is_overdue(books: Episode) -> None:
     listed = {i["invoice_number"] for i in every(books, "accounting", "list_invoices", overdue=True)}
     assert listed == {i.number for i in books.world.plan.overdue(books.world.now[:10])} != set()
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_few_invoices_were_paid_twice_by_card_and_payments_holds_both_charges(seed: int) -> None:
+    plan = World.from_seed(seed).plan
+    twins = plan.duplicates
+    assert 3 <= len(twins) <= 4 and len({t.invoice_number for t in twins}) == len(twins)
+    for twin in twins:
+        inv = plan.invoice(twin.invoice_number)
+        assert inv is not None and twin.amount == inv.total  # paid in full, then again
+    with Episode.create(["payments"], world_seed=seed) as ep:
+        charges = ep.dump()["payments"]["charges"].values()
+        for twin in twins:
+            pair = [c for c in charges if c["invoice_number"] == twin.invoice_number and c["status"] == "succeeded"]
+            assert len(pair) == 2 and pair[0]["amount"] == pair[1]["amount"] == twin.amount

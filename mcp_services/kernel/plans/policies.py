@@ -678,7 +678,9 @@ def _build(seed: int, shape: WorldShape) -> Policies:
         for region in REGIONS
     )
     owner_of = {r.region: r for r in routes}
-    tiers = [ACCOUNT_TIERS[0]] * 4 + [ACCOUNT_TIERS[1]] * 6 + [ACCOUNT_TIERS[2]] * (len(orgs) - 10)
+    # Four in fifteen accounts are Enterprise and six Growth (in any world's size), the rest Starter.
+    enterprise, growth = max(1, round(len(orgs) * 4 / 15)), max(1, round(len(orgs) * 6 / 15))
+    tiers = [ACCOUNT_TIERS[0]] * enterprise + [ACCOUNT_TIERS[1]] * growth + [ACCOUNT_TIERS[2]] * (len(orgs) - enterprise - growth)
     rng.shuffle(tiers)
     tier_of = {org.id: tier for org, tier in zip(orgs, tiers, strict=True)}
     # A few accounts are subsidiaries of another (never of a subsidiary): they share its tier and manager.
