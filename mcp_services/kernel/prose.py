@@ -71,7 +71,7 @@ def _expand(rng: random.Random, nodes: tuple[_Node, ...]) -> str:
         if isinstance(node, str):
             out.append(node)
         else:
-            out.append(_expand(rng, node[rng.randrange(len(node))]))  # type: ignore[arg-type]
+            out.append(_expand(rng, node[rng.randrange(len(node))]))
     return "".join(out)
 
 

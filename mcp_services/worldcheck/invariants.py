@@ -25,7 +25,6 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from functools import cached_property
 from typing import Any
 
@@ -95,13 +94,6 @@ def amounts_in(text: str) -> list[tuple[int, float]]:
         raw = m.group("a") or m.group("b")
         found.append((m.start(), round(float(raw.replace(",", "")), 2)))
     return found
-
-
-def _moment(value: str) -> datetime | None:
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")) if "T" in value else None
-    except ValueError:
-        return None
 
 
 class Facts:
@@ -394,7 +386,6 @@ AHEAD: Mapping[str, Mapping[str, Predicate]] = {
     "commerce.discount_codes": {"starts_at": _always, "ends_at": _always},
     "commerce.fulfillments": {"estimated_delivery_at": _always},
     "esign.envelopes": {"expires_at": _always},
-    "expenses.reports": {},
 }
 #: What must lie ahead: a record whose state says it has not happened yet (field -> when). (A recruiting interview
 #: stays "scheduled" after it took place until its scorecards are in: that one may lie behind.)
@@ -402,7 +393,6 @@ SCHEDULED: Mapping[str, Mapping[str, Predicate]] = {
     "sms.messages": {"send_at": _status("status", "scheduled")},
     "marketing.campaigns": {"schedule_time": _status("status", "scheduled")},
     "meetings.meetings": {"start_time": _status("status", "scheduled")},
-    "voice.callbacks": {},
 }
 
 
@@ -589,7 +579,7 @@ def _complaints(facts: Facts) -> Iterator[Violation]:
                 if _DECLINED.search(sentence) and number not in declined:
                     yield Violation(_at(table, key), f"says a payment for {number} was declined; none was")
             if _TWICE.search(sentence) and not re.search(r"\b(?:if|whether|never|not)\b", sentence, re.IGNORECASE):
-                yield from _duplicate_claim(facts, table, key, row, sentence, charges)
+                yield from _duplicate_claim(facts, table, key, row, sentence)
 
 
 def _deliveries(facts: Facts) -> dict[str, tuple[str, str | None]]:
@@ -612,8 +602,7 @@ def _deliveries(facts: Facts) -> dict[str, tuple[str, str | None]]:
     return found
 
 
-def _duplicate_claim(facts: Facts, table: Table, key: str, row: Row, sentence: str,
-                     charges: Iterable[Row]) -> Iterator[Violation]:
+def _duplicate_claim(facts: Facts, table: Table, key: str, row: Row, sentence: str) -> Iterator[Violation]:
     """Someone who says they were charged twice has two succeeded charges of one amount (the amount they state)."""
     by_customer = facts.succeeded_charges
     # Who the claim is about: a customer on the row (the sender), named in the sentence, or their company named.
@@ -719,7 +708,7 @@ def _shared(facts: Facts) -> Iterator[Violation]:
     owners = facts.world.plan.account_owners
     for key, company in facts.seeded.rows("crm", "companies").items():
         org = facts.org_by_name.get(company["name"])
-        if org in owners and company.get("owner_email") != owners[org].email:
+        if org is not None and org in owners and company.get("owner_email") != owners[org].email:
             yield Violation(f"crm.companies {key}", f"owner {company.get('owner_email')} is not the account owner "
                                                     f"{owners[org].email} the other services name")
 
@@ -798,15 +787,15 @@ def _people_agree(facts: Facts) -> Iterator[Violation]:
                     if isinstance(value, str) and value != org.name and value in facts.org_by_name and role is not None:
                         yield Violation(_at(table, key), f"{column} {value!r} beside {person.email}, who works at {org.name}")
             if {"first_name", "last_name"} <= set(table.fields):
-                for column in fields_of_role_self(table):
+                for column in _fields_of_role_self(table):
                     email = row.get(column)
-                    person = people.get(email) if isinstance(email, str) else None
-                    if person and (row.get("first_name"), row.get("last_name")) != (person.first_name, person.last_name):
+                    holder = people.get(email) if isinstance(email, str) else None
+                    if holder and (row.get("first_name"), row.get("last_name")) != (holder.first_name, holder.last_name):
                         yield Violation(_at(table, key), f"{row.get('first_name')} {row.get('last_name')} is not "
-                                                         f"{person.name}, whose email {email} it holds")
+                                                         f"{holder.name}, whose email {email} it holds")
 
 
-def fields_of_role_self(table: Table) -> list[str]:
+def _fields_of_role_self(table: Table) -> list[str]:
     return [n for n, f in table.fields.items() if f.semantic == "email_address" and f.role == "self"]
 
 
