@@ -257,8 +257,8 @@ _ANSWERED = (
     ("Sales", "[Discussed the renewal|Talked about next year's plan|Went through the renewal] and the number of seats[ "
      "for {site}|]; [they will confirm by email|decision after {rush}|they want a proposal]."),
     ("Billing", "[Customer asked for a copy of last month's invoice|They needed an invoice copy for their "
-     "auditors|Caller wanted last quarter's invoices]; [sent it by email during the call|emailed it while we "
-     "talked|sent the PDFs]."),
+     "auditors|Caller wanted last quarter's invoices]; [sent by email during the call|emailed while we talked|sent "
+     "the PDFs]."),
     ("Support", None),
     ("Sales", None),
 )
@@ -269,8 +269,8 @@ _NOTES = (
     "[Customer will email the details|They'll send details by email|Waiting for their email][.| - check {when}.]",
     "[Logged in the CRM|Added a CRM note|Noted on their record][.|; follow-up {when}.]",
 )
-_NOTE_TAILS = ("", "", "- {colleague}", "Ticket updated.", "CRM updated.", "They sounded happy.", "Urgent for {site}.")
-_CALLBACK_NOTES = ("[Return the call|Call them back|Ring back][.| about their voicemail.| before {when}.]",
+_NOTE_TAILS = ("", "", "- {colleague}", "Ticket updated.", "CRM updated.", "They sounded happy.", "It matters for {site}.")
+_CALLBACK_NOTES = ("[Return the call|Call them back|Ring back][.| about their voicemail.| {when}.]",
                    "[Call back re:|Follow up on] [the voicemail|their question|the missed call][.| - {colleague} knows the account.]")
 _WHEN = ("tomorrow", "this afternoon", "on Monday", "later today", "after lunch")
 
