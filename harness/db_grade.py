@@ -29,7 +29,7 @@ def grade_db(task: TaskSpec, db_dir: Path, answer: str | None = None) -> Grade:
     fresh = episode_for(task)
     try:
         # Reopened as they are: ``episode_for`` would re-apply setup rows the person deleted.
-        served = Episode.create(task.mounted_services, task.world_seed, db_dir=db_dir)
+        served = Episode.create(task.mounted_services, task.world_seed, shape=task.world_shape, db_dir=db_dir)
         try:
             diff = served.diff(before=fresh.initial_dump())
         finally:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from mcp_services.kernel.world import World
+from mcp_services.kernel.world import World, WorldShape
 from mcp_services.serving.surface import Mode
 from mcp_services.tasks.spec import TaskSpec
 
@@ -27,12 +27,12 @@ _DISCOVER = (
 
 
 def system_prompt(task: TaskSpec, mode: Mode) -> str:
-    return _system_prompt(task.world_seed, mode)
+    return _system_prompt(task.world_seed, task.world_shape, mode)
 
 
 @lru_cache(maxsize=256)
-def _system_prompt(world_seed: int, mode: Mode) -> str:
-    world = World.from_seed(world_seed)
+def _system_prompt(world_seed: int, shape: WorldShape, mode: Mode) -> str:
+    world = World.from_seed(world_seed, shape)
     now = world.now_dt
     user = world.user
     lines = [

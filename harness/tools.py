@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from mcp_services.kernel.diff import StateDiff
 from mcp_services.kernel.episode import Episode, EpisodeSnapshot
+from mcp_services.kernel.world import WorldShape
 from mcp_services.serving.surface import Mode, ToolSurface
 from mcp_services.tasks.episodes import apply_task_setup, episode_for
 from mcp_services.tasks.spec import TaskSpec
@@ -98,6 +99,11 @@ class InProcessSession:
         return self.episode.diff()
 
 
+def _pool_key(task: TaskSpec) -> tuple[tuple[str, ...], int, WorldShape]:
+    """Episodes of tasks with the same key hold the same seeded world and services."""
+    return (tuple(task.mounted_services), task.world_seed, task.world_shape)
+
+
 @dataclass(slots=True)
 class _Pooled:
     episode: Episode
@@ -117,11 +123,11 @@ class EpisodePool:
 
     def __init__(self, max_idle: int = 64) -> None:
         self.max_idle = max_idle
-        self._idle: OrderedDict[int, tuple[tuple[tuple[str, ...], int], _Pooled]] = OrderedDict()
+        self._idle: OrderedDict[int, tuple[tuple[tuple[str, ...], int, WorldShape], _Pooled]] = OrderedDict()
         self._next = 0
 
     def acquire(self, task: TaskSpec) -> _Pooled:
-        key = (tuple(task.mounted_services), task.world_seed)
+        key = _pool_key(task)
         match = other = None
         for slot, (slot_key, pooled) in reversed(self._idle.items()):
             if slot_key != key:
@@ -133,7 +139,7 @@ class EpisodePool:
                 other = slot
         slot = match if match is not None else other
         if slot is None:
-            episode = Episode.create(task.mounted_services, task.world_seed)
+            episode = Episode.create(task.mounted_services, task.world_seed, shape=task.world_shape)
             pooled = _Pooled(episode, episode.initial_snapshot)
         else:
             pooled = self._idle.pop(slot)[1]
@@ -151,7 +157,7 @@ class EpisodePool:
         return pooled
 
     def release(self, task: TaskSpec, pooled: _Pooled) -> None:
-        self._idle[self._next] = ((tuple(task.mounted_services), task.world_seed), pooled)
+        self._idle[self._next] = (_pool_key(task), pooled)
         self._next += 1
         while len(self._idle) > self.max_idle:
             _, (_, evicted) = self._idle.popitem(last=False)

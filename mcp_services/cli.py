@@ -1,4 +1,4 @@
-"""``mcp-services``: list the library, serve services over MCP, print a Claude Desktop entry."""
+"""``mcp-services``: list the library, serve services over MCP, print a Claude Desktop entry, check the world."""
 
 from __future__ import annotations
 
@@ -38,6 +38,19 @@ def _parser() -> argparse.ArgumentParser:
     remote.add_argument("--url", default=None, help="its URL, e.g. https://box.lan/mcp (no token in it)")
     remote.add_argument("--auth-token-env", metavar="NAME", default=None,
                         help="the environment variable that holds its token, on the machine that runs the client")
+
+    world = sub.add_parser("world", help="the seeded world every service shares")
+    world_sub = world.add_subparsers(dest="world_command", required=True)
+    check = world_sub.add_parser(
+        "check", help="seed every library service on one world and check its invariants; exit 1 when any breaks"
+    )
+    check.add_argument("--seed", type=int, default=0, help="world seed (default 0)")
+    check.add_argument("--size", default="default", help="the world's size: small, default or large (500 organisations)")
+    check.add_argument("--organisations", type=int, help="override the size's number of organisations (the home one included)")
+    check.add_argument("--people", type=int, help="override the size's number of people (the team included)")
+    check.add_argument("--months", type=int, help="override the size's months of history")
+    check.add_argument("--industry", help="the home company's industry (default: drawn from the seed)")
+    check.add_argument("--limit", type=int, default=20, help="violations shown per invariant (default 20)")
     return parser
 
 
@@ -199,6 +212,31 @@ def _serve_http(server: Any, http: Any, exposed: str) -> None:
         serve_http(server, sock, http)
 
 
+def _world_check(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from mcp_services.kernel.world import TEAM_ROLES, WorldShape, WorldShapeError
+    from mcp_services.worldcheck.report import world_report
+
+    try:
+        shape = WorldShape.sized(args.size)
+        knobs = {k: getattr(args, k) for k in ("organisations", "people", "months", "industry") if getattr(args, k) is not None}
+        if knobs:
+            people = knobs.get("people")
+            if people is None and "organisations" in knobs:  # keep the size's people per organisation
+                per = (shape.people - len(TEAM_ROLES)) / max(1, shape.organisations - 1)
+                knobs["people"] = len(TEAM_ROLES) + round(per * (knobs["organisations"] - 1))
+            shape = replace(shape, **knobs)
+    except WorldShapeError as exc:
+        raise CliError(str(exc).replace("world shape: ", "--").replace("world size", "--size")) from exc
+    if args.limit < 0:
+        raise CliError(f"--limit must be 0 or more, not {args.limit}")
+    report = world_report(args.seed, shape)
+    for line in report.lines(args.limit):
+        print(line)
+    return 0 if report.holds else 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     args = _parser().parse_args(argv)
@@ -222,6 +260,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                                "the server itself)")
             else:
                 print(json.dumps(claude_config(args.names, args.db, args.seed, args.mode), indent=2))
+            print(json.dumps(claude_config(args.names, args.db, args.seed, args.mode), indent=2))
+        elif args.command == "world":
+            return _world_check(args)
     except (CliError, UnknownServiceError) as exc:
         print(f"mcp-services: error: {exc}", file=sys.stderr)
         return 2

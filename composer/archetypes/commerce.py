@@ -190,13 +190,16 @@ def store_return_refund(s: Scenario) -> None:
 )
 def goodwill_discount(s: Scenario) -> None:
     customers = _customers(s)
+    # The complaint says the order came late: only an order its carrier delivered after the promised date fits.
+    late = {f["order_id"] for f in s.records("commerce", "fulfillment") if f["delivered_late"]}
     orders = [
         o
         for o in s.records("commerce", "order", where={"financial_status": "paid", "fulfillment_status": "fulfilled"})
         if o["email"] in customers and o["shipping_method"] != "none"
     ]
     per_customer = Counter(o["email"] for o in orders)
-    order = s.pick([o for o in orders if per_customer[o["email"]] == 1], "no customer with one delivered order")
+    order = s.pick([o for o in orders if per_customer[o["email"]] == 1 and o.key in late],
+                   "no customer with one delivered order, delivered late")
     person = customers[order["email"]]
     s.subject = person
     # The limit sits near the order's total, on either side: the rule, not the size, decides the discount.

@@ -133,10 +133,11 @@ def policy_document(s: Scenario, title: str, text: str) -> Rec:
 
 
 def policy_email(s: Scenario, sender: Person, subject: str, text: str) -> Rec:
-    """A rule a manager sent the team by email some days ago."""
+    """A rule a manager sent the team by email some days ago (to every colleague: it says "Hi all")."""
+    team = [p.email for p in s.world.team if p.email != sender.email]
     return s.event(
         "mailbox", "email_received", "message", from_email=sender.email, from_name=sender.name, subject=subject, body=text,
-        hours_ago=24.0 * s.rng.randint(3, 40),
+        hours_ago=24.0 * s.rng.randint(3, 40), to=team,
     )
 
 

@@ -371,6 +371,8 @@ def ticket_fixed_confirmation(s: Scenario) -> None:
         s.trap("other-open-ticket", others[0], f"their other open ticket \"{others[0]['subject']}\"", step=found)
     elif closed:
         s.trap("solved-ticket", closed[0], f"their earlier ticket \"{closed[0]['subject']}\"", step=found)
+    else:
+        raise Skip("no other ticket of theirs to tell the fixed one from")  # the task is telling them apart
     # Solved or closed for good: either wraps it up (whichever tool the agent uses).
     act(s, "update", found, {"status": "solved"}, say=f"solve the ticket {person.first_name} says is fixed",
         accept={"status": ["solved", "closed"]})

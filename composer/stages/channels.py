@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from mcp_services.kernel.world import Organisation, Person
@@ -98,6 +98,20 @@ def recent_hours(s: Scenario) -> float:
     """A plausible time since a message arrived today (never before midnight)."""
     hour = s.world.now_dt.hour + s.world.now_dt.minute / 60
     return round(min(hour - 0.2, s.rng.uniform(0.5, 3.5)), 2) if hour > 1 else 0.3
+
+
+def hours_after(s: Scenario, times: Sequence[object]) -> float:
+    """When the trigger arrived: a plausible time today (``recent_hours``), and later than every one of ``times`` (the
+    person's earlier messages there), so "their latest message" is this one."""
+    hours = recent_hours(s)
+    now = s.world.now_dt
+    latest = max((str(t) for t in times if isinstance(t, str) and t[:4].isdigit()), default="")
+    if latest and (now - timedelta(hours=hours)).strftime("%Y-%m-%dT%H:%M:%SZ") <= latest:
+        gap = (now - datetime.strptime(latest[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=now.tzinfo)).total_seconds() / 3600
+        if gap <= 0.02:
+            raise Skip("the person's last message there is from just now")
+        hours = round(gap / 2, 3)
+    return hours
 
 
 def when_phrase(s: Scenario, hours_ago: float) -> str:
@@ -221,7 +235,7 @@ def arrive(
 
 def _email(s: Scenario, sender: Person, ask: Ask, relay_by: Person | None) -> Trigger:
     org = org_of(s, sender)
-    hours = recent_hours(s)
+    hours = hours_after(s, [m["sent_at"] for m in s.records("mailbox", "message", where={"from_email": sender.email})])
     message = s.event(
         "mailbox", "email_received", "message", from_email=sender.email, from_name=sender.name, subject=ask.subject,
         body=_email_body(s, sender, org, ask.text), hours_ago=hours,
@@ -237,7 +251,7 @@ def _email(s: Scenario, sender: Person, ask: Ask, relay_by: Person | None) -> Tr
 
 def _sms(s: Scenario, sender: Person, ask: Ask, relay_by: Person | None) -> Trigger:
     org = org_of(s, sender)
-    hours = recent_hours(s)
+    hours = hours_after(s, [m["date_created"] for m in s.records("sms", "message", where={"from_number": sender.phone})])
     opener = s.rng.choice(_SMS_OPENERS).format(first=sender.first_name, name=sender.name, org=org.name)
     message = s.event("sms", "message_received", "message", from_number=sender.phone,
                       body=opener + (ask.short or ask.text), hours_ago=hours)
@@ -250,7 +264,7 @@ def _sms(s: Scenario, sender: Person, ask: Ask, relay_by: Person | None) -> Trig
 
 def _voice(s: Scenario, sender: Person, ask: Ask, relay_by: Person | None) -> Trigger:
     org = org_of(s, sender)
-    hours = recent_hours(s)
+    hours = hours_after(s, [c["started_at"] for c in s.records("voice", "call", where={"from_number": sender.phone})])
     opener = s.rng.choice(_VOICE_OPENERS).format(name=sender.name, first=sender.first_name, last=sender.last_name, org=org.name)
     call = s.event("voice", "voicemail_left", "call", from_number=sender.phone, transcript=opener + ask.text + s.rng.choice(_VOICE_CLOSERS),
                    team="Billing" if ask.topic == "Billing" else "Support", hours_ago=hours)
@@ -265,7 +279,8 @@ def _voice(s: Scenario, sender: Person, ask: Ask, relay_by: Person | None) -> Tr
 
 def _ticket(s: Scenario, sender: Person, ask: Ask, relay_by: Person | None) -> Trigger:
     org = org_of(s, sender)
-    hours = recent_hours(s)
+    users = [u.key for u in s.records("helpdesk", "user", where={"email": sender.email})]
+    hours = hours_after(s, [t["created_at"] for t in s.records("helpdesk", "ticket", where={"requester_id": tuple(users)})] if users else [])
     sign = s.rng.choice(("", f"\n\n{sender.first_name}", f"\n\nThanks,\n{sender.name}"))
     ticket = s.event(
         "helpdesk", "ticket_received", "ticket", requester_email=sender.email, requester_name=sender.name,
@@ -282,7 +297,7 @@ def _ticket(s: Scenario, sender: Person, ask: Ask, relay_by: Person | None) -> T
 
 def _form(s: Scenario, sender: Person, ask: Ask, relay_by: Person | None) -> Trigger:
     org = org_of(s, sender)
-    hours = recent_hours(s)
+    hours = hours_after(s, [r["submitted_at"] for r in s.records("forms", "response", where={"respondent_email": sender.email})])
     topic = ask.topic if ask.topic in _FORM_TOPICS else "Something else"
     response = s.event(
         "forms", "response_submitted", "response", form_title=_FORM,
@@ -302,16 +317,16 @@ def _form(s: Scenario, sender: Person, ask: Ask, relay_by: Person | None) -> Tri
 
 
 def _chat(s: Scenario, sender: Person, ask: Ask, relay_by: Person | None) -> Trigger:
-    hours = recent_hours(s)
-    when = when_phrase(s, hours)
     customer = sender.organisation_id != s.world.home_organisation_id
+    author = (relay_by or _relayer(s)) if customer else sender
+    users = [u.key for u in s.records("chat", "user", where={"email": author.email})]
+    hours = hours_after(s, [m["posted_at"] for m in s.records("chat", "message", where={"user_id": tuple(users)})] if users else [])
+    when = when_phrase(s, hours)
     if customer:
-        author = relay_by or _relayer(s)
         org = org_of(s, sender)
         text = s.rng.choice(_RELAY).format(name=sender.name, org=org.name, relay=_third_person(ask), when=when)
         intro = f"{author.name} posted in #{ask.team} {when} about a call from {sender.name}"  # the post says from where
     else:
-        author = sender
         text = ask.short or ask.text
         intro = f"{author.name} asked in #{ask.team} {when}"
     if author.email == s.world.user.email:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -13,7 +14,7 @@ from mcp_services.kernel.entity import is_entity, runtime_of
 from mcp_services.kernel.errors import ToolError
 from mcp_services.kernel.records import RecordAccess
 from mcp_services.kernel.store import Transaction
-from mcp_services.kernel.world import World
+from mcp_services.kernel.world import World, WorldShape
 
 COUNTERS_TABLE = "_kernel_counters"
 META_TABLE = "_kernel_meta"
@@ -35,6 +36,13 @@ def add_kernel_tables(metadata: MetaData) -> None:
         )
     if META_TABLE not in metadata.tables:
         Table(META_TABLE, metadata, Column("key", String, primary_key=True), Column("value", String, nullable=False))
+
+
+def stored_world(db: RecordAccess) -> World:
+    """The world a store was seeded from, as its bookkeeping records it (for code that sees only the store)."""
+    meta = dict(db.sql(f"SELECT key, value FROM {META_TABLE} WHERE key IN ('world_seed', 'world_shape')"))
+    shape = WorldShape.from_dict(json.loads(meta["world_shape"])) if "world_shape" in meta else None
+    return World.from_seed(int(meta["world_seed"]), shape)
 
 
 class ToolContext(RecordAccess):

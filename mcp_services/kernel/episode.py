@@ -16,26 +16,30 @@ from mcp_services.kernel.errors import ErrorCode
 from mcp_services.kernel.results import ToolResult
 from mcp_services.kernel.service import Service
 from mcp_services.kernel.store import StateDump, Store
-from mcp_services.kernel.world import World
+from mcp_services.kernel.world import World, WorldShape
 
 EpisodeSnapshot = dict[str, bytes]  # service name -> store image
 
 
 class Episode:
-    """Private state for one rollout. Build it with ``Episode.create(["crm", "mailbox"], world_seed=0)``."""
+    """Private state for one rollout. Build it with ``Episode.create(["crm", "mailbox"], world_seed=0)``.
+
+    ``shape`` sizes the world (``WorldShape``: organisations, people, months, industry); default: the default shape.
+    """
 
     def __init__(
         self,
         services: Sequence[Service],
         world_seed: int = 0,
         *,
+        shape: WorldShape | None = None,
         db_dir: Path | None = None,
         db_paths: Mapping[str, Path] | None = None,
     ) -> None:
         names = [s.name for s in services]
         if len(set(names)) != len(names):
             raise ValueError(f"a service is mounted twice: {names}")
-        self.world = World.from_seed(world_seed)
+        self.world = World.from_seed(world_seed, shape)
         self.services: dict[str, Service] = {s.name: s for s in services}
         self.stores: dict[str, Store] = {}
         try:
@@ -43,7 +47,7 @@ class Episode:
                 path = db_paths.get(service.name) if db_paths else None
                 if path is None and db_dir is not None:
                     path = Path(db_dir) / f"{service.name}.sqlite"
-                self.stores[service.name] = service.new_store(world_seed, path)
+                self.stores[service.name] = service.new_store(world_seed, path, self.world.shape)
         except BaseException:
             self.close()
             raise
@@ -60,12 +64,13 @@ class Episode:
         service_names: Iterable[str],
         world_seed: int = 0,
         *,
+        shape: WorldShape | None = None,
         db_dir: Path | None = None,
         db_paths: Mapping[str, Path] | None = None,
     ) -> Episode:
         from mcp_services.registry import get_services
 
-        return cls(get_services(tuple(service_names)), world_seed, db_dir=db_dir, db_paths=db_paths)
+        return cls(get_services(tuple(service_names)), world_seed, shape=shape, db_dir=db_dir, db_paths=db_paths)
 
     # -- the agent's channel ------------------------------------------------------------------------
 

@@ -28,7 +28,7 @@ from mcp_services.kernel.results import ToolResult
 from mcp_services.kernel.store import Store
 from mcp_services.kernel.intents import Effect
 from mcp_services.kernel.tools import ToolSpec, build_tool, describe_validation_error
-from mcp_services.kernel.world import World
+from mcp_services.kernel.world import World, WorldShape, shape_text
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ class Service:
         self._seed: SeedFunction | None = None
         #: World events (see ``event``): name -> function.
         self.events: dict[str, Callable[..., Any]] = {}
-        self._images: dict[int, bytes] = {}
+        self._images: dict[tuple[int, WorldShape], bytes] = {}
         self._checked = False
 
     # -- declaration ---------------------------------------------------------------------------------
@@ -176,9 +176,10 @@ class Service:
 
     # -- stores ----------------------------------------------------------------------------------------
 
-    def image(self, world_seed: int) -> bytes:
-        """The seeded state for ``world_seed`` as a snapshot image (computed once per process)."""
-        image = self._images.get(world_seed)
+    def image(self, world_seed: int, shape: WorldShape | None = None) -> bytes:
+        """The seeded state of the world of ``world_seed`` and ``shape`` as a snapshot image (computed once per process)."""
+        world = World.from_seed(world_seed, shape)
+        image = self._images.get(world.key)
         if image is None:
             if not self._checked:
                 problems = self.entity_problems()
@@ -189,32 +190,34 @@ class Service:
             try:
                 with store.transaction() as tx:
                     if self._seed is not None:
-                        self._seed(ToolContext(tx, World.from_seed(world_seed), self.name))
-                    tx.conn.execute(
-                        f"INSERT INTO {META_TABLE} (key, value) VALUES ('service', ?), ('world_seed', ?)",
-                        (self.name, str(world_seed)),
+                        self._seed(ToolContext(tx, world, self.name))
+                    tx.conn.executemany(
+                        f"INSERT INTO {META_TABLE} (key, value) VALUES (?, ?)",
+                        [("service", self.name), ("world_seed", str(world.seed)), ("world_shape", shape_text(world.shape))],
                     )
                 image = store.snapshot()
             finally:
                 store.close()
             if len(self._images) >= 32:
                 self._images.pop(next(iter(self._images)))
-            self._images[world_seed] = image
+            self._images[world.key] = image
         return image
 
-    def new_store(self, world_seed: int, path: Path | None = None) -> Store:
+    def new_store(self, world_seed: int, path: Path | None = None, shape: WorldShape | None = None) -> Store:
         """A store seeded from the world: private and in memory, or file-backed (reopened if it exists)."""
         if path is None:
-            return Store.in_memory(self.metadata, self.image(world_seed))
-        store, is_new = Store.open_file(self.metadata, path, self.image(world_seed))
+            return Store.in_memory(self.metadata, self.image(world_seed, shape))
+        store, is_new = Store.open_file(self.metadata, path, self.image(world_seed, shape))
         if not is_new:
             meta = store.meta()
-            if meta.get("service") != self.name or meta.get("world_seed") != str(world_seed):
+            wanted = shape_text(shape or WorldShape())
+            found = (meta.get("service"), meta.get("world_seed"), meta.get("world_shape", shape_text(WorldShape())))
+            if found != (self.name, str(world_seed), wanted):
                 store.close()
                 raise ValueError(
-                    f"database file {path} holds service {meta.get('service')!r} with world seed "
-                    f"{meta.get('world_seed')!r}, not {self.name!r} with seed {world_seed}; pass the matching "
-                    "--seed, another --db path, or delete the file to start fresh"
+                    f"database file {path} holds service {found[0]!r} of world seed {found[1]!r} (shape {found[2]}), "
+                    f"not {self.name!r} of seed {world_seed} (shape {wanted}); pass the matching --seed, another --db "
+                    "path, or delete the file to start fresh"
                 )
         return store
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import date, datetime, timedelta, timezone
@@ -24,8 +25,8 @@ from typing import Any, Literal, TypeVar
 
 from faker import Faker
 
-N_ORGANISATIONS = 16
-N_PEOPLE = 72
+from mcp_services.kernel.prose import write
+
 N_PRODUCTS = 30
 N_PLACES = 10
 
@@ -84,6 +85,115 @@ _PRODUCT_CATALOG = (
 _PLACE_KINDS = ("office", "meeting room", "cafe", "coworking space", "conference venue")
 
 
+class WorldShapeError(ValueError):
+    """A world shape that cannot be built: the message names the knob and the values it takes."""
+
+
+#: The bounds of each knob of a ``WorldShape`` (inclusive).
+SHAPE_BOUNDS: Mapping[str, tuple[int, int]] = {"organisations": (6, 2000), "months": (2, 36)}
+#: People per customer organisation a world needs at least (a billing contact and a colleague) and at most.
+PEOPLE_PER_ORGANISATION = (2, 40)
+#: Customers' people a world needs at least: the plans fill two events and a marketing list with them.
+MIN_CUSTOMER_PEOPLE = 30
+
+
+@dataclass(frozen=True, slots=True)
+class WorldShape:
+    """How big a world is and what its home company does: the knobs of ``World.from_seed``.
+
+    ``organisations`` counts the home company and its customers; ``people`` the team (one person per
+    role of ``TEAM_ROLES``) and the customers' people; ``months`` how far back the books go (invoices,
+    bills, payments, revenue reports); ``industry`` the home company's industry (one of ``INDUSTRIES``;
+    None: drawn from the seed). The defaults are the world every task was composed on so far.
+    """
+
+    organisations: int = 16
+    people: int = 72
+    months: int = 8
+    industry: str | None = None
+
+    def __post_init__(self) -> None:
+        for knob, (low, high) in SHAPE_BOUNDS.items():
+            value = getattr(self, knob)
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise WorldShapeError(f"world shape: {knob} must be a whole number from {low} to {high}, not {value!r}")
+        customers = self.organisations - 1
+        team = len(TEAM_ROLES)
+        low = team + max(PEOPLE_PER_ORGANISATION[0] * customers, MIN_CUSTOMER_PEOPLE)
+        high = team + PEOPLE_PER_ORGANISATION[1] * customers
+        if isinstance(self.people, bool) or not isinstance(self.people, int) or not low <= self.people <= high:
+            raise WorldShapeError(
+                f"world shape: people must be a whole number from {low} to {high} for {self.organisations} "
+                f"organisations (the {team} colleagues, then {PEOPLE_PER_ORGANISATION[0]} to "
+                f"{PEOPLE_PER_ORGANISATION[1]} people per customer organisation, {MIN_CUSTOMER_PEOPLE} at least), "
+                f"not {self.people!r}"
+            )
+        if self.industry is not None and self.industry not in INDUSTRIES:
+            raise WorldShapeError(
+                f"world shape: industry must be one of {', '.join(INDUSTRIES)} (or left out), not {self.industry!r}"
+            )
+
+    @property
+    def is_default(self) -> bool:
+        return self == DEFAULT_SHAPE
+
+    @property
+    def history_days(self) -> int:
+        """How far back the books go, in days (30 a month)."""
+        return self.months * 30
+
+    @staticmethod
+    def varied(seed: int) -> WorldShape:
+        """A shape for world ``seed`` of a large task set: industries in turn, sizes drawn from the seed.
+
+        Consecutive seeds meet different kinds of company (every industry once in ``len(INDUSTRIES)``
+        seeds), of different sizes and histories; the same seed always gives the same shape.
+        """
+        rng = random.Random(f"{seed}:shape")
+        organisations = rng.choice((10, 12, 16, 16, 20, 24, 32))
+        return WorldShape(
+            organisations=organisations,
+            people=len(TEAM_ROLES) + max(MIN_CUSTOMER_PEOPLE, (organisations - 1) * rng.choice((3, 4, 4, 5))),
+            months=rng.choice((6, 8, 8, 10, 12)),
+            industry=INDUSTRIES[seed % len(INDUSTRIES)],
+        )
+
+    @staticmethod
+    def sized(size: str) -> WorldShape:
+        """A named size: ``small``, ``default`` or ``large`` (500 organisations)."""
+        try:
+            return SIZES[size]
+        except KeyError:
+            raise WorldShapeError(f"world size must be one of {', '.join(SIZES)}, not {size!r}") from None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> WorldShape:
+        """A shape from its ``to_dict`` form; unknown keys are a ``WorldShapeError`` naming them."""
+        unknown = sorted(set(data) - set(WorldShape.__dataclass_fields__))
+        if unknown:
+            raise WorldShapeError(
+                f"world shape: unknown knob(s) {', '.join(unknown)}; the knobs are organisations, people, months, industry"
+            )
+        return WorldShape(**dict(data))
+
+
+DEFAULT_SHAPE = WorldShape()
+
+
+def shape_text(shape: WorldShape) -> str:
+    """A shape as canonical JSON (what a store records about the world it was seeded from)."""
+    return json.dumps(shape.to_dict(), sort_keys=True, separators=(",", ":"))
+#: The named sizes of ``WorldShape.sized`` (and ``mcp-services world check --size``).
+SIZES: Mapping[str, WorldShape] = {
+    "small": WorldShape(organisations=8, people=len(TEAM_ROLES) + 7 * 5, months=4),
+    "default": DEFAULT_SHAPE,
+    "large": WorldShape(organisations=500, people=len(TEAM_ROLES) + 499 * 4, months=12),
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Organisation:
     id: str
@@ -135,6 +245,7 @@ class World:
     """People, organisations, products, places, the home team and a frozen clock."""
 
     seed: int
+    shape: WorldShape
     now: str  # the frozen clock, ISO 8601 UTC
     currency: str
     home_organisation_id: str
@@ -144,9 +255,18 @@ class World:
     places: tuple[Place, ...]
 
     @staticmethod
-    def from_seed(seed: int) -> World:
-        """The world of ``seed`` (cached: worlds are immutable)."""
-        return _build_world(int(seed))
+    def from_seed(seed: int, shape: WorldShape | None = None) -> World:
+        """The world of ``seed`` and ``shape`` (default: ``WorldShape()``); cached: worlds are immutable."""
+        return _build_world(int(seed), shape or DEFAULT_SHAPE)
+
+    @property
+    def key(self) -> tuple[int, WorldShape]:
+        """What the world is a function of: its seed and its shape (plans built from it cache on this)."""
+        return (self.seed, self.shape)
+
+    def scaled(self, count: int) -> int:
+        """``count`` things of a default-sized world, for this world's number of customer organisations."""
+        return max(1, round(count * (len(self.organisations) - 1) / (DEFAULT_SHAPE.organisations - 1)))
 
     @property
     def now_dt(self) -> datetime:
@@ -190,12 +310,12 @@ class World:
 
     def rng(self, purpose: str) -> random.Random:
         """A private random stream for one purpose (e.g. ``"crm.seed"``), stable across runs."""
-        return random.Random(f"{self.seed}:{purpose}")
+        return random.Random(f"{self.seed}:{purpose}" if self.shape.is_default else f"{self.seed}:{self.shape}:{purpose}")
 
     @property
     def plan(self) -> BusinessPlan:
-        """The business records several services share (built once per seed, then cached)."""
-        return business_plan(self.seed)
+        """The business records several services share (built once per world, then cached)."""
+        return business_plan(self)
 
     def people_of(self, organisation_id: str) -> tuple[Person, ...]:
         """The people who work at an organisation, in world order."""
@@ -213,12 +333,12 @@ def _moment(iso: str) -> datetime:
     return datetime.strptime(iso, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
 
 
-_SPLITS: dict[tuple[int, str], tuple[tuple[Person, ...], tuple[Person, ...]]] = {}
+_SPLITS: dict[tuple[int, WorldShape], tuple[tuple[Person, ...], tuple[Person, ...]]] = {}
 
 
 def _split(world: World) -> tuple[tuple[Person, ...], tuple[Person, ...]]:
-    """(team, customers) of a world, computed once per world (worlds are immutable, a function of the seed)."""
-    key = (world.seed, world.now)
+    """(team, customers) of a world, computed once per world (worlds are immutable, a function of the key)."""
+    key = world.key
     found = _SPLITS.get(key)
     if found is None:
         home = world.home_organisation_id
@@ -241,28 +361,31 @@ def _phone(rng: random.Random) -> str:
 
 
 @lru_cache(maxsize=64)
-def _build_world(seed: int) -> World:
+def _build_world(seed: int, shape: WorldShape) -> World:
     fake = Faker("en_US")
-    fake.seed_instance(seed)
-    rng = random.Random(f"{seed}:world")
+    fake.seed_instance(seed if shape.is_default else f"{seed}:{shape}")
+    rng = random.Random(f"{seed}:world" if shape.is_default else f"{seed}:{shape}:world")
     start = datetime(2025, 1, 6, 9, 0, tzinfo=timezone.utc) + timedelta(days=rng.randint(0, 300))
     now = start.replace(hour=rng.choice((8, 9, 10, 11, 13, 14)), minute=rng.choice((0, 15, 30, 45)))
 
     organisations: list[Organisation] = []
     used_domains: set[str] = set()
-    while len(organisations) < N_ORGANISATIONS:
+    while len(organisations) < shape.organisations:
         name = fake.company().replace(",", "")
         domain = f"{_slug(name)[:24]}.example"
         if domain in used_domains:
             continue
         used_domains.add(domain)
         city = fake.city()
+        industry = rng.choice(INDUSTRIES)
+        if not organisations and shape.industry is not None:
+            industry = shape.industry  # the home company's
         organisations.append(
             Organisation(
                 id=f"org_{len(organisations) + 1:04d}",
                 name=name,
                 domain=domain,
-                industry=rng.choice(INDUSTRIES),
+                industry=industry,
                 address=f"{fake.street_address()}, {city}, {fake.state_abbr()} {fake.zipcode()}",
                 city=city,
                 country="US",
@@ -274,13 +397,13 @@ def _build_world(seed: int) -> World:
     people: list[Person] = []
     used_emails: set[str] = set()
     home = organisations[0]
-    while len(people) < N_PEOPLE:
+    while len(people) < shape.people:
         first, last = fake.first_name(), fake.last_name()
         index = len(people)
         if index < len(TEAM_ROLES):
             org, title = home, TEAM_ROLES[index]
         else:
-            org, title = organisations[1 + (index % (N_ORGANISATIONS - 1))], fake.job()
+            org, title = organisations[1 + (index % (shape.organisations - 1))], fake.job()
         email = f"{_slug(first)}.{_slug(last)}@{org.domain}"
         if email in used_emails:
             continue
@@ -330,6 +453,7 @@ def _build_world(seed: int) -> World:
 
     return World(
         seed=seed,
+        shape=shape,
         now=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
         currency="USD",
         home_organisation_id=home.id,
@@ -342,12 +466,10 @@ def _build_world(seed: int) -> World:
 
 # -- the business plan: records that several services share -------------------------------------------
 
-#: Sales invoices in a world's books, oldest first (INV-0001 is the oldest).
+#: Sales invoices in the books of a default-sized world, oldest first (INV-0001 is the oldest).
 N_PLANNED_INVOICES = 120
-#: Organisations that also sell to the home organisation (they send it bills).
+#: Organisations that also sell to the home organisation (they send it bills), in a default-sized world.
 N_SUPPLIERS = 5
-#: How far back the invoice history goes, in days.
-INVOICE_HISTORY_DAYS = 240
 
 InvoiceStatus = Literal["DRAFT", "AUTHORISED", "PAID", "VOIDED"]
 PaymentMethod = Literal["bank_transfer", "card", "cheque"]
@@ -367,11 +489,13 @@ QUANTITY_RANGE: Mapping[str, tuple[int, int]] = {
     "usage": (1, 6),
     "merchandise": (10, 120),
 }
+#: Why a credit note was raised, as the accountant words it (``[a|b]``: their choice of words).
 CREDIT_REASONS = (
-    "Service credit for the outage on our side",
-    "Returned goods: items arrived damaged",
-    "Goodwill discount agreed with the account manager",
-    "Billing error: seats charged twice",
+    "[Service credit for the outage on our side|Credit for our service outage|Outage credit, our fault]",
+    "Returned goods: [items arrived damaged|damaged on arrival|goods returned damaged]",
+    "[Goodwill discount agreed with the account manager|Goodwill credit agreed by the account manager|Goodwill "
+    "discount, agreed on the renewal call]",
+    "Billing error: [seats charged twice|seats billed twice|duplicate seat charge]",
 )
 
 
@@ -466,6 +590,7 @@ class PlannedCharge:
     date: str
     succeeded: bool
     recorded: bool  # the books hold a payment for it
+    duplicate: bool = False  # the same charge again minutes after the first: the customer paid twice
 
 
 @dataclass(frozen=True, slots=True)
@@ -561,8 +686,29 @@ class BusinessPlan:
     def charges_for(self, invoice_number: str) -> tuple[PlannedCharge, ...]:
         return tuple(c for c in self.charges if c.invoice_number == invoice_number)
 
+    @property
+    def duplicates(self) -> tuple[PlannedCharge, ...]:
+        """The second charges of invoices a customer paid twice by card."""
+        return tuple(c for c in self.charges if c.duplicate)
+
     def overdue(self, today: str) -> tuple[PlannedInvoice, ...]:
         return tuple(i for i in self.invoices if i.is_overdue(today))
+
+    def overdue_on(self, day: str) -> tuple[PlannedInvoice, ...]:
+        """Invoices overdue on ``day`` (ISO date, on or before the World's): sent, past due, not yet paid that day.
+
+        Only invoices with no payment before they were settled count, so the amount due on ``day`` is the
+        amount due today (for those still open) or the total (for those paid later, without instalments).
+        """
+        return tuple(
+            i for i in self.invoices
+            if i.status in ("AUTHORISED", "PAID") and i.due_date < day and (i.fully_paid_on or "9999-12-31") > day
+            and all(p.date > day for p in i.payments) and i.credit is None
+        )
+
+    def payments_between(self, start: str, end: str) -> tuple[tuple[PlannedInvoice, PlannedPayment], ...]:
+        """(invoice, payment) of every payment the books record from ``start`` to ``end`` (ISO dates, inclusive)."""
+        return tuple((i, p) for i in self.invoices for p in i.payments if start <= p.date <= end)
 
     def invoice_to_mention(
         self, rng: random.Random, fits: Callable[[PlannedInvoice], bool], organisation_id: str | None = None
@@ -579,10 +725,14 @@ class BusinessPlan:
         return pool[rng.randrange(len(pool))] if pool else None
 
 
+def business_plan(world: World) -> BusinessPlan:
+    """The business plan of ``world``: a pure function of its seed and shape, built once per process."""
+    return _plan_of(*world.key)
+
+
 @lru_cache(maxsize=64)
-def business_plan(seed: int) -> BusinessPlan:
-    """The business plan of the world of ``seed``: a pure function of the seed, built once per process."""
-    return _build_plan(World.from_seed(seed))
+def _plan_of(seed: int, shape: WorldShape) -> BusinessPlan:
+    return _build_plan(World.from_seed(seed, shape))
 
 
 def _pick(rng: random.Random, people: Sequence[T]) -> T:
@@ -597,10 +747,11 @@ def _build_plan(world: World) -> BusinessPlan:
     billing = {org.id: _pick(rng, world.people_of(org.id)) for org in orgs}
     owners = {org.id: _pick(rng, sales) for org in orgs}
     terms = {org.id: rng.choice((14, 30, 30, 45)) for org in orgs}
-    suppliers = frozenset(org.id for org in rng.sample(list(orgs), N_SUPPLIERS))
+    suppliers = frozenset(org.id for org in rng.sample(list(orgs), min(world.scaled(N_SUPPLIERS), len(orgs) // 2)))
     drafts = _plan_invoices(world, world.rng("plan:invoices"), billing, terms)
-    invoices, credits = _plan_credits(world.rng("plan:credits"), drafts, today.isoformat())
+    invoices, credits = _plan_credits(world.rng("plan:credits"), world.rng("plan:credits:words"), drafts, today.isoformat())
     charges = _plan_charges(world.rng("plan:charges"), invoices, today)
+    charges = _plan_duplicates(world.rng("plan:duplicates"), charges, invoices, world)
     contracts, proposals = _plan_agreements(world, world.rng("plan:agreements"), owners, terms)
     reports = _plan_reports(world, invoices)
     documents = _plan_documents(world, invoices, contracts, proposals, reports)
@@ -651,7 +802,9 @@ def _plan_invoices(
     today = world.now_dt.date()
     orgs = world.organisations[1:]
     sold = tuple(p for p in world.products if p.category != "pantry")
-    ages = sorted((rng.randint(1, INVOICE_HISTORY_DAYS) for _ in range(N_PLANNED_INVOICES)), reverse=True)
+    history = world.shape.history_days
+    count = round(world.scaled(N_PLANNED_INVOICES) * history / DEFAULT_SHAPE.history_days)
+    ages = sorted((rng.randint(1, history) for _ in range(count)), reverse=True)
     plans: list[PlannedInvoice] = []
     for index, age in enumerate(ages):
         org = rng.choice(orgs)
@@ -705,7 +858,7 @@ def _plan_invoices(
 
 
 def _plan_credits(
-    rng: random.Random, invoices: list[PlannedInvoice], today: str
+    rng: random.Random, words: random.Random, invoices: list[PlannedInvoice], today: str
 ) -> tuple[tuple[PlannedInvoice, ...], tuple[PlannedCredit, ...]]:
     """Ten credit notes: on open invoices (most applied at once) and on paid ones (credit left).
 
@@ -718,7 +871,9 @@ def _plan_credits(
     for inv in chosen:
         amount = round(inv.total * rng.choice((0.05, 0.1, 0.15, 0.2)), 2)
         on = min((date.fromisoformat(inv.date) + timedelta(days=rng.randint(2, 20))).isoformat(), today)
-        reason = f"{rng.choice(CREDIT_REASONS)} ({inv.number})"
+        tail = words.choice(("", "", ", as agreed with the customer", ", per the account owner", ", customer request",
+                             " after the complaint", ", approved by finance", ", one-off"))
+        reason = f"{write(words, rng.choice(CREDIT_REASONS))}{tail} ({inv.number})"
         drafts.append((on, inv.number, amount, reason, inv.status == "AUTHORISED" and rng.random() < 0.6))
     credits = tuple(
         PlannedCredit(f"CN-{n:04d}", number, amount, on, reason, applied)
@@ -740,6 +895,23 @@ def _plan_charges(rng: random.Random, invoices: Sequence[PlannedInvoice], today:
         elif inv.card == "failed":
             charges.append(PlannedCharge(inv.number, inv.billing_email, inv.amount_due, inv.due_date, False, False))
     return tuple(charges)
+
+
+#: Invoices a default-sized world's customers paid twice by card (each a duplicate charge to refund).
+N_DUPLICATE_CHARGES = 4
+
+
+def _plan_duplicates(
+    rng: random.Random, charges: tuple[PlannedCharge, ...], invoices: Sequence[PlannedInvoice], world: World
+) -> tuple[PlannedCharge, ...]:
+    """Duplicates of a few invoices paid in full in one card charge (never a split payment), two days old or more."""
+    per_invoice = Counter(c.invoice_number for c in charges)
+    totals = {i.number: i.total for i in invoices}
+    latest = (world.now_dt.date() - timedelta(days=2)).isoformat()
+    single = [c for c in charges if c.recorded and c.succeeded and per_invoice[c.invoice_number] == 1 and c.date < latest
+              and c.amount == totals[c.invoice_number]]
+    twins = [replace(c, recorded=False, duplicate=True) for c in rng.sample(single, min(world.scaled(N_DUPLICATE_CHARGES), len(single)))]
+    return charges + tuple(sorted(twins, key=lambda c: c.invoice_number))
 
 
 def _plan_agreements(
@@ -788,7 +960,7 @@ def _plan_agreements(
 def _plan_reports(world: World, invoices: Sequence[PlannedInvoice]) -> tuple[PlannedReport, ...]:
     """Monthly revenue reports for the complete months the invoice history covers, newest first."""
     today = world.now_dt.date()
-    first_day = (today - timedelta(days=INVOICE_HISTORY_DAYS)).isoformat()
+    first_day = (today - timedelta(days=world.shape.history_days)).isoformat()
     revenue: dict[str, dict[str, float]] = {}
     for inv in invoices:
         if inv.status in ("AUTHORISED", "PAID"):

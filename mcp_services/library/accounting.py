@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field, TypeAdapter, WithJsonSchema
 from typing_extensions import TypedDict
 
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field, joined
-from mcp_services.kernel.context import META_TABLE
+from mcp_services.kernel.context import stored_world
 from mcp_services.kernel.records import RecordAccess
 from mcp_services.kernel.schema import StateDef
 from mcp_services.kernel.semantic import (
@@ -58,6 +58,8 @@ CreditNoteStatus = Literal["AUTHORISED", "PAID"]
 PaymentMethod = Literal["bank_transfer", "card", "cheque", "cash"]
 
 N_SALES_INVOICES = N_PLANNED_INVOICES
+#: How far back supplier bills go, in days.
+_BILL_DAYS = 200
 N_BILLS = 40
 __all__ = ["N_BILLS", "N_SALES_INVOICES", "N_SUPPLIERS", "seed", "service"]
 
@@ -112,8 +114,7 @@ service = Service(
 
 def _day_of(db: RecordAccess) -> str:
     """The world's day for the store being read (a batch sees the store only; each store knows its world)."""
-    seed = db.sql(f"SELECT value FROM {META_TABLE} WHERE key = 'world_seed'")[0][0]
-    return World.from_seed(int(seed)).now[:10]
+    return stored_world(db).now[:10]
 
 
 def _days_late(db: RecordAccess, docs: Sequence[Any]) -> list[int]:
@@ -411,6 +412,11 @@ def _contacts_matching(ctx: ToolContext, name: str | None = None, email: str | N
     return [c.id for c in q.all()]
 
 
+def _on(ctx: ToolContext, day: str, clock: str) -> str:
+    """A time on ``day`` (HH:MM), or a minute before now when that is later than now (a payment made today)."""
+    return min(f"{day}T{clock}:00Z", ctx.days_from_now(-1 / 1440))
+
+
 def _invoice(ctx: ToolContext, invoice_number: str) -> Invoice:
     return ctx.get(Invoice, invoice_number.strip().upper(), "invoice", "Use list_invoices to find invoice numbers.")
 
@@ -428,13 +434,14 @@ def seed(ctx: ToolContext) -> None:
          for p in world.products]
     )
     contacts = {}
+    oldest = max(world.shape.history_days, _BILL_DAYS)
     for org in world.organisations[1:]:
         person = plan.billing_contacts[org.id]
         contacts[org.id] = Contact(
             id=ctx.new_id("con"), name=org.name, email=person.email, contact_person=person.name, phone=org.phone,
             address=org.address, domain=org.domain, is_supplier=org.id in plan.suppliers,
             payment_terms_days=plan.payment_terms[org.id], currency=world.currency,
-            created_at=ctx.days_from_now(-rng.randint(250, 900)),
+            created_at=ctx.days_from_now(-rng.randint(oldest + 10, oldest + 660)),  # before their first invoice or bill
         )
     ctx.insert_many(list(contacts.values()))
     _seed_invoices(ctx, rng, contacts)
@@ -455,7 +462,7 @@ def _seed_invoices(ctx: ToolContext, rng: Any, contacts: dict[str, Contact]) -> 
                 Payment(id=ctx.new_id("pay"), invoice_number=plan.number, contact_id=contact.id, amount=p.amount,
                         currency=contact.currency, date=p.date, method=p.method,
                         reference=f"{'Card payment' if p.method == 'card' else 'Remittance'} {plan.number}",
-                        created_at=f"{p.date}T12:00:00Z")
+                        created_at=_on(ctx, p.date, "12:00"))
             )
         created = f"{plan.date}T08:{rng.randint(10, 59)}:00Z"
         sent: list[str] = []
@@ -484,7 +491,7 @@ def _seed_invoices(ctx: ToolContext, rng: Any, contacts: dict[str, Contact]) -> 
                 total=plan.total, amount_paid=plan.amount_paid, amount_credited=plan.amount_credited,
                 amount_due=plan.amount_due,
                 sent_to_contact=bool(sent), last_sent_at=sent[-1] if sent else None, fully_paid_on=plan.fully_paid_on,
-                created_at=created, updated_at=f"{plan.fully_paid_on}T12:00:00Z" if plan.fully_paid_on else created,
+                created_at=created, updated_at=_on(ctx, plan.fully_paid_on, "12:00") if plan.fully_paid_on else created,
             )
         )
     ctx.insert_many(invoices)
@@ -508,7 +515,7 @@ def _seed_credit_notes(ctx: ToolContext, contacts: dict[str, Contact]) -> None:
                 currency=contact.currency, status="PAID" if credit.applied else "AUTHORISED",
                 line_items=[_line(None, f"Credit against {credit.invoice_number}", 1, credit.amount)],
                 total=credit.amount, remaining_credit=0.0 if credit.applied else credit.amount,
-                allocations=allocations if credit.applied else [], created_at=f"{credit.date}T10:00:00Z",
+                allocations=allocations if credit.applied else [], created_at=_on(ctx, credit.date, "10:00"),
             )
         )
     ctx.insert_many(notes)
@@ -520,7 +527,7 @@ def _seed_bills(ctx: ToolContext, rng: Any, contacts: dict[str, Contact]) -> Non
     products = tuple(p for p in world.products if p.category in _BILL_CATEGORIES)
     suppliers = sorted(world.plan.suppliers)
     bills, payments = [], []
-    for age in sorted((rng.randint(1, 200) for _ in range(N_BILLS)), reverse=True):
+    for age in sorted((rng.randint(1, _BILL_DAYS) for _ in range(N_BILLS)), reverse=True):
         contact = contacts[rng.choice(suppliers)]
         issued = today - timedelta(days=age)
         due = issued + timedelta(days=rng.choice((14, 30)))
@@ -535,7 +542,7 @@ def _seed_bills(ctx: ToolContext, rng: Any, contacts: dict[str, Contact]) -> Non
             date=issued.isoformat(), due_date=due.isoformat(), currency=world.currency, status=status, line_items=lines,
             total=total, amount_paid=total if paid else 0.0, amount_due=0.0 if paid else total,
             fully_paid_on=paid_on.isoformat() if paid else None, created_at=f"{issued.isoformat()}T15:00:00Z",
-            updated_at=f"{(paid_on if paid else issued).isoformat()}T15:00:00Z",
+            updated_at=_on(ctx, (paid_on if paid else issued).isoformat(), "15:00"),
         )
         bills.append(bill)
         if paid:
@@ -543,7 +550,7 @@ def _seed_bills(ctx: ToolContext, rng: Any, contacts: dict[str, Contact]) -> Non
                 Payment(id=ctx.new_id("pay"), bill_number=bill.id, contact_id=contact.id, amount=total,
                         currency=world.currency, date=paid_on.isoformat(), method="bank_transfer",
                         reference=f"Payment of {bill.supplier_reference}",
-                        created_at=f"{paid_on.isoformat()}T15:30:00Z")
+                        created_at=_on(ctx, paid_on.isoformat(), "15:30"))
             )
     ctx.insert_many(bills)
     ctx.insert_many(payments)

@@ -28,6 +28,7 @@ from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolE
 from mcp_services.kernel.entity import runtime_of
 from mcp_services.kernel.records import RecordAccess
 from mcp_services.kernel.schema import StateDef
+from mcp_services.kernel.prose import write
 from mcp_services.kernel.semantic import (
     URL,
     Address,
@@ -346,17 +347,34 @@ def _guest(ctx: ToolContext, event_id: str, email: str, *, optional: bool = Fals
 # -- seed ----------------------------------------------------------------------------------------
 
 _INTERNAL_TITLES = (
-    ("Budget review", "Go through spend against plan and flag overruns."),
-    ("Hiring sync", "Pipeline for open roles and interview loops."),
-    ("Roadmap planning", "Agree priorities for next quarter."),
-    ("Support escalations review", "Walk through open escalations and owners."),
-    ("Month-end close", "Reconcile accounts and close the books."),
-    ("Pipeline review", "Deal-by-deal review of the sales pipeline."),
-    ("Office move planning", "Logistics for the new floor."),
-    ("Incident retrospective", "What happened, why, and what we change."),
-    ("Vendor evaluation", "Compare shortlisted vendors."),
-    ("Design review", "Review mock-ups for the next release."),
+    ("Budget review", "[Go through|Review|Walk through] spend against plan and flag overruns[ before the close|]."),
+    ("Hiring sync", "[Pipeline for open roles|Where each open role stands] and interview loops[; bring your "
+     "scorecards|]."),
+    ("Roadmap planning", "[Agree priorities for next quarter|Decide what goes into next quarter|Rank the roadmap "
+     "candidates][; customer asks first|]."),
+    ("Support escalations review", "[Walk through open escalations and owners|Every open escalation, its owner and "
+     "the next step]."),
+    ("Month-end close", "[Reconcile accounts and close the books|Reconciliations, accruals and sign-off][; finance "
+     "leads|]."),
+    ("Pipeline review", "[Deal-by-deal review of the sales pipeline|Go through every open deal][, biggest first|]."),
+    ("Office move planning", "[Logistics for the new floor|Desks, boxes and the network for the new floor]."),
+    ("Incident retrospective", "[What happened, why, and what we change|Timeline, root cause and follow-ups][; no "
+     "blame|]."),
+    ("Vendor evaluation", "[Compare shortlisted vendors|Score the shortlisted vendors][ on price and support|]."),
+    ("Design review", "[Review mock-ups for the next release|Walk through the new designs][; bring feedback|]."),
 )
+#: Openings and closings people add to an event's description, so the same meeting reads as its organiser writes.
+_DESCRIPTION_OPENERS = ("", "", "", "Agenda:", "Goal:", "Quick one:", "Plan:")
+_DESCRIPTION_CLOSERS = ("", "", "", "Notes in the shared doc.", "{first} to lead.", "Please come prepared.",
+                        "Camera on if remote.", "Ten minutes at the end for questions.")
+_CUSTOMER_NOTES = ("", "", "Agenda shared by email.", "They asked about {topic}.", "Prep: check their open tickets.",
+                   "Bring the latest usage numbers.", "Follow up on {topic}.")
+_TOPICS = ("pricing", "the renewal", "seat counts", "the rollout", "SSO", "reporting", "their open invoices")
+_SYNC_AGENDAS = (
+    "[Priorities for the week|This week's priorities|What's on this week], blockers, announcements[; {first} "
+    "presents {topic}|; quick round of updates|].",
+)
+_ALL_HANDS = "[Company update|Update from leadership], wins of the month[, {month} numbers|], Q&A[; drinks after|]."
 _CUSTOMER_TITLES = (
     "{product} demo with {org}",
     "Quarterly business review: {org}",
@@ -378,6 +396,7 @@ def seed(ctx: ToolContext) -> None:
     """Every colleague's calendar and Company events; the world's rooms; two months of meetings around now."""
     world = ctx.world
     rng = ctx.rng("seed")
+    words = ctx.rng("words")  # how descriptions are worded, apart from who meets when
     team = list(world.team)
     names = {p.email: p.name for p in world.people}
     calendars = {
@@ -468,13 +487,14 @@ def seed(ctx: ToolContext) -> None:
         if day is not None and day.weekday() == 0:
             add_event(
                 calendars[user.email], "Weekly team sync", day.replace(hour=10), 30, emails,
-                description="Priorities for the week, blockers, announcements.",
+                description=write(words, _SYNC_AGENDAS[0], {"first": words.choice(team).first_name,
+                                                            "topic": words.choice(_TOPICS)}),
                 room=rng.choice(meeting_rooms) if meeting_rooms else None, online=True,
             )
         if day is not None and day.weekday() == 4 and day.day <= 7:
             add_event(
                 company, f"All-hands: {day.strftime('%B')}", day.replace(hour=15), 60, emails,
-                description="Company update, wins of the month, Q&A.", online=True,
+                description=write(words, _ALL_HANDS, {"month": f"{day:%B}"}), online=True,
             )
     # One-to-ones between the operations manager and each colleague, every other week.
     for i, person in enumerate(team[1:]):
@@ -504,7 +524,8 @@ def seed(ctx: ToolContext) -> None:
         add_event(
             calendars[owner.email], title, at(day), rng.choice((30, 45, 60)), invited,
             description=f"With {customer.name} ({customer.job_title}) of {org.name}. "
-            f"Contact: {customer.email}, {customer.phone}.",
+            f"Contact: {customer.email}, {customer.phone}. "
+            + write(words, words.choice(_CUSTOMER_NOTES), {"topic": words.choice(_TOPICS)}),
             location=org.address if onsite else None,
             room=rng.choice(meeting_rooms) if meeting_rooms and not onsite and rng.random() < 0.3 else None,
             online=not onsite,
@@ -518,7 +539,9 @@ def seed(ctx: ToolContext) -> None:
         title, description = rng.choice(_INTERNAL_TITLES)
         invited = rng.sample([p.email for p in team if p.email != owner.email], rng.randint(1, 4))
         add_event(
-            calendars[owner.email], title, at(day), rng.choice((30, 45, 60, 90)), invited, description=description,
+            calendars[owner.email], title, at(day), rng.choice((30, 45, 60, 90)), invited,
+            description=write(words, " ".join((words.choice(_DESCRIPTION_OPENERS), description,
+                                               words.choice(_DESCRIPTION_CLOSERS))), {"first": owner.first_name}),
             room=rng.choice(meeting_rooms) if meeting_rooms and rng.random() < 0.6 else None,
         )
     # Lunches at cafes and days at conference venues: locations drawn from the world's places.
@@ -544,7 +567,8 @@ def seed(ctx: ToolContext) -> None:
         add_event(
             calendars[owner.email], rng.choice(("Industry summit", "Partner conference", "Trade fair")),
             day.replace(hour=9), 8 * 60, invited, room=rng.choice(venues),
-            description="Full-day event; travel booked separately.",
+            description=write(words, "[Full-day event|All day][; travel booked separately|, travel on your own "
+                                     "booking|; expenses through the usual report][.| - badges at the door.]"),
         )
     ctx.insert_many([*calendars.values(), company])
     ctx.insert_many(rooms)

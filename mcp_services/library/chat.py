@@ -45,6 +45,9 @@ from mcp_services.kernel.semantic import (
     Text,
     Username,
 )
+from mcp_services.kernel.plans.commerce import commerce_plan
+from mcp_services.kernel.plans.staff import staff_plan
+from mcp_services.kernel.prose import industry_facts, money, write
 from mcp_services.kernel.world import World
 
 UserId = EntityId("chat.user")
@@ -404,125 +407,316 @@ def _parse(stamp: str) -> datetime:
 
 # -- seed: what people write, per channel theme --------------------------------------------------
 
-#: Texts per channel theme; {facts} are drawn per message from the world (see _facts).
-_THEMES: dict[str, tuple[str, ...]] = {
-    "sales": (
-        "Call with {name} ({email}) from {org} went well - they want a quote for {qty} x {product} ({sku}).",
-        "{org} signed! {qty} x {product}, {total}.",
-        "{name} at {org} asked for a demo of {product} next week. Who can take it?",
-        "Heads up: {org} is evaluating a competitor. {name} ({phone}) is the decision maker.",
-        "Sent the proposal for {product} to {email}; following up Thursday.",
-    ),
-    "support": (
-        "New escalation from {name} at {org}: {issue}. Their number is {phone}.",
-        "Closed the ticket for {email}; root cause was a misconfigured SSO domain.",
-        "{name} ({email}) {issue}. Can someone from engineering take a look?",
-        "Reminder: {org} has priority support, respond within 4 hours.",
-    ),
-    "finance": (
-        "Invoice for {org} ({amount}) is overdue by {days} days.",
-        "Refund of {amount} to {email} approved.",
-        "Payment of {amount} received from {org}. Matching it to the open invoice now.",
-        "Month-end close starts {close_date}; please submit expenses.",
-        "{name} from {org} asked for a copy of their last three invoices.",
-    ),
-    "office": (
-        "{place} ({place_address}) is out of action on Thursday for maintenance.",
-        "New {product} order ({sku}) arrives Monday.",
-        "Lunch on Friday at {place}, {place_address}. Reply in thread if you're in.",
-        "Printer on the second floor is fixed.",
-        "We're low on {product_lower}; ordering more.",
-    ),
-    "engineering": (
-        "Deploy of v{version} went out.",
-        "API usage for {org} spiked 4x overnight; looking into it.",
-        "Flaky test in the billing suite again, I'm quarantining it.",
-        "Incident: elevated error rates for {org} between 02:00 and 02:40 UTC. Postmortem to follow.",
-        "Code freeze starts Wednesday for the release.",
-    ),
-    "product": (
-        "Feedback from {name} at {org}: they'd pay more for {product} with SSO.",
-        "Draft roadmap for next quarter is in the shared folder; comments by Friday.",
-        "{org} is asking about bulk pricing on {product} ({sku}).",
-    ),
-    "general": (
-        "Welcome {colleague_first} to the {colleague_role} role!",
-        "All-hands this month is at {place}, {place_address}.",
-        "Reminder: submit your timesheets by Friday.",
-        "Big thanks to {colleague} for landing the quarter.",
-        "The office closes early on Friday for maintenance.",
-    ),
-    "leadership": (
-        "Q{quarter} forecast is {forecast}; {org} is the biggest open deal.",
-        "Board deck draft is ready for review.",
-        "Budget request: {budget} for two new support hires.",
-        "Should we offer {org} a discount to close this month?",
-    ),
-    "hiring": (
-        "Three strong candidates for the senior engineer role this week.",
-        "Offer accepted for the support agent position!",
-        "Can someone cover the Thursday interview loop?",
-        "Updated the job description for the account executive role.",
-    ),
-    "random": (
-        "Anyone up for coffee at 3?",
-        "The new espresso beans are excellent.",
-        "Happy Friday everyone!",
-        "Who left the umbrella in the meeting room?",
-        "Lunch recommendations near the office?",
-        "Great game last night.",
-    ),
-    # A customer channel: every message is about that one company and its people.
-    "customer": (
-        "Kickoff with {org} booked; main contact {name} <{email}>.",
-        "{name} ({job}) wants to expand to {product} ({sku}).",
-        "{org}'s office is at {org_address} if anyone visits.",
-        "{name} confirmed the renewal; call them on {phone} with questions.",
-    ),
-}
+#: What customers run into, in the words colleagues relay them with.
 _ISSUES = (
-    "cannot log in since the last update",
-    "was charged twice for the same invoice",
-    "exports are timing out",
-    "needs their billing address changed",
-    "asked for a refund on an unused seat",
-    "reports the API returning 500 errors",
-    "wants to add five more users",
+    "cannot log in since the last update", "says their exports time out", "needs their billing address changed",
+    "asked for a refund on an unused seat", "reports the API returning 500 errors", "wants to add five more users",
+    "says the reports page is slow", "lost access after an SSO change", "gets duplicate notification emails",
+    "cannot find last month's invoice in the portal", "says the mobile app crashes on start",
+    "wants the data export in CSV", "sees the wrong time zone on their dashboards",
 )
-_REPLIES = (
-    "On it.",
-    "Thanks, {first}!",
-    "I'll follow up today.",
-    "Done - updated the CRM.",
-    "+1",
-    "Can we discuss this in the weekly sync?",
-    "Looping in finance on this one.",
-    "Sounds good to me.",
-    "I'll send them an email this afternoon.",
-    "Ticket updated, closing the loop.",
+_FIXES = (
+    "a misconfigured SSO domain", "an expired API key", "a browser extension blocking the page", "a stale cache",
+    "a permissions setting on their side", "a typo in the billing email", "a sync job that had stopped",
 )
 _REACTIONS = ("+1", "eyes", "white_check_mark", "tada", "pray", "rocket", "heart", "raised_hands")
+_OFFERINGS = ("subscriptions", "services", "usage")
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")
+_LUNCH = ("tacos", "sushi", "the Thai place", "pizza", "the salad bar", "dumplings", "the new deli")
 
 
-def _facts(rng: Random, world: World, org_id: str | None = None) -> dict[str, Any]:
-    """The world's values one seeded message may quote (a customer of ``org_id``, if given)."""
-    customers = [p for p in world.customers if p.organisation_id == org_id] or list(world.customers)
-    person, product, place, colleague = (rng.choice(customers), rng.choice(world.products), rng.choice(world.places),
-                                         rng.choice(world.team))
-    org = world.organisation(person.organisation_id)
-    qty, units, budget_units = rng.randint(2, 40), rng.randint(1, 12), rng.randint(10, 60)
-    cur = world.currency
-    return {
-        "name": person.name, "email": person.email, "phone": person.phone, "job": person.job_title,
-        "org": org.name, "org_address": org.address, "product": product.name, "product_lower": product.name.lower(),
-        "sku": product.sku, "qty": qty, "total": f"{product.unit_price * qty:.2f} {cur}",
-        "amount": f"{product.unit_price * units:.2f} {cur}", "budget": f"{product.unit_price * budget_units:.2f} {cur}",
-        "forecast": f"{product.unit_price * budget_units * 10:.2f} {cur}", "days": rng.randint(5, 45),
-        "close_date": (world.now_dt + timedelta(days=rng.randint(1, 20))).date().isoformat(),
-        "issue": rng.choice(_ISSUES), "place": place.name, "place_address": place.address,
-        "colleague": colleague.name, "colleague_first": colleague.first_name, "colleague_role": colleague.job_title,
-        "version": f"{rng.randint(2, 4)}.{rng.randint(0, 20)}.{rng.randint(0, 9)}", "quarter": rng.randint(1, 4),
-    }
+class _Writer:
+    """What colleagues post, drawn from the world's records as they stood when each message was posted."""
+
+    def __init__(self, world: World, rng: Random) -> None:
+        self.world, self.rng = world, rng
+        self.deals = commerce_plan(world).deals
+        self.refunds = [(o, r) for o in commerce_plan(world).orders for r in o.refunds]
+        self.jobs = [j for j in staff_plan(world).jobs if j.status == "open"]
+        self.hires = [e for e in staff_plan(world).employees if not e.team]
+
+    def facts(self, at: datetime, org_id: str | None) -> dict[str, Any]:
+        world, rng = self.world, self.rng
+        customers = [p for p in world.customers if p.organisation_id == org_id] or list(world.customers)
+        person, place = rng.choice(customers), rng.choice(world.places)
+        product = rng.choice([p for p in world.products if p.category in _OFFERINGS])
+        supply = rng.choice([p for p in world.products if p.category not in _OFFERINGS])
+        colleague = rng.choice(world.team)
+        org = world.organisation(person.organisation_id)
+        return {
+            "name": person.name, "first": person.first_name, "email": person.email, "phone": person.phone,
+            "job": person.job_title, "org": org.name, "org_id": org.id, "org_address": org.address,
+            "product": product.name, "sku": product.sku, "supply": supply.name, "supply_sku": supply.sku, "place": place.name, "place_address": place.address,
+            "colleague": colleague.name, "colleague_first": colleague.first_name, "role": colleague.job_title,
+            "issue": rng.choice(_ISSUES), "fix": rng.choice(_FIXES), "weekday": rng.choice(_WEEKDAYS),
+            "lunch": rng.choice(_LUNCH), "home": world.home.name,
+            "version": f"{rng.randint(2, 4)}.{rng.randint(0, 20)}.{rng.randint(0, 9)}",
+            **industry_facts(rng, org.industry),
+        }
+
+    def post(self, theme: str, at: datetime, org_id: str | None) -> str:
+        facts = self.facts(at, org_id)
+        options = [o for o in (make(self, at, facts) for make in _POSTS[theme]) if o is not None]
+        template, extra = self.rng.choice(options)
+        return write(self.rng, template, {**facts, **extra})
+
+    def reply(self, theme: str, at: datetime, to_first: str) -> str:
+        facts = {**self.facts(at, None), "to": to_first, "action_short": self.rng.choice(("nice", "great work", "thanks"))}
+        return write(self.rng, self.rng.choices(_REPLIES[theme], weights=(6, 3, 1))[0], facts)
+
+    # records as they stood at ``at``
+    def overdue(self, at: datetime) -> tuple[str, dict[str, Any]] | None:
+        day = at.date().isoformat()
+        due = [i for i in self.world.plan.overdue_on(day) if i.status != "DRAFT"]
+        if not due:
+            return None
+        inv = self.rng.choice(due)
+        days = (at.date() - datetime.fromisoformat(inv.due_date).date()).days
+        org = self.world.organisation(inv.organisation_id)
+        return (
+            "[Heads up|FYI|Chasing this one|Flagging]: [invoice |]{inv} for {due_org} ({due_amount}) is {days} "
+            "day{s} overdue. [I'll email {due_first} today.|Sending {due_first} a reminder.|Can sales give them a nudge?|"
+            "Adding it to the month-end list.|Anyone know if they changed AP contacts?]",
+            {"inv": inv.number, "due_org": org.name, "due_amount": money(inv.total, self.world.currency), "days": days,
+             "s": "" if days == 1 else "s", "due_first": inv.billing_name.split()[0]},
+        )
+
+    def paid(self, at: datetime) -> tuple[str, dict[str, Any]] | None:
+        end = at.date()
+        found = self.world.plan.payments_between((end - timedelta(days=12)).isoformat(), (end - timedelta(days=1)).isoformat())
+        if not found:
+            return None
+        found = tuple((i, p) for i, p in found if p.amount == i.total) or found  # a payment in full reads plainly
+        inv, payment = self.rng.choice(found)
+        how = {"card": "Card payment", "bank_transfer": "Bank transfer", "cheque": "Cheque"}[payment.method]
+        return (
+            "{how} of {paid_amount} [received|in|landed] from {paid_org} for {inv}. [Matched it in the books.|"
+            "Marked it in accounting.|Reconciled.|That's one off the overdue list.|]",
+            {"how": how, "paid_amount": money(payment.amount, self.world.currency), "inv": inv.number,
+             "paid_org": self.world.organisation(inv.organisation_id).name},
+        )
+
+    def refunded(self, at: datetime) -> tuple[str, dict[str, Any]] | None:
+        stamp = self.world.now_dt.strftime("%Y-%m-%dT%H:%M:%SZ") if at >= self.world.now_dt else at.strftime("%Y-%m-%dT%H:%M:%SZ")
+        done = [(o, r) for o, r in self.refunds if r.created_at <= stamp and r.created_at >= (at - timedelta(days=20)).strftime("%Y-%m-%dT%H:%M:%SZ")]
+        if not done:
+            return None
+        order, refund = self.rng.choice(done)
+        return (
+            "[Refunded|Refund done:|Processed a refund of] {refund_amount} [on|for] order {order}[ ({refund_reason})|]. "
+            "[{customer_first} has been told.|Customer emailed.|Logged it in the CRM.|]",
+            {"refund_amount": money(refund.amount, self.world.currency), "order": order.name,
+             "refund_reason": refund.reason.lower(), "customer_first": order.customer.first_name},
+        )
+
+    def won(self, at: datetime) -> tuple[str, dict[str, Any]] | None:
+        day = at.date().isoformat()
+        won = [d for d in self.deals if d.stage == "won" and d.close_date <= day]
+        if not won:
+            return None
+        deal = self.rng.choice(won)
+        return (
+            "[{won_org} signed!|Signed: {won_org}.|We won {won_org}!|{won_org} is in!] [{deal}|The {deal}] [for|at|worth] "
+            "{deal_amount}. [Great team effort.|Thanks {colleague_first} for the demo.|Onboarding kicks off next week.|]",
+            {"won_org": d_org(self.world, deal.organisation_id), "deal": deal.name,
+             "deal_amount": money(deal.amount, self.world.currency)},
+        )
+
+    def proposal(self, at: datetime, org_id: str | None) -> tuple[str, dict[str, Any]] | None:
+        day = at.date().isoformat()
+        sent = [p for p in self.world.plan.proposals if p.date <= day and (org_id is None or p.organisation_id == org_id)]
+        if not sent:
+            return None
+        proposal = self.rng.choice(sent)
+        contact = next(p for p in self.world.people if p.email == proposal.prepared_for_email)
+        return (
+            "[Sent|Just sent|Emailed] [our|the] proposal {proposal} to {p_first} at {p_org}[: {p_total}| ({p_total})| for "
+            "{p_total}]. [Following up {weekday}.|They want to decide before {rush}.|Fingers crossed.|I'll chase next week.|]",
+            {"proposal": proposal.number, "p_first": contact.first_name,
+             "p_org": self.world.organisation(proposal.organisation_id).name,
+             "p_total": money(proposal.total, self.world.currency)},
+        )
+
+    def biggest_open_deal(self, at: datetime) -> tuple[str, dict[str, Any]] | None:
+        open_deals = [d for d in self.deals if d.stage in ("proposal", "negotiation")]
+        if not open_deals:
+            return None
+        deal = max(open_deals, key=lambda d: d.amount)
+        return (
+            "[Biggest open deal|Our largest deal in flight|Top of the pipeline] is {deal} ({deal_amount}). "
+            "[Can we get it over the line before {rush}?|Who is on the next call?|Let's review it {weekday}.]",
+            {"deal": deal.name, "deal_amount": money(deal.amount, self.world.currency)},
+        )
+
+    def job(self, at: datetime) -> tuple[str, dict[str, Any]] | None:
+        if not self.jobs:
+            return None
+        job = self.rng.choice(self.jobs)
+        return (
+            "[A few|Two|Several] [strong|promising|good] candidates for the {job_title} role [this week|so far]. "
+            "[Can someone cover the {weekday} interview loop?|Scorecards by {weekday} please.|I'll send invites today.|]",
+            {"job_title": job.title},
+        )
+
+    def welcome(self, at: datetime) -> tuple[str, dict[str, Any]] | None:
+        day = at.date().isoformat()
+        new = [e for e in self.hires if e.hire_date <= day and e.hire_date >= (at - timedelta(days=40)).date().isoformat()]
+        if not new:
+            return None
+        hire = self.rng.choice(new)
+        return (
+            "[Please welcome|A warm welcome to|Say hi to] {hire}, who joins [us|the {dept} team] as {hire_title}! "
+            "[Coffee is on me {weekday}.|Drop by and say hello.|]",
+            {"hire": hire.name, "dept": hire.department, "hire_title": hire.job_title},
+        )
+
+
+def d_org(world: World, organisation_id: str) -> str:
+    return world.organisation(organisation_id).name
+
+
+def _plain(template: str) -> Any:
+    return lambda writer, at, facts: (template, {})
+
+
+#: Per theme: the kinds of post, each a template of its own or a story drawn from the world's records.
+_POSTS: dict[str, tuple[Any, ...]] = {
+    "sales": (
+        _plain("[Call|Good call|Intro call] with {name} ({job}) at {org} [went well|was promising|was useful]: they "
+               "[want|are looking at|asked about] {product} for {site}. [Quote to follow.|I'll send pricing.|"
+               "They need a demo first.|]"),
+        _plain("[Heads up|FYI|Watch out]: {org} is [evaluating|talking to|trialling] a competitor[ before {rush}|]. "
+               "{name} [is the decision maker|makes the call|signs off on it]."),
+        _plain("{name} at {org} [asked for|wants] a demo of {product} [next week|on {weekday}|before {rush}]. "
+               "[Who can take it?|Anyone free?|Can someone cover?]"),
+        lambda w, at, f: w.proposal(at, None),
+        lambda w, at, f: w.won(at),
+    ),
+    "support": (
+        _plain("[New escalation|Escalation|Urgent one] from {name} at {org}: [they |]{issue}. [Their number is "
+               "{phone}.|Reach them on {phone}.|They asked for a call back on {phone}.]"),
+        _plain("[Closed|Wrapped up|Resolved] [the ticket|the case|the issue] for {email}; [root cause was|it was|turned "
+               "out to be] {fix}."),
+        _plain("{name} ({org}) {issue}[ - it's holding up {work}| and it's hitting {clients}|]. [Can someone from "
+               "engineering take a look?|Engineering, any ideas?|Who can dig in?]"),
+        _plain("[Reminder|Heads up]: {org} [has|is on] priority support[, respond within 4 hours|; first reply within "
+               "4 hours| - please answer them first]."),
+        _plain("[Quiet|Busy|Steady] [morning|day] in the queue so far; [most tickets are|lots of] [password resets|"
+               "billing questions|export questions|SSO questions][ from {clients}|]."),
+    ),
+    "finance": (
+        lambda w, at, f: w.overdue(at),
+        lambda w, at, f: w.overdue(at),
+        lambda w, at, f: w.paid(at),
+        lambda w, at, f: w.refunded(at),
+        _plain("[Month-end close starts|We start the month-end close|Close kicks off] {weekday}[; please submit "
+               "expenses| - expenses in by then please|. Receipts in Expensify, please]."),
+        _plain("{name} from {org} asked for [a copy of|copies of] their [last three invoices|latest statement|"
+               "invoices this year]. [On it.|Can someone send them?|I'll pull them from accounting.]"),
+    ),
+    "office": (
+        _plain("{place} ({place_address}) is [out of action|closed|unavailable] on {weekday} [for maintenance|for "
+               "cleaning|for an inspection]."),
+        _plain("[New|Fresh] {supply} [order|delivery] ({supply_sku}) arrives {weekday}[; shout if you need one|]."),
+        _plain("[Lunch|Team lunch] on {weekday} [at|from] {place}, {place_address}: {lunch}. [Reply in thread if "
+               "you're in.|Thumbs up if you're coming.|]"),
+        _plain("[Printer on the second floor|The coffee machine|The meeting room screen|The door badge reader] is "
+               "[fixed|working again|back]. [Thanks {colleague_first}!|]"),
+        _plain("[We're low on|Running out of|Almost out of] {supply}; [ordering more|I've put in an order|restocking "
+               "{weekday}]."),
+    ),
+    "engineering": (
+        _plain("[Deploy of|Shipped|Released] v{version}[ went out| is live| to production][ - no errors so far|]."),
+        _plain("API usage for {org} [spiked|jumped|went up] [4x|threefold|sharply] overnight; [looking into it|checking "
+               "whether it's {work}|I've opened a ticket]."),
+        _plain("[Flaky test|Another flaky test|A flaky test] in the [billing|export|auth] suite again[, quarantining "
+               "it|; I'll fix it after standup|]."),
+        _plain("[Incident|Postmortem to follow]: [elevated error rates|slow responses|timeouts] for {org} [this "
+               "morning|overnight|for about 40 minutes][; it hit {work}|]."),
+        _plain("[Code freeze starts|Freeze from] {weekday} for the release[; merge what you can by then|]."),
+    ),
+    "product": (
+        _plain("Feedback from {name} at {org}: they'd [pay more for|love|need] {product} with [SSO|audit logs|an "
+               "API|offline mode][ for {site}|]."),
+        _plain("[Draft roadmap|The roadmap draft] for next quarter is in the shared folder; [comments by {weekday}|"
+               "please comment by {weekday}|review before {weekday}]."),
+        _plain("{org} is asking about [bulk pricing|volume discounts|an annual plan] on {product} ({sku})[ ahead of "
+               "{rush}|]."),
+    ),
+    "general": (
+        lambda w, at, f: w.welcome(at),
+        _plain("[All-hands|The all-hands] this month is at {place}, {place_address}[; lunch after|]."),
+        _plain("[Reminder|Friendly reminder]: [timesheets are due|please log your hours|expense reports are due] by "
+               "{weekday}[, thanks!|.|]"),
+        _plain("[Big thanks|Shout-out|Kudos] to {colleague} for [landing the quarter|the customer workshop|covering the "
+               "support queue|sorting out the office move]!"),
+        _plain("The office [closes early|is closed] on {weekday} [for maintenance|for the fire drill|for the "
+               "deep clean]."),
+    ),
+    "leadership": (
+        lambda w, at, f: w.biggest_open_deal(at),
+        _plain("[Board deck draft|The board pack|Draft slides for the board] [is|are] ready for review[; comments by "
+               "{weekday}|]."),
+        _plain("[Budget request|Proposal]: two new [support|sales|engineering] hires [next quarter|before {rush}]. "
+               "[Thoughts?|Can we discuss on {weekday}?|]"),
+        _plain("Should we offer {org} a discount to close [this month|before {rush}]? [{name} is asking for one.|They "
+               "mentioned budget limits.|]"),
+    ),
+    "hiring": (
+        lambda w, at, f: w.job(at),
+        lambda w, at, f: w.job(at),
+        _plain("[Can someone cover|Who can take] the {weekday} interview loop? [I'm out that day.|Two slots left.|]"),
+        _plain("[Updated|Refreshed|Rewrote] the job description for the {role} role[; have a look|, feedback "
+               "welcome|]."),
+    ),
+    "random": (
+        _plain("[Anyone up for coffee|Coffee run] at [3|half past two|4]? [☕|]"),
+        _plain("The new {supply} [is excellent|is great|was worth it|is a game changer]."),
+        _plain("[Happy Friday everyone!|Happy Friday!|Have a good weekend all!] [🎉|]"),
+        _plain("Who left [the umbrella|a blue jacket|a water bottle] in {place}?"),
+        _plain("[Lunch recommendations|Any good lunch spots] near the office? [Craving {lunch}.|Not {lunch} again.|]"),
+        _plain("[Great game last night.|Did anyone watch the match?|What a finish last night.]"),
+    ),
+    "customer": (
+        _plain("[Kickoff|The kickoff] with {org} [booked|is set for {weekday}]; main contact {name} <{email}>."),
+        _plain("{name} ({job}) wants to [expand to|add|try] {product} ({sku})[ for {site}|]."),
+        _plain("{org}'s office is at {org_address} if anyone [visits|is nearby|drops by]."),
+        _plain("{name} confirmed the renewal[; call them on {phone} with questions|. Questions to {phone}|]."),
+        lambda w, at, f: w.proposal(at, f["org_id"]),
+    ),
+}
+#: A thread reply: an acknowledgement, what the replier will do (per theme), when, and perhaps a last word.
+_ACK = ("[On it|Will do|Got it|Thanks|Thank you|Cheers|Nice one|Good catch|Makes sense|Agreed|Sounds good|Noted|"
+        "Perfect|Great|Ok|Understood][, {to}|][.|!]")
+_WHEN = "[today|this afternoon|after lunch|before end of day|tomorrow morning|first thing tomorrow|on {weekday}|]"
+_LAST = "[|Let's discuss in the weekly sync.|Ping me if you need anything.|Shout if it gets worse.|I'll post here once done.|]"
+_ACTIONS: dict[str, str] = {
+    "any": "[I'll|Going to|Let me] [follow up|take a look|check|pick it up|sort it out|loop back] [with them|on my side|"
+           "with {colleague_first}|]",
+    "sales": "[I can take the call|Happy to join the demo|I'll update the CRM|I'll send them pricing|I'll ask {first} for "
+             "a date]",
+    "support": "[I'm checking the logs|I'll call them back|I'll reply on the ticket|I'll check their account|I'll ask "
+               "engineering]",
+    "finance": "[I'll match it in the books|I'll check the invoice|I'll loop in accounting|I'll send the reminder|"
+               "I'll update the ledger]",
+    "office": "[I'm in|Count me in|I'll sort the booking|I'll order more|I'll tell the landlord]",
+    "engineering": "[I'll watch the dashboards|I'll check the alerts|I'll review the PR|I'll take the rollback if "
+                   "needed|I'll write the postmortem]",
+    "product": "[I'll add it to the backlog|I'll raise it at the roadmap review|I'll write it up|I'll ask {first} for "
+               "details]",
+    "general": "[Welcome aboard|Great to have you|I'll be there|I'll bring snacks]",
+    "leadership": "[I'll prepare the numbers|Let's decide at the next review|I'll draft a proposal|I'll talk to "
+                  "{colleague_first}]",
+    "hiring": "[I can cover the morning slot|I'll take one of the interviews|I'll send my scorecard|I'll review the "
+              "CVs]",
+    "random": "[I'm in|Count me in|Try {lunch}|Same here|Not for me]",
+    "customer": "[I'll let the team know|I'll update their record|I'll call {first}|I'll prepare the kickoff deck]",
+}
+_REPLIES: dict[str, tuple[str, ...]] = {
+    theme: (f"{_ACK} {action} {_WHEN}. {_LAST}", f"{_ACK} {_ACTIONS['any']} {_WHEN}. {_LAST}",
+            "[+1|Agreed|Same here|Seconded][!|.| - {action_short}]")
+    for theme, action in _ACTIONS.items()
+}
 
 
 class _ChannelSpec(NamedTuple):
@@ -622,6 +816,8 @@ def seed(ctx: ToolContext) -> None:
         for c, members, *_ in channels for u in members
     ])
 
+    writer = _Writer(world, rng)
+    themes = {channel.id: theme for channel, _, theme, _, _ in channels}
     top_level: list[tuple[Message, list[User]]] = []
     threads: list[tuple[Message, list[User]]] = []
     quiet_after: dict[str, datetime] = {}
@@ -635,13 +831,13 @@ def seed(ctx: ToolContext) -> None:
                 (newest - timedelta(days=rng.randint(0, 30))).replace(
                     hour=rng.randint(8, 17), minute=rng.randint(0, 59), second=0
                 ),
-                newest - timedelta(minutes=rng.randint(5, 90)),
+                newest - timedelta(minutes=rng.randint(30, 120)),  # nobody posted a moment ago
             )
             for _ in range(count)
         )
         for stamp in stamps:
             author = rng.choice(members)
-            text = rng.choice(_THEMES[theme]).format(**_facts(rng, world, org_id))
+            text = writer.post(theme, stamp, org_id)
             message = Message(id=ctx.new_id("msg"), channel_id=channel.id, user_id=author.id, text=text,
                               posted_at=ctx.iso(stamp))
             top_level.append((message, members))
@@ -657,7 +853,7 @@ def seed(ctx: ToolContext) -> None:
                 break
             reply = Message(
                 id=ctx.new_id("msg"), channel_id=parent.channel_id, user_id=rng.choice(members).id,
-                text=rng.choice(_REPLIES).format(first=first_names[parent.user_id]), thread_parent_id=parent.id,
+                text=writer.reply(themes[parent.channel_id], at, first_names[parent.user_id]), thread_parent_id=parent.id,
                 broadcast=rng.random() < 0.05, posted_at=ctx.iso(at),
             )
             replies.append((reply, members))

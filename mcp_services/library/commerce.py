@@ -409,9 +409,13 @@ class Fulfillment:
     items: FulfilledItems
     notify_customer: bool = True
     created_at: DateTime = field(mention="when the order shipped")
+    estimated_delivery_at: DateTime | None = field(None, mention="the promised delivery date")
+    delivered_at: DateTime | None = field(None, description="When the carrier scanned it delivered (None: not yet)")
     cancelled_at: DateTime | None = None
 
     order_name = joined(str, via="order_id", field="name")
+    delivered_late = derived(bool, lambda f: bool(f.delivered_at and f.estimated_delivery_at
+                                                  and f.delivered_at > f.estimated_delivery_at))
 
 
 @service.entity(
@@ -574,6 +578,8 @@ def seed(ctx: ToolContext) -> None:
                         for i, q in f.lines
                     ],
                     created_at=f.created_at,
+                    estimated_delivery_at=f.estimated_delivery_at,
+                    delivered_at=f.delivered_at,
                 )
             )
         return_ids = []

@@ -6,6 +6,7 @@ from typing import Literal
 
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field, joined
 from mcp_services.kernel.plans.commerce import commerce_plan
+from mcp_services.kernel.prose import industry_facts, write
 from mcp_services.kernel.schema import StateDef
 from mcp_services.kernel.semantic import (
     URL,
@@ -23,6 +24,7 @@ from mcp_services.kernel.semantic import (
     PersonName,
     PhoneNumber,
     Text,
+    moment,
 )
 
 ContactId = EntityId("crm.contact")
@@ -123,13 +125,28 @@ class Note:
 
 
 _NOTE_TARGETS: dict[str, type] = {"contact": Contact, "company": Company, "deal": Deal}
+#: What an account owner notes about a contact: what they said, what they want, what happens next.
 _NOTE_TEXTS = (
-    "Asked about volume pricing for next quarter.",
-    "Prefers email over phone calls.",
-    "Renewal conversation scheduled; budget approved.",
-    "Raised concerns about onboarding time.",
-    "Introduced us to their finance team.",
+    "[Asked about|Wants to know about|Brought up] [volume pricing|an annual plan|a multi-year discount] for "
+    "[next quarter|{rush}|the new budget year].",
+    "[Prefers email over phone calls|Only reachable by email|Best reached by phone in the mornings|Likes a short call "
+    "rather than long emails].",
+    "[Renewal conversation scheduled|Renewal call booked|We talked about the renewal]; [budget approved|budget still "
+    "to confirm|they need sign-off from their CFO].",
+    "[Raised concerns about|Worried about|Unhappy with] [onboarding time|response times|the last invoice|how long "
+    "{work} takes with us].",
+    "[Introduced us to|Put us in touch with|Connected us with] their [finance team|IT lead|operations director].",
+    "[Evaluating|Comparing us with|Looking at] [two competitors|another vendor|a cheaper tool] [before {rush}|this "
+    "quarter|for {site}].",
+    "[Very happy with|Positive about|Praised] [the support team|the new reports|the onboarding workshop] [on our "
+    "last call|in the QBR|by email].",
+    "[Wants a demo of|Asked to see|Interested in] {product} [for {site}|for their team|before {rush}].",
+    "[Moved to a new role|Now heads|Took over] [{work}|operations|purchasing] [at {company}|there]; [keep them in the "
+    "loop|new decision maker|update the org chart].",
 )
+_NOTE_TAILS = ("", "", "", "Follow up {when}.", "Next step: send a summary {when}.", "Call again {when}.",
+               "Logged after the call.", "Shared with {colleague}.")
+_WHEN = ("next week", "on Monday", "after the QBR", "before month end", "in two weeks")
 
 
 # -- seed ----------------------------------------------------------------------------------------
@@ -150,7 +167,8 @@ def seed(ctx: ToolContext) -> None:
             website=org.website,
             address=org.address,
             city=org.city,
-            owner_email=rng.choice(sales).email,
+            # The owner every service names (the draw keeps the rest of the seed as it was).
+            owner_email=world.plan.account_owners[org.id].email if rng.choice(sales) else "",
         )
         for org in world.organisations[1:]
     ]
@@ -190,7 +208,8 @@ def seed(ctx: ToolContext) -> None:
                 amount=round(product.unit_price * rng.randint(1, 20), 2),
                 currency=world.currency,
                 stage=stage,
-                close_date=ctx.days_from_now(rng.randint(-120, 90))[:10],
+                # A deal won or lost closed in the past; an open one is expected to close soon (or is overdue).
+                close_date=ctx.days_from_now(rng.randint(-120, -1) if stage in ("won", "lost") else rng.randint(-20, 90))[:10],
                 owner_email=contact.owner_email,
                 lost_reason="Chose a competitor" if stage == "lost" else None,
                 updated_at=ctx.days_from_now(-rng.randint(1, 60)),
@@ -198,16 +217,23 @@ def seed(ctx: ToolContext) -> None:
         )
     ctx.insert_many(deals)
     notes = []
-    for _ in range(30):
+    people = {p.email: p for p in world.customers}
+    for _ in range(world.scaled(30)):
         contact = rng.choice(contacts)
+        person = people[contact.email]
+        org = world.organisation(person.organisation_id)
+        facts = {"product": rng.choice(world.products).name, "company": org.name, "when": rng.choice(_WHEN),
+                 "colleague": rng.choice(world.team).first_name, **industry_facts(rng, org.industry)}
+        # Written after the contact was added, within the last 200 days.
+        since = (ctx.now - moment(contact.created_at)).days
         notes.append(
             Note(
                 id=ctx.new_id("nt"),
                 entity_type="contact",
                 entity_id=contact.id,
-                body=rng.choice(_NOTE_TEXTS),
+                body=write(rng, f"{rng.choice(_NOTE_TEXTS)} {rng.choice(_NOTE_TAILS)}", facts),
                 author_email=contact.owner_email or world.user.email,
-                created_at=ctx.days_from_now(-rng.randint(1, 200)),
+                created_at=ctx.days_from_now(-rng.uniform(0.2, min(200, max(1, since - 1)))),
             )
         )
     ctx.insert_many(notes)

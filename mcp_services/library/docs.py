@@ -20,6 +20,7 @@ from typing import Literal
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field, joined
 from mcp_services.kernel.entity import json_text
 from mcp_services.kernel.plans.policies import policy_plan
+from mcp_services.kernel.prose import write
 from mcp_services.kernel.records import RecordAccess, like_pattern
 from mcp_services.kernel.schema import StateDef
 from mcp_services.kernel.semantic import (
@@ -266,18 +267,22 @@ def _person_name(ctx: ToolContext, email: str) -> str:
 # -- seed ----------------------------------------------------------------------------------------
 
 _SEED_COMMENTS: tuple[tuple[str, str, str], ...] = (
-    ("Refund policy", "finance lead", "Reminder: duplicate charges are always refunded in full, even above the limit."),
+    ("Refund policy", "finance lead", "[Reminder|Just a reminder|Note for everyone]: duplicate charges are always "
+     "refunded in full, even above the limit.[ Ask me if in doubt.| No approval needed for those.|]"),
     (
         "Ticket escalation and routing rules",
         "support agent",
-        "Does the Enterprise bump also apply to how-to questions?",
+        "[Does|Quick question: does|Should] the Enterprise bump also apply to how-to questions?[ Had one "
+        "{weekday}.| A customer asked yesterday.|]",
     ),
     (
         "Discount approval policy",
         "account executive",
-        "Is the Enterprise extra on top of the product limit or instead of it?",
+        "[Is|Quick check: is|Can someone confirm whether] the Enterprise extra [on top of|added to] the product limit "
+        "or [instead of it|replacing it]?",
     ),
-    ("Expense policy", "accountant", "Please attach itemised receipts, not card slips."),
+    ("Expense policy", "accountant", "[Please attach|Reminder to attach|Please upload] itemised receipts, not card "
+     "slips.[ Card slips don't show the items.| Thanks!| It saves us a round trip.|]"),
 )
 
 
@@ -335,6 +340,7 @@ def seed(ctx: ToolContext) -> None:
     ctx.insert_many(versions)
     by_title = {p.title: p for p in pages}
     comments = []
+    words = ctx.rng("words")
     for n, (title, role, body) in enumerate(_SEED_COMMENTS):
         author = world.team_member(role)
         comments.append(
@@ -343,7 +349,7 @@ def seed(ctx: ToolContext) -> None:
                 page_id=by_title[title].id,
                 author_email=author.email,
                 author_name=author.name,
-                body=body,
+                body=write(words, body, {"weekday": words.choice(("Monday", "Tuesday", "Wednesday", "Thursday"))}),
                 resolved=n == 0,
                 created_at=ctx.days_from_now(-10 - 3 * n),
                 resolved_at=ctx.days_from_now(-8) if n == 0 else None,

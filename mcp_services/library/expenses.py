@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field, joined
 from mcp_services.kernel.plans.staff import EXPENSE_CATEGORIES, RECEIPT_REQUIRED_OVER, staff_plan
 from mcp_services.kernel.records import RecordAccess
+from mcp_services.kernel.prose import write
 from mcp_services.kernel.semantic import (
     Currency,
     Date,
@@ -468,6 +469,32 @@ def _spoil(rng: random.Random, items: Sequence[tuple[str, float, str, date, str,
     return rng.choice(over if mode == "over limit" else missing), mode
 
 
+#: How people describe the same kind of expense, each in their own words.
+_WORDINGS = {
+    "Airport to hotel": "[Airport to hotel|Taxi from the airport|Ride to the hotel|Airport transfer|From the airport to "
+                        "the hotel][| after landing| (late flight)|]",
+    "Hotel to airport": "[Hotel to airport|Ride back to the airport|Taxi to the airport|Airport transfer home|To the "
+                        "airport][| for the flight home| (early start)|]",
+    "Dinner on the road": "[Dinner on the road|Dinner at the hotel|Evening meal|Dinner, travelling|Quick dinner][| "
+                          "after the visit| near the hotel|]",
+    "Printer toner": "[Printer toner|Toner for the printer|Toner cartridges|Replacement toner]",
+    "Notebooks and pens": "[Notebooks and pens|Pens and notebooks|Stationery|Notepads and pens]",
+    "Label maker tape": "[Label maker tape|Labels for the label maker|Label tape]",
+    "Desk organisers": "[Desk organisers|Desk trays|Drawer organisers]",
+    "Conference ticket": "[Conference ticket|Ticket for the conference|Conference pass|Event ticket][| (early bird)|]",
+    "Online course": "[Online course|Course fee|Online training|Training course][| for my team role|]",
+}
+
+
+def _worded(words: random.Random, text: str) -> str:
+    return write(words, _WORDINGS[text]) if text in _WORDINGS else text
+
+
+#: Why an approver sent a report back (the receipt or the limit), in their words.
+_REJECTION = ("[Hi {first}, please|Please|{first}, could you] attach the missing receipt or explain the amount over the "
+              "category limit[.|, then resubmit.|. Thanks!| - happy to talk it through.]")
+
+
 @service.seeder
 def seed(ctx: ToolContext) -> None:
     """The policy, its categories and members from the staff plan, and a few months of reports in every state.
@@ -478,6 +505,7 @@ def seed(ctx: ToolContext) -> None:
     world = ctx.world
     staff = staff_plan(world)
     rng = ctx.rng("seed")
+    words = ctx.rng("words")  # how each expense is described, apart from what was spent when
     today = ctx.now.date()
     ctx.insert(Policy(
         id=ctx.new_id("pol"), name=f"{world.home.name} expense policy", currency=world.currency,
@@ -541,8 +569,9 @@ def seed(ctx: ToolContext) -> None:
             expense_id = ctx.new_id("exp")
             expenses.append(Expense(
                 id=expense_id, report_id=report_id, spender_email=member.email, merchant=merchant, amount=amount,
-                currency=world.currency, category_id=categories[category].id, date=day.isoformat(), description=text,
-                attendees=attendees, billable=category == "Client entertainment", created_at=ctx.iso(created),
+                currency=world.currency, category_id=categories[category].id, date=day.isoformat(),
+                description=_worded(words, text), attendees=attendees, billable=category == "Client entertainment",
+                created_at=ctx.iso(created),
             ))
             if not missing and (amount > RECEIPT_REQUIRED_OVER or rng.random() < 0.6):
                 receipts.append(Receipt(
@@ -560,7 +589,7 @@ def seed(ctx: ToolContext) -> None:
         ))
         if violating and status == "open":
             # Rejected once already: back with the submitter, and the reason in its history.
-            reason = "Please attach the missing receipt or explain the amount over the category limit."
+            reason = write(ctx.rng(f"words:{report_id}"), _REJECTION, {"first": member.name.split()[0]})
             reports[-1] = dataclasses.replace(reports[-1], rejection_reason=reason)
             comments.append(ReportComment(id=ctx.new_id("rc"), report_id=report_id, author_email=approver, body=reason,
                                           created_at=ctx.iso(created + timedelta(days=1))))
@@ -571,7 +600,7 @@ def seed(ctx: ToolContext) -> None:
         merchant, amount, category, _, text, _ = _phone(rng, day)[1][0] if rng.random() < 0.5 else _supplies(rng, day)[1][0]
         expenses.append(Expense(
             id=ctx.new_id("exp"), spender_email=member.email, merchant=merchant, amount=amount, currency=world.currency,
-            category_id=categories[category].id, date=day.isoformat(), description=text,
+            category_id=categories[category].id, date=day.isoformat(), description=_worded(words, text),
             created_at=ctx.iso(datetime(day.year, day.month, day.day, 20, tzinfo=timezone.utc)),
         ))
     ctx.insert_many(expenses)

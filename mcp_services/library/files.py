@@ -719,7 +719,7 @@ class _Drive:
         ])
         issued = (self.now.date() - self._day(inv.date)).days
         item = self.file(path, name, text, accountant, (issued, issued),
-                         f"{inv.number} for {org.name}, {_money(world, inv.total)}, {status.split(' on ')[0].lower()}")
+                         f"{inv.number} for {org.name}, {_money(world, inv.total)}")  # the status changes; the PDF does not
         if self.rng.random() < 0.5:
             self.share(item, inv.billing_email, "viewer", accountant.email)
 
@@ -774,7 +774,7 @@ class _Drive:
                 f"Prepared by {finance.name} <{finance.email}>")
         age = (self.now.date() - self._day(f"{r.month}-01")).days - 31
         item = self.file(path, name, text, finance, (max(1, age - 5), max(1, age)),
-                         f"Monthly revenue for {r.month}: {_money(world, r.total)}")
+                         f"Monthly revenue for {r.month}, by customer")
         if r in world.plan.reports[:3]:
             for role in ("accountant", "operations manager", "sales lead"):
                 self.share(item, self.person(role).email, "editor" if role == "accountant" else "viewer", finance.email)

@@ -26,6 +26,7 @@ from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolE
 from mcp_services.kernel.plans.policies import policy_plan
 from mcp_services.kernel.records import RecordAccess
 from mcp_services.kernel.schema import StateDef
+from mcp_services.kernel.prose import industry_facts, write
 from mcp_services.kernel.semantic import URL, DateTime, EmailAddress, EntityId, PersonName, ShortText, Subject, Text
 
 FormId = EntityId("forms.form")
@@ -283,12 +284,27 @@ _SURVEY: tuple[QuestionSpec, ...] = (
 )
 
 _CONTACT_MESSAGES = (
-    ("Billing", "Could you send me last month's invoice again? Our accounts team lost the email."),
-    ("Technical problem", "The reports page has been slow all week; it takes a minute to load."),
-    ("Account and users", "We would like to add three more people to our account. How do seats work?"),
-    ("Orders and shipping", "Our order still shows as processing after a week. When will it ship?"),
-    ("Something else", "Do you have a partner programme for consultancies?"),
+    ("Billing", "[Could you send me last month's invoice again?|Please resend our latest invoice.|Can I get a copy of "
+     "last month's invoice?] [Our accounts team lost the email.|It never reached our AP inbox.|We need it for the "
+     "close.]"),
+    ("Technical problem", "The [reports page|dashboard|export screen] has been slow [all week|since Monday|for a few "
+     "days]; it takes [a minute|ages|over a minute] to load.[ It slows down {work}.|]"),
+    ("Account and users", "We would like to add [three|a few|two] more people to our account[ at {site}|]. [How do "
+     "seats work?|What does an extra seat cost?|Is there a discount for more seats?]"),
+    ("Orders and shipping", "Our order still shows as processing after a week. [When will it ship?|Is there a "
+     "delay?|Can you check on it?][ We need it before {rush}.|]"),
+    ("Something else", "[Do you have|Is there] a partner programme for [consultancies|resellers|agencies like "
+     "ours]?[ We work with {clients}.|]"),
 )
+_SURVEY_COMMENTS = (
+    "[Faster first replies, please.|Replies could be quicker.|The first answer took too long.][ Otherwise great.|]",
+    "[Great help with our invoices.|Billing questions were sorted quickly.|Very helpful on billing.][ Thanks to the "
+    "team!|]",
+    "[The help center articles could be clearer.|Some help articles are out of date.|The docs need more "
+    "screenshots.][ Especially for {work}.|]",
+)
+_REFUND_REASONS = ("[We were charged for|You billed us for|The invoice includes] {item} after [cancelling|we cancelled|"
+                   "our cancellation][.|; please refund it.| last month.]")
 
 
 def _slug(text: str) -> str:
@@ -301,6 +317,7 @@ def seed(ctx: ToolContext) -> None:
     world = ctx.world
     plan = policy_plan(world)
     rng = ctx.rng("seed")
+    words = ctx.rng("words")  # how people word their answers, apart from who answered what when
     team = {p.job_title: p for p in world.team}
     forms: list[Form] = []
     questions: list[Question] = []
@@ -383,6 +400,7 @@ def seed(ctx: ToolContext) -> None:
     for _ in range(14):
         person = rng.choice(customers)
         topic, message = rng.choice(_CONTACT_MESSAGES)
+        message = write(words, message, industry_facts(words, world.organisation(person.organisation_id).industry))
         answered(
             contact,
             {
@@ -428,7 +446,7 @@ def seed(ctx: ToolContext) -> None:
                 "company": world.organisation(person.organisation_id).name,
                 "invoice_number": invoice.number,
                 "amount": line.amount,
-                "reason": f"We were charged for {line.description} after cancelling.",
+                "reason": write(words, _REFUND_REASONS, {"item": line.description}),
             },
             past(5, 60),
         )
@@ -436,13 +454,8 @@ def seed(ctx: ToolContext) -> None:
         person = rng.choice(customers)
         answers = {"email": person.email, "rating": rng.choice((3, 4, 4, 5, 5, 2)), "recommend": rng.random() < 0.8}
         if rng.random() < 0.4:
-            answers["comment"] = rng.choice(
-                (
-                    "Faster first replies, please.",
-                    "Great help with our invoices.",
-                    "The help center articles could be clearer.",
-                )
-            )
+            answers["comment"] = write(words, rng.choice(_SURVEY_COMMENTS),
+                                       industry_facts(words, world.organisation(person.organisation_id).industry))
         answered(survey, answers, past(1, 60))
     ctx.insert_many(forms)
     ctx.insert_many(questions)

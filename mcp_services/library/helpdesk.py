@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from importlib import resources
 from typing import Annotated, Any, Literal, get_args
 
@@ -35,6 +35,8 @@ from mcp_services.kernel.semantic import (
     Tag,
     Text,
 )
+from mcp_services.kernel.plans.commerce import PlannedOrder, commerce_plan
+from mcp_services.kernel.prose import industry_facts, money, write
 from mcp_services.kernel.world import Person, PlannedInvoice, Product, World
 
 TicketId = EntityId("helpdesk.ticket")
@@ -319,38 +321,129 @@ _AGE_DAYS: dict[str, tuple[float, float]] = {
 }
 
 
-def _facts(rng: random.Random, person: Person, products: list[Product], ctx: ToolContext, age: float) -> dict[str, str]:
-    """Concrete values for one ticket's text: an order, an invoice, an amount, a date."""
-    product = rng.choice(products)
-    # Nobody orders twelve security audits: only goods come in dozens.
-    qty = rng.randint(1, 12) if product.category in _PHYSICAL else rng.randint(1, 2)
-    amount = round(product.unit_price * qty, 2)
-    plan = rng.choice(("Standard plan", "Pro plan"))
-    date = ctx.days_from_now(-age - rng.randint(1, 20))[:10]  # before the ticket was opened
+def _day(moment: datetime | str) -> str:
+    """A day as a customer writes it: 14 March."""
+    when = datetime.fromisoformat(moment.replace("Z", "+00:00")) if isinstance(moment, str) else moment
+    return f"{when.day} {when:%B}"
+
+
+def _moment(iso: str) -> datetime:
+    return datetime.fromisoformat(iso.replace("Z", "+00:00")) if "T" in iso else datetime.fromisoformat(iso).replace(tzinfo=UTC)
+
+
+def _facts(rng: random.Random, world: World, person: Person, products: list[Product], when: datetime) -> dict[str, str]:
+    """The everyday values of one ticket's text: who writes, about which product, in their industry's words."""
+    org = world.organisation(person.organisation_id)
+    owner = world.plan.account_owners.get(org.id, world.user)
+    earlier = when - timedelta(days=rng.randint(1, 20))
+    last_month = (when.replace(day=1) - timedelta(days=1))
     return {
-        "order": f"ORD-{rng.randint(10000, 99999)}",
-        "product": product.name,
-        "qty": str(qty),
-        "amount": f"{amount:,.2f} {product.currency}",
-        "quote": f"{round(amount * rng.choice((0.8, 0.85, 0.9)), 2):,.2f} {product.currency}",
-        "date": date,
-        "plan": plan,
+        "product": rng.choice(products).name,
+        "plan": rng.choice(("Standard plan", "Pro plan")),
+        "date": _day(earlier),
+        "month": f"{last_month:%B}",
         "email": person.email,
         "first": person.first_name,
+        "company": org.name,
+        "weekday": rng.choice(("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")),
+        "home": world.home.name,
+        "owner": owner.first_name,
+        "accountant": world.team_member("accountant").first_name,
+        "finance_lead": world.team_member("finance lead").first_name,
+        **industry_facts(rng, org.industry),
     }
 
 
-def _story_invoice(rng: random.Random, world: World, story: str, organisation_id: str) -> PlannedInvoice | None:
-    """The plan's invoice a ticket about ``story`` names ("invoice" in the data), the requester's where one fits."""
+_Story = tuple[Person, datetime, datetime | None, dict[str, str]]  # who writes, from when (until when), what about
+
+
+def _story(rng: random.Random, world: World, about: str, person: Person) -> _Story | None:
+    """The record of the world a ticket about ``about`` is about, as it stood when the ticket was opened.
+
+    The requester's own record where one fits, else any that fits (its customer then writes); None when none
+    does. Tickets never invent numbers: the order, invoice, charge and dates they name are the world's.
+    """
+    if about.startswith("invoice:"):
+        return _invoice_story(rng, world, about.split(":", 1)[1], person)
+    if about == "duplicate":
+        twins = world.plan.duplicates
+        if not twins:
+            return None
+        charge = next((c for c in twins if c.email == person.email), None) or rng.choice(twins)
+        payer = next(p for p in world.people if p.email == charge.email)
+        when = _moment(charge.date) + timedelta(days=1)
+        return payer, when, None, {"invoice": charge.invoice_number, "amount": _money(world, charge.amount),
+                                   "date": _day(charge.date)}
+    orders = [o for o in commerce_plan(world).orders if _order_fits(about, o, world)]
+    if not orders:
+        return None
+    order = next((o for o in orders if o.customer.email == person.email), None) or rng.choice(orders)
+    line = order.lines[0]
+    outbound = order.fulfillments[0] if order.fulfillments else None
+    facts = {"order": order.name, "qty": str(line.quantity), "product": line.product_title, "date": _day(order.created_at),
+             "tracking": (outbound.tracking_number if outbound else None) or order.name}
+    if about == "returned":
+        # Sent back once the return was approved, and still waiting: before any refund of it.
+        back = order.returns[0]
+        assert back.decided_at is not None
+        facts.update(qty=str(back.lines[0][1]), product=order.lines[back.lines[0][0]].product_title,
+                     date=_day(back.decided_at))
+        refunded = [r.created_at for r in order.refunds]
+        return order.customer, _moment(back.decided_at) + timedelta(hours=6), _moment(min(refunded)) if refunded else None, facts
+    assert outbound is not None and outbound.estimated_delivery_at is not None
+    if about in ("late", "damaged"):
+        assert outbound.delivered_at is not None
+        facts.update(delivered=_day(outbound.delivered_at), promised=_day(outbound.estimated_delivery_at))
+        return order.customer, _moment(outbound.delivered_at), None, facts
+    label = order.shipment.labels[0] if order.shipment and order.shipment.labels else None
+    scans = label.events if label else ()
+    facts["last_scan"] = _day(scans[-1].at) if scans else facts["date"]
+    since = outbound.estimated_delivery_at if about == "not_arrived" else outbound.created_at
+    return order.customer, _moment(since), None, facts
+
+
+def _order_fits(about: str, order: PlannedOrder, world: World) -> bool:
+    """Whether an order has the history a ticket about ``about`` tells."""
+    outbound = order.fulfillments[0] if order.fulfillments else None
+    promised = outbound.estimated_delivery_at if outbound else None
+    if about == "returned":
+        return order.story in ("return_open", "refunded_return") and bool(order.returns) and order.returns[0].decided_at is not None
+    if outbound is None or promised is None:
+        return False
+    if about == "late":
+        return order.story == "delivered_late"
+    if about == "damaged":
+        return order.story == "delivered" and outbound.delivered_at is not None
+    if about == "not_arrived":
+        return order.story == "exception" and promised < world.now
+    return about == "in_transit" and order.story == "in_transit"
+
+
+def _invoice_story(rng: random.Random, world: World, story: str, person: Person) -> _Story | None:
+    """A ticket about one of the plan's invoices, the requester's where one fits (else its billing contact writes)."""
     today = world.now_dt.date().isoformat()
+    proposals = {p.organisation_id: p for p in world.plan.proposals}
     fits = {
-        # One product at one price, not yet due ("please correct it before the due date").
-        "quoted": lambda i: i.status == "AUTHORISED" and len(i.lines) == 1 and i.due_date >= today,
+        # One product at one price, not yet due ("please correct it before the due date"), and a proposal to compare.
+        "quoted": lambda i: (i.status == "AUTHORISED" and len(i.lines) == 1 and i.due_date >= today
+                             and i.organisation_id in proposals and proposals[i.organisation_id].date < today),
         "open": lambda i: i.status == "AUTHORISED",
         "sent": lambda i: i.status in ("AUTHORISED", "PAID"),
         "declined": lambda i: i.card == "failed",
     }[story]
-    return world.plan.invoice_to_mention(rng, lambda i: fits(i) and _invoice_anchor(story, i) < today, organisation_id)
+    invoice = world.plan.invoice_to_mention(rng, lambda i: fits(i) and _invoice_anchor(story, i) < today,
+                                            person.organisation_id)
+    if invoice is None:
+        return None
+    payer = world.plan.billing_contacts[invoice.organisation_id]
+    since = _moment(_invoice_anchor(story, invoice))
+    facts = {"invoice": invoice.number, "product": invoice.lines[0].description, "date": _day(_invoice_anchor(story, invoice)),
+             "amount": _money(world, invoice.amount_due if story == "declined" else invoice.total)}
+    if story == "quoted":
+        proposal = proposals[invoice.organisation_id]
+        facts.update(proposal=proposal.number, quote=_money(world, proposal.total))
+        since = max(since, _moment(proposal.date))
+    return payer, since, None, facts
 
 
 def _invoice_anchor(story: str, invoice: PlannedInvoice) -> str:
@@ -358,16 +451,8 @@ def _invoice_anchor(story: str, invoice: PlannedInvoice) -> str:
     return invoice.due_date if story == "declined" else invoice.date
 
 
-def _invoice_facts(rng: random.Random, story: str, invoice: PlannedInvoice, currency: str) -> dict[str, str]:
-    """What a ticket says about its invoice, as the books hold it."""
-    amount = invoice.amount_due if story == "declined" else invoice.total
-    return {
-        "invoice": invoice.number,
-        "amount": f"{amount:,.2f} {currency}",
-        "product": invoice.lines[0].description,
-        "quote": f"{round(invoice.total * rng.choice((0.8, 0.85, 0.9)), 2):,.2f} {currency}",
-        "date": _invoice_anchor(story, invoice),
-    }
+def _money(world: World, amount: float) -> str:
+    return money(amount, world.currency)
 
 
 @service.seeder
@@ -376,6 +461,7 @@ def seed(ctx: ToolContext) -> None:
     world = ctx.world
     rng = ctx.rng("seed")
     support = [world.team_member("support lead"), world.team_member("support agent")]
+    history = world.shape.history_days + 10
     users = [
         User(
             id=ctx.new_id("u"), name=p.name, email=p.email, phone=p.phone,
@@ -389,7 +475,8 @@ def seed(ctx: ToolContext) -> None:
             User(
                 id=ctx.new_id("u"), name=p.name, email=p.email, phone=p.phone, role="end-user",
                 organization_name=world.organisation(p.organisation_id).name,
-                created_at=ctx.days_from_now(-rng.randint(120, 900)),
+                # Before any ticket they open (a ticket can be about the oldest record of the books).
+                created_at=ctx.days_from_now(-rng.randint(max(120, history), max(900, history + 660))),
             ),
             p,
         )
@@ -400,39 +487,45 @@ def seed(ctx: ToolContext) -> None:
     requester_of = {person.id: (user, person) for user, person in requesters}
     tickets: list[Ticket] = []
     comments: list[Comment] = []
-    for _ in range(220):
+    for _ in range(world.scaled(220)):
         user, person = rng.choice(requesters)
         template = rng.choice(_SEED["tickets"])
         status = rng.choice(_STATUSES)
         age = rng.uniform(*_AGE_DAYS[status])
-        story = template.get("invoice")
-        invoice = _story_invoice(rng, world, story, person.organisation_id) if story else None
-        if story and invoice is None:
-            continue  # no invoice in the books fits the story
-        if invoice is not None:
-            if invoice.organisation_id != person.organisation_id:
-                user, person = requester_of[world.plan.billing_contacts[invoice.organisation_id].id]
-            # Opened once there is something to ask about: after the invoice's day.
-            since = (ctx.now - datetime.fromisoformat(_invoice_anchor(story, invoice)).replace(tzinfo=UTC)).days - 1
-            age = min(age, since + rng.uniform(0.1, 0.9))
-        facts = _facts(rng, person, [p for p in world.products if p.category in _FITS[template["fits"]]], ctx, age)
-        if invoice is not None:
-            facts.update(_invoice_facts(rng, story, invoice, world.currency))
+        about = template.get("about")
+        story = _story(rng, world, about, person) if about else None
+        if about and story is None:
+            continue  # no record of the world fits the story
+        if story is not None:
+            user, person = requester_of[story[0].id]
+            # Opened once there is something to write about (after the record's moment, before it was settled).
+            newest = (ctx.now - story[2]).total_seconds() / 86400 if story[2] else 0.0
+            oldest = (ctx.now - story[1]).total_seconds() / 86400
+            if oldest - newest <= 0.05:
+                continue
+            if not newest < age < oldest:
+                age = newest + (oldest - newest) * rng.uniform(0.05, 0.95)
+        opened = ctx.now - timedelta(days=age)
+        facts = _facts(rng, world, person, [p for p in world.products if p.category in _FITS[template["fits"]]], opened)
+        if story is not None:
+            facts.update(story[3])
         assignee = None if status == "new" else rng.choice(support).email
         ticket_id = ctx.new_id("tk")
-        description = template["description"].format(**facts)
-        subject = template["subject"].format(**facts)
+        description = write(rng, template["description"], facts)
+        subject = write(rng, template["subject"], facts)
         priority = rng.choice(("low", "normal", "normal", "normal", "high", "urgent"))
         channel = rng.choice(("email", "email", "web", "phone", "chat"))
+        family = template["family"]
         # The description is the requester's first public comment, as in Zendesk.
         thread: list[tuple[str, str, bool]] = [(person.email, description, True)]
         if status != "new":
             agent = authors[assignee or support[0].email]
-            thread.append((agent.email, rng.choice(_SEED["agent_replies"]).format(**facts), True))
+            reply_facts = {**facts, "agent": agent.first_name}
+            thread.append((agent.email, write(rng, rng.choice(_SEED["agent_replies"][family]), reply_facts), True))
             if rng.random() < 0.5:
-                thread.append((agent.email, rng.choice(_SEED["internal_notes"]), False))
+                thread.append((agent.email, write(rng, rng.choice(_SEED["internal_notes"][family]), reply_facts), False))
             if rng.random() < 0.4:
-                thread.append((person.email, rng.choice(_SEED["customer_follow_ups"]), True))
+                thread.append((person.email, write(rng, rng.choice(_SEED["customer_follow_ups"]), reply_facts), True))
         step = age / (len(thread) + 1)
         for i, (email, body, public) in enumerate(thread):
             comments.append(
@@ -446,10 +539,12 @@ def seed(ctx: ToolContext) -> None:
         score, remark = "unoffered", None
         if status in ("solved", "closed"):
             score = rng.choice(("offered", "good", "good", "bad"))
+            remark_facts = {"agent": authors[assignee].first_name if assignee else "the team", "rush": facts["rush"],
+                            "work": facts["work"]}
             if score == "bad":
-                remark = "It took too long to get an answer."
+                remark = write(rng, f"{rng.choice(_BAD_REMARKS)} {rng.choice(_BAD_TAILS)}", remark_facts)
             elif score == "good" and rng.random() < 0.5:
-                remark = "Quick and helpful, thanks!"
+                remark = write(rng, f"{rng.choice(_GOOD_REMARKS)} {rng.choice(_GOOD_TAILS)}", remark_facts)
         tickets.append(
             Ticket(
                 id=ticket_id, subject=subject, description=description, status=status, priority=priority,
@@ -461,6 +556,19 @@ def seed(ctx: ToolContext) -> None:
         )
     ctx.insert_many(tickets)
     ctx.insert_many(comments)
+
+
+_BAD_REMARKS = ("[It took too long to get an answer|The answer took days|Far too slow to reply][.|, during {rush}.|.]",
+                "[Nobody explained what went wrong|No explanation of the cause|I still don't know what happened][.| "
+                "Disappointing.|]", "I had to chase [twice|three times|more than once][.| to get a reply.|]")
+_BAD_TAILS = ("", "", "Please improve.", "Expected better.", "It held up {work}.", "Not great for a paying customer.",
+              "Hope the next one goes better.")
+_GOOD_TAILS = ("", "", "Would recommend.", "Will use again.", "Thanks again.", "Much appreciated.",
+               "Made {work} easier.", "Keep it up.")
+_GOOD_REMARKS = ("[Quick and helpful|Fast and helpful|Quick, clear help][, thanks!|.|. Thank you {agent}!]",
+                 "[Sorted in one reply|Fixed in one go|Solved on the first reply][.|, great.|!]",
+                 "[Friendly and clear|Very friendly|Clear and patient][.| - thanks {agent}.|]",
+                 "[Great service as always|Excellent support|Top service][.|!| from {agent}.]")
 
 
 # -- tickets: reads -------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from typing import Any, Literal, get_args
 
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field, joined
 from mcp_services.kernel.plans.staff import TIME_OFF_POLICIES, business_days, staff_plan
+from mcp_services.kernel.prose import write
 from mcp_services.kernel.records import RecordAccess
 from mcp_services.kernel.schema import StateDef
 from mcp_services.kernel.semantic import (
@@ -341,16 +342,36 @@ _ONBOARDING: tuple[tuple[str, str, str, int], ...] = (
 )
 #: New hires whose start date is at most this many days ago still have their checklist.
 ONBOARDING_WINDOW_DAYS = 30
+#: What people write on a time-off request, per kind (None: no note).
 _NOTES: dict[str, tuple[str | None, ...]] = {
-    "vacation": ("Family trip, booked months ago.", "Visiting my parents.", "Long weekend away.",
-                 "Friend's wedding out of state.", "Summer holiday.", "Taking the kids to the coast.", None),
-    "sick": ("Flu.", "Doctor's appointment and recovery.", "Migraine.", None),
-    "personal": ("Closing on the house.", "Moving to a new apartment.", "Jury duty.", "Parent-teacher conference."),
+    "vacation": ("[Family trip|Trip with the family|Holiday with my partner], booked [months ago|in January|a while ago].",
+                 "[Visiting my parents|Seeing family|Visiting my grandparents] [in {city}|back home|up north].",
+                 "[Long weekend away|A few days off|Short break][ to recharge|, back on {back}|].",
+                 "[Friend's wedding|My sister's wedding|A cousin's wedding] [out of state|in {city}|abroad].",
+                 "[Summer holiday|Spring break with the kids|Our annual trip][; handover notes in the team doc|; "
+                 "{colleague} covers for me|].",
+                 "[Taking the kids to the coast|Camping with the kids|Road trip with the family][, back {back}|].",
+                 None),
+    "sick": ("[Flu|Bad cold|Stomach bug][.|; should be back {back}.|, staying home.]",
+             "[Doctor's appointment and recovery|Minor surgery and recovery|Dental surgery][.|; back {back}.]",
+             "[Migraine|Back pain|Fever][.|, resting today.]", None),
+    "personal": ("[Closing on the house|Signing the mortgage|House move][.|; {colleague} has my tasks.|]",
+                 "[Moving to a new apartment|Moving house|Helping my parents move][.| - back {back}.]",
+                 "[Jury duty|A court summons|Jury service][.|; dates set by the court.]",
+                 "[Parent-teacher conference|School event for my daughter|My son's graduation][.|, back after lunch.|]"),
 }
+_NOTE_TAILS = ("", "", "Reachable on my phone if urgent.", "Handover notes are in the team doc.", "{colleague} is covering.",
+               "Out-of-office is set.", "Back {back}.", "Thanks!", "Happy to swap days if needed.", "Calendar updated.")
 _DENIALS = (
-    "Overlaps the quarter-end close; please pick another week.",
-    "Two of the team are already out that week; can we move it by a week?",
+    "[Overlaps the quarter-end close|That's close week|It clashes with the month-end close]; [please pick another "
+    "week|can you pick other dates|could you move it a week]?[ Happy to approve the week after.| Sorry!|]",
+    "[Two of the team are already out that week|Half the team is off then|We're short-staffed that week]; [can we "
+    "move it by a week|could you shift it|can we find other dates]?[ Let's talk at our 1:1.|]",
 )
+
+
+def _spoken(day: date) -> str:
+    return f"{day:%A} {day.day} {day:%B}"
 
 
 def _plus_working_days(start: date, count: int) -> date:
@@ -404,6 +425,7 @@ class _Year:
 
     def __init__(self, ctx: ToolContext, rng: random.Random, employee: Employee, approver: str) -> None:
         self.ctx, self.rng, self.employee, self.approver = ctx, rng, employee, approver
+        self.words = ctx.rng(f"words:{employee.id}")  # the notes' wording, apart from what is filed when
         self.today = _today(ctx)
         self.hired = date.fromisoformat(employee.hire_date)
         self.taken: list[tuple[date, date]] = []
@@ -424,12 +446,22 @@ class _Year:
         self.taken.append((start, end))
         filed = min(start - timedelta(days=self.rng.randint(3, 30)), self.today - timedelta(days=1))
         decided = status in ("approved", "denied")
+        note = self.rng.choice(_NOTES[kind])
+        if note is not None:
+            note = f"{note} {self.words.choice(_NOTE_TAILS)}"
+        denial = write(self.words, self.rng.choice(_DENIALS)) if status == "denied" else None
+        created = _at(self.ctx, filed, self.rng.randint(8, 17))
+        # Decided the next working day, or by now when it was filed yesterday.
+        decided_at = min(_at(self.ctx, filed + timedelta(days=1), self.rng.randint(9, 17)),
+                         self.ctx.iso(self.ctx.now - timedelta(minutes=self.words.randint(5, 60)))) if decided else None
+        facts = {"city": self.words.choice(self.ctx.world.places).city, "back": _spoken(end + timedelta(days=1)),
+                 "colleague": self.words.choice(self.ctx.world.team).first_name}
         self.requests.append(TimeOffRequest(
             id="", employee_id=self.employee.id, type=kind, start_date=start.isoformat(), end_date=end.isoformat(),
-            days=float(length), status=status, note=self.rng.choice(_NOTES[kind]), approver_email=self.approver,
-            decision_note=self.rng.choice(_DENIALS) if status == "denied" else None,
-            decided_by_email=self.approver if decided else None, created_at=_at(self.ctx, filed, self.rng.randint(8, 17)),
-            decided_at=_at(self.ctx, filed + timedelta(days=1), self.rng.randint(9, 17)) if decided else None,
+            days=float(length), status=status, note=write(self.words, note, facts) if note else None,
+            approver_email=self.approver, decision_note=denial,
+            decided_by_email=self.approver if decided else None, created_at=created,
+            decided_at=max(decided_at, created) if decided_at else None,
         ))
         return float(length)
 

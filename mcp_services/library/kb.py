@@ -22,6 +22,7 @@ from mcp_services.kernel.entity import json_text
 from mcp_services.kernel.plans.policies import REFUNDS
 from mcp_services.kernel.records import RecordAccess, like_pattern
 from mcp_services.kernel.schema import StateDef
+from mcp_services.kernel.prose import industry_facts, write
 from mcp_services.kernel.semantic import URL, DateTime, EmailAddress, EntityId, ShortText, Subject, Tag, Text
 
 CategoryId = EntityId("kb.category")
@@ -479,15 +480,20 @@ _ARTICLES: tuple[tuple[str, str, tuple[str, ...], ArticleStatus, str], ...] = (
     ),
 )
 
+#: Readers' feedback on articles: (article, helpful, what they wrote, or None).
 _FEEDBACK = (
     (
         "How to export a report to CSV",
         False,
-        "The export button is not where the article says on the new reports page.",
+        "[The export button is not where the article says|I can't find the export button the article shows|The "
+        "screenshots are out of date] on the new reports page.[ We export every week for {work}.| Please update it.|]",
     ),
     ("API rate limits", True, None),
-    ("How to add users to your account", False, "Didn't mention pending invitations holding seats until the end."),
-    ("How refunds work", True, "Clear, thanks."),
+    ("How to add users to your account", False, "[Didn't mention|It doesn't say|Missing:] pending invitations "
+     "[holding seats|using up seats|count as seats] until [the end|they expire|someone accepts them].[ Cost us a "
+     "seat at {site}.|]"),
+    ("How refunds work", True, "[Clear, thanks.|Very clear, thank you.|Helpful, thanks!|Exactly what I needed.|"
+     "Answered my question.]"),
 )
 
 
@@ -540,17 +546,19 @@ def seed(ctx: ToolContext) -> None:
     ctx.insert_many(articles)
     by_title = {a.title: a for a in articles}
     readers = list(world.customers)
+    words = ctx.rng("words")
     ctx.insert_many(
         [
             Feedback(
                 id=ctx.new_id("fb"),
                 article_id=by_title[title].id,
-                reader_email=rng.choice(readers).email,
+                reader_email=reader.email,
                 helpful=helpful,
-                comment=comment,
+                comment=write(words, comment, industry_facts(words, world.organisation(reader.organisation_id).industry))
+                if comment else None,
                 created_at=ctx.days_from_now(-rng.randint(1, 30)),
             )
-            for title, helpful, comment in _FEEDBACK
+            for title, helpful, comment, reader in ((*f, rng.choice(readers)) for f in _FEEDBACK)
         ]
     )
 

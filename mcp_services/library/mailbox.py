@@ -35,6 +35,8 @@ from mcp_services.kernel.semantic import (
     Tag,
     Text,
 )
+from mcp_services.kernel.plans.commerce import PlannedOrder, commerce_plan
+from mcp_services.kernel.prose import Register, day_name, industry_facts, letter, money, write
 from mcp_services.kernel.world import Person, PlannedInvoice, World
 
 MessageId = EntityId("mailbox.message")
@@ -336,15 +338,22 @@ def _prefixed(prefix: str, subject: str) -> str:
 # -- seed: conversation templates ----------------------------------------------------------------
 
 
-#: What a thread says about its invoice, so the plan's invoice it names fits the story: an open one
-#: with a purchase order and one line (``po``), one paid in a single bank transfer (``paid``), one
-#: overdue today (``overdue``), any open one (``open``).
+#: What a thread is about, so the record of the world it names fits the story. Invoices of the plan: an open
+#: one with a purchase order and one line (``po``), one paid in a single bank transfer (``paid``), one overdue
+#: (``overdue``), any open one (``open``); a duplicate card charge (``duplicate``); orders of the store on
+#: their way (``in_transit``), delivered (``damaged``) or delivered late (``late``); a customer's proposal
+#: (``proposal``); the biggest open deal (``pipeline``).
+Story = Literal["po", "paid", "overdue", "open", "duplicate", "in_transit", "damaged", "late", "proposal", "pipeline"]
 InvoiceStory = Literal["po", "paid", "overdue", "open"]
+_INVOICE_STORIES = ("po", "paid", "overdue", "open")
 
 
 @dataclass(frozen=True)
 class _Template:
-    """A seeded conversation: who writes each step ("them" or "me"), and the text, with {facts}."""
+    """A seeded conversation: who writes each step ("them" or "me"), and the text, with {facts} and [choices].
+
+    Each step's body is what the writer says between their greeting and their sign-off (both added).
+    """
 
     kind: Literal["customer", "colleague"]
     subject: str
@@ -353,243 +362,253 @@ class _Template:
     min_steps: int = 1
     role: str | None = None  # the colleague's role for colleague threads
     categories: tuple[str, ...] = ()  # product categories that make sense here (empty: any)
-    invoice: InvoiceStory | None = None  # the kind of invoice of the plan the thread is about
+    story: Story | None = None  # the kind of record of the world the thread is about
+    to_team: bool = False  # a colleague writes to the whole team
 
 
 _CUSTOMER_TEMPLATES: tuple[_Template, ...] = (
     _Template(
-        "customer",
-        "Invoice {inv} does not match our PO",
+        "customer", "[Invoice {inv} does not match our PO|Invoice {inv} vs {po}|Query on invoice {inv}]",
         ("Finance", "Customers"),
         (
-            ("them", "Hi {me},\n\nWe received invoice {inv} for {amount} ({qty} x {product}), but our purchase "
-             "order {po} was for {qty_po} units. Could you check and send a corrected invoice?\n\nThanks,\n{first}",
-             ("{inv}.pdf",)),
-            ("me", "Hi {first},\n\nThanks for flagging this. I've asked our finance team to review invoice {inv} "
-             "against PO {po}; I'll come back to you by {date}.\n\nBest,\n{me}", ()),
-            ("them", "Thanks {me}. Please note our payment terms are net {terms} from the corrected invoice date."
-             "\n\n{first}", ()),
+            ("them", "[We received|We've received|Our accounts team received] invoice {inv} for {amount} ({qty} x "
+             "{product}), but our purchase order {po} [was for|covered|said] {qty_po} units. [Could you check and send a "
+             "corrected invoice?|Can you reissue it with the right quantity?|Which one is right?] [We can't approve it "
+             "until then.|It's holding up our payment run.|]", ("{inv}.pdf",)),
+            ("me", "[Thanks for flagging this.|Good catch, thank you.|Thanks for letting us know.] [I've asked our finance "
+             "team to review|Finance is checking|I'm looking into] invoice {inv} against {po}; I'll come back to you "
+             "by {date}.", ()),
+            ("them", "[Thanks.|Great, thanks.|Appreciated.] Please note our payment terms are net {terms} from the "
+             "corrected invoice date.", ()),
         ),
-        min_steps=2,
-        invoice="po",
+        min_steps=2, story="po",
     ),
     _Template(
-        "customer",
-        "Refund request: duplicate charge on order {order}",
+        "customer", "[Duplicate charge for invoice {inv}|Charged twice for {inv}|Refund request: double payment of {inv}]",
         ("Finance", "Customers", "IMPORTANT"),
         (
-            ("them", "Hello,\n\nOur card was charged twice for order {order}: two charges of {amount} on "
-             "{past_date}. Please refund the duplicate charge.\n\nRegards,\n{name}\n{company}", ()),
-            ("me", "Hi {first},\n\nSorry about that. I can see both charges for order {order}. I'm arranging a "
-             "refund of {amount} for the duplicate; it should reach your card within 5-10 business days.\n\n"
-             "Best,\n{me}", ()),
-            ("them", "Great, thank you. Could you send the refund confirmation once it's done?\n\n{first}", ()),
+            ("them", "[Our card was charged twice|We were charged twice|Your system took two payments] for invoice "
+             "{inv}: two charges of {amount} on {past_date}. [Please refund the duplicate charge.|Could you refund the "
+             "second one?|We only owe it once.] [Our finance team spotted it in the statement.|It shows twice on our "
+             "card.|]", ()),
+            ("me", "[Sorry about that.|Apologies for the trouble.|Thanks for catching it.] [I can see both charges|Both "
+             "charges show on our side] for invoice {inv}. I'm arranging a refund of {amount} for the duplicate; it should "
+             "reach your card within 5-10 business days.", ()),
+            ("them", "[Great, thank you.|Thanks for sorting it.|Perfect.] Could you send the refund confirmation once "
+             "it's done?", ()),
         ),
-        min_steps=2,
+        min_steps=2, story="duplicate",
     ),
     _Template(
-        "customer",
-        "Where is order {order}?",
+        "customer", "[Where is order {order}?|Order {order}: delivery date?|Tracking for order {order}]",
         ("Orders", "Customers"),
         (
-            ("them", "Hi,\n\nWe ordered {qty} x {product} (SKU {sku}) on {past_date}, order {order}, total "
-             "{amount}. It hasn't arrived yet. Do you have a tracking number?\n\n{first}", ()),
-            ("me", "Hi {first},\n\nOrder {order} shipped yesterday with tracking number {tracking}. It should "
-             "arrive by {date}.\n\nBest,\n{me}", ()),
+            ("them", "[We ordered|Our team ordered|I placed an order for] {qty} x {product} on {order_date} (order "
+             "{order}). [Do you have a tracking number?|When will it arrive?|Could you tell me when to expect it?] "
+             "[We need it for {work}.|{site} is waiting for it.|]", ()),
+            ("me", "Order {order} [shipped on|left our warehouse on|went out on] {shipped_date} with tracking number "
+             "{tracking}. [It should arrive by|The carrier expects to deliver it by|You should have it by] {date}.", ()),
         ),
-        categories=("hardware", "furniture", "supplies", "pantry", "merchandise"),
+        categories=("hardware", "furniture", "supplies", "pantry", "merchandise"), story="in_transit",
     ),
     _Template(
-        "customer",
-        "{product}: errors since {past_date}",
-        ("Support", "IMPORTANT"),
-        (
-            ("them", "Hi team,\n\nSince {past_date} we get intermittent errors when using {product}. About {pct}% "
-             "of requests fail with error 502 and it is blocking our team. Our account is under {company}.\n\n"
-             "{name}", ()),
-            ("me", "Hi {first},\n\nThanks for the report. I've opened ticket {ticket} with our support team and "
-             "escalated it to engineering. We'll update you within 24 hours.\n\n{me}", ()),
-            ("them", "Any news on ticket {ticket}? The errors are still happening.\n\n{first}", ()),
-        ),
-        categories=("subscriptions", "usage"),
-        min_steps=2,
-    ),
-    _Template(
-        "customer",
-        "Meeting about the {product} renewal",
-        ("Meetings", "Customers"),
-        (
-            ("them", "Hi {me},\n\nCould we meet to discuss the {product} renewal? I'm free on {date} at {time}, or "
-             "the day after. We could meet at {place} ({place_address}) or do a video call.\n\nBest,\n{first}", ()),
-            ("me", "Hi {first},\n\n{date} at {time} works for me. Let's meet at {place}. I'll send a calendar "
-             "invite.\n\n{me}", ()),
-        ),
-        categories=("subscriptions",),
-    ),
-    _Template(
-        "customer",
-        "Quote for {qty} x {product}",
-        ("Customers", "Orders"),
-        (
-            ("them", "Hello {me},\n\nCould you send us a quote for {qty} units of {product} (SKU {sku})? We'd need "
-             "delivery to {address} by {date}.\n\nThanks,\n{name}\n{company}", ()),
-            ("me", "Hi {first},\n\nHere is our quote {quote}: {qty} x {product} at {unit} each, {amount} in total, "
-             "valid until {date}. Let me know if you'd like to proceed.\n\nBest regards,\n{me}", ("{quote}.pdf",)),
-            ("them", "Thanks {me}, we'll review it internally and come back to you this week.\n\n{first}", ()),
-        ),
-        categories=("hardware", "furniture", "supplies", "pantry", "merchandise"),
-        min_steps=2,
-    ),
-    _Template(
-        "customer",
-        "Payment for invoice {inv}",
-        ("Finance",),
-        (
-            ("them", "Hi,\n\nWe paid invoice {inv} ({amount}) by bank transfer on {past_date}, reference {ref}. "
-             "Please confirm receipt.\n\nKind regards,\n{name}\nAccounts payable, {company}",
-             ("remittance-{ref}.pdf",)),
-            ("me", "Hi {first},\n\nConfirmed: we received {amount} for invoice {inv}. Thank you!\n\n{me}", ()),
-        ),
-        invoice="paid",
-    ),
-    _Template(
-        "customer",
-        "Reminder: invoice {inv} is overdue",
-        ("Finance", "Follow up"),
-        (
-            ("me", "Hi {first},\n\nA friendly reminder that invoice {inv} for {amount}, due on {past_date}, is "
-             "still unpaid. Could you let me know when we can expect payment?\n\nThanks,\n{me}", ("{inv}.pdf",)),
-            ("them", "Apologies, {me}. It's scheduled for our next payment run on {date}.\n\n{first}", ()),
-        ),
-        invoice="overdue",
-    ),
-    _Template(
-        "customer",
-        "Cancel our {product} subscription",
-        ("Customers",),
-        (
-            ("them", "Hi,\n\nPlease cancel our {product} subscription at the end of the current billing period. "
-             "We'd like confirmation in writing.\n\n{name}, {company}", ()),
-            ("me", "Hi {first},\n\nSorry to see you go. I've scheduled the cancellation of {product} for the end of "
-             "the period ({date}); you won't be charged after that.\n\n{me}", ()),
-        ),
-        categories=("subscriptions",),
-    ),
-    _Template(
-        "customer",
-        "New billing address for {company}",
-        ("Customers", "Finance"),
-        (
-            ("them", "Hello,\n\nOur billing address has changed to {address}. Please use it on future invoices "
-             "and reissue {inv}, which still shows our old address.\n\nThank you,\n{name}", ()),
-        ),
-        invoice="open",
-    ),
-    _Template(
-        "customer",
-        "Damaged items in order {order}",
+        "customer", "[Order {order} arrived late|Late delivery: order {order}|Order {order} was late]",
         ("Orders", "Support"),
         (
-            ("them", "Hi,\n\n{qty_damaged} of the {qty} {product} units in order {order} arrived damaged. We'd "
-             "like a replacement or a refund of {amount_damaged}. Photos attached.\n\n{first}",
-             ("damaged-{order}.jpg",)),
-            ("me", "Hi {first},\n\nI'm sorry to hear that. We'll send a prepaid return label today and ship "
-             "replacements as soon as the damaged units are on their way back.\n\n{me}", ()),
+            ("them", "Order {order} [finally arrived|turned up|was delivered] on {delivered}, [days after the {promised} "
+             "you promised|later than the date you gave us|well after the promised {promised}]. [It held up {work}.|We "
+             "had to work around it during {rush}.|Not what we expected from you.] [What happened?|Can you make sure it "
+             "doesn't happen again?|]", ()),
+            ("me", "[I'm sorry about the delay.|Apologies for the late delivery.|Sorry, that's not the service we aim "
+             "for.] [The carrier held the parcel at a sort facility.|The carrier had a delay on the way.|The parcel was "
+             "held up in transit.] [I'll look into what we can offer you.|I've passed this to our support lead.|Thank "
+             "you for your patience.]", ()),
         ),
-        categories=("hardware", "furniture"),
+        categories=("hardware", "furniture", "supplies", "pantry", "merchandise"), story="late",
+    ),
+    _Template(
+        "customer", "[{product}: errors since {past_date}|Errors with {product}|{product} keeps failing]",
+        ("Support", "IMPORTANT"),
+        (
+            ("them", "[Since|Starting] {past_date} we [get|see|keep getting] intermittent errors when using {product}. "
+             "About {pct}% of requests fail with error 502 and [it is blocking|it's slowing down|it's disrupting] "
+             "{work}. [Our account is under {company}.|The account is in {company}'s name.|]", ()),
+            ("me", "[Thanks for the report.|Thanks for the details.|Sorry to hear that.] [I've opened a ticket with our "
+             "support team|I've logged it with support] and escalated it to engineering. We'll update you within 24 "
+             "hours.", ()),
+            ("them", "[Any news on this?|Any update?|Just checking in:] the errors are still happening[ for {clients}|].",
+             ()),
+        ),
+        categories=("subscriptions", "usage"), min_steps=2,
+    ),
+    _Template(
+        "customer", "[Meeting about the {product} renewal|{product} renewal: time to meet?|Renewal chat]",
+        ("Meetings", "Customers"),
+        (
+            ("them", "[Could we meet to discuss|Can we find time to talk about|I'd like to go over] the {product} "
+             "renewal? I'm free on {date} at {time}[, or the day after|, or any time that week|]. We could meet at "
+             "{place} ({place_address}) or do a video call.", ()),
+            ("me", "{date} at {time} [works for me|suits me|is perfect]. [Let's meet at {place}.|See you at {place}.] "
+             "[I'll send a calendar invite.|Invite to follow.|]", ()),
+        ),
+        categories=("subscriptions",),
+    ),
+    _Template(
+        "customer", "[Quote for {product}|Request for a quote|Pricing for {product}]",
+        ("Customers", "Orders"),
+        (
+            ("them", "[Could you send us a quote for|We'd like pricing for|Please quote us for] {product} and "
+             "{product2}? [We'd need it before {rush}.|It's for {site}.|Our budget review is next week.]", ()),
+            ("me", "[Here is|Attached is|Please find] our proposal {proposal}: {total} in total[, valid until "
+             "{valid}|]. [Let me know if you'd like to proceed.|Happy to walk you through it.|Any questions, just "
+             "ask.]", ("{proposal}.pdf",)),
+            ("them", "[Thanks, we'll review it internally|Thanks, I'll share it with the team|Great, we'll look at it] "
+             "and come back to you this week.", ()),
+        ),
+        min_steps=2, story="proposal",
+    ),
+    _Template(
+        "customer", "[Payment for invoice {inv}|Remittance: {inv}|Invoice {inv} paid]",
+        ("Finance",),
+        (
+            ("them", "[We paid|We've paid|Payment sent for] invoice {inv} ({amount}) by bank transfer on {past_date}, "
+             "reference {inv}. [Please confirm receipt.|Could you confirm it arrived?|Remittance attached.]",
+             ("remittance-{inv}.pdf",)),
+            ("me", "[Confirmed:|Thank you,] we [received|have] {amount} for invoice {inv}. [Thank you!|All settled.|]",
+             ()),
+        ),
+        story="paid",
+    ),
+    _Template(
+        "customer", "[Reminder: invoice {inv} is overdue|Invoice {inv} overdue|Overdue invoice {inv}]",
+        ("Finance", "Follow up"),
+        (
+            ("me", "[A friendly reminder|Just a reminder|A quick note] that invoice {inv} for {amount}, due on "
+             "{past_date}, is still unpaid. [Could you let me know when we can expect payment?|When can we expect "
+             "it?|Is anything holding it up?]", ("{inv}.pdf",)),
+            ("them", "[Apologies.|Sorry for the delay.|Thanks for the reminder.] It's scheduled for our next payment run "
+             "on {date}.", ()),
+        ),
+        story="overdue",
+    ),
+    _Template(
+        "customer", "[Cancel our {product} subscription|Cancelling {product}|{product}: cancellation]",
+        ("Customers",),
+        (
+            ("them", "Please cancel our {product} subscription at the end of the current billing period. [We'd like "
+             "confirmation in writing.|Please confirm by email.|] [We've moved {site} to another tool.|Budgets were cut "
+             "for next year.|]", ()),
+            ("me", "[Sorry to see you go.|Thanks for letting us know.|Understood.] I've scheduled the cancellation of "
+             "{product} for the end of the period ({date}); you won't be charged after that.", ()),
+        ),
+        categories=("subscriptions",),
+    ),
+    _Template(
+        "customer", "[New billing address for {company}|Billing address change|Updated address for invoices]",
+        ("Customers", "Finance"),
+        (
+            ("them", "Our billing address has changed to {address}. [Please use it on future invoices|Could you update "
+             "it for future invoices] and reissue {inv}, which still shows our old address.", ()),
+        ),
+        story="open",
+    ),
+    _Template(
+        "customer", "[Damaged items in order {order}|Order {order} arrived damaged|Broken {product} in order {order}]",
+        ("Orders", "Support"),
+        (
+            ("them", "[Some of the|A few of the|Part of the] {product} units in order {order} [arrived damaged|were "
+             "broken on arrival|came crushed] on {delivered}. [We'd like a replacement or a refund|Please replace "
+             "them|Can you refund them] ({unit} each). [Photos attached.|I can send photos.|]", ("damaged-{order}.jpg",)),
+            ("me", "[I'm sorry to hear that.|Sorry about that.|Apologies.] [We'll send a prepaid return label today|A "
+             "return label is on its way] and ship replacements as soon as the damaged units are on their way back.",
+             ()),
+        ),
+        categories=("hardware", "furniture"), story="damaged",
     ),
 )
 
 _COLLEAGUE_TEMPLATES: tuple[_Template, ...] = (
     _Template(
-        "colleague",
-        "Refund approval: {company}",
+        "colleague", "[Refund approval: {company}|Can you approve a refund for {company}?|Duplicate charge: {company}]",
         ("Finance",),
         (
-            ("me", "Hi {col},\n\n{company} was charged twice for order {order}. Can you approve a refund of "
-             "{amount}?\n\nThanks,\n{me}", ()),
-            ("them", "Approved. Please note the refund on their ticket and let them know.\n\n{col}", ()),
+            ("me", "{company} was charged twice for invoice {inv}. [Can you approve a refund of {amount}?|OK to refund "
+             "the duplicate {amount}?|Could you sign off a refund of {amount}?]", ()),
+            ("them", "[Approved.|Yes, go ahead.|Approved, thanks.] [Please note the refund on their ticket and let them "
+             "know.|Let them know once it's done.|]", ()),
         ),
-        role="finance lead",
+        role="finance lead", story="duplicate",
     ),
     _Template(
-        "colleague",
-        "Escalation: {company}, ticket {ticket}",
+        "colleague", "[Escalation: {company}|{company} escalation|Heads up on {company}]",
         ("Support", "IMPORTANT"),
         (
-            ("them", "Hi {me},\n\nHeads up: {name} at {company} reports failing requests since {past_date} "
-             "(ticket {ticket}). Engineering is on it; can you keep the account informed?\n\n{col}", ()),
-            ("me", "Thanks {col}, I'll call {first} this afternoon.\n\n{me}", ()),
+            ("them", "[Heads up:|FYI,|Quick heads-up:] {name} at {company} reports failing requests since {past_date}. "
+             "[Engineering is on it|We've escalated it to engineering]; [can you keep the account informed?|could you "
+             "call them?|can you own the communication?]", ()),
+            ("me", "[Thanks,|Got it,|Will do,] I'll call {first} [this afternoon|today|first thing tomorrow].", ()),
         ),
         role="support lead",
     ),
     _Template(
-        "colleague",
-        "Office supplies order",
+        "colleague", "[Office supplies order|Ordering {product}|Supplies for the office]",
         (),
         (
-            ("them", "Hi {me},\n\nI'm ordering {qty} x {product} for the office ({amount}). OK to go ahead?\n\n{col}",
-             ()),
-            ("me", "Yes, go ahead. Thanks {col}!", ()),
+            ("them", "I'm [ordering|about to order|putting in an order for] {qty} x {product} for the office at {unit} "
+             "each. [OK to go ahead?|Any objections?|Shout if we need anything else.]", ()),
+            ("me", "[Yes, go ahead.|Sounds good, thanks.|Go for it.]", ()),
         ),
-        role="office manager",
-        categories=("supplies", "pantry", "furniture", "hardware"),
-        min_steps=2,
+        role="office manager", categories=("supplies", "pantry", "furniture", "hardware"), min_steps=2,
     ),
     _Template(
-        "colleague",
-        "Ops sync moved to {date}",
+        "colleague", "[Office closed on {date}|Office closure {date}|Building works on {date}]",
         ("Meetings",),
         (
-            ("them", "Hi all,\n\nThis week's ops sync moves to {date} at {time} in {room}. Agenda: open refunds, "
-             "late deliveries and the {company} escalation.\n\n{col}", ()),
+            ("them", "The office is [closed|shut|not available] on {date} [for building works|for the fire safety "
+             "inspection|while the floors are redone]. [Please work from home that day.|{place} is booked for anyone "
+             "who needs a desk.|Meetings that day move online.]", ()),
         ),
-        role="product manager",
+        role="office manager", to_team=True,
     ),
     _Template(
-        "colleague",
-        "Deal update: {company}",
+        "colleague", "[Deal update: {company}|{company}: proposal sent|{company} pipeline update]",
         ("Customers",),
         (
-            ("them", "Hi {me},\n\n{company} wants {qty} x {product}; I sent quote {quote} for {amount}. Can you join "
-             "the call with {name} on {date} at {time}?\n\n{col}", ()),
-            ("me", "Sure, count me in.\n\n{me}", ()),
+            ("them", "{company} [wants|is interested in|asked about] {product}; I sent proposal {proposal} for {total}. "
+             "[Can you join the call with {name} on {date} at {time}?|Could you help me with the next call?|Any tips "
+             "before I follow up?]", ()),
+            ("me", "[Sure, count me in.|Happy to help.|Yes, add me to the invite.]", ()),
         ),
-        role="account executive",
-        categories=("services", "subscriptions", "usage"),
+        role="account executive", story="proposal",
     ),
     _Template(
-        "colleague",
-        "Month-end close: open invoices",
+        "colleague", "[Month-end close: open invoices|Close: invoice {inv}|Checking invoice {inv}]",
         ("Finance", "Follow up"),
         (
-            ("them", "Hi {me},\n\nFor the month-end close I still need confirmation on invoice {inv} ({amount}) for "
-             "{company}. Has it been sent to {name}?\n\n{col}", ()),
-            ("me", "Yes, it went out on {past_date}. Payment is due by {date}.\n\n{me}", ()),
+            ("them", "For the month-end close I still need confirmation on invoice {inv} ({amount}) for {company}. "
+             "[Has it been sent to {name}?|Did {name} receive it?|Is it with {name}?]", ()),
+            ("me", "[Yes, it went out on {past_date}.|Yes, sent on {past_date}.] Payment is due by {date}.", ()),
         ),
-        role="accountant",
-        invoice="open",
+        role="accountant", story="open",
     ),
     _Template(
-        "colleague",
-        "Incident report {incident}",
+        "colleague", "[Incident summary|Incident report: API errors|What happened on {past_date}]",
         ("Support",),
         (
-            ("them", "Summary of incident {incident}: on {past_date} the API error rate reached {pct}% for 40 "
-             "minutes. Root cause: an expired certificate on a load balancer. Affected customers include "
-             "{company}.\n\n{col}", ("incident-{incident}.pdf",)),
+            ("them", "[Summary of the incident|What happened]: on {past_date} the API error rate reached {pct}% for 40 "
+             "minutes. Root cause: [an expired certificate on a load balancer|a full disk on a database replica|a bad "
+             "configuration push]. Affected customers include {company}.", ("incident-summary.pdf",)),
         ),
         role="engineering lead",
     ),
     _Template(
-        "colleague",
-        "Q{quarter} sales pipeline",
+        "colleague", "[Next quarter's pipeline|Pipeline review|Our biggest open deal]",
         ("Customers",),
         (
-            ("them", "Hi {me},\n\nThe pipeline for next quarter stands at {big_amount}. The biggest open deal is "
-             "{product} for {company}. Let's review it on {date}.\n\n{col}", ()),
+            ("them", "The biggest open deal [for next quarter|right now|in the pipeline] is {deal} ({deal_amount}). "
+             "[Let's review it on {date}.|Can we go through it on {date}?|I'd like your view before {date}.]", ()),
         ),
-        role="sales lead",
+        role="sales lead", story="pipeline",
     ),
 )
 
@@ -620,60 +639,106 @@ class _SeedThread:
     labels: tuple[str, ...]
 
 
-
 def _money(amount: float, currency: str) -> str:
-    return f"{amount:,.2f} {currency}"
+    return money(amount, currency)
 
 
 def _facts(
     rng: Any, world: World, me: Person, other: Person, start: datetime, categories: tuple[str, ...]
 ) -> dict[str, str]:
-    """The concrete values one seeded thread talks about."""
+    """The everyday values one seeded thread talks about."""
     products = [p for p in world.products if not categories or p.category in categories] or list(world.products)
-    product = rng.choice(products)
+    product, product2 = rng.sample(products, 2) if len(products) > 1 else (products[0], products[0])
     qty = rng.randint(1, 4) if product.unit_price >= 500 else rng.randint(2, 40)
-    amount = round(product.unit_price * qty, 2)
-    qty_damaged = max(1, qty // 4)
     place = rng.choice(world.places)
     rooms = [p for p in world.places if p.kind == "meeting room"] or list(world.places)
     future = world.now_dt + timedelta(days=rng.randint(2, 14))
     past = start - timedelta(days=rng.randint(2, 20))
     org = world.organisation(other.organisation_id)
     return {
-        "me": me.first_name,
-        "first": other.first_name,
-        "name": other.name,
-        "company": org.name,
-        "address": org.address,
-        "product": product.name,
-        "sku": product.sku,
-        "qty": str(qty),
-        "qty_po": str(qty + rng.randint(1, 5)),
-        "qty_damaged": str(qty_damaged),
-        "unit": _money(product.unit_price, world.currency),
-        "amount": _money(amount, world.currency),
-        "amount_damaged": _money(product.unit_price * qty_damaged, world.currency),
-        "big_amount": _money(rng.randint(40, 400) * 1000.0, world.currency),
-        "po": f"PO-{rng.randint(10000, 99999)}",
-        "order": f"ORD-{rng.randint(10000, 99999)}",
-        "quote": f"Q-{rng.randint(1000, 9999)}",
-        "ref": f"TRF{rng.randint(100000, 999999)}",
-        "ticket": f"T-{rng.randint(1000, 1999)}",
-        "incident": f"INC-{rng.randint(100, 999)}",
-        "tracking": f"1Z{rng.randint(10**9, 10**10 - 1)}",
-        "pct": str(rng.randint(3, 30)),
-        "quarter": str(((world.now_dt.month - 1) // 3 + 1) % 4 + 1),  # next quarter
-        "date": f"{future:%A} {future.day} {future:%B}",
-        "past_date": f"{past.day} {past:%B}",
+        "me": me.first_name, "first": other.first_name, "name": other.name, "company": org.name, "address": org.address,
+        "product": product.name, "product2": product2.name, "sku": product.sku, "qty": str(qty),
+        "unit": _money(product.unit_price, world.currency), "pct": str(rng.randint(3, 30)),
+        "date": day_name(future), "past_date": f"{past.day} {past:%B}",
         "time": rng.choice(("09:30", "10:00", "11:00", "14:00", "15:30", "16:00")),
-        "place": place.name,
-        "place_address": place.address,
-        "room": rng.choice(rooms).name,
+        "place": place.name, "place_address": place.address, "room": rng.choice(rooms).name,
+        **industry_facts(rng, org.industry),
     }
 
 
-def _render(text: str, facts: dict[str, str]) -> str:
-    return text.format(**facts)
+def _day(iso: str) -> datetime:
+    return datetime.fromisoformat(iso.replace("Z", "+00:00")) if "T" in iso else datetime.fromisoformat(iso).replace(tzinfo=UTC)
+
+
+def _short(iso: str) -> str:
+    moment = _day(iso)
+    return f"{moment.day} {moment:%B}"
+
+
+_Told = tuple[datetime, dict[str, str], Person | None]  # written from, what it says, who it is from or about
+
+
+def _story(rng: Any, world: World, story: Story, person: Person | None) -> _Told | None:
+    """The record of the world a thread about ``story`` names (``person``'s where one fits); None when none fits."""
+    if story in _INVOICE_STORIES:
+        invoice = _story_invoice(rng, world, story, person.organisation_id if person else None)  # type: ignore[arg-type]
+        if invoice is None:
+            return None
+        # Written once there is something to write about: the day after it fell due, or hours after it happened.
+        anchor = _day(_invoice_anchor(story, invoice)) + timedelta(hours=rng.uniform(26, 50) if story == "overdue" else rng.uniform(8, 30))  # type: ignore[arg-type]
+        return anchor, _invoice_facts(world, story, invoice, rng), world.plan.billing_contacts[invoice.organisation_id]  # type: ignore[arg-type]
+    if story == "duplicate":
+        twins = world.plan.duplicates
+        if not twins:
+            return None
+        charge = next((c for c in twins if person and c.email == person.email), None) or rng.choice(twins)
+        payer = next(p for p in world.people if p.email == charge.email)
+        return (_day(charge.date) + timedelta(hours=rng.uniform(10, 40)),
+                {"inv": charge.invoice_number, "amount": _money(charge.amount, world.currency),
+                 "past_date": _short(charge.date), "company": world.organisation(payer.organisation_id).name}, payer)
+    if story == "proposal":
+        proposals = [p for p in world.plan.proposals if person is None or p.organisation_id == person.organisation_id]
+        if not proposals:
+            return None
+        proposal = rng.choice(proposals)
+        contact = next(p for p in world.people if p.email == proposal.prepared_for_email)
+        return (_day(proposal.date) - timedelta(hours=rng.uniform(20, 60)),
+                {"proposal": proposal.number, "total": _money(proposal.total, world.currency),
+                 "valid": _short(proposal.valid_until), "product": proposal.lines[0].description,
+                 "product2": proposal.lines[-1].description}, contact)
+    if story == "pipeline":
+        deals = [d for d in commerce_plan(world).deals if d.stage in ("proposal", "negotiation")]
+        if not deals:
+            return None
+        deal = max(deals, key=lambda d: d.amount)
+        return (world.now_dt - timedelta(days=rng.uniform(1, 20)),
+                {"deal": deal.name, "deal_amount": _money(deal.amount, world.currency)}, None)
+    orders = [o for o in commerce_plan(world).orders if _order_fits(story, o)]
+    if not orders:
+        return None
+    order = next((o for o in orders if person and o.customer.email == person.email), None) or rng.choice(orders)
+    shipped = order.fulfillments[0]
+    line = order.lines[0]
+    facts = {"order": order.name, "qty": str(line.quantity), "product": line.product_title,
+             "unit": _money(line.price, world.currency), "order_date": _short(order.created_at),
+             "shipped_date": _short(shipped.created_at), "tracking": shipped.tracking_number or order.name,
+             "date": day_name(_day(shipped.estimated_delivery_at or order.created_at))}
+    if story == "in_transit":
+        return _day(shipped.created_at) + timedelta(hours=rng.uniform(12, 30)), facts, order.customer
+    assert shipped.delivered_at is not None and shipped.estimated_delivery_at is not None
+    facts.update(delivered=_short(shipped.delivered_at), promised=_short(shipped.estimated_delivery_at))
+    return _day(shipped.delivered_at) + timedelta(hours=rng.uniform(2, 30)), facts, order.customer
+
+
+def _order_fits(story: Story, order: PlannedOrder) -> bool:
+    shipped = order.fulfillments[0] if order.fulfillments else None
+    if shipped is None or shipped.tracking_number is None or shipped.estimated_delivery_at is None:
+        return False
+    if story == "in_transit":
+        return order.story == "in_transit"
+    if story == "late":
+        return order.story == "delivered_late"
+    return story == "damaged" and order.story == "delivered" and shipped.delivered_at is not None
 
 
 def _story_invoice(rng: Any, world: World, story: InvoiceStory, organisation_id: str | None) -> PlannedInvoice | None:
@@ -697,64 +762,78 @@ def _invoice_anchor(story: InvoiceStory, invoice: PlannedInvoice) -> str:
     return invoice.date
 
 
-def _day(iso: str) -> datetime:
-    return datetime.fromisoformat(iso).replace(tzinfo=UTC)
-
-
 def _invoice_facts(world: World, story: InvoiceStory, invoice: PlannedInvoice, rng: Any) -> dict[str, str]:
     """What a thread says about its invoice, as the books hold it."""
     due, line = _day(invoice.due_date), invoice.lines[0]
     moment = _day(_invoice_anchor(story, invoice))
+    org = world.organisation(invoice.organisation_id)
     facts = {
         "inv": invoice.number,
         "amount": _money(invoice.amount_due if story == "overdue" else invoice.total, world.currency),
         "past_date": f"{moment.day} {moment:%B}",
         "terms": str(world.plan.payment_terms[invoice.organisation_id]),
+        "company": org.name, "address": org.address,
     }
     if story == "po":
         facts.update(po=invoice.reference or "", product=line.description, qty=str(line.quantity),
                      qty_po=str(line.quantity + rng.randint(1, 5)))
     if story == "open":
-        facts["date"] = f"{due:%A} {due.day} {due:%B}"
+        facts["date"] = day_name(due)
     return facts
+
+
+def _body(rng: Any, world: World, text: str, facts: dict[str, str], sender: Person, to: Person | None,
+          register: Register) -> str:
+    """A message as its writer writes it: a greeting, the body, their sign-off."""
+    home = sender.organisation_id == world.home_organisation_id
+    company = world.organisation(sender.organisation_id).name
+    greeting_for = to.first_name if to is not None else "all"
+    return letter(rng, register, text, facts, to_first=greeting_for, first=sender.first_name, name=sender.name,
+                  title=sender.job_title.capitalize() if not home or rng.random() < 0.5 else "", company=company)
 
 
 def _build_thread(
     rng: Any, world: World, template: _Template, other: Person, cc: list[Person], start: datetime,
-    invoice: PlannedInvoice | None = None,
 ) -> _SeedThread | None:
     me = world.user
-    if invoice is not None and template.invoice is not None:
-        # Written once there is something to write about: a day or so after the invoice's moment (at
-        # once for a payment or a wrong invoice, any time later for a reminder or an address change).
-        written = _day(_invoice_anchor(template.invoice, invoice)) + timedelta(hours=rng.uniform(8, 30))
-        written = min(written, world.now_dt - timedelta(hours=1)).replace(second=0, microsecond=0)
-        start = written if template.invoice in ("paid", "po") else max(start, written)
+    told = _story(rng, world, template.story, other if template.kind == "customer" else None) if template.story else None
+    if template.story and told is None:
+        return None  # no record of the world fits the story
+    if told is not None:
+        if told[2] is not None and template.kind == "customer" and told[2].id != other.id:
+            other = told[2]  # the record's own customer writes; their colleagues, not the first one's, are in copy
+            cc = [p for p in cc if p.organisation_id == other.organisation_id and p.id != other.id]
+        # Written once there is something to write about, a day or so after the record's moment.
+        written = min(told[0], world.now_dt - timedelta(hours=1)).replace(second=0, microsecond=0)
+        start = written if template.story in ("paid", "po", "duplicate", "in_transit", "damaged", "late", "proposal") else max(start, written)
     facts = _facts(rng, world, me, other, start, template.categories)
     if template.kind == "colleague":
         facts["col"] = other.first_name
-        # The colleague threads talk about a customer: name one so the text links to the world; a
-        # thread about an invoice names the customer's billing contact.
-        customer = (world.plan.billing_contacts[invoice.organisation_id] if invoice is not None
-                    else rng.choice(world.customers))
-        facts.update(
-            first=customer.first_name, name=customer.name, company=world.organisation(customer.organisation_id).name
-        )
-    if invoice is not None and template.invoice is not None:
-        facts.update(_invoice_facts(world, template.invoice, invoice, rng))
+        # A colleague thread talks about a customer: the record's where it has one, else anyone.
+        customer = told[2] if told is not None and told[2] is not None else rng.choice(world.customers)
+        facts.update(first=customer.first_name, name=customer.name,
+                     company=world.organisation(customer.organisation_id).name)
+    if told is not None:
+        facts.update(told[1])
+    team = [p for p in world.team if p.id != other.id]
     n_steps = rng.randint(template.min_steps, len(template.steps))
     at, messages = start, []
+    register: Register = "customer" if template.kind == "customer" else "colleague"
     for i, (who, body, files) in enumerate(template.steps[:n_steps]):
         if i:
             at = at + timedelta(minutes=rng.randint(20, 2400))
         if at >= world.now_dt - timedelta(minutes=10):
             break
         sender, to, labels = (me, other, "SENT") if who == "me" else (other, me, "INBOX")
+        if template.to_team:
+            recipients, copied, greeted = [p.email for p in team], [], None
+        else:
+            recipients, copied, greeted = [to.email], [p.email for p in cc], to
         messages.append(_SeedMessage(
-            (sender.email, sender.name), [to.email], [p.email for p in cc], _render(body, facts), at, [labels],
-            [_render(f, facts) for f in files],
+            (sender.email, sender.name), recipients, copied, _body(rng, world, body, facts, sender, greeted, register),
+            at, [labels], [write(rng, f, facts) for f in files],
         ))
-    return _SeedThread(_render(template.subject, facts), messages, template.labels) if messages else None
+    return _SeedThread(write(rng, template.subject, facts), messages, template.labels) if messages else None
 
 
 @service.seeder
@@ -772,25 +851,17 @@ def seed(ctx: ToolContext) -> None:
         return (now - timedelta(days=rng.uniform(0.1, 90.0))).replace(second=0, microsecond=0)
 
     threads: list[_SeedThread | None] = []
-    for _ in range(110):
+    for _ in range(min(world.scaled(110), 440)):  # the user's own inbox: it grows with the customers, within reason
         template, other = rng.choice(_CUSTOMER_TEMPLATES), rng.choice(customers)
-        invoice = _story_invoice(rng, world, template.invoice, other.organisation_id) if template.invoice else None
-        if template.invoice and invoice is None:
-            continue  # no invoice in the books fits the story
-        if invoice is not None and invoice.organisation_id != other.organisation_id:
-            other = world.plan.billing_contacts[invoice.organisation_id]
         # Sometimes a second person from the same company is in copy (so reply-all matters).
         same_org = [p for p in customers if p.organisation_id == other.organisation_id and p.id != other.id]
         cc = [rng.choice(same_org)] if same_org and rng.random() < 0.3 else []
-        threads.append(_build_thread(rng, world, template, other, cc, start_time(), invoice))
+        threads.append(_build_thread(rng, world, template, other, cc, start_time()))
     for _ in range(30):
         template = rng.choice(_COLLEAGUE_TEMPLATES)
         other = world.team_member(template.role) if template.role else rng.choice(colleagues)
         cc = rng.sample([p for p in colleagues if p.id != other.id], rng.randint(0, 2))
-        invoice = _story_invoice(rng, world, template.invoice, None) if template.invoice else None
-        if template.invoice and invoice is None:
-            continue
-        threads.append(_build_thread(rng, world, template, other, cc, start_time(), invoice))
+        threads.append(_build_thread(rng, world, template, other, cc, start_time()))
     for sender_name, sender_email, subject, body in _SPAM:
         spam = _SeedMessage((sender_email, sender_name), [me.email], [], body, start_time(), ["SPAM", "UNREAD"])
         threads.append(_SeedThread(subject, [spam], ()))
@@ -838,30 +909,39 @@ def _seed_drafts(ctx: ToolContext, rng: Any, messages: list[Message]) -> list[Dr
     # Newest first; a stable sort keeps id order among messages sent at the same minute.
     inbound = sorted((m for m in messages if "INBOX" in m.label_ids and "TRASH" not in m.label_ids),
                      key=lambda m: m.sent_at, reverse=True)
-    created = ctx.days_from_now(-1)
-    drafts = [
-        Draft(
+    drafts = []
+    for original in (inbound[1], inbound[4]):
+        # Started a while after the message came in (and before now).
+        sent = _day(original.sent_at)
+        created = ctx.iso(sent + (ctx.now - sent) * rng.uniform(0.2, 0.9))
+        first = (original.from_name or original.from_email).split()[0]
+        drafts.append(Draft(
             id=ctx.new_id("dr"), thread_id=original.thread_id, in_reply_to=original.id, to=[original.from_email],
             cc=list(original.cc), bcc=[], subject=_prefixed("Re: ", original.subject),
-            body=f"Hi {(original.from_name or original.from_email).split()[0]},\n\nThanks for your message. I'm "
-            "looking into it and will get back to you shortly.",
+            body=write(rng, "[Hi|Hello|Dear] {first},\n\n[Thanks for your message.|Thanks for getting in touch.|Thank you "
+                       "for the update.] [I'm looking into it|I'm checking this with the team|Let me look into this] and "
+                       "will get back to you [shortly|today|by tomorrow|this week].", {"first": first}),
             attachments=[], created_at=created, updated_at=created,
-        )
-        for original in (inbound[1], inbound[4])
-    ]
+        ))
     finance = world.team_member("finance lead")
-    customer = rng.choice(world.customers)
+    proposal = rng.choice(world.plan.proposals)
+    customer = next(p for p in world.people if p.email == proposal.prepared_for_email)
     company = world.organisation(customer.organisation_id).name
+    facts = {"finance": finance.first_name, "company": company, "first": customer.first_name,
+             "proposal": proposal.number, "sent": _short(proposal.date), **industry_facts(rng, world.home.industry)}
     for to, subject, body in (
         ([finance.email], f"Refunds to review for {company}",
-         f"Hi {finance.first_name},\n\nCould we go through the open refund requests from {company} this week?"),
-        ([customer.email], "Following up on our quote",
-         f"Hi {customer.first_name},\n\nI wanted to follow up on the quote we sent last week."),
-        ([], "Team offsite ideas", "Agenda ideas: roadmap review, customer panel, dinner. Budget to confirm."),
+         "Hi {finance},\n\n[Could we go through|Can we look at|Shall we review] the open refund requests from {company} "
+         "[this week|before the close|on Thursday]?[ I'd like to clear them before {rush}.|]"),
+        ([customer.email], "[Following up on our proposal|Proposal {proposal}|Checking in on our proposal]",
+         "Hi {first},\n\nI wanted to [follow up on|check in about] proposal {proposal}, which we sent on {sent}. "
+         "[Any questions so far?|Happy to walk you through it.|Would a short call help?]"),
+        ([], "Team offsite ideas", "[Agenda ideas|Ideas for the offsite|Offsite]: [roadmap review|a customer panel|"
+         "a {work} retrospective], [a workshop|team games|a hike], dinner. Budget to confirm[ with {finance}|]."),
     ):
         when = ctx.days_from_now(-rng.uniform(0.5, 5))
-        drafts.append(Draft(id=ctx.new_id("dr"), to=to, cc=[], bcc=[], subject=subject, body=body, attachments=[],
-                            created_at=when, updated_at=when))
+        drafts.append(Draft(id=ctx.new_id("dr"), to=to, cc=[], bcc=[], subject=write(rng, subject, facts),
+                            body=write(rng, body, facts), attachments=[], created_at=when, updated_at=when))
     return drafts
 
 
@@ -1384,16 +1464,57 @@ def email_received(
     ctx: ToolContext, from_email: str, from_name: str, subject: str, body: str, hours_ago: float = 1.0,
     to: list[str] | None = None, attachments: list[str] | None = None,
 ) -> str:
-    """An email from outside lands in the user's inbox, unread, as a new thread (with these files attached, by name);
-    returns the message id."""
+    """An email from outside lands in the user's inbox, unread (with these files attached, by name); returns its id.
+
+    A new thread, unless the subject answers one ("Re: ..."): then it replies in the thread with that subject
+    the sender is on, or, where there is none, after the email the user sent them with that subject two days
+    before (every "Re:" has its thread).
+    """
     sent = ctx.days_from_now(-hours_ago / 24)
-    thread = ctx.insert(Thread(id=ctx.new_id("th"), subject=subject, updated_at=sent))
+    sender = from_email.lower()
+    recipients = to or [ctx.world.user.email]
+    original = _answered(ctx, sender, subject, sent) if subject[:3].lower() == "re:" else None
+    if original is None and subject[:3].lower() == "re:":
+        first = (from_name or sender).split()[0]
+        base = _base(subject)
+        user = ctx.world.user
+        opened = ctx.insert(Thread(id=ctx.new_id("th"), subject=base, updated_at=sent))
+        original = ctx.insert(Message(
+            id=ctx.new_id("msg"), thread_id=opened.id, from_email=user.email, from_name=user.name, to=[sender], cc=[],
+            bcc=[], subject=base, body=f"Hi {first},\n\nFollowing up about {base}: let me know if you have any "
+            f"questions.\n\nBest,\n{user.first_name}", attachments=[], label_ids=["SENT"], in_reply_to=None,
+            sent_at=ctx.days_from_now(-hours_ago / 24 - 2),
+        ))
+    if original is None:
+        thread_id = ctx.insert(Thread(id=ctx.new_id("th"), subject=subject, updated_at=sent)).id
+    else:
+        thread_id = original.thread_id
+        ctx.update(ctx.get(Thread, thread_id), updated_at=max(sent, ctx.get(Thread, thread_id).updated_at))
     message = ctx.insert(
         Message(
-            id=ctx.new_id("msg"), thread_id=thread.id, from_email=from_email.lower(), from_name=from_name,
-            to=to or [ctx.world.user.email], cc=[], bcc=[], subject=subject, body=body,
+            id=ctx.new_id("msg"), thread_id=thread_id, from_email=sender, from_name=from_name,
+            to=recipients, cc=[], bcc=[], subject=subject, body=body,
             attachments=[a.strip() for a in attachments or [] if a.strip()], label_ids=["INBOX", "UNREAD"],
-            in_reply_to=None, sent_at=sent,
+            in_reply_to=original.id if original else None, sent_at=sent,
         )
     )
     return message.id
+
+
+def _base(subject: str) -> str:
+    """A subject without its "Re:" and "Fwd:" prefixes."""
+    while subject[:3].lower() == "re:" or subject[:4].lower() == "fwd:":
+        subject = subject.split(":", 1)[1].strip()
+    return subject
+
+
+def _answered(ctx: ToolContext, sender: str, subject: str, before: str) -> Message | None:
+    """The latest message before ``before`` of a thread with ``subject``'s base that ``sender`` is on, if any."""
+    base = _base(subject)
+    found = ctx.query(Message).where_sql("lower(subject) IN (lower(?), lower(?))", base, f"Re: {base}")
+    found.compare("sent_at", "<", before)
+    _where(found, [_list_holds(sender, "to", "cc")])
+    theirs = ctx.query(Message).where_sql("lower(subject) IN (lower(?), lower(?))", base, f"Re: {base}")
+    theirs.where(from_email=sender).compare("sent_at", "<", before)
+    candidates = found.all() + theirs.all()
+    return max(candidates, key=lambda m: (m.sent_at, m.id)) if candidates else None

@@ -31,6 +31,7 @@ from mcp_services.kernel.entity import json_text
 from mcp_services.kernel.plans.marketing import marketing_plan
 from mcp_services.kernel.records import Query, RecordAccess, like_pattern
 from mcp_services.kernel.schema import StateDef
+from mcp_services.kernel.prose import write
 from mcp_services.kernel.semantic import (
     URL,
     City,
@@ -386,6 +387,14 @@ _SEGMENTS: tuple[tuple[str, Match, tuple[str, ...], bool], ...] = (
 )
 
 
+_VIP_NOTE = ("[VIP: invite to the customer advisory board.|VIP - invite {first} to the advisory board.|Key account contact: "
+             "advisory board invite.|VIP: first in line for the customer advisory board.] [Ask the account owner "
+             "first.|Loves the product updates.|]")
+_UNSUBSCRIBED_NOTE = ("[Unsubscribed after the last newsletter|Opted out after the last campaign|{first} unsubscribed "
+                      "last month]; [do not add back to any list without their say-so|never re-add without consent|no "
+                      "re-imports, please].")
+
+
 @service.seeder
 def seed(ctx: ToolContext) -> None:
     """The plan's audiences and members; saved segments; past newsletters, webinar invitations, drafts, a scheduled reminder."""
@@ -485,11 +494,12 @@ def seed(ctx: ToolContext) -> None:
         ctx.insert(campaign(news, title.format(year=now.year), subject, preview, content.format(home=home), status="draft",
                             segment=segments[segment] if segment else None, created=created))
     notes = rng.sample([m for m in members if m.vip or m.status == "unsubscribed"], 4)
+    words = ctx.rng("words")
     ctx.insert_many([
         MemberNote(id=ctx.new_id("mnote"), member_id=m.id,
-                   note="VIP: invite to the customer advisory board." if m.vip else "Unsubscribed after the last newsletter; "
-                   "do not add back to any list without their say-so.",
-                   created_by=pm.email, created_at=ctx.days_from_now(-rng.randint(1, 60)))
+                   note=write(words, _VIP_NOTE if m.vip else _UNSUBSCRIBED_NOTE, {"first": m.first_name or "They"}),
+                   # Written after what it is about: their latest change on the list.
+                   created_by=pm.email, created_at=max(ctx.days_from_now(-rng.randint(1, 60)), m.last_changed))
         for m in notes
     ])
 

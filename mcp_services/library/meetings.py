@@ -25,6 +25,7 @@ from mcp_services.kernel.entity import json_text
 from mcp_services.kernel.plans.marketing import marketing_plan
 from mcp_services.kernel.records import RecordAccess, like_pattern
 from mcp_services.kernel.schema import StateDef
+from mcp_services.kernel.prose import industry_facts, write
 from mcp_services.kernel.semantic import (
     URL,
     CompanyName,
@@ -273,12 +274,20 @@ def _new_registrant(
 
 #: (topic, agenda, minutes) of meetings with a customer company; {org} and {product} are filled in.
 _CUSTOMER_MEETINGS = (
-    ("{org} quarterly business review", "Usage over the quarter, open support issues and plans for next quarter.", 60),
-    ("Onboarding session: {org}", "Account setup, user roles and the first reports, with their admins.", 45),
-    ("{product} demo for {org}", "A walkthrough of {product} for their team, then questions.", 30),
-    ("{org} renewal call", "Contract renewal, seats for next year and pricing.", 30),
-    ("Implementation check-in with {org}", "Progress on the rollout, blockers and next steps.", 30),
+    ("{org} quarterly business review", "[Usage over the quarter|How the quarter went], open support issues and "
+     "[plans for next quarter|what they need before {rush}|their goals for {work}].", 60),
+    ("Onboarding session: {org}", "[Account setup|Getting set up], user roles and the first reports, with their "
+     "admins[ at {site}|].", 45),
+    ("{product} demo for {org}", "[A walkthrough of|A live look at|A tour of] {product} for their team[ at {site}|], then "
+     "[questions|Q&A|next steps].", 30),
+    ("{org} renewal call", "Contract renewal, seats for next year and pricing[; they mentioned budgets are tight|; "
+     "decision before {rush}|].", 30),
+    ("Implementation check-in with {org}", "Progress on the rollout[ at {site}|], blockers and next steps[ for "
+     "{work}|].", 30),
 )
+_AGENDA_OPENERS = ("", "", "Agenda:", "Goals:", "Plan:", "To cover:")
+_AGENDA_CLOSERS = ("", "", "Slides to follow.", "{host} leads.", "Notes to the account team after.", "Bring the latest numbers.",
+                   "Invite their admins.")
 _INTERNAL_MEETINGS = (
     ("Weekly pipeline review", ("sales lead", "account executive", "operations manager"), 45),
     ("Support escalations sync", ("support lead", "support agent", "engineering lead"), 30),
@@ -288,11 +297,17 @@ _HOSTS = ("operations manager", "sales lead", "account executive", "support lead
 _BASIC = ("office manager", "accountant")
 
 
+def _not_under_way(start: datetime, minutes: int, now: datetime) -> datetime:
+    """``start``, or two hours later when the meeting would be under way at the World's moment (it has no such state)."""
+    return start + timedelta(hours=2) if start <= now < start + timedelta(minutes=minutes) else start
+
+
 @service.seeder
 def seed(ctx: ToolContext) -> None:
     """The team's Zoom accounts; marketing's webinars with their registrants, attendance and recording; a month of
     customer and internal meetings around now (some ended with attendance and recordings, a few cancelled)."""
     world, rng, now = ctx.world, ctx.rng("seed"), ctx.now
+    words = ctx.rng("words")  # how the agendas are worded, apart from who meets when
     ctx.insert_many([
         User(id=ctx.new_id("zu"), email=p.email, first_name=p.first_name, last_name=p.last_name,
              type="Basic" if p.job_title in _BASIC else "Licensed",
@@ -381,7 +396,7 @@ def seed(ctx: ToolContext) -> None:
             day = day0 + timedelta(days=offset)
             if day.weekday() >= 5:
                 day += timedelta(days=7 - day.weekday())
-            start = day.replace(hour=rng.choice((14, 15, 16, 17, 18)), minute=rng.choice((0, 30)))
+            start = _not_under_way(day.replace(hour=rng.choice((14, 15, 16, 17, 18)), minute=rng.choice((0, 30))), minutes, now)
             ended = start + timedelta(minutes=minutes) < now
             status = "ended" if ended else "scheduled"
             if rng.random() < 0.08:
@@ -390,7 +405,8 @@ def seed(ctx: ToolContext) -> None:
             created = min(start, now) - timedelta(days=rng.randint(2, 20))
             meeting = Meeting(
                 id=ctx.new_id("mtg"), kind="meeting", topic=topic.format(org=org.name, product=product),
-                agenda=agenda.format(product=product), host_email=host.email, start_time=ctx.iso(start), duration=minutes,
+                agenda=write(words, f"{words.choice(_AGENDA_OPENERS)} {agenda} {words.choice(_AGENDA_CLOSERS)}",
+                             {"product": product, "host": host.first_name, **industry_facts(words, org.industry)}), host_email=host.email, start_time=ctx.iso(start), duration=minutes,
                 meeting_number=n, passcode=code(6, _DIGITS), join_url=f"https://zoom.us/j/{n}",
                 invitees=[g.email for g in guests], status=status,
                 cancel_reason="The customer asked to postpone." if status == "cancelled" else None,
@@ -406,7 +422,7 @@ def seed(ctx: ToolContext) -> None:
         host = world.team_member(roles[0])
         first = day0 + timedelta(days=-day0.weekday() + rng.randint(0, 3))
         for week in (-2, -1, 0, 1):
-            start = (first + timedelta(weeks=week)).replace(hour=rng.choice((13, 15)), minute=0)
+            start = _not_under_way((first + timedelta(weeks=week)).replace(hour=rng.choice((13, 15)), minute=0), minutes, now)
             n = number()
             status = "ended" if start + timedelta(minutes=minutes) < now else "scheduled"
             meeting = Meeting(

@@ -16,7 +16,6 @@ charge" tasks have something to find.
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import date as date_cls
 from datetime import datetime, timedelta
@@ -26,6 +25,7 @@ from typing import Any, Literal
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field, joined
 from mcp_services.kernel.records import check_search_text, like_pattern
 from mcp_services.kernel.schema import StateDef
+from mcp_services.kernel.prose import write
 from mcp_services.kernel.semantic import (
     URL,
     Address,
@@ -270,6 +270,10 @@ def _charge(ctx: ToolContext, charge_id: str, hint: str = "Use list_charges to f
 # -- seed ----------------------------------------------------------------------------------------
 
 
+#: How far back one-off purchases go, in days.
+_PURCHASE_DAYS = 200
+
+
 @dataclass(slots=True)
 class _Planned:
     """A seeded charge before ids are given out in time order, with what happens to it later."""
@@ -294,11 +298,13 @@ def seed(ctx: ToolContext) -> None:
     world = ctx.world
     rng = ctx.rng("seed")
     org_name = {o.id: o.name for o in world.organisations}
+    # Customers signed up before their oldest charge: the books' first invoice or the oldest purchase.
+    oldest = max(world.shape.history_days, _PURCHASE_DAYS)
     customers = [
         Customer(
             id=ctx.new_id("cus"), name=p.name, email=p.email, phone=p.phone, company_name=org_name[p.organisation_id],
             address=p.address, currency=world.currency, card_brand=rng.choice(_CARD_BRANDS),
-            card_last4=f"{rng.randint(0, 9999):04d}", created=ctx.days_from_now(-rng.randint(250, 900)),
+            card_last4=f"{rng.randint(0, 9999):04d}", created=ctx.days_from_now(-rng.randint(oldest + 10, oldest + 660)),
         )
         for p in world.customers
     ]
@@ -340,15 +346,24 @@ def _planned_charges(ctx: ToolContext, rng: Random, customers: list[Customer]) -
     today = ctx.now.date()
     specs: list[_Planned] = []
 
-    # The world's invoice charges: paid, declined, or paid but missing from the books.
+    # The world's invoice charges: paid, declined, or paid but missing from the books; a duplicate is the
+    # same charge again a few minutes after the first (the customer paid the invoice twice).
+    firsts: dict[str, _Planned] = {}
     for charge in world.plan.charges:
         day = date_cls.fromisoformat(charge.date)
         status: ChargeStatus = "succeeded" if charge.succeeded else "failed"
+        if charge.duplicate:
+            original = firsts[charge.invoice_number]
+            original.has_twin = True
+            specs.append(replace(original, kind="duplicate", created=_minutes_after(original.created, rng.randint(1, 3)),
+                                 has_twin=False))
+            continue
         kind = "invoice" if charge.recorded or not charge.succeeded else "unrecorded"
         specs.append(
             _Planned(charge.email, charge.amount, status, f"Invoice {charge.invoice_number}", _moment(ctx, rng, day),
                      kind, charge.invoice_number, failure=None if charge.succeeded else rng.choice(_FAILURES))
         )
+        firsts.setdefault(charge.invoice_number, specs[-1])
 
     # Monthly subscriptions (per-seat plans), charged on the same day each month.
     plans = [p for p in world.products if p.category == "subscriptions"]
@@ -381,7 +396,7 @@ def _planned_charges(ctx: ToolContext, rng: Random, customers: list[Customer]) -
         product = rng.choice(goods)
         quantity = rng.randint(1, 4) if product.unit_price > 1000 else rng.randint(1, 10)
         recent = i < 6
-        day = today - timedelta(days=rng.randint(0, 3) if recent else rng.randint(1, 200))
+        day = today - timedelta(days=rng.randint(0, 3) if recent else rng.randint(1, _PURCHASE_DAYS))
         failed = not recent and rng.random() < 0.07
         state: ChargeStatus = "pending" if recent else ("failed" if failed else "succeeded")
         specs.append(
@@ -391,21 +406,15 @@ def _planned_charges(ctx: ToolContext, rng: Random, customers: list[Customer]) -
             )
         )
 
-    # Duplicates: the same charge again a few minutes later, mostly invoice payments. Twins come
-    # from invoices paid in one charge, so a split payment is never mistaken for a duplicate.
+    # Duplicates of other charges too: a subscription or a purchase charged twice, the last already refunded.
     succeeded = [s for s in specs if s.status == "succeeded" and s.created < ctx.days_from_now(-2)]
-    charges_per_invoice = Counter(s.invoice for s in specs if s.invoice)
-    invoice_paid = [s for s in succeeded if s.kind == "invoice" and charges_per_invoice[s.invoice] == 1]
     others = [s for s in succeeded if s.kind in ("subscription", "purchase")]
-    originals = rng.sample(invoice_paid, min(4, len(invoice_paid))) + rng.sample(others, 2)
+    originals = rng.sample(others, 2)
     for n, original in enumerate(originals):
-        minute = int(original.created[14:16]) + rng.randint(1, 3)
-        hour = int(original.created[11:13]) + minute // 60  # _moment stays before 22:00, so no day overflow
-        created = f"{original.created[:11]}{hour:02d}:{minute % 60:02d}{original.created[16:]}"
         original.has_twin = True
         specs.append(
-            replace(original, kind="duplicate", created=created, has_twin=False,
-                    refund_as_duplicate=n == len(originals) - 1)
+            replace(original, kind="duplicate", created=_minutes_after(original.created, rng.randint(1, 3)),
+                    has_twin=False, refund_as_duplicate=n == len(originals) - 1)
         )
     return specs
 
@@ -460,13 +469,26 @@ def _refunds_and_disputes(
         Dispute(
             id=ctx.new_id("dp"), charge_id=spec.id, customer_id=customers[spec.email].id, amount=spec.amount,
             currency=currency, reason=reason, status=status,
-            evidence="Signed delivery receipt and customer emails confirming the order." if submitted else None,
+            evidence=write(ctx.rng(f"words:dispute:{spec.id}"), _EVIDENCE) if submitted else None,
             evidence_submitted_at=submitted, evidence_due_by=due, created=created, closed_at=closed,
         )
         # ids follow time, as Stripe's do
         for created, spec, status, reason, submitted, closed, due in sorted(opened, key=lambda d: d[0])
     ]
     return refunds, disputes
+
+
+def _minutes_after(moment: str, minutes: int) -> str:
+    """A few minutes after ``moment`` the same day (seeded charges stay before 22:00)."""
+    minute = int(moment[14:16]) + minutes
+    hour = int(moment[11:13]) + minute // 60
+    return f"{moment[:11]}{hour:02d}:{minute % 60:02d}{moment[16:]}"
+
+
+#: What we sent the card network to contest a dispute.
+_EVIDENCE = ("[Signed delivery receipt|Proof of delivery|The carrier's delivery confirmation] and [customer emails "
+             "confirming the order|the customer's order confirmation|the emails where they approved the purchase][.|, plus "
+             "the invoice.|, plus the usage logs.|; the service was used after the charge.]")
 
 
 def _after(moment: str, days: int) -> str:

@@ -38,7 +38,10 @@ from mcp_services.kernel.semantic import (
     Subject,
     Tag,
     Text,
+    moment,
 )
+from mcp_services.kernel.plans.commerce import commerce_plan
+from mcp_services.kernel.prose import industry_facts, money, write
 from mcp_services.kernel.world import PlannedInvoice, World
 
 ProjectKey = EntityId("projects.project")
@@ -666,26 +669,25 @@ _SEED_STATUSES = ("to_do",) * 3 + ("in_progress",) * 3 + ("in_review",) * 2 + ("
 
 
 def _fill(ctx: ToolContext, rng: random.Random, created_days_ago: float) -> dict[str, str]:
-    """Concrete values for one issue: a customer and their company, a product, money, dates."""
+    """Everyday values for one issue: a customer and their company, a product, dates, a colleague."""
     world = ctx.world
     customer = rng.choice(world.customers)
     company = world.organisation(customer.organisation_id)
     product = rng.choice(world.products)
     goods = rng.choice([p for p in world.products if p.category in _PHYSICAL])
     place = rng.choice(world.places)
-    qty = rng.randint(1, 10) if product.category in _PHYSICAL else rng.randint(1, 3)
-    goods_qty = rng.randint(2, 12)
     day = ctx.days_from_now(-created_days_ago - rng.randint(1, 10))
+    colleague = rng.choice(world.team)
+    workshop = next((p for p in world.products if p.name == "Onboarding workshop"), product)
     return {
         "customer": customer.name,
         "customer_email": customer.email,
         "company": company.name,
         "product": product.name,
-        "qty": str(qty),
-        "amount": f"{product.unit_price * qty:,.2f} {world.currency}",
+        "qty": str(rng.randint(2, 12)),
         "goods": goods.name,
-        "goods_amount": f"{goods.unit_price * goods_qty:,.2f} {world.currency}",
-        "order": f"ORD-{rng.randint(10000, 99999)}",
+        "goods_unit": money(goods.unit_price, world.currency),
+        "workshop": money(workshop.unit_price, world.currency),
         "place": place.name,
         "place_address": place.address,
         "room": rng.choice(_SEED["rooms"]),
@@ -693,12 +695,62 @@ def _fill(ctx: ToolContext, rng: random.Random, created_days_ago: float) -> dict
         "month": datetime.strptime(day[:10], "%Y-%m-%d").strftime("%B %Y"),
         "day": day[:10],
         "due": ctx.days_from_now(rng.randint(3, 40))[:10],
-        "colleague": rng.choice(world.team).name,
+        "colleague": colleague.name,
+        "colleague_first": colleague.first_name,
+        "weekday": rng.choice(("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")),
+        "cause": rng.choice(_SEED["causes"]),
+        "estimate": rng.choice(_SEED["estimates"]),
+        **industry_facts(rng, company.industry),
     }
 
 
+def _about(rng: random.Random, world: World, about: str, organisation_id: str) -> tuple[dict[str, str], str] | None:
+    """What an issue about ``about`` names, from the world's records (the company's where one fits), and the moment
+    (ISO) from which it can be raised; None when no record fits."""
+    if about.startswith("invoice:"):
+        story = about.split(":", 1)[1]
+        invoice = _story_invoice(rng, world, story, organisation_id)
+        return (_invoice_facts(world, story, invoice), _invoice_anchor(story, invoice)) if invoice else None
+    if about == "duplicate":
+        twins = world.plan.duplicates
+        if not twins:
+            return None
+        charge = rng.choice(twins)
+        payer = next(p for p in world.customers if p.email == charge.email)
+        return ({"invoice": charge.invoice_number, "amount": money(charge.amount, world.currency), "customer": payer.name,
+                 "customer_email": payer.email, "company": world.organisation(payer.organisation_id).name},
+                f"{charge.date}T18:00:00Z")
+    if about == "proposal":
+        proposal = next((p for p in world.plan.proposals if p.organisation_id == organisation_id), None)
+        proposal = proposal or rng.choice(world.plan.proposals)
+        contact = next(p for p in world.people if p.email == proposal.prepared_for_email)
+        return ({"proposal": proposal.number, "total": money(proposal.total, world.currency), "valid": proposal.valid_until,
+                 "customer": contact.name, "customer_email": contact.email,
+                 "company": world.organisation(proposal.organisation_id).name}, f"{proposal.date}T17:00:00Z")
+    if about == "contract":
+        contract = next((c for c in world.plan.contracts if c.organisation_id == organisation_id and c.signed_on), None)
+        if contract is None:
+            return None
+        signatory = next(p for p in world.people if p.email == contract.signatory_email)
+        return ({"contract": contract.number, "annual_fee": money(contract.annual_fee, world.currency),
+                 "ends": contract.ends, "customer": signatory.name, "customer_email": signatory.email,
+                 "company": world.organisation(contract.organisation_id).name}, f"{contract.effective}T12:00:00Z")
+    stories = {"order:pickup": ("awaiting_shipment", "label_created"), "return": ("return_open",),
+               "order:any": ("delivered", "delivered_late", "partially_refunded")}[about]
+    orders = [o for o in commerce_plan(world).orders if o.story in stories]
+    if not orders:
+        return None
+    order = next((o for o in orders if o.customer.organisation_id == organisation_id), None) or rng.choice(orders)
+    line = order.lines[0]
+    since = order.returns[0].decided_at if about == "return" and order.returns else order.created_at
+    return ({"order": order.name, "qty": str(line.quantity), "product": line.product_title,
+             "amount": money(order.total, world.currency), "customer": order.customer.name,
+             "customer_email": order.customer.email, "company": order.company, "day": order.created_at[:10]},
+            since or order.created_at)
+
+
 def _story_invoice(rng: random.Random, world: World, story: str, organisation_id: str) -> PlannedInvoice | None:
-    """The plan's invoice an issue about ``story`` names ("invoice" in the data), the customer's where one fits."""
+    """The plan's invoice an issue about ``story`` names, the customer's where one fits."""
     today = world.now_dt.date().isoformat()
     fits = {
         # Money came in that the books do not match: part of it paid, or a card payment not recorded.
@@ -709,8 +761,10 @@ def _story_invoice(rng: random.Random, world: World, story: str, organisation_id
 
 
 def _invoice_anchor(story: str, invoice: PlannedInvoice) -> str:
-    """The day (ISO) an issue about ``story`` can be raised from: issued, or gone overdue."""
-    return invoice.due_date if story == "overdue" else invoice.date
+    """The day (ISO) an issue about ``story`` can be raised from: issued, or gone overdue (the day after it was due)."""
+    if story == "overdue":
+        return (datetime.fromisoformat(invoice.due_date) + timedelta(days=1)).date().isoformat()
+    return invoice.date
 
 
 def _invoice_facts(world: World, story: str, invoice: PlannedInvoice) -> dict[str, str]:
@@ -719,7 +773,7 @@ def _invoice_facts(world: World, story: str, invoice: PlannedInvoice) -> dict[st
     amount = invoice.amount_due if story == "overdue" else invoice.total
     return {
         "invoice": invoice.number,
-        "amount": f"{amount:,.2f} {world.currency}",
+        "amount": money(amount, world.currency),
         "day": invoice.due_date,
         "customer": contact.name,
         "customer_email": contact.email,
@@ -763,18 +817,23 @@ def seed(ctx: ToolContext) -> None:
             template = templates[(number - 1) % len(templates)]
             status = "done" if archived else rng.choice(_SEED_STATUSES)
             age = rng.uniform(1, 90) if not archived else rng.uniform(150, 300)
+            age = min(age, (ctx.now - moment(projects[-1].created_at)).total_seconds() / 86400 * 0.95)  # after the project
             facts = _fill(ctx, rng, age)
-            story = template.get("invoice")
-            if story:
+            about = template.get("about")
+            if about:
                 customer = next(p for p in world.customers if p.email == facts["customer_email"])
-                invoice = _story_invoice(rng, world, story, customer.organisation_id)
-                if invoice is None:  # no invoice in the books fits the story: the issue is about something else
-                    template = next(t for t in templates if "invoice" not in t)
+                found = _about(rng, world, about, customer.organisation_id)
+                if found is None:  # no record of the world fits the story: the issue is about something else
+                    template = next(t for t in templates if "about" not in t)
                 else:
-                    facts.update(_invoice_facts(world, story, invoice))
-                    # Raised once there is something to do: after the invoice's day.
-                    since = (ctx.now - datetime.fromisoformat(_invoice_anchor(story, invoice)).replace(tzinfo=UTC))
-                    age = min(age, since.days - 1 + rng.uniform(0.1, 0.9))
+                    facts.update(found[0])
+                    # Raised once there is something to do: after the record's moment.
+                    anchor = found[1] if "T" in found[1] else f"{found[1]}T09:00:00Z"
+                    since = (ctx.now - datetime.fromisoformat(anchor.replace("Z", "+00:00"))).total_seconds() / 86400
+                    if since <= 0.1:
+                        template = next(t for t in templates if "about" not in t)
+                    elif age >= since:
+                        age = since * rng.uniform(0.1, 0.9)
             reporter = rng.choice(team)
             assignee = rng.choice(team) if status != "to_do" or rng.random() < 0.6 else None
             due = None
@@ -784,8 +843,9 @@ def seed(ctx: ToolContext) -> None:
             priority = rng.choice(("highest", "high", "high", "medium", "medium", "medium", "low", "lowest"))
             resolution = ("done" if rng.random() < 0.9 else "won't do") if status == "done" else None
             issue = Issue(
-                id=f"{key}-{number}", project_key=key, number=number, summary=template["summary"].format(**facts),
-                description=template["description"].format(**facts), issue_type=template["type"], status=status,
+                id=f"{key}-{number}", project_key=key, number=number, summary=write(rng, template["summary"], facts),
+                description=write(rng, " ".join((rng.choice(_SEED["description_openers"]), template["description"],
+                                                 rng.choice(_SEED["description_closers"]))), facts), issue_type=template["type"], status=status,
                 priority=priority, assignee_email=assignee.email if assignee else None,
                 assignee_name=assignee.name if assignee else None, reporter_email=reporter.email,
                 reporter_name=reporter.name,
@@ -805,7 +865,8 @@ def seed(ctx: ToolContext) -> None:
                 comments.append(
                     Comment(
                         id=ctx.new_id("cmt"), issue_key=issue.id, author_email=author.email, author_name=author.name,
-                        body=rng.choice(_SEED["comments"]).format(**facts),
+                        body=write(rng, " ".join((rng.choice(_SEED["comment_openers"]), rng.choice(_SEED["comments"]) + ".",
+                                                  rng.choice(_SEED["comment_closers"]))), facts),
                         created_at=ctx.days_from_now(-age + (n + 1) * age / 5),
                     )
                 )

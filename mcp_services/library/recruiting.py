@@ -27,6 +27,7 @@ from pydantic import BaseModel
 
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field, joined
 from mcp_services.kernel.plans.staff import PIPELINE_STAGES, staff_plan
+from mcp_services.kernel.prose import write
 from mcp_services.kernel.records import RecordAccess, like_pattern
 from mcp_services.kernel.schema import StateDef
 from mcp_services.kernel.semantic import (
@@ -427,22 +428,51 @@ _REASONS: tuple[tuple[str, str], ...] = (
     ("Withdrew: personal reasons", "they_rejected"),
     ("Unresponsive", "they_rejected"),
 )
+#: What an interviewer writes on a scorecard: what they saw, with the candidate's stage and the role's skills.
 _GOOD_NOTES = (
-    "Clear, structured answers; walked through a recent project end to end and owned the trade-offs.",
-    "Strong on the fundamentals and asked sharp questions about how the team works.",
-    "Good communicator; handled the exercise calmly and explained the reasoning at each step.",
-    "Solid experience for the level; would raise the bar on the team.",
+    "[Clear, structured answers|Well-organised answers|Crisp, clear answers]; [walked through|talked through|explained] a "
+    "recent project [end to end|in depth|step by step] and [owned the trade-offs|was honest about what went wrong|knew "
+    "the numbers].",
+    "[Strong on the fundamentals|Solid fundamentals|Very good grasp of the basics] and asked [sharp|thoughtful|good] "
+    "questions about [how the team works|our roadmap|how we measure success|the first 90 days].",
+    "[Good communicator|Communicates well|Easy to talk to]; [handled|worked through|approached] the {exercise} "
+    "[calmly|methodically|with confidence] and explained the reasoning at each step.",
+    "[Solid experience for the level|Right level of experience|More experience than most candidates we have seen]; "
+    "[would raise the bar on the team|would fit in well with {manager}'s team|could mentor others].",
+    "[Impressive|Convincing|Strong] {exercise}: [spotted the edge cases|kept it simple|asked for the constraints first]. "
+    "[Coming from {company}, they know the problem space.|Their time at {company} shows.|]",
 )
 _BAD_NOTES = (
-    "Struggled with the core exercise and could not explain the approach taken.",
-    "Experience is thinner than the resume suggests; not ready for this level.",
+    "[Struggled with|Got stuck on|Had trouble with] the {exercise} and [could not explain|did not explain|was vague "
+    "about] the approach taken.",
+    "[Experience is thinner than the resume suggests|Less hands-on experience than the CV says|Mostly managed others "
+    "doing the work]; [not ready for this level|better suited to a junior role|not a fit for now].",
+    "[Answers were vague|Few concrete examples|Hard to get specifics]; [I'd pass|not convinced|would not move "
+    "forward] for the {title} role.",
 )
+_NOTE_TAILS = ("", "", "", "Happy to discuss in the debrief.", "See my comments in the doc.", "Recommend {next}.",
+               "Asked about {topic}; good answer.", "Would like {manager}'s view.")
+_EXERCISES = {"phone_screen": ("screening questions", "role questions", "background questions"),
+              "skills_interview": ("technical exercise", "case study", "work sample", "live exercise"),
+              "final_interview": ("final presentation", "panel questions", "case discussion", "scenario exercise")}
+_TOPICS = ("salary expectations", "notice period", "remote work", "team size", "career goals", "the on-call rota")
 _COVER_LETTERS = (
-    "I have followed {home} for a while and the {title} role matches what I do best. I would love to talk.",
-    "Please find my application for the {title} opening. I am available to start within a month.",
-    "A former colleague recommended {home}; my background in the field fits the {title} role well.",
+    "[I have followed|I've been following|I've admired] {home} [for a while|for some years|since its launch] and the "
+    "{title} role [matches what I do best|fits my experience|is exactly what I'm looking for]. [I would love to "
+    "talk.|I'd welcome a conversation.|I hope to hear from you.]",
+    "Please find my application for the {title} [opening|role|position]. [I am available to start within a "
+    "month.|My notice period is four weeks.|I can start in {start_month}.] [I currently work as {current} at "
+    "{company}.|]",
+    "[A former colleague|A friend at {home}|Someone on your team] recommended {home}; my background [in the field|as "
+    "{current}|at {company}] fits the {title} role well.",
+    "[After {years} years as {current}|Having spent {years} years at {company}], I'm [ready for|looking for] a role "
+    "like {title}. [I'd bring|I can offer] [hands-on experience|a track record of delivery|a calm head under "
+    "pressure].",
     None,
 )
+_REJECTION_NOTES = ("[Thanks for your time|Thank you for your time, {first}|Thanks for interviewing with us]; [we decided "
+                    "not to move forward|we won't be moving forward|we've decided to go another way][ for the {title} "
+                    "role|]. [We'll keep your details on file.|Best of luck with your search.|]")
 _ROOM_FALLBACK = "Video call"
 #: How the interview of an application's current stage stands, in turn per stage.
 _SCENES = ("positive", "upcoming", "split", "awaiting feedback")
@@ -473,6 +503,7 @@ def seed(ctx: ToolContext) -> None:
     world = ctx.world
     staff = staff_plan(world)
     rng = ctx.rng("seed")
+    words = ctx.rng("words")  # the scorecards' and letters' wording, apart from what happened when
     today = ctx.now.date()
     heads = {d.head_email for d in staff.departments}
     admins = {world.user.email, *(j.recruiter_email for j in staff.jobs)}
@@ -516,6 +547,9 @@ def seed(ctx: ToolContext) -> None:
             email=planned.email, phone=planned.phone, city=planned.city, current_company=planned.current_company,
             current_title=planned.current_title, created_at=_at(applied, rng.randint(7, 21)),
         )
+        if job.opened_at and candidate.created_at <= job.opened_at:  # applied the morning the job opened: after it
+            candidate = dataclasses.replace(candidate, created_at=_at(applied, 10 + rng.randint(0, 8)))
+        applied_at = candidate.created_at  # the application brings the candidate's record with it
         candidates.append(candidate)
         application_id = ctx.new_id("app")
         reached = PIPELINE_STAGES.index(planned.stage)
@@ -540,12 +574,19 @@ def seed(ctx: ToolContext) -> None:
                 panel = [job.hiring_manager_email, *panel[:1]]
             hour = rng.choice((9, 10, 11, 13, 14, 15))
             start = _at(when, hour)
+            if not upcoming and start <= applied_at:  # applied the same day: interviewed the next working day
+                when = _weekday(when + timedelta(days=1))
+                start = _at(when, hour)
+                if start >= ctx.now_iso:
+                    scene, upcoming = "upcoming", True
             end = (datetime.strptime(start, "%Y-%m-%dT%H:%M:%SZ") + timedelta(minutes=_LENGTH_MINUTES[stage])).strftime("%Y-%m-%dT%H:%M:%SZ")
             interview = Interview(
                 id=ctx.new_id("int"), application_id=application_id, candidate_id=candidate.id, job_id=job.id, stage=stage,
                 interviewer_emails=panel, start_at=start, end_at=end,
                 location=_ROOM_FALLBACK if stage == "phone_screen" else rng.choice(rooms),
-                status="scheduled", created_at=_at(max(applied, when - timedelta(days=4)), 12),
+                status="scheduled",
+                # Booked a few days ahead, after the application came in and never after now.
+                created_at=min(max(applied_at, _at(when - timedelta(days=4), 12)), ctx.iso(ctx.now - timedelta(hours=1))),
             )
             # Scorecards: positive for stages passed; for the current stage as its scene says.
             if scene in ("passed", "positive", "split"):
@@ -557,15 +598,21 @@ def seed(ctx: ToolContext) -> None:
                         verdict = "no"  # a split panel: a finalist cannot move to the offer stage
                     else:
                         verdict = rng.choice(_POSITIVE)
+                    note = words.choice(_GOOD_NOTES if verdict in _POSITIVE else _BAD_NOTES)
+                    facts = {"exercise": words.choice(_EXERCISES[stage]), "company": candidate.current_company,
+                             "manager": job.hiring_manager_email.split(".")[0].capitalize(), "title": job.title,
+                             "next": words.choice(("moving on", "the next stage", "an offer" if stage == "final_interview"
+                                                   else "the next round")), "topic": words.choice(_TOPICS)}
                     scorecards.append(Scorecard(
                         id=ctx.new_id("sc"), application_id=application_id, interview_id=interview.id, stage=stage,
                         interviewer_email=email, recommendation=verdict,
-                        notes=rng.choice(_GOOD_NOTES if verdict in _POSITIVE else _BAD_NOTES),
+                        notes=write(words, f"{note} {words.choice(_NOTE_TAILS)}", facts),
                         submitted_at=_at(when, min(hour + 3, 18)),
                     ))
                 interview = dataclasses.replace(interview, status="completed")
             interviews.append(interview)
-            last = max(last, when)
+            if not upcoming:
+                last = max(last, when)
         rejected_at = None
         if planned.status == "rejected":
             rejected_at = _at(min(today - timedelta(days=1), last + timedelta(days=2)), 16)
@@ -586,16 +633,24 @@ def seed(ctx: ToolContext) -> None:
                 id=ctx.new_id("off"), application_id=application_id, candidate_id=candidate.id, job_id=job.id,
                 status="extended", salary=round((plan_job.salary_min * 0.4 + plan_job.salary_max * 0.6) / 500) * 500.0,
                 currency=world.currency, start_date=(today + timedelta(days=rng.randint(21, 45))).isoformat(),
-                created_by_email=job.recruiter_email, created_at=_at(today - timedelta(days=rng.randint(1, 4)), 11),
+                created_by_email=job.recruiter_email,
+                # Made after the last interview of the application (and its arrival), before now.
+                created_at=min(max(_at(today - timedelta(days=rng.randint(1, 4)), 11), _at(last, 17), applied_at),
+                               ctx.iso(ctx.now - timedelta(minutes=30))),
             ))
-        letter = rng.choice(_COVER_LETTERS)
+        letter = words.choice(_COVER_LETTERS)
         applications.append(Application(
             id=application_id, candidate_id=candidate.id, job_id=job.id, stage=planned.stage, status=planned.status,
             source=planned.source, referrer_email=planned.referrer_email,
-            cover_letter=letter.format(home=world.home.name, title=job.title) if letter else None,
-            applied_at=_at(applied, rng.randint(7, 21)), last_activity_at=_at(last, 17),
+            cover_letter=write(words, letter, {
+                "home": world.home.name, "title": job.title, "company": candidate.current_company,
+                "current": candidate.current_title, "years": words.randint(3, 12),
+                "start_month": (today + timedelta(days=words.randint(30, 75))).strftime("%B")}) if letter else None,
+            applied_at=applied_at if rng.randint(7, 21) else applied_at,
+            last_activity_at=max(applied_at, min(_at(last, 17), ctx.iso(ctx.now - timedelta(hours=1)))),
             rejection_reason_id=reasons[planned.rejection_reason].id if planned.rejection_reason else None,
-            rejection_notes="Thanks for your time; we decided not to move forward." if planned.rejection_reason else None,
+            rejection_notes=write(words, _REJECTION_NOTES, {"first": candidate.first_name, "title": job.title})
+            if planned.rejection_reason else None,
             rejected_at=rejected_at, hired_at=hired_at,
         ))
     ctx.insert_many(list(jobs.values()))

@@ -41,6 +41,8 @@ from mcp_services.kernel.semantic import (
     Text,
     moment,
 )
+from mcp_services.kernel.plans.commerce import PlannedOrder, commerce_plan
+from mcp_services.kernel.prose import industry_facts, write
 from mcp_services.kernel.world import Person, PlannedInvoice, World
 
 MessageSid = EntityId("sms.message")
@@ -355,69 +357,96 @@ def _send(
 
 # -- seed: conversation scripts ------------------------------------------------------------------
 
-#: (who, our line, text). who: "out" (we text them) or "in" (they text us). Texts name {facts}.
+#: (who, our line, text). who: "out" (we text them: our notification line's template when it opens the
+#: exchange, a colleague's reply after they wrote), "auto" (the line's automatic answer to a keyword) or "in"
+#: (they text us). Texts name {facts} and make [choices].
 Script = tuple[tuple[str, str, str], ...]
+_THANKS = ("[Great, thanks!|Thanks!|Perfect, thank you.|Brilliant, thanks.|Got it, cheers.|Thanks for the update.|👍 thanks|"
+           "Lovely, thank you.|Noted, thanks.]")
+_SIGN = "[| - {first}| {first}| Thanks, {first}| Cheers, {first}|]"
 _SCRIPTS: dict[str, Script] = {
     "shipping": (
         ("out", "sales", "{home}: your order {order} ({qty} x {product}) has shipped. Tracking: {tracking}. "
          "Reply STOP to opt out."),
-        ("in", "sales", "Great, thanks!"),
+        ("in", "sales", _THANKS + " [We'll keep an eye out for it.|Is it signed for?|Can it be left at reception?|"
+         "Will it come before {rush}?|The team at {site} will be happy.|]" + _SIGN),
+        ("out", "sales", "[Hi {first}, |{first}, |Hello {first}! |]it [can be left at reception|doesn't need a "
+         "signature|will be left at the front desk|can go to your loading bay][, the carrier has your note|, I've "
+         "added a note|]. [Any questions, just text back.|Text me if anything changes.|- {agent}|{agent}, {home}]"),
     ),
     "appointment": (
         ("out", "appointments", "Reminder: your {service} with {agent} is on {date} at {time}, {place}. Reply C to "
          "confirm or R to reschedule."),
-        ("in", "appointments", "C"),
-        ("out", "appointments", "Thanks {first}, you're confirmed for {date} at {time}."),
+        ("in", "appointments", "[C|Yes, C|Confirmed, C|C 👍|C!][|, thanks|, see you then|, thank you {agent}|. See "
+         "you at {place}|. We'll be there|. Might be 5 min late|. {first} from {company}|. Is parking available?]"),
+        ("auto", "appointments", "Thanks {first}, you're confirmed for {date} at {time}."),
     ),
     "reschedule": (
         ("out", "appointments", "Reminder: your {service} with {agent} is on {date} at {time}, {place}. Reply C to "
          "confirm or R to reschedule."),
-        ("in", "appointments", "R - could we do {alt_time} instead?"),
-        ("out", "appointments", "No problem {first}, you're now booked for {date} at {alt_time}."),
+        ("in", "appointments", "R - [could we do {alt_time} instead|is {alt_time} possible|can we move it to "
+         "{alt_time}|would {alt_time} work]? [Something came up at {site}.|Sorry for the change.|{rush} is "
+         "keeping us busy.|]" + _SIGN),
+        ("out", "appointments", "[No problem {first}, you're now booked for {date} at {alt_time}.|Done: {date} at "
+         "{alt_time}. See you then!|Moved to {alt_time} on {date}, {first}.|Sure thing {first}, {alt_time} it is.] "
+         "[- {agent}|{agent} will meet you there.|See you at {place}.|]"),
     ),
     "invoice": (
         ("out", "billing", "{home} Billing: invoice {inv} for {amount} is due on {date}. Questions? Just reply "
          "to this message."),
-        ("in", "billing", "Paid this morning, bank reference {ref}."),
-        ("out", "billing", "Thanks {first}, we've received your payment for {inv}."),
+        ("in", "billing", "[Paid this morning|We paid it today|Payment went out today|Sent the transfer today|Our AP "
+         "team paid it today][, by bank transfer|, by card|]. [Reference {inv}.|Please confirm.|Let me know if it "
+         "doesn't arrive.|]" + _SIGN),
+        ("out", "billing", "[Thanks {first}, we've received your payment for {inv}.|Got it, thanks {first}: {inv} is "
+         "paid.|Payment for {inv} received, thank you {first}!|{inv} is marked paid on our side, thanks {first}.] "
+         "[- {agent}|Have a good day.|{agent}, {home} billing|]"),
     ),
     "declined": (
         ("out", "billing", "{home} Billing: the card payment of {amount} for invoice {inv} was declined. Please "
          "update your card at https://pay.{domain}/{inv}"),
-        ("in", "billing", "Sorry about that, I've updated the card. Can you retry the charge?"),
+        ("in", "billing", "[Sorry about that|Oops, sorry|Thanks for the heads up|Ah, apologies], [I've updated the "
+         "card|the new card is in|our card expired, updated now|finance changed cards]. [Can you retry the "
+         "charge?|Please try again.|Could you run it again?|Try now please.]" + _SIGN),
     ),
     "support": (
-        ("in", "support", "Hi, this is {first} from {company}. {product} stopped working for us this morning, "
-         "can someone call me?"),
-        ("out", "support", "Hi {first}, this is {agent} from {home} support. I've opened ticket {ticket}; we'll "
-         "call you within the hour."),
-        ("in", "support", "Thanks, talk soon."),
+        ("in", "support", "[Hi, this is|Hello, it's|Hi! This is] {first} from {company}. {product} [stopped working "
+         "for us|keeps failing|is down for us] [this morning|since lunch|since yesterday][, it's holding up {work}|]. "
+         "[Can someone call me?|Could you call me back?|Please call when you can.]"),
+        ("out", "support", "[Hi {first}, this is {agent} from {home} support.|{first}, {agent} here from {home} "
+         "support.] [I've opened a ticket|I've logged it with the team|We're looking into it]; [we'll call you within "
+         "the hour|I'll call you shortly|expect a call in 30 minutes]."),
+        ("in", "support", "[Thanks, talk soon.|Great, thanks.|Thank you!|Appreciated.|Perfect, I'll keep my phone "
+         "on.] [We're at {site}.|Best number is this one.|I'm in meetings until 3.|]" + _SIGN),
     ),
     "code": (("out", "support", "Your {home} verification code is {code}. It expires in 10 minutes."),),
     "delivery": (
         ("out", "sales", "{home}: the delivery for order {order} is planned for {date} between 09:00 and 12:00. "
          "Reply 1 to confirm or call us to change it."),
-        ("in", "sales", "1"),
+        ("in", "sales", "[1|1 thanks|1 - someone will be at {site}|1, confirmed|1, please ring the bell|1 - ask for "
+         "{first} at reception]"),
     ),
 }
+#: What an exchange is about when the person has no invoice or order that fits the one drawn.
+_FALLBACKS = ("support", "reschedule", "appointment", "code")
 _STOP_SCRIPT: Script = (
     ("out", "sales", "{home}: 20% off {product} until {date} with code SAVE20. Reply STOP to opt out."),
     ("in", "sales", "STOP"),
-    ("out", "sales", "You have successfully been unsubscribed. You will not receive any more messages from this "
+    ("auto", "sales", "You have successfully been unsubscribed. You will not receive any more messages from this "
      "number. Reply START to resubscribe."),
 )
 #: One text each from us to a company's main line (a landline, so it bounces), to colleagues, from strangers.
 _TO_LANDLINE: Script = (("out", "billing", "{home} Billing: please call us back about invoice {inv} ({amount})."),)
 _ALERTS = (
-    "On-call alert: ticket {ticket} ({company}) escalated to P1. Please check the support queue.",
-    "Reminder: ops sync moved to {date} at {time}.",
+    "On-call alert: a P1 escalation from {company}. Please check the support queue.",
+    "Reminder: the weekly team sync is on Monday at 10:00.",
 )
 _ALERTED_ROLES = ("support lead", "support agent", "engineering lead")
 _STRANGERS = (
-    "Hi, is this {home}? I'd like a quote for {qty} x {product}.",
-    "Who is this? I got a missed call from this number.",
-    "Wrong number, sorry!",
-    "Do you deliver to {city}?",
+    "[Hi, is this|Hello, is this|Is this] {home}? [I'd like a quote for|Could I get pricing for|Do you sell] "
+    "{qty} x {product}?",
+    "[Who is this?|Hi, who's this?|Sorry, who is this?] I got a missed call from this number[ this morning|].",
+    "[Wrong number, sorry!|Sorry, wrong number.|Oops, wrong person, sorry.]",
+    "[Do you deliver to|Hi, do you ship to|Can you deliver to] {city}? [It's for {site}.|We're a small team.|]",
 )
 #: (our line, text) of reminders scheduled for the coming days; the first two were canceled.
 _SCHEDULED = (
@@ -438,7 +467,7 @@ _SERVICES = ("onboarding workshop", "training session", "account review", "produ
 
 
 def _facts(rng: Any, world: World, person: Person | None, category: str | None = None) -> dict[str, str]:
-    """The concrete values one seeded exchange talks about."""
+    """The everyday values one seeded exchange talks about (the records it names come from the world's plans)."""
     product = rng.choice([p for p in world.products if category in (None, p.category)] or list(world.products))
     qty = rng.randint(1, 4) if product.unit_price >= 500 else rng.randint(2, 30)
     future = world.now_dt + timedelta(days=rng.randint(1, 12))
@@ -454,10 +483,6 @@ def _facts(rng: Any, world: World, person: Person | None, category: str | None =
         "product": product.name,
         "qty": str(qty),
         "amount": f"{product.unit_price * qty:,.2f} {world.currency}",
-        "order": f"ORD-{rng.randint(10000, 99999)}",
-        "ref": f"TRF{rng.randint(100000, 999999)}",
-        "ticket": f"T-{rng.randint(1000, 1999)}",
-        "tracking": f"1Z{rng.randint(10**9, 10**10 - 1)}",
         "code": f"{rng.randint(0, 999999):06d}",
         "service": rng.choice(_SERVICES),
         "agent": agent.first_name,
@@ -465,9 +490,8 @@ def _facts(rng: Any, world: World, person: Person | None, category: str | None =
         "time": f"{hour}:00",
         "alt_time": f"{hour + 1}:30",
         "place": rng.choice(world.places).name,
+        **industry_facts(rng, org.industry),
     }
-
-
 #: The scripts about an invoice, and the invoice of the plan each is about: one paid by bank transfer
 #: on or before its due date (``paid``), one whose card was declined (``declined``).
 _INVOICE_SCRIPTS = {"invoice": "paid", "declined": "declined"}
@@ -579,9 +603,12 @@ def seed(ctx: ToolContext) -> None:
             at += timedelta(minutes=rng.randint(2, 300)) if i else timedelta(0)
             if at >= now - timedelta(minutes=5):
                 break
-            body = text.format(**facts)
-            if who == "out":
-                played.append(_Text("outbound-api", ours[line], theirs, body, at, *delivery(theirs)))
+            body = write(rng, text, facts)
+            if who in ("out", "auto"):
+                # Our line's notice opens an exchange; after they wrote, a colleague answers in person.
+                answered = who == "out" and i > 0 and script[i - 1][0] == "in"
+                played.append(_Text("outbound-reply" if answered else "outbound-api", ours[line], theirs, body, at,
+                                    *delivery(theirs)))
             else:
                 played.append(_Text("inbound", ours[line], theirs, body, at, "received"))
         texts.extend(played)
@@ -590,33 +617,52 @@ def seed(ctx: ToolContext) -> None:
     def start_time(max_days: float = 60.0, min_days: float = 0.1) -> datetime:
         return (now - timedelta(days=rng.uniform(min_days, max_days))).replace(microsecond=0)
 
-    def about_invoice(
-        name: str, person: Person, start: datetime, before: str | None = None
-    ) -> tuple[Script, dict[str, str], datetime]:
-        """The script, facts and start of an exchange; one about an invoice names one of the person's company.
+    orders_of: dict[str, list[PlannedOrder]] = {}
+    for order in commerce_plan(world).orders:
+        orders_of.setdefault(order.customer.email, []).append(order)
 
-        Where the books hold no invoice of theirs that fits, the exchange is about a shipment instead.
+    def about(name: str, person: Person, start: datetime, before: str | None = None) -> tuple[Script, dict[str, str], datetime]:
+        """The script, facts and start of an exchange; one about an invoice or an order names one of the person's.
+
+        Where the person has no invoice or order that fits, the exchange is an appointment reminder instead.
         """
         facts = _facts(rng, world, person)
         story = _INVOICE_SCRIPTS.get(name)
-        invoice = _story_invoice(rng, world, story, person.organisation_id, before) if story else None
-        if story is None or invoice is None:
-            return _SCRIPTS["shipping" if story else name], facts, start
-        facts.update(_invoice_facts(world, story, invoice))
-        return _SCRIPTS[name], facts, _morning_of(_invoice_anchor(story, invoice), rng)
+        if story is not None:
+            invoice = _story_invoice(rng, world, story, person.organisation_id, before)
+            if invoice is not None:
+                facts.update(_invoice_facts(world, story, invoice))
+                return _SCRIPTS[name], facts, _morning_of(_invoice_anchor(story, invoice), rng)
+            name = rng.choice(_FALLBACKS)
+        if name in ("shipping", "delivery"):
+            limit = before or ctx.now_iso
+            fits = [o for o in orders_of.get(person.email, []) if o.fulfillments and o.fulfillments[0].tracking_number
+                    and o.fulfillments[0].created_at < limit
+                    and (name == "shipping" or (o.fulfillments[0].delivered_at is None and o.story == "in_transit"))]
+            if not fits:
+                return _SCRIPTS[rng.choice(_FALLBACKS)], facts, start
+            order = rng.choice(fits)
+            shipped = order.fulfillments[0]
+            line = order.lines[0]
+            expected = datetime.fromisoformat(str(shipped.estimated_delivery_at).replace("Z", "+00:00"))
+            facts.update(order=order.name, qty=str(line.quantity), product=line.product_title,
+                         tracking=str(shipped.tracking_number), date=f"{expected:%a} {expected.day} {expected:%b}")
+            sent = datetime.fromisoformat(shipped.created_at.replace("Z", "+00:00")) + timedelta(minutes=rng.randint(5, 90))
+            return _SCRIPTS[name], facts, sent
+        return _SCRIPTS[name], facts, start
 
     customers = list(world.customers)
     rng.shuffle(customers)
     regulars, stoppers, manual = customers[:44], customers[44:48], customers[48:50]
     for person in regulars:
         for _ in range(rng.choice((1, 2, 2, 3, 3))):
-            script, facts, start = about_invoice(rng.choice(list(_SCRIPTS)), person, start_time())
+            script, facts, start = about(rng.choice(list(_SCRIPTS)), person, start_time())
             play(script, person.phone, facts, start, rng.randint(1, len(script)))
     opt_outs: list[tuple[str, _Text | None]] = []
     for person in stoppers:
         # Before they opted out (one to 25 days ago): an invoice of theirs from a month ago or more.
         month_ago = (now - timedelta(days=30)).date().isoformat()
-        first, facts, start = about_invoice(
+        first, facts, start = about(
             rng.choice(("shipping", "invoice", "delivery")), person, start_time() - timedelta(days=30), month_ago
         )
         play(first, person.phone, facts, start, len(first))
@@ -625,7 +671,7 @@ def seed(ctx: ToolContext) -> None:
         opt_outs += [(person.phone, m) for m in played if m.body == "STOP"]
     for person in manual:
         # Texted once, before they asked (by email, 3-40 days ago) not to be texted again.
-        play(_SCRIPTS["shipping"], person.phone, _facts(rng, world, person), start_time(60.0, 41.0), 1)
+        play(_SCRIPTS["appointment"], person.phone, _facts(rng, world, person), start_time(60.0, 41.0), 1)
         opt_outs.append((person.phone, None))
     for org in rng.sample(list(world.organisations[1:]), 4):
         facts, start = _facts(rng, world, None), start_time()
@@ -637,11 +683,11 @@ def seed(ctx: ToolContext) -> None:
             facts.update(_invoice_facts(world, story, invoice))
             play(_TO_LANDLINE, org.phone, facts, max(start, _morning_of(invoice.date, rng) + timedelta(days=1)), 1)
     for template in _STRANGERS:
-        texts.append(_Text("inbound", ours["support"], fresh_number(), template.format(**_facts(rng, world, None)),
+        texts.append(_Text("inbound", ours["support"], fresh_number(), write(rng, template, _facts(rng, world, None)),
                            start_time(20.0), "received"))
     for colleague in (p for p in world.team[1:] if p.job_title in _ALERTED_ROLES):
         for template in _ALERTS:
-            body = template.format(**_facts(rng, world, rng.choice(world.customers)))
+            body = write(rng, template, _facts(rng, world, rng.choice(world.customers)))
             texts.append(_Text("outbound-api", ours["support"], colleague.phone, body, start_time(30.0), "delivered"))
     for i, person in enumerate(rng.sample(regulars, 10)):  # never to people who opted out
         line, template = rng.choice(_SCHEDULED)
@@ -658,7 +704,7 @@ def seed(ctx: ToolContext) -> None:
         facts["date"] = f"{due:%a} {due.day} {due:%b}"  # the text speaks of 3 days after it is sent
         if invoice is not None:
             facts.update(_invoice_facts(world, "due_soon", invoice))
-        texts.append(_Text("outbound-api", ours[line], person.phone, template.format(**facts), created,
+        texts.append(_Text("outbound-api", ours[line], person.phone, write(rng, template, facts), created,
                            "canceled" if i < 2 else "scheduled", send_at=send_at))
 
     texts.sort(key=lambda t: t.at)  # sids follow creation time, as in a real account

@@ -17,6 +17,7 @@ from typing import Literal
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field, joined
 from mcp_services.kernel.entity import json_text
 from mcp_services.kernel.records import RecordAccess, like_pattern
+from mcp_services.kernel.prose import write
 from mcp_services.kernel.semantic import (
     Date,
     DateTime,
@@ -236,19 +237,30 @@ _PROJECTS: tuple[tuple[str, Layout, str, str, tuple[str, ...], tuple[tuple[str, 
       ("Chase the open expense reports", "accountant", 3, False, ("close",)),
       ("Prepare the management report", "finance lead", 7, False, ("reporting",)))),
 )
+#: What people comment on a task (one of each kind, worded as they like).
 _COMMENTS = (
-    "I left a voicemail; trying again tomorrow.",
-    "Waiting for their reply before I move this on.",
-    "Done for the most part; one item left.",
-    "Can you take this one? I'm out on Friday.",
-    "Added the details to the CRM.",
+    "[I left a voicemail for {first}|Left {first} a voicemail|Called {first}, no answer][; trying again tomorrow|, will "
+    "try again {weekday}|; I'll email instead].",
+    "[Waiting for {first}'s reply|Waiting to hear back from {org}|Still waiting on {first}] before I move this on[.| - "
+    "nudged them {weekday}.|.]",
+    "[Done for the most part|Nearly there|Mostly done]; [one item left|only the sign-off left|just {org}'s part left][.|, "
+    "finishing {weekday}.]",
+    "[Can you take this one?|Could someone pick this up?|Can I hand this over?] I'm out on {weekday}[.|; notes are in "
+    "the task.| - {colleague} knows the background.]",
+    "[Added the details to the CRM|Logged the call in the CRM|Updated {first}'s CRM record][.|; summary sent to "
+    "{colleague}.| - see the notes there.]",
 )
+
+
+_OPENERS = ("", "", "Update:", "FYI:", "Quick note:", "Heads up:", "Status:")
+_CLOSERS = ("", "", "Thanks!", "Shout if you need me.", "Will update here.", "Ping me with questions.", "Cheers.")
 
 
 @service.seeder
 def seed(ctx: ToolContext) -> None:
     """The workspace of the home organisation, the team as its members, five projects with sections, tasks and comments."""
     world, rng = ctx.world, ctx.rng("seed")
+    words = ctx.rng("words")  # the comments' wording, apart from who wrote what when
     workspace = Workspace(id=ctx.new_id("ws"), name=world.home.name, email_domain=world.home.domain)
     ctx.insert(workspace)
     ctx.insert_many([
@@ -280,7 +292,10 @@ def seed(ctx: ToolContext) -> None:
             )
             ctx.insert(task)
             for _ in range(rng.choice((0, 0, 1, 2))):
-                _comment(ctx, task, rng.choice(_COMMENTS), task.assignee_email or project.owner_email,
+                facts = {"first": person.first_name, "org": org.name, "colleague": words.choice(world.team).first_name,
+                         "weekday": words.choice(("Monday", "Tuesday", "Wednesday", "Thursday", "Friday"))}
+                text = f"{words.choice(_OPENERS)} {rng.choice(_COMMENTS)} {words.choice(_CLOSERS)}"
+                _comment(ctx, task, write(words, text, facts), task.assignee_email or project.owner_email,
                          ctx.days_from_now(-rng.uniform(0.2, 2.5)))
 
 

@@ -35,6 +35,7 @@ from mcp_services.kernel.semantic import (
     Text,
     moment,
 )
+from mcp_services.kernel.prose import industry_facts, write
 from mcp_services.kernel.world import Person
 
 UserId = EntityId("voice.user")
@@ -228,31 +229,50 @@ def _inbound(
 
 # -- seed ------------------------------------------------------------------------------------------
 
-#: Voicemails callers leave: (team, text); {first}, {company}, {product}, {day} are filled in.
+_HELLO = "[Hi, this is|Hello, this is|Hi, it's|Hey, it's|Good morning, this is|Hello, {first} here,] {first} [from|at|with] {company}."
+_BYE = "[Thanks.|Thank you.|Thanks, bye.|Speak soon.|Cheers.|Thanks a lot.|]"
+#: Voicemails callers leave: (team, text); {first}, {company}, {product} and their industry's words are filled in.
 _VOICEMAILS = (
-    ("Support", "Hi, this is {first} from {company}. Our exports have been failing since this morning and I need the "
-     "numbers for a board meeting. Could someone call me back as soon as you can? Thanks."),
-    ("Sales", "Hello, {first} at {company} here. We'd like to add about ten seats to our {product} and I have a couple "
-     "of questions on pricing. Please give me a ring back when you get a chance."),
-    ("Billing", "Hi, it's {first} from {company}. I'm looking at this month's invoice and the total looks higher than "
-     "what we agreed. Can someone from billing call me back? Thank you."),
-    ("Support", "Hey, {first} from {company}. Just following up on my ticket about the login issue, it's still "
-     "happening for two of our users. Call me back when you can."),
-    ("Sales", "Good morning, this is {first} with {company}. I missed your call {day}; I'm free most of the afternoon "
-     "if you want to try again."),
+    ("Support", _HELLO + " [Our exports have been failing|The reports won't load|Nobody can log in] [since this "
+     "morning|since lunch|since yesterday] and [I need the numbers for a board meeting|it's holding up {work}|{clients} "
+     "are waiting on us]. [Could someone call me back as soon as you can?|Please call me back.|Can someone ring me?] "
+     + _BYE),
+    ("Sales", _HELLO + " We'd like to [add about ten seats to|expand|upgrade] our {product} [and I have a couple of "
+     "questions on pricing|before {rush}|for {site}]. [Please give me a ring back when you get a chance.|Call me back "
+     "when you can.|I'm around all afternoon.] " + _BYE),
+    ("Billing", _HELLO + " I'm looking at [this month's invoice|the latest invoice|our last invoice] and [the total looks "
+     "higher than what we agreed|there's a line I don't recognise|the billing address is wrong]. [Can someone from "
+     "billing call me back?|Please call me.|Could finance give me a ring?] " + _BYE),
+    ("Support", _HELLO + " [Following up on|Calling about|Chasing] [the login issue|the sync problem|the slow "
+     "dashboard] [we reported|I emailed about|from last week], it's still happening for [two of our users|the team at "
+     "{site}|a few people]. [Call me back when you can.|Please call back.|] " + _BYE),
+    ("Sales", _HELLO + " I saw a missed call from this number [this morning|yesterday|earlier]; I'm free [most of the "
+     "afternoon|after three|tomorrow morning] if you want to try again. " + _BYE),
 )
-#: Answered calls: (team, transcript or None).
+#: Answered calls: (team, what the agent wrote down, or None).
 _ANSWERED = (
-    ("Support", "Customer asked how to reset a user's password; walked them through the admin page."),
-    ("Sales", "Discussed the renewal and the number of seats for next year; they will confirm by email."),
-    ("Billing", "Customer asked for a copy of last month's invoice; sent it by email during the call."),
+    ("Support", "[Customer asked how to reset a user's password|Caller needed a password reset for a colleague|Helped "
+     "reset an admin password]; [walked them through the admin page|sent the help article|done on the call][; they "
+     "use it for {work}|]."),
+    ("Sales", "[Discussed the renewal|Talked about next year's plan|Went through the renewal] and the number of seats[ "
+     "for {site}|]; [they will confirm by email|decision after {rush}|they want a proposal]."),
+    ("Billing", "[Customer asked for a copy of last month's invoice|They needed an invoice copy for their "
+     "auditors|Caller wanted last quarter's invoices]; [sent by email during the call|emailed while we talked|sent "
+     "the PDFs]."),
     ("Support", None),
     ("Sales", None),
 )
 _NOTES = (
-    "Called back, left a message.", "Sorted on the call; nothing else needed.", "Passed on to the account owner.",
-    "Customer will email the details.",
+    "[Called back, left a message|Rang back, voicemail|Tried them back, no answer][.| - will try again {when}.]",
+    "[Sorted on the call|Fixed while we talked|Resolved on the call]; [nothing else needed|no follow-up|closing it].",
+    "[Passed on to|Handed over to|Forwarded to] [the account owner|{colleague}|billing][.|, who will call them {when}.]",
+    "[Customer will email the details|They'll send details by email|Waiting for their email][.| - check {when}.]",
+    "[Logged in the CRM|Added a CRM note|Noted on their record][.|; follow-up {when}.]",
 )
+_NOTE_TAILS = ("", "", "- {colleague}", "Ticket updated.", "CRM updated.", "They sounded happy.", "It matters for {site}.")
+_CALLBACK_NOTES = ("[Return the call|Call them back|Ring back][.| about their voicemail.| {when}.]",
+                   "[Call back re:|Follow up on] [the voicemail|their question|the missed call][.| - {colleague} knows the account.]")
+_WHEN = ("tomorrow", "this afternoon", "on Monday", "later today", "after lunch")
 
 
 @service.seeder
@@ -276,9 +296,13 @@ def seed(ctx: ToolContext) -> None:
                                company_name=world.organisation(p.organisation_id).name, phone_number=p.phone, email=p.email))
     agents = {team: [u.email for u in users if u.team == team] for team in TEAM_ROLES}
 
-    def facts(person: Person) -> dict[str, str]:
-        return {"first": person.first_name, "company": world.organisation(person.organisation_id).name,
-                "product": rng.choice(world.products[:3]).name, "day": "yesterday"}
+    words = ctx.rng("words")  # what is said and noted, apart from who called when
+
+    def facts(person: Person | None, product: str | None = None) -> dict[str, str]:
+        org = world.organisation(person.organisation_id) if person else world.home
+        return {"first": person.first_name if person else "", "company": org.name,
+                "product": product or words.choice(world.products[:3]).name, "when": words.choice(_WHEN),
+                "colleague": words.choice(world.team).first_name, **industry_facts(words, org.industry)}
 
     def ago(days_ago: float) -> datetime:
         at = now - timedelta(days=days_ago)
@@ -293,8 +317,8 @@ def seed(ctx: ToolContext) -> None:
         roll = rng.random()
         if roll < 0.62:
             team, text = rng.choice(_ANSWERED)
-            call = _inbound(ctx, person.phone, "answered", at, team=team, seconds=rng.randint(90, 1500), transcript=text,
-                            agent=rng.choice(agents[team]))
+            call = _inbound(ctx, person.phone, "answered", at, team=team, seconds=rng.randint(90, 1500),
+                            transcript=write(words, text, facts(person)) if text else None, agent=rng.choice(agents[team]))
         elif roll < 0.8:
             team = rng.choice(list(TEAM_ROLES))
             call = _inbound(ctx, person.phone, "missed", at, team=team, seconds=rng.randint(15, 70),
@@ -302,7 +326,7 @@ def seed(ctx: ToolContext) -> None:
         else:
             team, text = rng.choice(_VOICEMAILS)
             call = _inbound(ctx, person.phone, "voicemail", at, team=team, seconds=rng.randint(40, 110),
-                            transcript=text.format(**facts(person)))
+                            transcript=write(words, text, facts(person, rng.choice(world.products[:3]).name)))
         calls.append((call, person))
     for _ in range(25):  # calls we made
         person = rng.choice(customers)
@@ -328,7 +352,9 @@ def seed(ctx: ToolContext) -> None:
                 ctx.update(call, archived=True)
         if rng.random() < 0.25:
             author = call.user_email or rng.choice(agents[call.team or "Support"])
-            ctx.insert(Note(id=ctx.new_id("cnote"), call_id=call.id, content=rng.choice(_NOTES), author_email=author,
+            note = rng.choice(_NOTES[:4]) if words.random() < 0.8 else _NOTES[4]
+            content = write(words, f"{note} {words.choice(_NOTE_TAILS)}", facts(_person))
+            ctx.insert(Note(id=ctx.new_id("cnote"), call_id=call.id, content=content, author_email=author,
                             posted_at=ctx.iso(moment(call.ended_at) + timedelta(minutes=rng.randint(2, 90)))))
     waiting = [c for c, _ in calls if c.direction == "inbound" and c.outcome != "answered"
                and not ctx.get(Call, c.id).archived]
@@ -336,7 +362,7 @@ def seed(ctx: ToolContext) -> None:
         ctx.insert(Callback(
             id=ctx.new_id("cb"), call_id=call.id, phone_number=call.from_number, contact_id=call.contact_id,
             assignee_email=rng.choice(agents[call.team or "Support"]), due_at=ctx.iso(now + timedelta(hours=rng.randint(2, 30))),
-            status="scheduled", note="Return the call.", created_at=call.ended_at,
+            status="scheduled", note=write(words, words.choice(_CALLBACK_NOTES), facts(None)), created_at=call.ended_at,
         ))
 
 

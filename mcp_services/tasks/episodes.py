@@ -15,7 +15,7 @@ class TaskSetupError(TaskFileError):
 
 def episode_for(task: TaskSpec, *, db_dir: Path | None = None) -> Episode:
     """A fresh private episode for ``task`` (file-backed under ``db_dir`` if given)."""
-    episode = Episode.create(task.mounted_services, task.world_seed, db_dir=db_dir)
+    episode = Episode.create(task.mounted_services, task.world_seed, shape=task.world_shape, db_dir=db_dir)
     try:
         # A reopened file-backed episode records that its setup was applied: never apply it twice
         # (re-adding a setup row the agent deleted would hide what the agent did).

@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
 
+from mcp_services.kernel.world import WorldShape
 from mcp_services.tasks.checks import AnswerCheck, Check, Diff
 from mcp_services.tasks.grading import Grade, RubricItem, grade
 
@@ -136,6 +137,8 @@ class TaskSpec(BaseModel):
     services: list[str] = Field(min_length=1)
     distractor_services: list[str] = Field(default_factory=list)
     world_seed: int
+    #: The size and industry of the task's world (left out of the file and the id when it is the default).
+    world_shape: WorldShape = Field(default_factory=WorldShape)
     setup: list[SetupRecord] = Field(default_factory=list)
     plan: list[PlanStep]
     checks: list[Check]
@@ -183,6 +186,8 @@ def _unset_fields(task: TaskSpec) -> set[str]:
         empty.add("scenario")
     if not task.traps:
         empty.add("traps")
+    if task.world_shape.is_default:
+        empty.add("world_shape")
     return empty
 
 

@@ -119,7 +119,9 @@ def _states_time(text: str, hour: int, minute: int) -> bool:
 
 
 # "Approval" alone is no claim ("it needs approval"): an approval is said in the past or as a grant.
-_APPROVE = re.compile(r"\b(?:approved|(?:i|we) approve|granted|accepted|confirmed|go ahead|signed off)\b")
+_APPROVE = re.compile(
+    r"\b(?:approved|(?:i|we|can|could|will|'ll|happy to|able to) approve|granted|accepted|confirmed|go ahead|signed off)\b"
+)
 _PENDING = re.compile(
     r"\b(?:under review|pending|awaiting|waiting (?:for|on)|needs? (?:an? )?(?:approval|sign-off|review)|for (?:\w+ )?approval|"
     r"passed (?:it |this )?(?:on|along)|escalated|being reviewed|(?:will|'ll|to) (?:review|decide)|reviewing|with (?:\w+ ){1,4}for (?:review|approval))\b"

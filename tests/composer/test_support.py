@@ -145,7 +145,7 @@ def test_the_ticket_the_customer_means_may_be_solved_or_closed_but_not_their_oth
         later = task.plan[task.plan.index(solved) + 1:]
         if not any(s.arguments.get("ticket_id") == solved.arguments["ticket_id"] for s in later):  # closed is final
             assert passes(task, runner, [closed if s is solved else s for s in task.plan]), task.id
-            checked += 1
+        checked += 1
         assert task.traps, task.id
         other = solved.model_copy(update={"arguments": {**solved.arguments, "ticket_id": task.traps[0].key}})
         assert not passes(task, runner, [other if s is solved else s for s in task.plan]), task.id

@@ -29,7 +29,7 @@ def plan(world: World) -> CommercePlan:
 
 def test_the_same_seed_gives_the_same_plan_and_another_seed_another() -> None:
     first = commerce_plan(World.from_seed(3))
-    plans._plan_for_seed.cache_clear()
+    plans._plan_of.cache_clear()
     assert commerce_plan(World.from_seed(3)) == first
     assert commerce_plan(World.from_seed(4)).orders != first.orders
 
@@ -221,3 +221,14 @@ def test_addresses_parse_into_parts_and_a_missing_zip_shows() -> None:
 def test_tracking_numbers_are_stable_per_token() -> None:
     assert tracking_number("ups", "a") == tracking_number("ups", "a") != tracking_number("ups", "b")
     assert len(tracking_number("usps", "a")) == 22 and len(tracking_number("fedex", "a")) == 12
+
+
+def test_every_parcel_has_a_promised_date_and_only_the_late_stories_arrive_after_it(plan: CommercePlan) -> None:
+    delivered = [(o, f) for o in plan.orders for f in o.fulfillments[:1] if f.tracking_number]
+    assert delivered and all(f.estimated_delivery_at and f.estimated_delivery_at > f.created_at for _, f in delivered)
+    late = [o for o, f in delivered if f.delivered_at and f.delivered_at > str(f.estimated_delivery_at)]
+    assert len(late) >= 3 and {o.story for o in late} == {"delivered_late"}
+    for order in late:  # the carrier said why on the way
+        scans = order.shipment.labels[0].events if order.shipment else ()
+        assert any(e.description.startswith("Delayed:") for e in scans)
+        assert scans[-1].at == order.fulfillments[0].delivered_at

@@ -28,7 +28,8 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Literal
 
-from mcp_services.kernel.world import Organisation, Person, PlannedContract, World
+from mcp_services.kernel.prose import industry_facts, write
+from mcp_services.kernel.world import Organisation, Person, PlannedContract, World, WorldShape
 
 __all__ = [
     "CARRIER_MAX_GRAMS",
@@ -78,6 +79,7 @@ __all__ = [
     "commerce_plan",
     "parse_address",
     "price_order",
+    "promised_delivery",
     "refund_value",
     "returns_centre_address",
     "tracking_number",
@@ -177,6 +179,11 @@ _TRACKING_URLS: Mapping[str, str] = {
 
 def carrier_service(code: str) -> CarrierService | None:
     return _SERVICES_BY_CODE.get(code)
+
+
+def promised_delivery(shipped: datetime, service: CarrierService) -> str:
+    """When the store tells a customer a parcel arrives: the service's transit days after it ships, plus a day."""
+    return _iso(shipped + timedelta(days=service.transit_days + 1))
 
 
 def tracking_number(carrier: str, token: str) -> str:
@@ -333,6 +340,7 @@ class PlannedProduct:
 
 OrderStory = Literal[
     "delivered",
+    "delivered_late",
     "in_transit",
     "label_created",
     "exception",
@@ -352,7 +360,8 @@ OrderStory = Literal[
 ]
 #: How many orders of each story a world has (about ninety orders in all).
 _STORIES: tuple[tuple[OrderStory, int], ...] = (
-    ("delivered", 38),
+    ("delivered", 34),
+    ("delivered_late", 4),
     ("in_transit", 6),
     ("label_created", 3),
     ("exception", 3),
@@ -384,19 +393,33 @@ ReturnReason = Literal[
     "unwanted",
     "wrong_item",
 ]
+#: Why customers send things back, in their words.
 _RETURN_NOTES: tuple[tuple[ReturnReason, str], ...] = (
-    ("defective", "One unit stopped working after two days; the power light no longer comes on."),
-    ("defective", "The left armrest wobbles even after tightening every screw."),
-    ("size_too_small", "These run small; we need the next size up."),
-    ("unwanted", "Turns out the office already had enough of these; they are still sealed."),
-    ("color", "The colour looks noticeably different from the photos on the product page."),
-    ("wrong_item", "We received a different model from the one on the packing slip."),
-    ("not_as_described", "The listing says it is height-adjustable, but the stand is fixed."),
+    ("defective", "[One unit|One of them|A unit] stopped working after [two days|a week|the first day]; [the power light no "
+     "longer comes on|it won't switch on any more|it keeps restarting].[ We need it for {work}.|]"),
+    ("defective", "The left armrest [wobbles|is loose|rattles] even after tightening every screw.[ Not usable at "
+     "{site}.|]"),
+    ("size_too_small", "[These run small|They're smaller than the chart says|Too small for us]; we need the next size "
+     "up.[ Same colour please.|]"),
+    ("unwanted", "[Turns out the office already had enough of these|We ordered more than we need|Our team ordered "
+     "these twice]; they are still sealed."),
+    ("color", "The colour looks [noticeably|quite|very] different from the photos on the product page."),
+    ("wrong_item", "We received a different model from the one on the packing slip.[ The box label is right, the "
+     "product isn't.|]"),
+    ("not_as_described", "The listing says it is height-adjustable, but the stand is fixed.[ Please advise.|]"),
 )
+_RETURN_TAILS = ("", "", "Refund to the card please.", "Happy to exchange instead.", "Label please.", "Thanks.",
+                 "Sorry for the hassle.")
 _EXCEPTIONS = (
     "Delivery attempted: the business was closed. The carrier will try again next business day.",
     "Address information is incomplete: the carrier is trying to contact the recipient.",
     "The package was damaged in transit; the carrier will contact the shipper.",
+)
+_DELAYS = (
+    "Delayed: severe weather at the sort facility. The carrier will deliver as soon as possible.",
+    "Delayed: the package missed its scheduled connection.",
+    "Delayed: high volume at the sort facility.",
+    "Delayed: a mechanical problem with the delivery vehicle.",
 )
 _HUBS = ("Louisville, KY", "Memphis, TN", "Indianapolis, IN", "Dallas, TX", "Chicago, IL", "Columbus, OH")
 
@@ -483,6 +506,8 @@ class PlannedFulfillment:
     created_at: str
     carrier: Carrier | None
     tracking_number: str | None
+    estimated_delivery_at: str | None = None  # what the store promised: shipped + the service's transit days + 1
+    delivered_at: str | None = None  # when the carrier scanned it delivered
 
     @property
     def tracking_url(self) -> str | None:
@@ -744,12 +769,12 @@ class CommercePlan:
 
 def commerce_plan(world: World) -> CommercePlan:
     """The plan of ``world`` (built once per seed)."""
-    return _plan_for_seed(world.seed)
+    return _plan_of(*world.key)
 
 
 @lru_cache(maxsize=64)
-def _plan_for_seed(seed: int) -> CommercePlan:
-    world = World.from_seed(seed)
+def _plan_of(seed: int, shape: WorldShape) -> CommercePlan:
+    world = World.from_seed(seed, shape)
     policy = StorePolicy(
         return_window_days=world.rng("plan:commerce:policy").choice((14, 30, 30, 45)),
         final_sale_types=FINAL_SALE_TYPES,
@@ -872,6 +897,7 @@ def _age_range(story: OrderStory, window: int) -> tuple[float, float]:
     """How long ago (days) orders of a story were placed."""
     return {
         "delivered": (8, 150),
+        "delivered_late": (14, 120),
         "in_transit": (1.2, 3.5),
         "label_created": (0.3, 1.0),
         "exception": (6.5, 10),
@@ -1030,10 +1056,11 @@ def _journey(
     service: CarrierService,
     origin: str,
     destination: str,
-    outcome: Literal["delivered", "moving", "exception", "returned_to_sender"],
+    outcome: Literal["delivered", "late", "moving", "exception", "returned_to_sender"],
 ) -> tuple[PlannedTrackingEvent, ...]:
-    """The carrier's scans from pickup on: delivered, still moving at the World's hour, stopped by an exception."""
-    days = service.transit_days + rng.uniform(-0.3, 0.6)
+    """The carrier's scans from pickup on: delivered (on time, or days late), still moving at the World's hour,
+    stopped by an exception."""
+    days = service.transit_days + (rng.uniform(3, 7) if outcome == "late" else rng.uniform(-0.3, 0.6))
     hub = rng.choice([h for h in _HUBS if h != destination] or list(_HUBS))
     name = CARRIER_NAMES[service.carrier]
     steps: list[tuple[float, ScanStatus, str, str]] = [
@@ -1043,7 +1070,9 @@ def _journey(
         (days * 0.55, "in_transit", "Departed sort facility", hub),
         (days - 0.5, "in_transit", "Arrived at destination facility", destination),
     ]
-    if outcome in ("delivered", "moving"):
+    if outcome == "late":
+        steps.append((service.transit_days - 0.2, "in_transit", rng.choice(_DELAYS), hub))
+    if outcome in ("delivered", "late", "moving"):
         steps += [
             (days - 0.25, "out_for_delivery", "Out for delivery", destination),
             (days, "delivered", "Delivered: left at the front desk", destination),
@@ -1087,6 +1116,7 @@ def _story(
     total: float,
 ) -> PlannedOrder:
     """One order and what happened to it since it was placed, as ``story`` tells."""
+    words = world.rng(f"plan:commerce:words:{order_id}")  # how people word its notes, apart from what happened
     company = world.organisation(customer.organisation_id).name
     address = customer.address
     if story == "address_incomplete":
@@ -1116,13 +1146,15 @@ def _story(
     if story == "partial_backorder":
         ship_lines = ship_lines[:-1]  # the last line waits for stock
 
-    def ship(outcome: Literal["delivered", "moving", "exception", "returned_to_sender", "none"]) -> PlannedLabel:
+    def ship(outcome: Literal["delivered", "late", "moving", "exception", "returned_to_sender", "none"]) -> PlannedLabel:
         assert service is not None
         number_ = tracking_number(service.carrier, f"{world.seed}:{order_id}:out")
         events = () if outcome == "none" else _journey(rng, world, shipped, service, origin, destination, outcome)
         label = PlannedLabel(service.carrier, service.code, number_, service.rate(grams), _iso(shipped), False, events)
         labels.append(label)
-        fulfillments.append(PlannedFulfillment(ship_lines, _iso(shipped), service.carrier, number_))
+        delivered = next((e.at for e in events if e.status == "delivered"), None)
+        fulfillments.append(PlannedFulfillment(ship_lines, _iso(shipped), service.carrier, number_,
+                                               promised_delivery(shipped, service), delivered))
         return label
 
     outbound: PlannedLabel | None = None
@@ -1139,6 +1171,8 @@ def _story(
         "partial_backorder",
     ):
         outbound = ship("delivered")
+    elif story == "delivered_late":
+        outbound = ship("late")
     elif story == "in_transit":
         outbound = ship("moving")
     elif story == "label_created":
@@ -1147,7 +1181,8 @@ def _story(
         outbound = ship("exception")
     elif story == "returned_to_sender":
         outbound = ship("returned_to_sender")
-        note = "Carrier could not deliver: confirm the address with the customer before reshipping."
+        note = write(words, "[Carrier could not deliver|Returned by the carrier|Bounced back]: confirm the address "
+                            "with [the customer|{first}] before reshipping.", {"first": customer.first_name})
     elif story == "cancelled":
         cancelled_at = (placed + timedelta(hours=rng.uniform(1, 20))).replace(microsecond=0)
         cancel_reason = rng.choice(_CANCEL_REASONS)
@@ -1163,6 +1198,8 @@ def _story(
     if story in ("refunded_return", "return_requested", "return_requested_late", "return_open", "return_declined"):
         index = (returnable or [0])[0] if story != "return_declined" else 0
         reason, text = rng.choice(_RETURN_NOTES)
+        text = write(words, f"{text} {words.choice(_RETURN_TAILS)}",
+                     industry_facts(words, world.organisation(customer.organisation_id).industry))
         quantity = rng.randint(1, lines[index].quantity)
         start = _parse(delivered_at) if delivered_at else shipped
         if story in ("return_requested", "return_requested_late"):
@@ -1181,7 +1218,8 @@ def _story(
         closed_at = None
         if story == "return_declined":
             status, decline = "declined", "final_sale"
-            reason, text = "unwanted", "We ordered too much for the event; can we send the unopened packs back?"
+            reason, text = "unwanted", write(words, "We ordered too much for [the event|our offsite|the launch]; [can we "
+                                                     "send|could we return] the unopened packs [back|for a refund]?")
         elif story in ("return_open", "refunded_return"):
             status = "open" if story == "return_open" else "closed"
             back = _return_label(world, rng, order_id, decided, grams, destination, labels, story == "refunded_return")
@@ -1210,13 +1248,15 @@ def _story(
             PlannedRefund(
                 round(total * share, 2),
                 _iso(at.replace(microsecond=0)),
-                rng.choice(("Goodwill credit: the order arrived late", "Goodwill credit: the box arrived dented")),
+                rng.choice(("Goodwill credit: the box arrived dented", "Goodwill credit: a part was missing from the box")),
                 None,
                 False,
             )
         )
     if story == "payment_pending":
-        note = "Paying by bank transfer against the emailed invoice."
+        note = write(words, "[Paying|We'll pay|Will pay|Our finance team will pay|Payment will come] by bank transfer "
+                            "[against the emailed invoice|once we get the invoice|on receipt of the invoice][.|, within "
+                            "a week.|; PO to follow.|. Please hold the order until then.]")
 
     shipment = None
     if method != "none" and story != "payment_pending" and not (story == "cancelled" and not paid):
@@ -1410,7 +1450,7 @@ def _msa_envelope(world: World, rng: random.Random, contract: PlannedContract) -
         template=MSA,
         contract_number=contract.number,
         subject=f"Please DocuSign: {MSA} {contract.number} - {org.name}",
-        message=_message(signatory, owner, f"{MSA} ({contract.number})", org),
+        message=_message(world, signatory, owner, f"{MSA} ({contract.number})", org),
         sender_email=owner.email,
         deal=deal,
         documents=((_document_name(MSA, org), _TEMPLATE_PAGES[MSA]),),
@@ -1428,11 +1468,18 @@ def _document_name(template: str, org: Organisation) -> str:
     return f"{org.name} - {template}.pdf"
 
 
-def _message(signatory: Person, owner: Person, what: str, org: Organisation) -> str:
-    return (
-        f"Hi {signatory.first_name}, please review and sign the {what} for {org.name}. "
-        f"Let me know if anything needs changing. {owner.first_name}"
-    )
+def _message(world: World, signatory: Person, owner: Person, what: str, org: Organisation) -> str:
+    """The note an account owner sends with an agreement for signature, in their own words."""
+    words = world.rng(f"plan:commerce:words:{what}:{org.id}")
+    return write(words, _SIGN_NOTE, {"first": signatory.first_name, "what": what, "org": org.name, "me": owner.first_name,
+                                      **industry_facts(words, org.industry)})
+
+
+_SIGN_NOTE = (
+    "[Hi|Hello|Dear|Hi there] {first}, [please review and sign|here is|attached for your signature:] the {what} for {org}. "
+    "[Let me know if anything needs changing.|Happy to walk you through it.|Any questions, just reply.|It reflects what we "
+    "agreed on the call.] [We can start before {rush}.|I'd love to have it back this week.|] [Thanks,|Best,|Cheers,|] {me}"
+)
 
 
 def _signers(
@@ -1561,7 +1608,7 @@ def _envelope(
         template=name,
         contract_number=None,
         subject=f"Please DocuSign: {name} - {org.name}",
-        message=_message(signatory, owner, name, org),
+        message=_message(world, signatory, owner, name, org),
         sender_email=owner.email,
         deal=deal,
         documents=((_document_name(name, org), pages),),

@@ -27,7 +27,8 @@ from functools import lru_cache
 
 from faker.providers.person.en_US import Provider as _PersonNames
 
-from mcp_services.kernel.world import Organisation, World
+from mcp_services.kernel.prose import write
+from mcp_services.kernel.world import Organisation, World, WorldShape
 
 __all__ = [
     "MEMBER_STATUSES",
@@ -150,7 +151,7 @@ class Marketing:
 
 def marketing_plan(world: World) -> Marketing:
     """The audiences and webinars of ``world`` (a pure function of its seed, cached per seed)."""
-    return _build(world.seed)
+    return _build(*world.key)
 
 
 # -- what the plan is made of ---------------------------------------------------------------------
@@ -158,13 +159,20 @@ def marketing_plan(world: World) -> Marketing:
 #: (topic, agenda, the team role hosting it)
 _WEBINARS: tuple[tuple[str, str, str], ...] = (
     ("Automating month-end reporting",
-     "A live walkthrough of scheduled exports, report templates and the new close checklist, with Q&A.", "product manager"),
+     "[A live walkthrough of|A hands-on tour of|We walk through] scheduled exports, report templates and the new close "
+     "checklist, [with Q&A|then your questions|with time for Q&A at the end].[ Ideal for finance teams.| Bring your "
+     "close calendar.|]", "product manager"),
     ("What's new in the Pro plan",
-     "The features that shipped this quarter, how customers use them, and what is on the roadmap next.", "product manager"),
+     "[The features that shipped this quarter|This quarter's new features|Everything we shipped this quarter], how "
+     "customers use them, and what is on the roadmap next.[ Live demo included.| With a customer guest.|]",
+     "product manager"),
     ("Onboarding a new team in one week",
-     "How our customers roll the product out to a new team: setup, training sessions and the first reports.", "sales lead"),
+     "How our customers roll the product out to a new team: [setup, training sessions and the first reports|accounts, "
+     "training and the first week's reports|setup, roles and the first dashboards].[ Includes a checklist to take "
+     "away.| With tips from our support team.|]", "sales lead"),
     ("Security audit checklist",
-     "What auditors ask for, how to export access logs, and the settings every admin should review.", "engineering lead"),
+     "What auditors ask for, how to export access logs, and the settings every admin should review.[ Bring your "
+     "questions.| Slides shared afterwards.| Aimed at admins and IT leads.|]", "engineering lead"),
 )
 _SIGNUP_SOURCES = ("Signup form", "Signup form", "Webinar registration", "Website pop-up")
 _MAIL_PROVIDERS = ("gmail.example", "outlook.example", "icloud.example", "yahoo.example")
@@ -175,6 +183,10 @@ _TOKEN = string.ascii_letters + string.digits
 
 def _iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _later(iso: str, days: float) -> str:
+    return _iso((datetime.fromisoformat(iso.replace("Z", "+00:00")) + timedelta(days=days)).replace(microsecond=0))
 
 
 def _slug(text: str) -> str:
@@ -195,8 +207,8 @@ def _customer_tags(rng: random.Random, org: Organisation, plan: str) -> tuple[st
 
 
 @lru_cache(maxsize=64)
-def _build(seed: int) -> Marketing:
-    world = World.from_seed(seed)
+def _build(seed: int, shape: WorldShape) -> Marketing:
+    world = World.from_seed(seed, shape)
     rng = world.rng("plans.marketing")
     now = world.now_dt
     home = world.home
@@ -215,6 +227,7 @@ def _build(seed: int) -> Marketing:
                  f"You are receiving this email because your company uses {home.name}.",
                  f"{home.name} Product Team", f"product@{home.domain}", before(400, 600)),
     )
+    created = {a.key: a.created_at for a in audiences}
     plan_of = {org.id: rng.choice(PLAN_TAGS) for org in world.organisations[1:]}
     subscribers: list[Subscriber] = []
 
@@ -236,7 +249,8 @@ def _build(seed: int) -> Marketing:
                 continue
             roll = rng.random()
             status = "unsubscribed" if roll < 0.08 else "cleaned" if roll < 0.1 else "pending" if roll < 0.12 else "subscribed"
-            opted = before(150, 700)
+            # Joined the audience after it was set up.
+            opted = max(before(150, 700), _later(created[key], rng.uniform(1, 30)))
             changed, reason = consent(status, opted)
             subscribers.append(Subscriber(
                 audience=key, email=person.email, first_name=person.first_name, last_name=person.last_name,
@@ -256,7 +270,7 @@ def _build(seed: int) -> Marketing:
                 break
         roll = rng.random()
         status = "unsubscribed" if roll < 0.12 else "pending" if roll < 0.2 else "subscribed"
-        opted = before(20, 500)
+        opted = max(before(20, 500), _later(created["newsletter"], rng.uniform(1, 30)))
         changed, reason = consent(status, opted)
         subscribers.append(Subscriber(
             audience="newsletter", email=email, first_name=first, last_name=last, company=None,
@@ -284,6 +298,7 @@ def _webinars(world: World, rng: random.Random, audience: list[Subscriber]) -> t
     coming_start = _weekday_at(now + timedelta(days=rng.randint(9, 20)), 16)
     made: list[Webinar] = []
     for key, (topic, agenda, host_role), start in (("past", topics[0], past_start), ("upcoming", topics[1], coming_start)):
+        agenda = write(world.rng(f"plans.marketing:words:{key}"), agenda)
         number = str(rng.randint(81_000_000_000, 89_999_999_999))
         token = "".join(rng.choice(_TOKEN) for _ in range(22))
         duration = 60

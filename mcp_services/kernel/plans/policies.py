@@ -28,7 +28,7 @@ from datetime import timedelta
 from functools import lru_cache
 
 from mcp_services.kernel.plans.staff import EXPENSE_CATEGORIES, TIME_OFF_POLICIES, staff_plan
-from mcp_services.kernel.world import Organisation, Person, World
+from mcp_services.kernel.world import Organisation, Person, World, WorldShape
 
 __all__ = [
     "ACCOUNT_TIERS",
@@ -378,7 +378,7 @@ def raised(priority: str) -> str:
 
 def policy_plan(world: World) -> Policies:
     """The rules and tables of ``world`` (a pure function of its seed, cached per seed)."""
-    return _build(world.seed)
+    return _build(*world.key)
 
 
 #: (category, what it covers, the team role that takes it, default priority, the role it escalates to)
@@ -666,8 +666,8 @@ _NOISE_PAGES: tuple[tuple[str, str, str, tuple[str, ...], str], ...] = (
 
 
 @lru_cache(maxsize=64)
-def _build(seed: int) -> Policies:
-    world = World.from_seed(seed)
+def _build(seed: int, shape: WorldShape) -> Policies:
+    world = World.from_seed(seed, shape)
     rng = random.Random(f"{seed}:plans.policies")
     by_role = {p.job_title: p for p in world.team}
     year = world.now_dt.year
@@ -678,7 +678,9 @@ def _build(seed: int) -> Policies:
         for region in REGIONS
     )
     owner_of = {r.region: r for r in routes}
-    tiers = [ACCOUNT_TIERS[0]] * 4 + [ACCOUNT_TIERS[1]] * 6 + [ACCOUNT_TIERS[2]] * (len(orgs) - 10)
+    # Four in fifteen accounts are Enterprise and six Growth (in any world's size), the rest Starter.
+    enterprise, growth = max(1, round(len(orgs) * 4 / 15)), max(1, round(len(orgs) * 6 / 15))
+    tiers = [ACCOUNT_TIERS[0]] * enterprise + [ACCOUNT_TIERS[1]] * growth + [ACCOUNT_TIERS[2]] * (len(orgs) - enterprise - growth)
     rng.shuffle(tiers)
     tier_of = {org.id: tier for org, tier in zip(orgs, tiers, strict=True)}
     # A few accounts are subsidiaries of another (never of a subsidiary): they share its tier and manager.

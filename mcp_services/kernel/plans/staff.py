@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from functools import lru_cache
 
 from faker.providers.person.en_US import Provider as _PersonNames
 
-from mcp_services.kernel.world import World
+from mcp_services.kernel.world import World, WorldShape
 
 __all__ = [
     "CHIEF_EXECUTIVE",
@@ -224,7 +224,7 @@ def business_days(start: str, end: str) -> int:
 
 def staff_plan(world: World) -> Staff:
     """The staff of ``world`` (worlds are a pure function of their seed, so this is cached per seed)."""
-    return _build(world.seed)
+    return _build(*world.key)
 
 
 # -- what the plan is made of ---------------------------------------------------------------------
@@ -335,8 +335,8 @@ class _Names:
 
 
 @lru_cache(maxsize=64)
-def _build(seed: int) -> Staff:
-    world = World.from_seed(seed)
+def _build(seed: int, shape: WorldShape) -> Staff:
+    world = World.from_seed(seed, shape)
     rng = world.rng("plans.staff")
     names = _Names(world.rng("plans.staff.names"), {p.email for p in world.people})
     cities = sorted({org.city for org in world.organisations[1:]})
@@ -391,7 +391,8 @@ def _build(seed: int) -> Staff:
 
     work_emails: dict[str, str] = {}
 
-    def candidate(job: JobOpening, stage: str, status: str, reason: str | None = None) -> Candidate:
+    def candidate(job: JobOpening, stage: str, status: str, reason: str | None = None,
+                  applied_by: date | None = None) -> Candidate:
         first, last, work_email = names.take(home.domain)  # the name's work address is reserved: a hire gets it
         email = f"{_slug(first)}.{_slug(last)}@{rng.choice(_MAIL_PROVIDERS)}"
         source = rng.choice(_SOURCES)
@@ -405,6 +406,9 @@ def _build(seed: int) -> Staff:
             requisition_id=job.requisition_id, stage=stage, status=status, rejection_reason=reason,
             applied_on=(today - timedelta(days=rng.randint(2, spread + 2))).isoformat(),
         )
+        if applied_by is not None:  # a hire applied well before their offer: between the opening and ``applied_by``
+            window = max(0, (applied_by - date.fromisoformat(opened)).days)
+            made = replace(made, applied_on=(date.fromisoformat(opened) + timedelta(days=window * rng.random())).isoformat())
         candidates.append(made)
         work_emails[email] = work_email
         return made
@@ -417,11 +421,17 @@ def _build(seed: int) -> Staff:
             for _ in range(rng.randint(1, 3)):
                 candidate(job, rng.choice(PIPELINE_STAGES[:4]), "rejected", rng.choice(_REJECTIONS))
         elif job.status == "closed":
-            hire = candidate(job, "offer", "hired")
+            # The hire is on the payroll: one starts soon, the other started lately. They accepted the offer three
+            # weeks before starting and applied two weeks or more before that, after the job opened.
+            starts = today + timedelta(days=rng.randint(5, 12) if job.title == "Software Engineer" else -rng.randint(8, 15))
+            applied_by = starts - timedelta(days=21 + 14)
+            if job.opened_on is None or date.fromisoformat(job.opened_on) > applied_by - timedelta(days=5):
+                moved = replace(job, opened_on=(applied_by - timedelta(days=rng.randint(5, 20))).isoformat())
+                jobs[jobs.index(job)] = moved
+                job = moved
+            hire = candidate(job, "offer", "hired", applied_by=applied_by)
             for _ in range(2):
                 candidate(job, rng.choice(PIPELINE_STAGES[1:4]), "rejected", rng.choice(_REJECTIONS[:3]))
-            # The hire is on the payroll: one starts soon, the other started lately.
-            starts = today + timedelta(days=rng.randint(5, 12) if job.title == "Software Engineer" else -rng.randint(8, 15))
             add(hire.first_name, hire.last_name, work_emails[hire.email], hire.phone, job.title.lower(), job.department,
                 heads[job.department], starts.isoformat(), False, hire.city, hire.email)
 

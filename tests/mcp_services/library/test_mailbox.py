@@ -78,7 +78,7 @@ def test_customers_who_write_are_the_crm_contacts_with_the_same_name() -> None:
 
 
 def test_seeded_threads_talk_about_orders_invoices_refunds_and_meetings_with_ids_and_amounts(ep: Episode) -> None:
-    for words in ("INV-", "ORD-", "refund", "meet", "ticket T-", "USD"):
+    for words in ("INV-", "order #1", "PRO-", "tracking", "refund", "meet", "ticket", "USD"):
         assert call(ep, "search_messages", query=words)["total"] > 0, words
     colleague = ep.world.team_member("finance lead").email
     assert call(ep, "search_messages", from_email=colleague)["total"] + call(ep, "search_messages", to_email=colleague)[
@@ -309,3 +309,26 @@ def test_tools_declare_semantic_types_for_cross_service_flows() -> None:
     assert schema["properties"]["to"]["items"]["x-semantic-type"] == "email_address"
     assert schema["properties"]["attachments"]["anyOf"][0]["items"]["x-semantic-type"] == "file_name"
     assert len(service.tools) >= 13
+
+
+def test_an_email_that_answers_a_thread_arrives_in_it_and_a_re_with_no_thread_gets_the_email_it_answers(ep: Episode) -> None:
+    seeded = next(m for m in ep.dump()["mailbox"]["messages"].values()
+                  if "INBOX" in m["label_ids"] and not m["subject"].startswith("Re:") and "SPAM" not in m["label_ids"])
+    reply_id = ep.run_event("mailbox", "email_received", from_email=seeded["from_email"], from_name=seeded["from_name"],
+                            subject=f"Re: {seeded['subject']}", body="Any news?", hours_ago=0.5)
+    reply = call(ep, "get_message", message_id=reply_id)
+    answered = call(ep, "get_message", message_id=reply["in_reply_to"])  # the latest of the threads with that subject
+    assert answered["thread_id"] == reply["thread_id"] and answered["sent_at"] < reply["sent_at"]
+    assert answered["subject"].removeprefix("Re: ") == seeded["subject"]
+    assert seeded["from_email"] in (answered["from_email"], *answered["to"], *answered["cc"])
+
+    person = ep.world.customers[3]
+    lone_id = ep.run_event("mailbox", "email_received", from_email=person.email, from_name=person.name,
+                           subject="Re: Kickoff on Tuesday", body="Could we move it to Wednesday?", hours_ago=2)
+    lone = call(ep, "get_message", message_id=lone_id)
+    first = call(ep, "get_message", message_id=lone["in_reply_to"])
+    assert (first["subject"], first["from_email"], first["to"]) == ("Kickoff on Tuesday", ep.world.user.email, [person.email])
+    assert first["thread_id"] == lone["thread_id"] and first["sent_at"] < lone["sent_at"]
+    new_id = ep.run_event("mailbox", "email_received", from_email=person.email, from_name=person.name,
+                          subject="A new question", body="Hello", hours_ago=1)
+    assert call(ep, "get_message", message_id=new_id)["in_reply_to"] is None

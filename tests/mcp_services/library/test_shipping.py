@@ -30,7 +30,7 @@ def ep() -> Iterator[Episode]:
 
 
 def shipment_of(ep: Episode, story: str) -> dict[str, Any]:
-    order = next(o for o in commerce_plan(ep.world).orders if o.story == story)
+    order = next(o for o in commerce_plan(ep.world).orders if o.story == story and o.shipment is not None)
     return call(ep, "list_shipments", order_id=order.id)["items"][0]
 
 
