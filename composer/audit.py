@@ -11,22 +11,21 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from mcp_services.kernel.world import WorldShape
 from mcp_services.tasks.checks import InfoFlow
 from mcp_services.tasks.spec import TaskSpec
 
 from composer.catalog import Catalog
 from composer.resolve import resolve
-from composer.runner import Runner
+from composer.runner import Runner, runner_for
 from composer.scenario import Rec, Reference, Skip, StateView
 
 
 def audit_records(tasks: Sequence[TaskSpec], catalog: Catalog) -> Iterator[dict[str, Any]]:
     """One JSON-ready record per task (see the module docstring)."""
-    runners: dict[int, Runner] = {}
+    runners: dict[tuple[int, WorldShape], Runner] = {}
     for task in tasks:
-        if task.world_seed not in runners:
-            runners[task.world_seed] = Runner(catalog, task.world_seed)
-        runner = runners[task.world_seed]
+        runner = runner_for(runners, catalog, task)
         runner.fresh(task.setup)
         view = StateView(catalog, runner)
         references = []

@@ -13,10 +13,14 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from composer.errors import ComposerError
 from mcp_services.tasks.spec import TaskFileError
+
+if TYPE_CHECKING:
+    from composer.catalog import Catalog
+    from mcp_services.tasks.spec import TaskSpec
 
 PROG = "composer"
 
@@ -158,21 +162,21 @@ def _tools_by_service(tasks: Sequence[object]) -> dict[str, list[str]]:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from composer.runner import Runner
+    from mcp_services.kernel.world import WorldShape
+
+    from composer.runner import Runner, runner_for
     from composer.verify import verify_task, verify_task_exact
     from mcp_services.tasks.spec import load_tasks
 
     tasks = load_tasks(args.tasks)
     catalog = _catalog_for(tasks)
-    runners: dict[int, Runner] = {}
+    runners: dict[tuple[int, WorldShape], Runner] = {}
     failures: dict[str, list[str]] = {}
     for n, task in enumerate(tasks, 1):
         if args.exact:
             problems = verify_task_exact(task)
         else:
-            if task.world_seed not in runners:
-                runners[task.world_seed] = Runner(catalog, task.world_seed)
-            problems = verify_task(task, runners[task.world_seed])
+            problems = verify_task(task, runner_for(runners, catalog, task))
         if problems:
             failures[task.id] = problems
         if not args.quiet and not args.json and (n % 25 == 0 or n == len(tasks)):
@@ -187,11 +191,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
-def _catalog_for(tasks: list[object]) -> object:
+def _catalog_for(tasks: Sequence[TaskSpec]) -> Catalog:
     from composer.catalog import load_catalog
     from mcp_services.registry import LIBRARY
 
-    names = sorted({s for t in tasks for s in t.mounted_services})  # type: ignore[attr-defined]
+    names = sorted({s for t in tasks for s in t.mounted_services})
     return load_catalog([n for n in LIBRARY if n in names] + [n for n in names if n not in LIBRARY])
 
 
@@ -206,7 +210,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         except KeyError as exc:
             raise ComposerError(str(exc).strip("'\"")) from None
     unresolved = 0
-    for record in audit_records(tasks, _catalog_for(tasks)):  # type: ignore[arg-type]
+    for record in audit_records(tasks, _catalog_for(tasks)):
         unresolved += sum(not r["resolved"] for r in record["references"])
         print(audit_json(record) if args.json else format_audit(record) + "\n")
     if not args.json:

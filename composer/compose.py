@@ -158,6 +158,7 @@ def compose_task(
         services=services,
         distractor_services=distractor_services,
         world_seed=runner.world_seed,
+        world_shape=runner.shape,
         setup=s.setup,
         plan=run.calls,
         checks=checks,

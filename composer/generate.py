@@ -22,6 +22,7 @@ from composer.errors import ComposerError
 from composer.paraphrase import litellm_complete
 from composer.runner import Runner
 from composer.scenario import ARCHETYPES, FAMILIES, Archetype, Phrasing
+from mcp_services.kernel.world import WorldShape
 from mcp_services.tasks.spec import TaskSpec
 
 #: Sets of this many candidates or more are spread over many worlds by default, this many candidates each.
@@ -39,7 +40,8 @@ class GenerateConfig:
     ``worlds`` world seeds (``seed * 1000 + k``) each take a block of consecutive candidates; each costs one seeding
     of the library. None (the default): one world below ``MANY_WORLDS_FROM`` candidates, else one world per
     ``TASKS_PER_WORLD`` candidates, so that no person or company of a large set is named in more than a few of its
-    requests.
+    requests. A set of one world uses the default world shape; a set of many gives each world its own
+    (``WorldShape.varied``: every industry in turn, sizes and histories drawn from the world's seed).
     ``archetypes`` / ``families`` narrow the archetype library (default: every archetype the services serve).
     ``catalog``: compose over the generated catalog beside the library (``services`` then narrows both).
     """
@@ -82,6 +84,10 @@ class GenerateConfig:
     def world_of(self, candidate: int) -> int:
         """The world seed of a candidate: consecutive candidates share a world (one world is seeded at a time)."""
         return self.world_seeds[candidate * self.world_count // self.n]
+
+    def shape_of(self, world_seed: int) -> WorldShape:
+        """The shape of a world of this set: the default for a one-world set, else varied by the world's seed."""
+        return WorldShape() if self.world_count == 1 else WorldShape.varied(world_seed)
 
 
 @dataclass(slots=True)
@@ -166,7 +172,7 @@ def generate(
         world_seed = config.world_of(i)
         if runner is None or runner.world_seed != world_seed:
             t0 = time.perf_counter()
-            runner = Runner(catalog, world_seed)  # the last world's runner is dropped: one world in memory at a time
+            runner = Runner(catalog, world_seed, config.shape_of(world_seed))  # the last world's runner is dropped: one world in memory at a time
             report.world_seconds += time.perf_counter() - t0
         report.candidates += 1
         try:

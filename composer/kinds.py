@@ -114,27 +114,47 @@ def _person_paths(runtime: EntityRuntime, depth: int = 0) -> list[PersonPath]:
     return found
 
 
-def _takes(tool: ToolInfo, service: str, entity: str) -> bool:
-    return record_params(tool, service, entity) is not None
+#: Intents of tools that make a record: a creator names the new record's label, it does not act on a record by it.
+_CREATING = frozenset({"create", "schedule", "draft"})
 
 
-def record_params(tool: ToolInfo, service: str, entity: str) -> tuple[str, str | None] | None:
-    """How ``tool`` names one record of ``service.entity``: (the id parameter, the type parameter or None).
+@dataclass(frozen=True, slots=True)
+class Naming:
+    """How a tool names the one record it acts on: the parameter, the record's field it takes (its id, or a
+    natural key people use, such as a chat channel's name), and the type parameter of a polymorphic pair."""
 
-    A typed id (``charge_id: id:payments.charge``), or a polymorphic pair (``entity_type`` whose enum holds
-    the entity's name, beside an untyped ``entity_id``: a CRM note on a contact, a company or a deal).
+    param: str
+    field: str = "id"
+    type_param: str | None = None
+
+
+def naming(tool: ToolInfo, runtime: EntityRuntime) -> Naming | None:
+    """How ``tool`` names one record of the entity ``runtime``, or None when it takes none.
+
+    A typed id (``charge_id: id:payments.charge``); a polymorphic pair (``entity_type`` whose enum holds the
+    entity's name, beside an untyped ``entity_id``: a CRM note on a contact, a company or a deal); or, for a
+    tool of the entity's own service that does not make one, a parameter of the label's semantic type
+    (``archive_channel(channel: channel_name)`` takes the channel's name).
     """
+    service, entity = runtime.service, runtime.name
     semtype = f"id:{service}.{entity}"
     for p in tool.params:
         if p.required and p.semtype == semtype and not p.is_list:
-            return p.name, None
+            return Naming(p.name)
     if tool.service != service:
         return None
     for p in tool.params:
         if p.required and not p.semtype and p.json_type == "string" and p.name.endswith("_id"):
             partner = tool.param(p.name[: -len("_id")] + "_type")
             if partner is not None and entity in partner.enum:
-                return p.name, partner.name
+                return Naming(p.name, type_param=partner.name)
+    definition = runtime.definition
+    label = next((f for f in definition.fields if f.name == definition.label), None)
+    if label is None or label.semantic in (None, "text", "subject") or tool.entity != f"{service}.{entity}" or tool.intent in _CREATING:
+        return None
+    for p in tool.params:
+        if p.required and p.semtype == label.semantic and not p.is_list:
+            return Naming(p.name, field=label.name)
     return None
 
 
@@ -149,7 +169,7 @@ class Kinds:
             # answers from the episode's rows.
             tools = [t for t in catalog.tools_of(name) if not t.simulated or (not t.is_write and t.state_backed)]
             for entity, runtime in service.entities.items():
-                writers = tuple(t for t in tools if t.is_write and _takes(t, name, entity))
+                writers = tuple(t for t in tools if t.is_write and naming(t, runtime) is not None)
                 readers = tuple(t for t in tools if not t.is_write and t.entity == f"{name}.{entity}")
                 self._kinds[f"{name}.{entity}"] = Kind(name, entity, runtime, tuple(_person_paths(runtime)), writers, readers)
 
@@ -174,8 +194,12 @@ class Kinds:
         """Write tools that make a new record of this kind (they return it and take no id of it)."""
         return [
             t for t in self.catalog.tools_of(service)
-            if t.is_write and not t.simulated and t.entity == f"{service}.{entity}" and not _takes(t, service, entity)
+            if t.is_write and not t.simulated and t.entity == f"{service}.{entity}" and self.naming(t, service, entity) is None
         ]
+
+    def naming(self, tool: ToolInfo, service: str, entity: str) -> Naming | None:
+        """How ``tool`` names one record of ``service.entity`` (see ``naming``)."""
+        return naming(tool, self.catalog.services[service].entities[entity])
 
     @cached_property
     def incidental(self) -> dict[str, dict[str, list[str]]]:
@@ -214,4 +238,4 @@ def kinds_of(catalog: Catalog) -> Kinds:
     return Kinds(catalog)
 
 
-__all__ = ["MESSAGE_INTENTS", "PERSON_TYPES", "Kind", "Kinds", "PersonPath", "kinds_of", "record_params", "system_name"]
+__all__ = ["MESSAGE_INTENTS", "PERSON_TYPES", "Kind", "Kinds", "Naming", "PersonPath", "kinds_of", "naming", "system_name"]

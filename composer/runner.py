@@ -18,7 +18,8 @@ from sqlalchemy import Table
 from mcp_services.kernel.diff import StateDiff, diff_states
 from mcp_services.kernel.episode import Episode
 from mcp_services.kernel.results import ToolResult
-from mcp_services.tasks.spec import PlanStep, SetupRecord
+from mcp_services.kernel.world import WorldShape
+from mcp_services.tasks.spec import PlanStep, SetupRecord, TaskSpec
 
 from composer.catalog import Catalog, ToolInfo
 from composer.plan import MissingValue, StepSpec, field_value, resolve
@@ -58,6 +59,14 @@ def result_items(tool: ToolInfo, data: Any) -> list[dict[str, Any]]:
     return [data] if isinstance(data, dict) else []
 
 
+def runner_for(runners: dict[tuple[int, WorldShape], Runner], catalog: Catalog, task: TaskSpec) -> Runner:
+    """The runner of a task's world (seed and shape) from ``runners``, made on first use."""
+    key = (task.world_seed, task.world_shape)
+    if key not in runners:
+        runners[key] = Runner(catalog, task.world_seed, task.world_shape)
+    return runners[key]
+
+
 def select_item(tool: ToolInfo, data: Any, key: str | None, value: Any) -> dict[str, Any] | None:
     items = result_items(tool, data)
     if tool.result_kind == "object":
@@ -71,12 +80,13 @@ def select_item(tool: ToolInfo, data: Any, key: str | None, value: Any) -> dict[
 
 
 class Runner:
-    """An episode of every catalog service for one world seed, reusable run after run."""
+    """An episode of every catalog service for one world (its seed and shape), reusable run after run."""
 
-    def __init__(self, catalog: Catalog, world_seed: int) -> None:
+    def __init__(self, catalog: Catalog, world_seed: int, shape: WorldShape | None = None) -> None:
         self.catalog = catalog
         self.world_seed = world_seed
-        self.episode = Episode(list(catalog.services.values()), world_seed)
+        self.episode = Episode(list(catalog.services.values()), world_seed, shape=shape)
+        self.shape: WorldShape = self.episode.world.shape
         self._pristine = self.episode.snapshot()
         self._baseline: dict[str, bytes] = {}  # stores whose baseline is not the pristine image
         self._baseline_writes: dict[str, int] = {}  # their write counts then: unchanged since, nothing to diff

@@ -31,15 +31,16 @@ def _near_miss(cf_id: str) -> str:
 
 def named_shares(tasks: Sequence[TaskSpec], top: int = 5) -> list[tuple[str, float]]:
     """The people and companies named in the most requests (of each task's own world), with their share."""
-    from mcp_services.kernel.world import World
+    from mcp_services.kernel.world import World, WorldShape
 
     counts: Counter[str] = Counter()
-    names_of: dict[int, list[str]] = {}
+    names_of: dict[tuple[int, WorldShape], list[str]] = {}
     for task in tasks:
-        if task.world_seed not in names_of:
-            world = World.from_seed(task.world_seed)
-            names_of[task.world_seed] = sorted({p.name for p in world.people} | {o.name for o in world.organisations})
-        counts.update(name for name in names_of[task.world_seed] if name in task.instruction)
+        key = (task.world_seed, task.world_shape)
+        if key not in names_of:
+            world = World.from_seed(task.world_seed, task.world_shape)
+            names_of[key] = sorted({p.name for p in world.people} | {o.name for o in world.organisations})
+        counts.update(name for name in names_of[key] if name in task.instruction)
     return [(name, _share(n, len(tasks))) for name, n in counts.most_common(top)]
 
 

@@ -31,7 +31,7 @@ from datetime import timedelta
 from mcp_services.kernel.world import Person
 
 from composer.catalog import ToolInfo
-from composer.kinds import MESSAGE_INTENTS, Kind, record_params, system_name
+from composer.kinds import MESSAGE_INTENTS, Kind, system_name
 from composer.plan import Composed, Expr, ListOf, Lit, Ref, refs_of, resolve, step_refs
 from composer.scenario import Rec, Said, Scenario, Skip, Stage, Step
 from composer.stages.acts import tools_for
@@ -89,20 +89,24 @@ class Passed:
     noun: str
 
 
+#: Words that say a value is a number people quote ("the refund id", "the ticket number", "the issue key").
+_ID_WORDS = re.compile(r"\b(id|ID|number|reference|key|code|link)\b")
+
+
 def phrase(tool: ToolInfo, fills: Mapping[str, str]) -> str | None:
-    """The first of the tool's phrases whose placeholders ``fills`` can all fill, filled.
+    """The tool's phrase that says the most of ``fills`` (the first such), with every placeholder filled.
 
     A placeholder that a tool writes after its own noun ("archive the call {call_id}") takes a referring
     expression without that noun in front ("archive Ana's voicemail", not "archive the call Ana's voicemail").
     """
-    for text in tool.phrases:
-        names = _PLACEHOLDER.findall(text)
-        if all(n in fills for n in names):
-            for name in names:
-                if _REFERRING.match(fills[name]):
-                    text = re.sub(rf"\bthe (?:[A-Za-z]+ ){{1,2}}(?=\{{{name}\}})", "", text)
-            return _PLACEHOLDER.sub(lambda m: fills[m.group(1)], text)
-    return None
+    usable = [text for text in tool.phrases if all(n in fills for n in _PLACEHOLDER.findall(text))]
+    if not usable:
+        return None
+    text = max(usable, key=lambda t: len(set(_PLACEHOLDER.findall(t))))  # max keeps the first of equals
+    for name in _PLACEHOLDER.findall(text):
+        if _REFERRING.match(fills[name]):
+            text = re.sub(rf"\bthe (?:[A-Za-z]+ ){{1,2}}(?=\{{{name}\}})", "", text)
+    return _PLACEHOLDER.sub(lambda m: fills[m.group(1)], text)
 
 
 class Walk:
@@ -133,7 +137,7 @@ class Walk:
             key = (kind.key, str(item["id"]))
             before = latest.get(key)
             if before is None:
-                created = tool.is_write and record_params(tool, service, entity) is None
+                created = tool.is_write and s.kinds.naming(tool, service, entity) is None
                 latest[key] = InPlay(j, kind, s.names.get(j) or f"the {kind.noun}", tool.is_write, created, None if created else item)
             else:
                 latest[key] = InPlay(j, kind, s.names.get(j) or before.name, before.written or tool.is_write, before.created, before.first)
@@ -154,6 +158,8 @@ class Walk:
                     continue  # only a plain value passes on in words; one the request gave is no news
                 if record.first is not None and record.first.get(field_name) == value:
                     continue  # what the record already said before the work is no news either
+                if field_name == "id" and not _ID_WORDS.search(noun):
+                    continue  # "the application" is app_0059: a system's own number, not news a colleague uses
                 found.append(Passed(Ref(record.step, field_name), noun))
         found.sort(key=lambda p: (not p.ref.field.endswith("id") and p.ref.field not in ("id", "key", "number"), p.ref.step))
         return found

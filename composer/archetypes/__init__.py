@@ -14,9 +14,10 @@ from composer.archetypes import (  # noqa: F401 - registration
     knowledge,
     operations,
     people,
+    questions,
     requests,
     sales,
     support,
 )
 
-__all__ = ["commerce", "engagement", "finance", "generic", "knowledge", "operations", "people", "requests", "sales", "support"]
+__all__ = ["commerce", "engagement", "finance", "generic", "knowledge", "operations", "people", "questions", "requests", "sales", "support"]

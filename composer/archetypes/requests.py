@@ -25,7 +25,7 @@ from mcp_services.kernel.world import Person
 
 from composer.catalog import Param, ToolInfo
 from composer.archetypes.generic import catalog_weight
-from composer.kinds import Kind, record_params, system_name
+from composer.kinds import Kind, system_name
 from composer.resolve import resolve, value_at
 from composer.plan import Expr, ListOf, Lit, Ref
 from composer.scenario import Family, Rec, Reference, Said, Scenario, Skip, archetype
@@ -77,6 +77,8 @@ _ASKERS: dict[str, tuple[str, ...]] = {
 #: Parameters an asker never mentions (paging, dry runs, the agent's own notes).
 _PLUMBING = frozenset({"limit", "cursor", "notify", "send_notification", "dry_run", "comment", "note", "reason", "notes"})
 _TEXTS = ("body", "text", "content", "message", "description")
+#: What of a newcomer each semantic type takes (a person added to a service: a candidate, a registrant, a contact).
+_NEWCOMER_TYPES = {"email_address": "email", "person_name": "name", "phone_number": "phone"}
 #: Address parameters a colleague's request fills with a colleague (never a customer's address).
 _STAFF_EMAILS = frozenset({"assignee_email", "owner_email", "host_email", "interviewer_emails", "attendee_emails", "submitter_email"})
 #: What a colleague asks to have written on a record: the text is theirs, stated in quotes.
@@ -84,6 +86,9 @@ NOTES = (
     "Customer asked for a call back next week.", "Waiting on legal before we go further.", "Budget approved for next quarter.",
     "Moved to the new account manager.", "Agreed on the phone to revisit this in April.", "Needs a second pair of eyes.",
 )
+#: A reason the reference plan gives where a tool demands one (the agent may give any).
+STATED_REASONS = ("Customer changed their mind.", "Duplicate of another one.", "Agreed with the customer on the phone.",
+           "No longer needed after the review.", "Entered by mistake.")
 #: Names of new things colleagues ask to have set up.
 NEW_NAMES = (
     "Q3 board pack", "Partner onboarding checklist", "Pricing update 2025", "Customer advisory board", "Security review",
@@ -104,7 +109,13 @@ _PAST = {"send": "sent", "make": "made", "take": "took", "give": "gave", "set": 
 class Choice:
     tool: ToolInfo
     kind: Kind
-    named: dict[str, Expr]
+    named: dict[str, Expr]  # fixed arguments beside the record's (the type of a polymorphic pair)
+    param: str = ""  # the parameter that names the record ("" for a new record)
+    field: str = "id"  # the record's field it takes: its id, or a natural key (a chat channel's name)
+
+    def fixed(self) -> set[str]:
+        """The parameters the choice fills itself (the request never states them)."""
+        return set(self.named) | ({self.param} if self.param else set())
 
 
 def _choices(s: Scenario, intent: str) -> list[Choice]:
@@ -112,13 +123,13 @@ def _choices(s: Scenario, intent: str) -> list[Choice]:
     found = []
     for kind in s.kinds:
         for tool in kind.acting(intent):
-            params = record_params(tool, kind.service, kind.entity)
-            if params is None:
+            naming = s.kinds.naming(tool, kind.service, kind.entity)
+            if naming is None:
                 continue
             named: dict[str, Expr] = {}
-            if params[1] is not None:
-                named[params[1]] = Lit(kind.entity)
-            found.append(Choice(tool, kind, named | {params[0]: Lit("")}))
+            if naming.type_param is not None:
+                named[naming.type_param] = Lit(kind.entity)
+            found.append(Choice(tool, kind, named, naming.param, naming.field))
     s.rng.shuffle(found)
     return found
 
@@ -158,11 +169,13 @@ class _Plan:
         self.params: dict[str, _Planned] = {}
         self.words: dict[str, str] = {}  # how the request states each value
         self.facts: list[Said] = []
+        self.details: list[str] = []  # stated values the tool's phrase has no place for: said after it, in brackets
+        self._newcomer: Person | None = None
 
     def choose(self) -> None:
         tool = self.choice.tool
         for param in tool.params:
-            if param.name in self.choice.named or param.name in _PLUMBING:
+            if param.name in self.choice.fixed() or (param.name in _PLUMBING and not param.required):
                 continue
             if not param.required and not self._worth_setting(param):
                 continue
@@ -174,6 +187,15 @@ class _Plan:
             self.params[param.name] = planned
         if tool.intent == "update" and not any(p.stated for p in self.params.values()):
             raise Skip(f"{tool.key}: nothing to change")
+
+    def complete(self, words: str) -> str:
+        """The request's words with the details its phrase leaves out (a new contact's address) after them."""
+        missing = [d for d in self.details if d not in words]
+        return f"{words} ({', '.join(missing)})" if missing else words
+
+    def said_in(self, words: str) -> bool:
+        """Whether the request's words state every value it asks for (a value left unsaid is one the agent cannot know)."""
+        return all(said in words for said in self.words.values())
 
     def keep_facts_in(self, words: str) -> None:
         """Keep only the facts the request states (a value the phrase leaves out is the agent's, not a fact)."""
@@ -220,7 +242,8 @@ class _Plan:
         # An update names the one field it changes: the first optional field the record has, of a kind a person states.
         if self.choice.tool.intent not in ("update", "reschedule", "transition") or any(p.stated for p in self.params.values()):
             return False
-        return (param.name in self.rec.row and (bool(param.enum) or param.semtype in ("subject", "datetime", "date"))) or (
+        moves = bool(param.semtype and param.semtype.startswith("id:")) and param.name in self.rec.row  # under another parent
+        return (param.name in self.rec.row and (bool(param.enum) or param.semtype in ("subject", "datetime", "date"))) or moves or (
             self.choice.tool.intent == "reschedule" and param.semtype in ("datetime", "date")
         )
 
@@ -240,6 +263,17 @@ class _Plan:
             self.words[param.name] = str(value).replace("_", " ")
             self.facts.append(Said(f"the new {said}", Lit(str(value).replace("_", " ")), "text"))
             return _Planned(value=value, is_list=param.is_list)
+        if self._adds_person() and (param.name in ("first_name", "last_name") or param.semtype in _NEWCOMER_TYPES):
+            person = self._newcomer_person()
+            if person is None:
+                return None
+            value = {"first_name": person.first_name, "last_name": person.last_name}.get(param.name) or getattr(
+                person, _NEWCOMER_TYPES.get(param.semtype or "", "name"))
+            self.words[param.name] = value
+            if param.semtype in ("email_address", "phone_number"):
+                self.details.append(value)
+            self.facts.append(Said("who", Lit(person.first_name), "text"))
+            return _Planned(value=value, is_list=param.is_list)
         if param.semtype == "email_address" and self.choice.tool.intent == "remove":
             member = self._member()
             if member is None:
@@ -255,7 +289,7 @@ class _Plan:
             iso = _future(s, s.rng.randint(2, 8), s.rng.choice((9, 10, 14, 15)))
             value = iso if param.semtype == "datetime" else iso[:10]
             self.words[param.name] = _spoken_time(iso) if param.semtype == "datetime" else _spoken_time(iso)[:-9]
-            self.facts.append(Said(f"the new {said}", Lit(value), param.semtype))
+            self.facts.append(Said(f"the new {said}", Lit(value), "datetime" if param.semtype == "datetime" else "date"))
             return _Planned(value=value)
         if self.new_name and param.required and (param.semtype in ("subject", "channel_name", "file_name", "tag")
                                                  or param.name in ("name", "title", "summary", "topic")):
@@ -263,17 +297,19 @@ class _Plan:
             self.words[param.name] = f'"{value}"'
             self.facts.append(Said(f"the {said}", Lit(value), "text"))
             return _Planned(value=value)
-        if param.semtype == "subject" or param.name in ("name", "title", "summary", "topic"):
+        if param.semtype == "subject" or param.name in ("name", "title", "summary", "topic", "new_name", "new_title"):
             base = str(current or rec.get(self.choice.kind.label or "") or "").strip()
             if not base or param.semtype in ("person_name", "company_name"):
                 return None
-            value = base.rsplit(" (", 1)[0] if base.endswith(")") else f"{base} ({s.world.now[:4]})"
+            value = _renamed(base, param.semtype, s.world.now[:4])
             self.words[param.name] = f'"{value}"'
             self.facts.append(Said(f"the new {said}", Lit(value), "text"))
             return _Planned(value=value)
         if param.semtype and param.semtype.startswith("id:"):
             return self._other_record(param)
-        if param.required and (param.semtype == "text" or param.name in _TEXTS + ("note",)):
+        if param.required and param.name in ("reason", "comment") and not param.enum:
+            return _Planned(value=s.rng.choice(STATED_REASONS), stated=False)  # any reason will do: the agent writes its own
+        if param.required and (param.semtype == "text" or param.name in _TEXTS + ("note", "notes")):
             text = s.rng.choice(NOTES)
             self.words[param.name] = f'"{text}"'
             return _Planned(value=text)
@@ -282,12 +318,39 @@ class _Plan:
             self.words[param.name] = f"{amount:,.2f} {s.world.currency}"
             self.facts.append(Said(f"the {said}", Lit(amount), "money"))
             return _Planned(value=amount)
-        if param.semtype == "tag" or param.name in ("tags", "labels", "tag", "label", "add", "add_labels"):
+        if param.semtype == "tag" or param.name in ("tags", "labels", "tag", "label", "add", "add_labels", "remove_labels"):
+            removing = "remove" in self.choice.tool.name or param.name.startswith("remove")
+            if removing:  # what comes off is on the record now
+                present = [t for t in _record_tags(rec) if isinstance(t, str) and t.islower()]
+                if not present:
+                    return None
+                label = s.rng.choice(present)
+                self.words[param.name] = f'"{label}"'
+                self.facts.append(Said("the label", Lit(label), "text"))
+                return _Planned(value=label, is_list=param.is_list)
             label = s.rng.choice(("q3-review", "needs-follow-up", "customer-facing", "archive-candidate"))
             self.words[param.name] = f'"{label}"'
             self.facts.append(Said("the label", Lit(label), "text"))
             return _Planned(value=label, is_list=param.is_list)
         return None
+
+    def _adds_person(self) -> bool:
+        return adds_person(self.choice.tool)
+
+    def _newcomer_person(self) -> Person | None:
+        """Someone of a customer's company whom no record of the tool's service knows by their address yet."""
+        if self._newcomer is None:
+            s, service = self.s, self.choice.tool.service
+            known: set[str] = set()
+            for kind in s.kinds:
+                if kind.service == service:
+                    for path in kind.person_paths(value="email"):
+                        if "." not in path.path:
+                            known |= {str(r.get(path.path) or "").lower() for r in s.records(service, kind.entity)}
+            team = {p.email for p in s.world.team}
+            options = [p for p in s.world.people if p.email not in team and p.email.lower() not in known]
+            self._newcomer = s.rng.choice(options) if options else _new_person(s)
+        return self._newcomer
 
     def _member(self) -> Person | None:
         """Someone now on the record (an attendee, a watcher, a member): the records of its service that point at it
@@ -299,10 +362,11 @@ class _Plan:
             if other.service != kind.service:
                 continue
             refs = [f.name for f in other.runtime.definition.fields if f.ref == kind.entity]
-            emails = [p.path for p in other.person_paths(value="email") if "." not in p.path]
+            emails = [p.path for p in other.person_paths(value="email")]  # "email", or "user_id.email" through a ref
             for ref in refs:
                 for row in s.records(other.service, other.entity, where={ref: rec["id"]}):
-                    found += [people[str(row[e]).lower()] for e in emails if str(row.get(e, "")).lower() in people]
+                    addresses = (str(value_at(s.view, row, e) or "").lower() for e in emails)
+                    found += [people[a] for a in addresses if a in people]
         for value in rec.row.values():  # members kept in a list on the record itself
             if isinstance(value, list):
                 found += [people[str(v).lower()] for v in value if isinstance(v, str) and str(v).lower() in people]
@@ -328,6 +392,38 @@ class _Plan:
         return None
 
 
+def adds_person(tool: ToolInfo) -> bool:
+    """Whether the tool adds a person who is new to its service (a candidate, a registrant, a contact)."""
+    return tool.intent in ("create", "invite") and (tool.param("first_name") is not None or any(
+        p.required and p.semtype == "person_name" for p in tool.params))
+
+
+def _new_person(s: Scenario) -> Person:
+    """Someone new to the world at one of its customers (a new contact there), named and numbered from the scenario's seed."""
+    from faker import Faker
+
+    fake = Faker("en_US")
+    fake.seed_instance(s.rng.randrange(2**32))
+    taken = {p.name for p in s.world.people}
+    org = s.rng.choice(s.world.organisations[1:])
+    first, last = fake.first_name(), fake.last_name()
+    while f"{first} {last}" in taken:
+        first, last = fake.first_name(), fake.last_name()
+    username = f"{first}.{last}".lower().replace("'", "")
+    return Person(id="per_new", first_name=first, last_name=last, name=f"{first} {last}", email=f"{username}@{org.domain}",
+                  phone=f"+1{s.rng.randint(201, 989)}555{s.rng.randint(1000, 9999)}", username=username,
+                  organisation_id=org.id, job_title=fake.job()[:80], city=org.city, address=org.address)
+
+
+def _record_tags(rec: Rec) -> list[Any]:
+    """The tags or labels a record carries now."""
+    for name in ("tags", "labels", "label_ids"):
+        value = rec.get(name)
+        if isinstance(value, list):
+            return value
+    return []
+
+
 def _count(s: Scenario, kind: Kind, field: str, value: Any) -> int:
     """How many records of ``kind`` have ``value`` in ``field`` (a stored column, or a value derived for results).
 
@@ -341,6 +437,16 @@ def _count(s: Scenario, kind: Kind, field: str, value: Any) -> int:
     return int(counts.get(value, 0))
 
 
+def _renamed(base: str, semtype: str | None, year: str) -> str:
+    """A record's label as a colleague renames it: a year added or taken off; a file keeps its extension."""
+    if base.endswith(")"):
+        return base.rsplit(" (", 1)[0]
+    stem, dot, extension = base.rpartition(".")
+    if semtype == "file_name" and dot and 1 <= len(extension) <= 5 and stem:
+        return f"{stem} - final.{extension}"
+    return f"{base} ({year})"
+
+
 def _as_name(name: str, semtype: str | None) -> str:
     """A new thing's name as its system writes it: a chat channel in lowercase with hyphens, a document as a file."""
     if semtype == "channel_name":
@@ -350,7 +456,7 @@ def _as_name(name: str, semtype: str | None) -> str:
     return name
 
 
-def _asker(s: Scenario, family: str) -> Person:
+def asker_for(s: Scenario, family: str) -> Person:
     for role in s.rng.sample(_ASKERS[family], len(_ASKERS[family])):
         try:
             person = s.world.team_member(role)
@@ -384,12 +490,9 @@ class Request:
 def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = frozenset()) -> Request:  # type: ignore[assignment]
     """A request for ``intent`` that some record of some mounted service can take, tried on the world as it is."""
     colleague = _someone_else(s, asker)
-    for choice in _choices(s, intent)[:16]:
-        if choice.tool.key in avoid:
-            continue
+    for choice in [c for c in _choices(s, intent) if c.tool.key not in avoid][:16]:
         kind = choice.kind
-        records = s.records(kind.service, kind.entity)
-        s.rng.shuffle(records)
+        records = by_condition(s, kind, s.records(kind.service, kind.entity))
         if intent == "restore":  # what comes back was archived, trashed or deleted first
             records.sort(key=lambda r: not _looks_removed(r))
         for rec in records[: _TRIES.get(intent, 5)]:
@@ -403,11 +506,11 @@ def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = f
                     plan.choose()
                 except Skip:
                     break
-                named = {k: (rec["id"] if isinstance(v, Lit) and v.value == "" else _plain(v)) for k, v in choice.named.items()}
+                named = {**{k: _plain(v) for k, v in choice.named.items()}, choice.param: rec[choice.field]}
                 if not s.would_succeed(choice.tool.service, choice.tool.name, {**named, **plan.concrete()}):
                     continue
-                words = phrase(choice.tool, {**{k: name for k in choice.named}, **plan.words})
-                if words is None:
+                words = phrase(choice.tool, {**{k: name for k in choice.fixed()}, **plan.words})
+                if words is None or not plan.said_in(words := plan.complete(words)):
                     break
                 plan.keep_facts_in(words)
                 return Request(choice, rec, where, name, value, plan, words)
@@ -448,6 +551,24 @@ def identify(s: Scenario, kind: Kind, rec: Rec) -> tuple[dict[str, Any], str, st
                 return where, f'the {kind.noun} "{value}" {joiner} {who}', value
     if kind.mentions().get("id") and not _INTERNAL_ID.match(rec.key):  # INV-1027, ENG-12: ids people quote
         return {"id": rec.key}, f"{kind.noun} {rec.key}", rec.key
+    return _by_person(s, kind, rec)
+
+
+def _by_person(s: Scenario, kind: Kind, rec: Rec) -> tuple[dict[str, Any], str, str] | None:
+    """A record named by the one person or company it is for or of, where it is their only one of its kind
+    ("the time-off request of Karl Matthews", "the charge for Acme Ltd")."""
+    if kind.is_person:
+        return None
+    for path in kind.people:
+        if path.value not in ("name", "company"):
+            continue
+        who = value_at(s.view, rec, path.path)
+        if not isinstance(who, str) or not who.strip() or who == s.world.user.name:
+            continue
+        where = {path.path: who}
+        if resolve(s.view, Reference("", rec, path.role, where)) == [rec.key]:
+            joiner = "for" if path.role in _FOR_ROLES else "of"
+            return where, f"the {kind.noun} {joiner} {who}", who
     return None
 
 
@@ -462,6 +583,30 @@ def _parent_name(s: Scenario, kind: Kind, rec: Rec) -> tuple[str, Any, str] | No
         if isinstance(label, str) and _count(s, parent_kind, parent_kind.label, label) == 1:
             return f.name, rec[f.name], f'the {parent_kind.noun} "{label}"'
     return None
+
+
+#: Fields whose values say what a record can still go through (a paid invoice cannot be voided, a sent campaign
+#: not sent again), beside a kind's declared state field.
+_CONDITIONS = ("status", "state", "archived", "is_archived", "trashed", "in_trash", "deleted", "draft")
+
+
+def by_condition(s: Scenario, kind: Kind, records: list[Rec]) -> list[Rec]:
+    """Records in a seeded order that meets every condition early: one of each (state, flags) first, then the rest.
+
+    Most records of a world are in the commonest state (paid, sent, open); an action that needs another state
+    finds a record in it among the first tries instead of after dozens of failed ones."""
+    fields = [f for f in ((kind.state_field,) if kind.state_field else ()) + _CONDITIONS if f]
+    groups: dict[tuple[str, ...], list[Rec]] = {}
+    for rec in records:
+        groups.setdefault(tuple(str(rec.get(f)) for f in fields), []).append(rec)
+    queues = list(groups.values())
+    for queue in queues:
+        s.rng.shuffle(queue)
+    s.rng.shuffle(queues)
+    ordered: list[Rec] = []
+    for i in range(max((len(q) for q in queues), default=0)):
+        ordered += [q[i] for q in queues if i < len(q)]
+    return ordered
 
 
 def _looks_removed(rec: Rec) -> bool:
@@ -492,7 +637,7 @@ def find_creation(s: Scenario, asker: Person, *, avoid: set[str] = frozenset()) 
             continue
         shown = plan.words.get(next(iter(plan.words), ""), f'"{name}"')
         words = phrase(tool, plan.words)
-        if words is None:
+        if words is None or not plan.said_in(words := plan.complete(words)):
             continue
         plan.keep_facts_in(words)
         return Request(choice, None, {}, shown.strip('"'), shown.strip('"'), plan, words)
@@ -501,10 +646,11 @@ def find_creation(s: Scenario, asker: Person, *, avoid: set[str] = frozenset()) 
 
 def _needs_lists(tool: ToolInfo) -> bool:
     """Whether the tool needs what a colleague's quick ask does not give: a list of structured things (line items,
-    columns, signers), or a customer's address (a ticket is opened for a customer, not a colleague)."""
+    columns, signers), or a customer's address (a ticket is opened for a customer, not a colleague) unless the
+    tool adds that person (a new contact, whose address the request gives)."""
     return any(
         p.required and ((p.is_list and p.semtype != "email_address") or p.json_type == "object"
-                        or (p.semtype == "email_address" and p.name not in _STAFF_EMAILS))
+                        or (p.semtype == "email_address" and p.name not in _STAFF_EMAILS and not adds_person(tool)))
         for p in tool.params
     )
 
@@ -530,7 +676,7 @@ def do_request(s: Scenario, request: Request) -> list[Said]:
     known = {"query": value, "name": value, "title": value, "subject": value,
              **{k: v for k, v in request.where.items() if k not in refs}}
     found = lookup(s, rec, known, say=f"find {request.name}", name=request.name)
-    named = {k: (found.ref("id") if isinstance(v, Lit) and v.value == "" else v) for k, v in choice.named.items()}
+    named = {**choice.named, **({choice.param: found.ref(choice.field)} if choice.param else {})}
     s.call(choice.tool.service, choice.tool.name, {**named, **request.plan.steps()}, say=request.words, require_change=True)
     return request.plan.facts or [Said(f"the {choice.kind.noun}", Lit(value), "text")]
 
@@ -538,7 +684,7 @@ def do_request(s: Scenario, request: Request) -> list[Said]:
 def colleague_request(s: Scenario, intent: str, *, then: str | None = None) -> None:
     """A colleague asks for ``intent`` on a record (and, with ``then``, for a second thing in the same message);
     the agent finds each record, does what is asked and confirms on the channel (see the module)."""
-    asker = _asker(s, s.rng.choice(("operations", "support", "sales", "finance", "marketing")))
+    asker = asker_for(s, s.rng.choice(("operations", "support", "sales", "finance", "marketing")))
     first = _find(s, intent, asker, set())
     requests = [first]
     if then is not None:
@@ -559,7 +705,7 @@ def colleague_request(s: Scenario, intent: str, *, then: str | None = None) -> N
     text = ask_text(s, first)
     if len(requests) == 2:
         text += " " + s.rng.choice(("Also, while you're in there: ", "And one more thing: ", "Separately, ")) + ask_text(s, requests[1])
-    trigger = arrive(s, asker, Ask(subject=subject, text=text, team=_channel(s, family)), channels=COLLEAGUE)
+    trigger = arrive(s, asker, Ask(subject=subject, text=text, team=team_channel(s, family)), channels=COLLEAGUE)
     facts: list[Said] = []
     for request in requests:
         facts += do_request(s, request)
@@ -596,7 +742,7 @@ def _past(words: str) -> str:
     return f"{past} {rest}".strip()
 
 
-def _channel(s: Scenario, family: str) -> str:
+def team_channel(s: Scenario, family: str) -> str:
     name = _CHANNEL_OF.get(family, "general")
     if s.has("chat") and s.records("chat", "channel", where={"name": name}):
         return name

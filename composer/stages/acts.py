@@ -17,15 +17,21 @@ from mcp_services.tasks.checks import Check
 from mcp_services.kernel.world import Person
 
 from composer.catalog import ToolInfo
-from composer.kinds import record_params
 from composer.plan import Composed, Expr, ListOf, Lit, Ref
 from composer.scenario import Rec, Said, Scenario, Skip, Stage, Step, detail
 
 Target = Step | Rec
 
 
-def _id_of(target: Target) -> Expr:
-    return target.ref("id") if isinstance(target, Step) else Lit(target.key)
+def _value_of(target: Target, name: str) -> Any:
+    return target.value(name) if isinstance(target, Step) else target.get(name)
+
+
+def _field_of(target: Target, name: str) -> Expr:
+    """The target's id (or the natural key a tool names it by), as the step that found it returned it."""
+    if isinstance(target, Step):
+        return target.ref(name)
+    return Lit(target.key if name == "id" else target[name])
 
 
 def _kind_of(s: Scenario, target: Target) -> tuple[str, str]:
@@ -45,13 +51,12 @@ def tools_for(s: Scenario, target: Target, intent: str) -> list[tuple[ToolInfo, 
     for tool in s.catalog.tools_of(service):
         if not tool.is_write or tool.intent != intent or tool.simulated:
             continue
-        params = record_params(tool, service, entity)
-        if params is None:
-            continue
-        id_param, type_param = params
-        args: dict[str, Expr] = {id_param: _id_of(target)}
-        if type_param is not None:
-            args[type_param] = Lit(entity)
+        naming = s.kinds.naming(tool, service, entity)
+        if naming is None or (naming.field != "id" and _value_of(target, naming.field) in (None, "")):
+            continue  # a tool that names records by a key this one lacks (a direct message has no channel name)
+        args: dict[str, Expr] = {naming.param: _field_of(target, naming.field)}
+        if naming.type_param is not None:
+            args[naming.type_param] = Lit(entity)
         found.append((tool, args))
     return found
 

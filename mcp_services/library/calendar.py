@@ -103,7 +103,7 @@ class Room:
 
     available = derived(
         bool | None,
-        lambda r: r.available,
+        lambda r: getattr(r, "available", None),  # only a listing for a time range knows (_ShownRoom)
         description="Whether the room is free for the asked time range; null if none was asked",
     )
 

@@ -141,8 +141,8 @@ def test_a_report_that_says_nothing_fails_every_kept_task(library: Catalog, requ
         assert any(cf.id == "empty-report" for cf in task.counterfactuals), task.id
 
 
-def test_a_value_the_agent_creates_is_checked_through_its_own_record(requested: tuple[list[TaskSpec], GenerateReport]) -> None:
-    tasks, _ = requested
+def test_a_value_the_agent_creates_is_checked_through_its_own_record(library: Catalog) -> None:
+    tasks, _ = generate(GenerateConfig(n=20, seed=3, archetypes=("request-create",)), library)
     carried = [c for t in tasks for c in t.checks if isinstance(c, CarriedValue)]
     assert carried
     for check in carried:

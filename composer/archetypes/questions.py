@@ -1,0 +1,181 @@
+"""Questions colleagues ask about a record: what it shows now, in any service of the catalog.
+
+"Quick question: what status is the envelope "Statement of Work - Ruiz Group" in? The customer is
+asking." "When is invoice INV-0119 due?" The record is any record of any kind that a read reaches,
+named the way a colleague names it (``requests.identify``); the field is one people ask about: its
+state, an amount, a date, a number they pass on. The agent finds the record through any read that
+shows it and answers on the channel. The answer is checked for the value, and for not stating the
+values that a careless look would give instead: the other states the field can take, or the same
+field of the other records of the same person or company.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_services.kernel.schema import FieldDef
+
+from composer.archetypes.generic import catalog_weight
+from composer.archetypes.requests import SERVICE_FAMILY, asker_for, by_condition, identify, team_channel
+from composer.catalog import Catalog
+from composer.kinds import Kind, kinds_of, system_name
+from composer.plan import Lit
+from composer.scenario import Rec, Said, Scenario, Skip, archetype
+from composer.stages.channels import COLLEAGUE, Ask, arrive, reply, reply_clause
+from composer.stages.lookup import lookup
+
+#: Why a colleague asks (the purpose the request states).
+_PURPOSES = (
+    "The customer is asking and I'd like to answer today.",
+    "I need it for the weekly report.",
+    "I want to get my notes right before the call.",
+    "It came up in the team meeting and nobody was sure.",
+)
+#: How a question opens, with ``{question}`` asked indirectly ("what the status of the envelope ... is",
+#: "when the folder ... was trashed") and ``{system}``.
+_OPENERS = (
+    "Quick question: could you check {question} in {system}?",
+    "Can you find out {question}? It should be in {system}.",
+    "Do you know {question}? You can see it in {system}.",
+)
+#: Timestamps nobody asks about: they change with any edit.
+_BORING = frozenset({"updated_at", "modified_at", "last_modified", "last_modified_at", "last_activity_at"})
+#: Records of a kind tried per question (each is one read of the world).
+_TRIES = 6
+
+
+#: Enumerated fields that say where a record stands (asked about most).
+_STANDING = ("status", "state", "stage", "priority")
+
+
+def _askable(kind: Kind) -> list[tuple[FieldDef, float]]:
+    """Fields of a kind that people ask about, with how often: where it stands (its state, a status, a stage),
+    an amount, a date, another enumerated detail (a role, a plan), a number people quote; when it was made."""
+    mentions = kind.mentions()
+    out: list[tuple[FieldDef, float]] = []
+    for f in kind.fields():
+        if not f.stored or f.incidental or f.ref or f.name in ("id", kind.label) or f.role or f.name in _BORING:
+            continue
+        timed = f.semantic in ("date", "datetime") or f.type in ("date", "datetime")
+        if f.name == kind.state_field or (f.enum and f.type == "string" and f.name.endswith(_STANDING)):
+            out.append((f, 3.0))
+        elif f.enum and f.type == "string" and len(f.enum) >= 3:
+            out.append((f, 1.0))
+        elif f.semantic == "money":
+            out.append((f, 3.0))
+        elif timed and _Question.timed_noun(f) is not None:
+            out.append((f, 0.15 if f.name.startswith("created") else 2.0))
+        elif f.name in mentions and f.type == "string":
+            out.append((f, 1.0))
+    return out
+
+
+def _fits(catalog: Catalog) -> bool:
+    return any(k.readers and _askable(k) for k in kinds_of(catalog))
+
+
+def _field_noun(f: FieldDef) -> str:
+    if f.mention and f.mention.startswith("the "):  # "the invoice total"; not "when the order shipped"
+        return f.mention.removeprefix("the ")
+    return f.name.replace("_", " ")
+
+
+class _Question:
+    """How the question and its answer read for one field of one record."""
+
+    @staticmethod
+    def timed_noun(f: FieldDef) -> str | None:
+        """How a question names a date field: "due date" (due_date), "created" (created_at: "when ... was created"),
+        or None for one with no plain question (last_paid_at)."""
+        if f.name.endswith("_date"):
+            return f.name.replace("_", " ")
+        stem = f.name.removesuffix("_at")
+        if "_" in stem or not (f.name.endswith("_at") or stem.endswith("ed")):
+            return None
+        return stem
+
+    def __init__(self, f: FieldDef, name: str) -> None:
+        timed = f.semantic in ("date", "datetime") or f.type in ("date", "datetime")
+        stem = self.timed_noun(f) if timed else None
+        self.when = stem is not None and not stem.endswith(" date")
+        if stem is not None and self.when:  # created_at -> "when ... was created"; starts_at -> "when ... starts"
+            verb = "is due" if stem == "due" else stem if stem.endswith("s") else f"was {stem}"  # starts, expires; was sent
+            self.question = f"when {name} {verb}"
+            self.noun = f"when it {verb}"
+            self.answer = [f"{name[:1].upper()}{name[1:]} {verb} on "]
+        else:
+            noun = _field_noun(f)
+            self.question = f"what the {noun} of {name} is"
+            self.noun = f"the {noun}"
+            self.answer = [f"The {noun} of {name} is "]
+
+
+def _fact_kind(f: FieldDef) -> Any:
+    if f.semantic == "money":
+        return "money"
+    if f.semantic in ("date", "datetime") or f.type in ("date", "datetime"):
+        return "datetime" if "datetime" in (f.semantic, f.type) else "date"
+    return "text"
+
+
+def _others(s: Scenario, kind: Kind, f: FieldDef, rec: Rec, value: Any) -> list[Any]:
+    """What a careless answer would say instead: the field's other states, or the same field of the other records
+    of the same person or company (their other invoices, their other tickets)."""
+    text = str(value).lower()
+    if f.enum:
+        return [v for v in f.enum if isinstance(v, str) and v.lower() not in text and text not in v.lower()]
+    siblings: list[Any] = []
+    for path in kind.people:
+        if "." in path.path or rec.get(path.path) in (None, ""):
+            continue
+        for other in s.records(kind.service, kind.entity, where={path.path: rec[path.path]}):
+            other_value = other.get(f.name)
+            if other.key != rec.key and other_value not in (None, "", value) and str(other_value) not in str(value):
+                siblings.append(other_value)
+    return list(dict.fromkeys(siblings))[:3]
+
+
+def _pick(s: Scenario) -> tuple[Kind, Rec, FieldDef, tuple[dict[str, Any], str, str]]:
+    kinds = [k for k in s.kinds if k.readers and _askable(k)]
+    s.rng.shuffle(kinds)
+    for kind in kinds[:8]:
+        fields = _askable(kind)
+        for rec in by_condition(s, kind, s.records(kind.service, kind.entity))[:_TRIES]:
+            f = s.rng.choices([f for f, _ in fields], weights=[w for _, w in fields])[0]
+            value = rec.get(f.name)
+            if value in (None, "", []) or isinstance(value, (bool, list, dict)):
+                continue
+            named = identify(s, kind, rec)
+            if named is not None:
+                return kind, rec, f, named
+    raise Skip("no record with a field a colleague would ask about that a read shows")
+
+
+@archetype("request-question", family="operations", title="A colleague asks what a record shows: its status, an amount, a date",
+           services=(), weight=3.0, fits=_fits, weigh=lambda catalog: 2.0 * catalog_weight(catalog))
+def request_question(s: Scenario) -> None:
+    """A colleague asks about one field of one record; the agent looks it up and answers with its value."""
+    kind, rec, f, (where, name, label) = _pick(s)
+    family = SERVICE_FAMILY.get(kind.service, "operations")
+    asker = asker_for(s, family)
+    system = system_name(s.catalog, kind.service)
+    q = _Question(f, name)
+    text = s.rng.choice(_OPENERS).format(question=q.question, system=system) + " " + s.rng.choice(_PURPOSES)
+    trigger = arrive(s, asker, Ask(subject=f"{kind.noun.capitalize()}: {label}", text=text, team=team_channel(s, family)),
+                     channels=COLLEAGUE)
+    s.refer(rec, name, relation=" and ".join(where), where=where)
+    refs = {d.name for d in kind.fields() if d.ref}
+    known = {"query": label, "name": label, "title": label, "subject": label, **{k: v for k, v in where.items() if k not in refs}}
+    found = lookup(s, rec, known, say=f"find {name}", name=name)
+    if found.value(f.name) != rec[f.name]:
+        raise Skip(f"the read of {kind.key} does not show its {f.name}")
+    fact = Said(q.noun, found.ref(f.name), _fact_kind(f))
+    replied = reply(s, trigger, [*q.answer, found.ref(f.name), "."], say=reply_clause(trigger, q.noun), facts=[fact],
+                    subject=f"Re: {kind.noun.capitalize()}: {label}")
+    s.notes[replied.index].unsaid = [Said(f"another {q.noun.removeprefix('the ')}", Lit(v)) for v in _others(s, kind, f, rec, rec[f.name])]
+    s.brief.intro = f"{trigger.intro} with a question about {name} in {system}"
+    s.brief.goal = f"Find out {q.question}, then {reply_clause(trigger, 'what you find')}"
+    s.brief.anchors += [asker.name]
+
+
+__all__ = ["request_question"]
