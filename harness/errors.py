@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from mcp_services.command_line import InputError
+
 __all__ = ["AgentError", "AgentUnavailableError", "HarnessInputError", "RunFileError", "ToolTransportError"]
 
 
-class HarnessInputError(ValueError):
+class HarnessInputError(InputError):
     """Bad input from a person (options, files, agent spec): printed as one line, exit code 2."""
 
 
