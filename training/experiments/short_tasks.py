@@ -15,9 +15,12 @@ from training.errors import TrainingInputError
 
 __all__ = ["SHORT_TASK_SERVICES", "compose_short_tasks"]
 
-#: Services whose workflows are two calls long (an email logged as a ticket and answered; a fixed
-#: problem's ticket solved): short enough for SmolLM2-135M's context and a CPU.
-SHORT_TASK_SERVICES: tuple[str, ...] = ("helpdesk", "mailbox")
+#: Services whose workflow is short and solvable from the request and the plan's own tools (a
+#: colleague asks in chat what a customer still owes: look the company up in accounting, answer the
+#: balance): within SmolLM2-135M's reach on a CPU. Most other workflows start by reading a trigger
+#: (an email, a text) that their reference plan does not read, so a view of the plan's tools alone
+#: cannot solve them.
+SHORT_TASK_SERVICES: tuple[str, ...] = ("accounting", "chat")
 
 
 def compose_short_tasks(
