@@ -3,7 +3,6 @@ and prints the package version; the error cases a new user met say what is true.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
@@ -171,3 +170,19 @@ def test_an_input_error_is_what_then_how_to_fix(capsys: pytest.CaptureFixture[st
 
     assert run_command("composer", refuse) == 2
     assert capsys.readouterr().err == "composer: error: --n must be at least 1 (got 0) (pass --n 1 or more)\n"
+
+
+def test_third_party_info_logs_are_off_unless_verbose() -> None:
+    import logging
+
+    from mcp_services.command_line import CHATTY_LOGGERS, configure_logging
+
+    try:
+        configure_logging(verbose=False)
+        assert not logging.getLogger("httpx").isEnabledFor(logging.INFO)
+        assert logging.getLogger("httpx").isEnabledFor(logging.WARNING)
+        configure_logging(verbose=True)
+        assert logging.getLogger("httpx").isEnabledFor(logging.INFO)
+    finally:
+        for name in CHATTY_LOGGERS:
+            logging.getLogger(name).setLevel(logging.NOTSET)
