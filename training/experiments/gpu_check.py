@@ -6,7 +6,7 @@ Runs in one go on one GPU in a few minutes (budget: under 10) and needs no netwo
 
 1. compose short tasks from 48 candidates over accounting and chat (composer, fixed seed; those of
    at most two calls, ``training.experiments.short_tasks``) and replay their reference plans
-   through the harness (``reference/trajectories.jsonl``);
+   through the harness in discover mode, as GRPO runs (``reference/trajectories.jsonl``);
 2. ``training sft`` on those trajectories: SmolLM2-135M-Instruct (``smollm2``), full weights,
    bf16, ``--sft-steps`` steps; prints the training throughput in tokens/s;
 3. ``training rl`` from the SFT model: GRPO, vLLM colocated in the trainer's process (TRL's
@@ -43,6 +43,7 @@ _CANDIDATES = 48
 _SEED = 0
 _MAX_CALLS = 2
 _SFT_BATCH = 4
+_SFT_MAX_LENGTH = 8192  # SmolLM2-135M's context
 
 
 def _log(message: str) -> None:
@@ -60,9 +61,13 @@ def _compose(out: Path) -> Path:
 
 def _reference(out: Path, tasks_file: Path) -> Path:
     from harness.collect import CollectConfig, collect_async
+    from harness.runner import RunnerConfig
 
     run_dir = out / "reference"
-    report = asyncio.run(collect_async(CollectConfig(out=run_dir, tasks_file=tasks_file, progress=False), log=_log))
+    # Discover mode, as GRPO runs: in direct mode every tool of the task's services is in every prompt,
+    # and the conversations pass SmolLM2's 8,192-token context.
+    config = CollectConfig(out=run_dir, tasks_file=tasks_file, runner=RunnerConfig(mode="discover"), progress=False)
+    report = asyncio.run(collect_async(config, log=_log))
     _log(f"reference trajectories: {report.n_new} ({report.n_passed_new} passed)")
     return run_dir
 
@@ -73,23 +78,23 @@ def compose_and_collect(out: Path) -> tuple[Path, Path]:
     return tasks_file, _reference(out, tasks_file)
 
 
-def _sft_tokens(run_dir: Path, steps: int, batch_size: int) -> float:
-    """Mean tokens of a training conversation, times the conversations seen: SFT's token count."""
+def _sft_lengths(run_dir: Path) -> list[int]:
+    """SmolLM2 tokens of each passing conversation of the run, tools included (what SFT trains on)."""
     from harness.agents.generation import template_messages
-    from harness.evaluate import read_run
     from harness.agents.models import load_tokenizer
+    from harness.evaluate import read_run
 
     tokenizer = load_tokenizer("smollm2")
-    lengths = [
-        len(
-            tokenizer.apply_chat_template(
-                template_messages(t.messages), tools=t.tools, tokenize=True, return_dict=False
-            )
-        )
+    return [
+        len(tokenizer.apply_chat_template(template_messages(t.messages), tools=t.tools, tokenize=True, return_dict=False))
         for t in read_run(run_dir)
         if t.passed
     ]
-    return sum(lengths) / len(lengths) * steps * batch_size
+
+
+def _sft_tokens(lengths: list[int], steps: int) -> float:
+    """Mean tokens of a training conversation, times the conversations seen: SFT's token count."""
+    return sum(lengths) / len(lengths) * steps * _SFT_BATCH
 
 
 def _sft_settings(out: Path, run_dir: Path, steps: int) -> Any:
@@ -103,7 +108,7 @@ def _sft_settings(out: Path, run_dir: Path, steps: int) -> Any:
         batch_size=_SFT_BATCH,
         learning_rate=1e-4,
         warmup=0.1,
-        max_length=8192,
+        max_length=_SFT_MAX_LENGTH,
         val_fraction=0.0,
         logging_steps=5,
     )
@@ -116,7 +121,7 @@ def _sft(out: Path, run_dir: Path, steps: int) -> tuple[Path, dict[str, Any]]:
     started = time.perf_counter()
     summary = run_sft(settings)
     seconds = time.perf_counter() - started
-    tokens = _sft_tokens(run_dir, summary["steps"], _SFT_BATCH)
+    tokens = _sft_tokens(_sft_lengths(run_dir), summary["steps"])
     train_s = summary["train_runtime_s"]
     figures = {
         "steps": summary["steps"],
@@ -184,11 +189,14 @@ def _grpo(out: Path, tasks_file: Path, model_dir: Path, steps: int, vllm: bool) 
 def _dry_run(out: Path, args: argparse.Namespace) -> dict[str, Any]:
     """Everything but the GPU work: the data and the checks the real run starts with, and what it would train."""
     from training.rl import prepare_rl
+    from training.sft import fit_lengths
     from training.sft_data import build_sft_data
 
     tasks_file, run_dir = compose_and_collect(out)
     data = build_sft_data(run_dir, val_fraction=0.0, seed=_SEED)
-    tokens = _sft_tokens(run_dir, args.sft_steps, _SFT_BATCH)
+    lengths = _sft_lengths(run_dir)
+    fit = fit_lengths(lengths, _SFT_MAX_LENGTH, None)  # the SFT run's own cut: an error if it keeps nothing
+    tokens = _sft_tokens(lengths, args.sft_steps)
     # The real GRPO starts from the SFT model; its tokenizer is SmolLM2's, which the checks load here.
     # vLLM is left out of the checks: it needs the GPU.
     run = prepare_rl(_grpo_settings(out, tasks_file, "smollm2", args.grpo_steps, vllm=False))
@@ -196,13 +204,14 @@ def _dry_run(out: Path, args: argparse.Namespace) -> dict[str, Any]:
     plan = {
         "dry_run": True,
         "sft": {"examples": len(data.train), "steps": args.sft_steps, "batch_size": _SFT_BATCH,
-                "tokens_to_train_on": round(tokens)},
+                "tokens_to_train_on": round(tokens), "lengths": fit.describe()},
         "grpo": {"tasks": len(run.tasks), "steps": args.grpo_steps, "longest_prompt_tokens": run.longest_prompt,
                  "generation": "transformers" if args.no_vllm else "vllm-colocate",
                  "vllm_installed": vllm_found},
     }
     _log(
-        f"dry run: SFT would train {args.sft_steps} steps on {len(data.train)} examples (~{round(tokens):,} tokens), "
+        f"dry run: SFT would train {args.sft_steps} steps on {len(data.train)} examples (~{round(tokens):,} tokens; "
+        f"{fit.describe()}), "
         f"GRPO {args.grpo_steps} steps over {len(run.tasks)} tasks (longest prompt {run.longest_prompt:,} tokens) "
         f"with {plan['grpo']['generation']} generation"
         + ("" if args.no_vllm or vllm_found else "; vllm is not installed here: the real run needs it, or --no-vllm")
