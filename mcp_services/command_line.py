@@ -43,8 +43,11 @@ EXTRA_OF_MODULE = {
     "openenv": "openenv",
 }
 
-#: Third-party loggers that log every request at INFO: shown only with ``--verbose``.
-CHATTY_LOGGERS = ("httpx", "httpcore", "uvicorn", "uvicorn.access", "uvicorn.error", "mcp", "LiteLLM", "ray")
+#: Third-party loggers that log every request at INFO: shown only with ``--verbose`` (the MCP client
+#: sends its requests through httpx2, which logs as "httpx2").
+CHATTY_LOGGERS = (
+    "httpx", "httpcore", "httpx2", "httpcore2", "uvicorn", "uvicorn.access", "uvicorn.error", "mcp", "LiteLLM", "ray",
+)
 
 
 class InputError(ValueError):

@@ -177,10 +177,14 @@ def test_third_party_info_logs_are_off_unless_verbose() -> None:
 
     from mcp_services.command_line import CHATTY_LOGGERS, configure_logging
 
+    from mcp.server.mcpserver import MCPServer
+
     try:
         configure_logging(verbose=False)
-        assert not logging.getLogger("httpx").isEnabledFor(logging.INFO)
-        assert logging.getLogger("httpx").isEnabledFor(logging.WARNING)
+        MCPServer("quiet")  # an MCP server configures the root logger at INFO unless it is configured already
+        for name in ("httpx", "httpx2"):  # the MCP client's requests go through httpx2
+            assert not logging.getLogger(name).isEnabledFor(logging.INFO)
+            assert logging.getLogger(name).isEnabledFor(logging.WARNING)
         configure_logging(verbose=True)
         assert logging.getLogger("httpx").isEnabledFor(logging.INFO)
     finally:
