@@ -313,8 +313,8 @@ def train_and_save(
 
 
 def format_loss(loss: float | None) -> str:
-    """A loss as people read it: four decimals (``11.9359``), or "not logged"."""
-    return "not logged" if loss is None else f"{loss:.4f}"
+    """A loss as people read it: four significant digits (``11.94``, ``6.013e-05``), or "not logged"."""
+    return "not logged" if loss is None else f"{loss:.4g}"
 
 
 def summary_line(summary: dict[str, Any]) -> str:
