@@ -89,6 +89,7 @@ def test_gpu_check_dry_run_does_everything_but_the_gpu_work(tmp_path: Path) -> N
     assert main(["--dry-run", "--out", str(out)]) == 0
     plan = json.loads((out / "summary.json").read_text())
     assert plan["dry_run"] is True and plan["sft"]["examples"] > 10 and plan["sft"]["tokens_to_train_on"] > 0
-    assert plan["sft"]["lengths"].startswith("max_length 8,192 tokens (max_length setting); ")  # none dropped
+    examples = plan["sft"]["examples"]  # the cut is over the examples SFT trains on: none dropped
+    assert plan["sft"]["lengths"] == f"max_length 8,192 tokens (max_length setting); {examples} of {examples} examples kept"
     assert plan["grpo"]["tasks"] > 10 and 0 < plan["grpo"]["longest_prompt_tokens"] < 8192
     assert (out / "reference" / "trajectories.jsonl").exists() and not (out / "sft").exists()

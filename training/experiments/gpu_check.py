@@ -79,17 +79,27 @@ def compose_and_collect(out: Path) -> tuple[Path, Path]:
 
 
 def _sft_lengths(run_dir: Path) -> list[int]:
-    """SmolLM2 tokens of each passing conversation of the run, tools included (what SFT trains on)."""
+    """SmolLM2 tokens of each conversation SFT trains on (passing, duplicates dropped as SFT drops them),
+    tools included."""
     from harness.agents.generation import template_messages
     from harness.agents.models import load_tokenizer
-    from harness.evaluate import read_run
+    from training.sft_data import normalize_trajectory, read_trajectories
 
     tokenizer = load_tokenizer("smollm2")
-    return [
-        len(tokenizer.apply_chat_template(template_messages(t.messages), tools=t.tools, tokenize=True, return_dict=False))
-        for t in read_run(run_dir)
-        if t.passed
-    ]
+    seen: set[str] = set()
+    lengths = []
+    for _, record in read_trajectories(run_dir):
+        if not record["passed"]:
+            continue
+        key = json.dumps(normalize_trajectory(record), sort_keys=True, ensure_ascii=False)
+        if key in seen:
+            continue
+        seen.add(key)
+        ids = tokenizer.apply_chat_template(
+            template_messages(record["messages"]), tools=record["tools"], tokenize=True, return_dict=False
+        )
+        lengths.append(len(ids))
+    return lengths
 
 
 def _sft_tokens(lengths: list[int], steps: int) -> float:
