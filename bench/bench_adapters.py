@@ -123,10 +123,15 @@ class _ReplayClient:
         self.base_url = "in-process://replay"
 
 
+def _quiet(*_: Any) -> None:
+    """A verifiers callback that draws no progress bar: the figures are this script's output."""
+
+
 def run_verifiers(env: Any, client: Any, rollouts: int, concurrency: int) -> Grades:
     inputs = env.get_dataset().repeat(rollouts)
     result = asyncio.run(
-        env.generate(inputs, client, "replay", max_concurrent=concurrency, state_columns=["compoworld"])
+        env.generate(inputs, client, "replay", max_concurrent=concurrency, state_columns=["compoworld"],
+                     on_start=_quiet, on_progress=_quiet)
     )
     return sorted((o["compoworld"]["task_id"], o["compoworld"]["passed"], o["compoworld"]["rubric_score"])
                   for o in result["outputs"])  # fmt: skip
@@ -214,7 +219,11 @@ def main() -> None:
         "harness, in process", total, lambda: run_harness(tasks, args.rollouts, args.concurrency, args.mode), None
     )
 
+    import datasets
+
     from harness.adapters.verifiers import load_environment
+
+    datasets.disable_progress_bars()
 
     by_request = {t.instruction: t for t in tasks}
     env = load_environment(tasks=tasks, mode=args.mode, reward="cfrr")

@@ -285,9 +285,11 @@ def bench_call_path(n: int, tau2_python: str | None) -> None:
 
 
 def main() -> None:
-    import logging
+    from mcp_services.command_line import configure_logging
 
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per HTTP request otherwise
+    # Before any MCPServer exists: each configures the root logger at INFO (one line per HTTP request) unless
+    # logging is configured already.
+    configure_logging()
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer iterations and 100 episodes instead of 1,000")
     parser.add_argument("--skip-mcp", action="store_true", help="skip the stdio/HTTP transport measurements")

@@ -6,9 +6,12 @@ Composes the default task set (``harness.defaults``; ``--distractors`` composes 
 many distractor services mounted beside each task's own), runs the reference agent over it in each
 mode through ``harness collect``, and prints, per task set and mode, the median, 90th percentile and
 maximum tokens per trajectory, the prompt alone (system prompt, instruction and tool list) and how
-many rollouts passed. Counts come from ``harness.tokens`` (the Qwen3 tokenizer where installed,
-else a byte estimate; the header says which). DESIGN.md's budget on the default run: median under
-12K in discover mode and 20K in direct mode. Figures only, nothing asserted.
+many rollouts passed; then the tokens a tool of the library takes in a prompt, in the model's
+view (``mcp_services.serving.model_view``) and with its full schema. Counts come from
+``harness.tokens`` (the Qwen3 tokenizer where installed, else a byte estimate; the header says
+which). docs/design.md's budget on the default run: median under 12K in discover mode and 20K in direct
+mode. Figures only, nothing asserted (README's figures are checked against ``measure`` by
+``tests/test_readme_figures.py``).
 """
 
 from __future__ import annotations
@@ -52,6 +55,30 @@ def measure(tasks: list[TaskSpec], mode: str) -> str:
     )
 
 
+def per_tool() -> str:
+    """Mean tokens one tool of the library adds to a prompt: its model view, and its full MCP schema."""
+    from mcp_services.registry import all_services
+    from mcp_services.serving.model_view import model_tool
+
+    counter = token_counter()
+    tools = [(f"{s.name}__{t.name}", t) for s in all_services() for t in s.tools.values()]
+    # What a tool adds to a list that already has one (the tool-list preamble is not the tool's).
+    anchor = {"type": "function", "function": {"name": "anchor", "description": "", "parameters": {}}}
+    base = counter.count([], [anchor])
+
+    def added(entry: dict[str, object]) -> int:
+        return counter.count([], [anchor, entry]) - base
+
+    view = [added(model_tool(name, t.description, t.input_schema)) for name, t in tools]
+    full = [
+        added({"type": "function", "function": {"name": name, "description": t.description,
+                                                 "parameters": t.input_schema}})
+        for name, t in tools
+    ]  # fmt: skip
+    return (f"per tool of the library ({len(tools)} tools): model view {statistics.mean(view):,.0f} tokens at the "
+            f"mean, full schema {statistics.mean(full):,.0f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=Path, default=None, help="a task file instead of the default task set")
@@ -72,6 +99,7 @@ def main() -> None:
         print(f"{'mode':<9} {'median':>8} {'p90':>8} {'max':>8} {'prompt':>8}  passed {'secs':>7}")
         for mode in modes:
             print(measure(tasks, mode))
+    print(f"\n{per_tool()}")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Harness benchmarks: figures printed, nothing asserted (DESIGN.md: bench/ never holds timed asserts).
+"""Harness benchmarks: figures printed, nothing asserted (docs/design.md: bench/ never holds timed asserts).
 
     python bench/harness_bench.py [--set composed|crm | --tasks FILE] [--rollouts N] [--workers 2] [--mcp]
 

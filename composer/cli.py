@@ -13,23 +13,16 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 from composer.errors import ComposerError
-from mcp_services.tasks.spec import TaskFileError
+from mcp_services.command_line import Parser, command_parser, configure_logging, run_command
 
 if TYPE_CHECKING:
     from composer.catalog import Catalog
     from mcp_services.tasks.spec import TaskSpec
 
 PROG = "composer"
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage mistake is one line on stderr and exit status 2."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{PROG}: error: {message} (see `{self.prog} --help`)\n")
 
 
 def _services(text: str | None) -> tuple[str, ...] | None:
@@ -55,8 +48,8 @@ def _say(message: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=PROG, description="Compose verified multi-service tasks from the service library.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = command_parser(PROG, "Compose verified multi-service tasks from the service library.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     gen = sub.add_parser("generate", help="generate verified tasks into a JSON Lines file")
     gen.add_argument("--n", type=int, required=True, help="how many candidate tasks to generate")
@@ -205,10 +198,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
     tasks = load_tasks(args.tasks)
     if args.id:
-        try:
-            tasks = [find_task(tasks, args.id)]
-        except KeyError as exc:
-            raise ComposerError(str(exc).strip("'\"")) from None
+        tasks = [find_task(tasks, args.id, str(args.tasks))]
     unresolved = 0
     for record in audit_records(tasks, _catalog_for(tasks)):
         unresolved += sum(not r["resolved"] for r in record["references"])
@@ -267,17 +257,5 @@ COMMANDS = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        return COMMANDS[args.command](args)
-    except (ComposerError, TaskFileError) as exc:
-        _say(f"error: {exc}")
-        return 2
-    except KeyboardInterrupt:
-        _say("interrupted; nothing was written")
-        return 130
-    except BrokenPipeError:
-        # The reader went away (``composer stats ... | head``): not an error of ours.
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+    configure_logging(args.verbose)
+    return run_command(PROG, lambda: COMMANDS[args.command](args), interrupted="interrupted; nothing was written")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from mcp_services.command_line import InputError
 
-class ComposerError(ValueError):
+
+class ComposerError(InputError):
     """Bad input (unknown or broken services, impossible constraints, a bad task file): a clear message."""

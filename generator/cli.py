@@ -2,7 +2,7 @@
 
     generator import FILE [--format auto|mcp|openapi|specs-jsonl|spec] [--only NAME,...] --out DIR
     generator verify [NAME ... | --all] [--catalog DIR]
-    generator catalog [--json] [--catalog DIR]
+    generator catalog [--list] [--json] [--catalog DIR]
     generator show NAME [--catalog DIR]
 
 User errors are one line on stderr with exit status 2; progress goes to stderr.
@@ -18,15 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from generator.importers import FORMATS, SourceError
+from mcp_services.command_line import InputError, Parser, command_parser, configure_logging, run_command
+
+PROG = "generator"
 
 
-class CliError(Exception):
+class CliError(InputError):
     """A user error: printed as one line, exit status 2."""
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="generator", description="Tool specifications -> verified CompoWorld services.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = command_parser(PROG, "Tool specifications -> verified CompoWorld services.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     imp = sub.add_parser("import", help="import a spec file, gate every tool, write services and gate_report.json")
     imp.add_argument("file", type=Path, metavar="FILE")
@@ -50,7 +53,8 @@ def _parser() -> argparse.ArgumentParser:
     ver.add_argument("--workers", type=int, default=2)
     ver.add_argument("--json", action="store_true", help="print the gate report as JSON")
 
-    cat = sub.add_parser("catalog", help="counts of services and tools by status and by source")
+    cat = sub.add_parser("catalog", help="counts of services and tools by status and by source; --list: every service")
+    cat.add_argument("--list", action="store_true", help="one line per generated service: name, title, tool counts")
     cat.add_argument("--json", action="store_true")
     cat.add_argument("--catalog", type=Path, default=None, metavar="DIR", help="one catalog folder (default: all configured)")
 
@@ -60,20 +64,18 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _run(args: argparse.Namespace) -> int:
+    commands = {"import": cmd_import, "verify": cmd_verify, "catalog": cmd_catalog, "show": cmd_show}
+    try:
+        return commands[args.command](args)
+    except SourceError as exc:
+        raise CliError(str(exc)) from None
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     args = _parser().parse_args(argv)
-    try:
-        code = {"import": cmd_import, "verify": cmd_verify, "catalog": cmd_catalog, "show": cmd_show}[args.command](args)
-    except (CliError, SourceError) as exc:
-        print(f"generator: error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
-    except KeyboardInterrupt:
-        print("generator: interrupted", file=sys.stderr)
-        raise SystemExit(130) from None
-    except BrokenPipeError:  # output piped into head: not an error
-        sys.stderr.close()
-        raise SystemExit(0) from None
-    raise SystemExit(code)
+    configure_logging(args.verbose)
+    raise SystemExit(run_command(PROG, lambda: _run(args)))
 
 
 # -- commands ------------------------------------------------------------------------------------------
@@ -85,6 +87,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     if not args.file.exists():
         raise CliError(f"no such file: {args.file}")
+    _check_json(args.file)
     if args.workers < 1:
         raise CliError("--workers must be at least 1")
     if args.out.exists() and not args.out.is_dir():
@@ -112,6 +115,9 @@ def cmd_import(args: argparse.Namespace) -> int:
         f"{counts.get('simulated', 0)} simulated, {counts.get('rejected', 0)} rejected "
         f"(report: {args.out / 'gate_report.json'})"
     )
+    if result.written:
+        # Where the servers look: without the variable, only the package's own catalog is found.
+        print(f"serve one with: COMPOWORLD_CATALOG={args.out.resolve()} mcp-services serve {result.written[0]}")
     return 0
 
 
@@ -142,6 +148,17 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_catalog(args: argparse.Namespace) -> int:
+    if args.list:
+        rows = catalog_rows(args.catalog)
+        if args.json:
+            print(json.dumps(rows, indent=1))
+        else:
+            width = max((len(row["name"]) for row in rows), default=4)
+            for row in rows:
+                print(f"{row['name']:<{width}}  {row['tools']:>4} tools ({row['implemented']} implemented, "
+                      f"{row['simulated']} simulated)  {row['title']}")
+            print(f"{len(rows)} generated services")
+        return 0
     payload = catalog_counts(args.catalog)
     if args.json:
         print(json.dumps(payload, indent=1))
@@ -174,10 +191,53 @@ def cmd_show(args: argparse.Namespace) -> int:
         if args.name in catalog:
             print(catalog.spec(args.name).model_dump_json(indent=1, exclude_none=True, exclude_defaults=True))
             return 0
-    raise CliError(f"no generated service {args.name!r} (see `generator catalog`)")
+    raise CliError(*_not_generated(args.name, [name for catalog in pool for name in catalog.names()]))
 
 
 # -- helpers -------------------------------------------------------------------------------------------
+
+
+def _not_generated(name: str, generated: list[str]) -> tuple[str, str]:
+    """What ``generator show NAME`` says when no catalog holds NAME: the closest names of every provider."""
+    from mcp_services.registry import LIBRARY, closest_names
+
+    if name in LIBRARY:
+        return (f"{name!r} is a hand-written service, not a generated one",
+                f"`mcp-services list --json` shows its tools; its code is mcp_services/library/{name}.py")
+    close = closest_names(name, [*generated, *LIBRARY])
+    guess = f"; did you mean {' or '.join(close)}?" if close else ""
+    return (f"no generated service {name!r}{guess}",
+            "`generator catalog --list` lists them; a catalog of `generator import --out DIR` is searched when "
+            "COMPOWORLD_CATALOG names DIR")
+
+
+def _check_json(path: Path) -> None:
+    """A ``.json`` file must be JSON: say where it breaks before anything is gated or written."""
+    if path.suffix.lower() != ".json":
+        return
+    from generator.importers.text import read_text
+
+    try:
+        json.loads(read_text(path))
+    except json.JSONDecodeError as exc:
+        raise CliError(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); nothing "
+                       "was written", "fix the file, or export the tool list again") from None
+
+
+def catalog_rows(root: Path | None) -> list[dict[str, Any]]:
+    """Every generated service of the catalogs (``root``, or all configured): name, title, tool counts, folder."""
+    from generator.catalog import Catalog, catalogs
+
+    if root is not None and not (root / "index.json").exists():
+        raise CliError(f"{root} is not a catalog folder (no index.json)", "give a folder written by `generator import`")
+    rows: dict[str, dict[str, Any]] = {}
+    for catalog in [Catalog(root)] if root is not None else list(catalogs()):
+        for name, entry in catalog.index.items():  # a later catalog wins on a name, as when serving
+            statuses = [tool.status for tool in entry.tools]
+            rows[name] = {"name": name, "title": entry.title, "tools": len(statuses),
+                          "implemented": statuses.count("implemented"), "simulated": statuses.count("simulated"),
+                          "catalog": str(catalog.root)}
+    return [rows[name] for name in sorted(rows)]
 
 
 def catalog_counts(root: Path | None) -> dict[str, Any]:

@@ -17,23 +17,18 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from harness.bounds import DEFAULT_MAX_RESULT_CHARS
 from harness.commands import add_backend_options, make_backend, register
 from harness.defaults import DEFAULT_MODE
 from harness.errors import AgentUnavailableError, HarnessInputError, ToolTransportError
-from mcp_services.tasks.spec import TaskFileError
+from mcp_services.command_line import Parser, command_parser, configure_logging, run_command
 
 __all__ = ["main"]
 
+PROG = "harness"
 DEFAULT_OUT = Path("runs/default")
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        # One line, no usage dump: say what is wrong and where help is.
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def _run_options(parser: argparse.ArgumentParser, *, out_default: Path | None) -> None:
@@ -75,8 +70,8 @@ def _run_options(parser: argparse.ArgumentParser, *, out_default: Path | None) -
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="harness", description="Run agents on CompoWorld tasks, collect and grade trajectories.")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = command_parser(PROG, "Run agents on CompoWorld tasks, collect and grade trajectories.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     collect = commands.add_parser("collect", help="tasks x agent x rollouts -> OUT/trajectories.jsonl (resumable)")
     _run_options(collect, out_default=DEFAULT_OUT)
     collect.set_defaults(func=_collect)
@@ -127,7 +122,7 @@ def _collect_config(args: argparse.Namespace, out: Path) -> Any:
         device=args.device,
     )
     if args.tasks is not None and not args.tasks.is_file():
-        raise HarnessInputError(f"--tasks {args.tasks} is not a file")
+        raise HarnessInputError(f"--tasks {args.tasks} is not a file", "give a tasks.jsonl from `composer generate`")
     return CollectConfig(
         out=out,
         agent=agent,
@@ -168,7 +163,7 @@ def _eval(args: argparse.Namespace) -> int:
             raise HarnessInputError("give either --run DIR (evaluate a run) or --tasks/--agent (run, then evaluate)")
         run_dir: Path = args.run
         if not run_dir.is_dir():
-            raise HarnessInputError(f"--run {run_dir} is not a folder")
+            raise HarnessInputError(f"--run {run_dir} is not a folder", "give the --out folder of a `harness collect` run")
         out = args.out or run_dir
     else:
         if args.out is None:
@@ -193,17 +188,24 @@ def _regrade(args: argparse.Namespace) -> int:
     from harness.grading import regrade
     from mcp_services.tasks.spec import load_tasks
 
-    tasks_file = args.tasks or args.run / "tasks.jsonl"
-    try:
-        tasks = {t.id: t for t in load_tasks(tasks_file)}
-    except TaskFileError as exc:
-        raise HarnessInputError(str(exc)) from None
+    run_dir: Path = args.run
+    if not run_dir.is_dir():
+        what = "does not exist" if not run_dir.exists() else "is not a folder"
+        raise HarnessInputError(f"--run {run_dir} {what}", "give the --out folder of a `harness collect` run")
+    tasks_file = args.tasks or run_dir / "tasks.jsonl"
+    if args.tasks is None and not tasks_file.exists():
+        raise HarnessInputError(
+            f"{run_dir} holds no tasks.jsonl", "pass --tasks FILE, the task file the run was collected from"
+        )
+    tasks = {t.id: t for t in load_tasks(tasks_file)}
     trajectories = read_run(args.run, lambda m: print(m, file=sys.stderr))
     differ = 0
     for t in trajectories:
         task = tasks.get(t.task_id)
         if task is None:
-            raise HarnessInputError(f"task {t.task_id} of the run is not in {tasks_file}")
+            raise HarnessInputError(
+                f"task {t.task_id} of the run is not in {tasks_file}", "pass --tasks FILE, the file the run was collected from"
+            )
         result = regrade(t, task)
         if not result.agrees_with(t) or result.mismatches:
             differ += 1
@@ -215,17 +217,13 @@ def _regrade(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    try:
-        return int(args.func(args))
-    except (HarnessInputError, TaskFileError) as exc:
-        print(f"harness: error: {exc}", file=sys.stderr)
-        return 2
-    except (AgentUnavailableError, ToolTransportError) as exc:
-        print(f"harness: error: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("harness: interrupted; run the same command again to resume", file=sys.stderr)
-        return 130
+    configure_logging(args.verbose)
+    return run_command(
+        PROG,
+        lambda: int(args.func(args)),
+        unavailable=(AgentUnavailableError, ToolTransportError),
+        interrupted="interrupted; run the same command again to resume",
+    )
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.agents import Agent, AgentConfig, make_agent
+from harness.agents import Agent, AgentConfig, check_agent, make_agent
 from harness.backends import Backend, LocalBackend
 from harness.bounds import DEFAULT_MAX_RESULT_CHARS
 from harness.defaults import DEFAULT_N_TASKS, DEFAULT_TASK_SEED, load_task_set
@@ -131,22 +131,33 @@ def _check_services(tasks: list[TaskSpec]) -> None:
             raise HarnessInputError(f"tasks mount services that cannot be loaded ({', '.join(names)}): {exc}") from None
 
 
+def _holds_trajectories(out: Path) -> bool:
+    """Whether ``out`` has collected anything; a folder without a trajectory (a run that failed before its
+    first episode) is fresh: the next run starts over there, whatever its arguments."""
+    path = out / TRAJECTORIES_FILE
+    return path.exists() and path.stat().st_size > 0
+
+
 def _prepare(config: CollectConfig, tasks: list[TaskSpec], source: str, log: Log) -> RunScan:
     """Check the output folder, record the run, and read what is already done."""
     _check_services(tasks)
     out = config.out
     if out.exists() and not out.is_dir():
-        raise HarnessInputError(f"--out {out} exists and is not a folder")
+        raise HarnessInputError(f"--out {out} exists and is not a folder", "name a folder")
     out.mkdir(parents=True, exist_ok=True)
     path = out / TRAJECTORIES_FILE
     digest = tasks_digest(tasks)
     identity = config.identity()
     stored = read_manifest(out)
-    if stored is None and path.exists() and path.stat().st_size:
-        raise RunFileError(f"{path} exists but {out} has no manifest.json; use another --out")
-    if stored is not None:
+    fresh = not _holds_trajectories(out)
+    if stored is None and not fresh:
+        raise RunFileError(f"{path} exists but {out} has no manifest.json", "use another --out")
+    if fresh:
+        stored = None  # what a run that never got going recorded does not bind this one
+    else:
+        assert stored is not None
         check_resumable(stored, identity, digest, out)
-    if not (out / TASKS_FILE).exists():
+    if fresh or not (out / TASKS_FILE).exists():
         write_tasks(out / TASKS_FILE, tasks)
 
     scan = scan_run(path)
@@ -217,6 +228,8 @@ async def _collect(
     config: CollectConfig, *, agent: Agent | None, tasks: list[TaskSpec] | None, backend: Backend | None, log: Log
 ) -> CollectReport:
     started = time.perf_counter()
+    if agent is None:
+        check_agent(config.agent)  # before anything is written to --out
     if tasks is not None:
         source = "given in code"
     elif config.tasks_file is not None:
@@ -225,7 +238,7 @@ async def _collect(
         source = f"default: composed from the library ({config.default_tasks} candidates, seed {DEFAULT_TASK_SEED})"
     if tasks is None:
         # A restarted default run reads its own copy of the task set instead of composing it again.
-        stored = read_manifest(config.out) if config.out.is_dir() else None
+        stored = read_manifest(config.out) if config.out.is_dir() and _holds_trajectories(config.out) else None
         was_default = stored is not None and str(stored.get("tasks", {}).get("source", "")).startswith("default")
         own_copy = config.out / TASKS_FILE if was_default else None
         tasks = load_task_set(config.tasks_file, n_tasks=config.default_tasks, composed=own_copy, log=log)

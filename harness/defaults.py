@@ -30,7 +30,7 @@ DEFAULT_TASK_SEED = 0
 DEFAULT_N_TASKS = 50
 #: Services mounted beside each task's own, so that discover mode means choosing among services: two,
 #: the most that keeps the default run's direct-mode median under the 20K budget with a service to
-#: spare (each mounted service adds ~3.2K tokens of tool list there; docs/training.md, "Defaults").
+#: spare (each mounted service adds ~2.8K tokens of tool list there; docs/training.md, "Defaults").
 DEFAULT_DISTRACTOR_SERVICES = 2
 #: The tool mode of `harness collect` and `harness eval` when --mode is not given: the paper's.
 DEFAULT_MODE: Literal["direct", "discover"] = "discover"

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessInputError
+from mcp_services.files import write_atomically
+from mcp_services.registry import provider_environment
 from mcp_services.serving.surface import Mode
 from mcp_services.tasks.spec import TaskSpec
 
@@ -50,7 +52,9 @@ def claude_desktop_entry(
         "--db",
         str(db),
     ]
-    env = {"PYTHONPATH": str(_PACKAGE_ROOT)}  # imports this checkout even where it is not installed
+    # PYTHONPATH imports this checkout even where it is not installed; the provider variables let the
+    # server find generated and imported services the task mounts, as this process does.
+    env = {"PYTHONPATH": str(_PACKAGE_ROOT), **provider_environment()}
     return {"command": python or os.path.abspath(sys.executable), "args": args, "env": env}
 
 
@@ -82,13 +86,6 @@ def merge_entry(config_file: Path, name: str, entry: dict[str, Any]) -> None:
             raise HarnessInputError(f"{config_file} is not a Claude Desktop config (an object with mcpServers)")
         config = loaded
     config.setdefault("mcpServers", {})[name] = entry
-    config_file.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{config_file.name}.", dir=config_file.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(config, handle, indent=2)
-            handle.write("\n")
-        os.replace(tmp, config_file)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    # An existing config keeps its mode (it may hold other servers' keys); a new one gets the umask's.
+    mode = stat.S_IMODE(config_file.stat().st_mode) if config_file.exists() else 0o666
+    write_atomically(config_file, json.dumps(config, indent=2) + "\n", mode=mode)

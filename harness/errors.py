@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from mcp_services.command_line import InputError
+
 __all__ = [
     "AgentError",
     "AgentUnavailableError",
@@ -12,7 +14,7 @@ __all__ = [
 ]
 
 
-class HarnessInputError(ValueError):
+class HarnessInputError(InputError):
     """Bad input from a person (options, files, agent spec): printed as one line, exit code 2."""
 
 

@@ -35,7 +35,7 @@ def read_run(run_dir: Path, log: Callable[[str], None] | None = None) -> list[Tr
     """The trajectories of a run folder. A torn final line is reported; corrupt lines are an error."""
     path = run_dir / "trajectories.jsonl"
     if not path.exists():
-        raise RunFileError(f"no trajectories.jsonl in {run_dir}; run `harness collect --out {run_dir}` first")
+        raise RunFileError(f"no trajectories.jsonl in {run_dir}", f"run `harness collect --out {run_dir}` first")
     scan = scan_run(path)
     if scan.problems:
         listed = "; ".join(p.describe(path) for p in scan.problems[:5])
@@ -46,7 +46,9 @@ def read_run(run_dir: Path, log: Callable[[str], None] | None = None) -> list[Tr
     if scan.torn_offset is not None and log is not None:
         log(f"harness: {path}: ignoring a torn final line ({scan.torn_bytes} bytes; the run was interrupted)")
     if not scan.trajectories:
-        raise RunFileError(f"{path} holds no trajectories")
+        raise RunFileError(
+            f"{path} holds no trajectories", f"the run stopped before its first episode; collect it with --out {run_dir}"
+        )
     return scan.trajectories
 
 

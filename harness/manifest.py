@@ -72,24 +72,33 @@ def write_manifest(out: Path, manifest: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+def _difference(key: str, old: Any, new: Any) -> str:
+    """One setting that differs, as a person reads it: ``agent: hf:/nope -> reference``."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        if old.get("spec") != new.get("spec"):
+            return f"{key}: {old.get('spec')} -> {new.get('spec')}"
+        inner = next(k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k))
+        return _difference(f"{key} {inner}", old.get(inner), new.get(inner))
+    shown = [json.dumps(v) if isinstance(v, (dict, list)) or v is None else str(v) for v in (old, new)]
+    return f"{key}: {shown[0]} -> {shown[1]}"
+
+
 def check_resumable(stored: dict[str, Any], config: dict[str, Any], digest: str, out: Path) -> None:
-    """Raise ``RunFileError`` if ``out`` holds a different run."""
+    """Raise ``RunFileError`` if ``out`` holds a different run, naming the first difference on one line."""
     old = stored.get("config", {})
+    again = "restart with the same arguments, or use another --out"
     for key in sorted(set(old) | set(config)):
         if key in _MAY_CHANGE:
             continue
         if old.get(key) != config.get(key):
             raise RunFileError(
-                f"{out} holds a run with a different {key} ({old.get(key)!r}, now {config.get(key)!r}); "
-                "restart with the same arguments, or use another --out"
+                f"{out} holds a run with other arguments: {_difference(key, old.get(key), config.get(key))}", again
             )
     if stored.get("tasks", {}).get("sha256") != digest:
-        raise RunFileError(
-            f"{out} holds a run over a different task set; restart with the same tasks, or use another --out"
-        )
+        raise RunFileError(f"{out} holds a run over a different task set", "restart with the same tasks, or use another --out")
     if config.get("rollouts", 0) < old.get("rollouts", 0):
         raise RunFileError(
-            f"{out} holds {old.get('rollouts')} rollouts per task; --rollouts can grow on a restart, not shrink"
+            f"{out} holds {old.get('rollouts')} rollouts per task", "--rollouts can grow on a restart, not shrink"
         )
 
 

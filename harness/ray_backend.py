@@ -117,8 +117,8 @@ def check_address(address: str) -> None:
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise RayUnavailableError(
-            f"no Ray cluster answers at {address} ({reason}); start one with `ray start --head`, fix --address, "
-            "or leave --address out to run a local Ray instance"
+            f"no Ray cluster answers at {address} ({reason})",
+            "start one with `ray start --head`, fix --address, or leave --address out to run a local Ray instance",
         ) from None
 
 
@@ -140,9 +140,17 @@ def connect(options: RayOptions) -> bool:
     try:
         ray.init(**kwargs)
     except (ConnectionError, ValueError, TimeoutError) as exc:
+        if options.address == "auto":
+            # Ray's own text asks for --address, which was given: say what auto means instead.
+            raise RayUnavailableError(
+                "--address auto found no Ray cluster running on this machine",
+                "start one with `ray start --head`, name a cluster with --address HOST:PORT or ray://HOST:PORT, "
+                "or leave --address out to run a local Ray instance",
+            ) from None
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise RayUnavailableError(
-            f"cannot join the Ray cluster at {options.address or 'a local instance'}: {first}"
+            f"cannot join the Ray cluster at {options.address or 'a local instance'}: {first}",
+            "check that the cluster is up and --address names it",
         ) from None
     return True
 

@@ -1,6 +1,6 @@
 """The trajectory: one rollout as one JSON line of ``trajectories.jsonl``.
 
-Fields (DESIGN.md, Core concepts: Trajectory): ``messages`` and ``tools`` exactly as the model saw
+Fields (docs/design.md, Core concepts: Trajectory): ``messages`` and ``tools`` exactly as the model saw
 them (OpenAI format; tool-call ``arguments`` are JSON strings, as the model wrote them), the grade
 (``criteria`` id -> passed, ``rubric_score``, ``passed``, ``collateral``), counts, the stop reason,
 the context it takes (``n_tokens``, counted by ``token_counter``: see ``harness.tokens``), and

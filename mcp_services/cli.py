@@ -10,19 +10,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mcp_services.registry import UnknownServiceError, all_services, get_services
+from mcp_services.command_line import InputError, Parser, command_parser, configure_logging, run_command
+from mcp_services.registry import all_services, get_services, provider_environment
 from mcp_services.serving.options import add_http_options, http_flags_given, http_serving
 
 DB_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+PROG = "mcp-services"
 
 
-class CliError(Exception):
-    """A user error: printed as one line, exit code 2."""
+class CliError(InputError):
+    """A user error of this command: printed as one line, exit code 2."""
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mcp-services", description="CompoWorld's library of stateful MCP services.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = command_parser(PROG, "CompoWorld's library of stateful MCP services.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     ls = sub.add_parser("list", help="list the services and their tools")
     ls.add_argument("--json", action="store_true", help="print a JSON array with each service's tools and schemas")
@@ -125,7 +127,8 @@ def claude_config(names: Sequence[str], db: Path | None, seed: int, mode: str) -
             f"compoworld-{'-'.join(names)}"[:64]: {
                 "command": str(Path(sys.executable).absolute()),
                 "args": args,
-                "env": {"PYTHONUNBUFFERED": "1"},
+                # The provider variables let it find generated and imported services as this process did.
+                "env": {"PYTHONUNBUFFERED": "1", **provider_environment()},
             }
         }
     }
@@ -237,41 +240,44 @@ def _world_check(args: argparse.Namespace) -> int:
     return 0 if report.holds else 1
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
-    args = _parser().parse_args(argv)
-    try:
-        if args.command == "list":
-            payload = list_payload()
-            if args.json:
-                json.dump(payload, sys.stdout, indent=2, sort_keys=True)
-                sys.stdout.write("\n")
-            else:
-                _print_table(payload)
-        elif args.command == "serve":
-            _serve(args)
-        elif args.command == "claude-config":
-            get_services(args.names)
-            if args.url is not None:
-                print(json.dumps(claude_code_entry(args.names, args.url, args.auth_token_env), indent=2))
-                print(claude_desktop_note(args.url, args.auth_token_env), file=sys.stderr)
-            elif args.auth_token_env is not None:
-                raise CliError("--auth-token-env is for --url (a stdio entry needs no token: the client starts "
-                               "the server itself)")
-            else:
-                print(json.dumps(claude_config(args.names, args.db, args.seed, args.mode), indent=2))
+def _run(args: argparse.Namespace) -> int:
+    if args.command == "list":
+        payload = list_payload()
+        if args.json:
+            json.dump(payload, sys.stdout, indent=2, sort_keys=True)
+            sys.stdout.write("\n")
+        else:
+            _print_table(payload)
+    elif args.command == "serve":
+        _serve(args)
+    elif args.command == "claude-config":
+        get_services(args.names)
+        if args.url is not None:
+            print(json.dumps(claude_code_entry(args.names, args.url, args.auth_token_env), indent=2))
+            print(claude_desktop_note(args.url, args.auth_token_env), file=sys.stderr)
+        elif args.auth_token_env is not None:
+            raise CliError("--auth-token-env is for --url (a stdio entry needs no token: the client starts "
+                           "the server itself)")
+        else:
             print(json.dumps(claude_config(args.names, args.db, args.seed, args.mode), indent=2))
-        elif args.command == "world":
-            return _world_check(args)
-    except (CliError, UnknownServiceError) as exc:
-        print(f"mcp-services: error: {exc}", file=sys.stderr)
-        return 2
-    except ValueError as exc:
-        print(f"mcp-services: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
+    elif args.command == "world":
+        return _world_check(args)
     return 0
+
+
+def _checked(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except ValueError as exc:  # what the serving layer refuses (a host, a port, a store) is the user's input
+        if isinstance(exc, InputError):
+            raise
+        raise CliError(str(exc)) from None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    configure_logging(args.verbose)
+    return run_command(PROG, lambda: _checked(args))
 
 
 if __name__ == "__main__":

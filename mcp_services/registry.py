@@ -11,24 +11,29 @@ it: never a catalog that is silently smaller than what was installed.
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable, Iterable
 from difflib import get_close_matches
 from functools import cache
 from importlib.metadata import entry_points
 from typing import Protocol, TypeVar, runtime_checkable
 
+from mcp_services.command_line import InputError
 from mcp_services.kernel.service import Service
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "PROVIDER_ENVIRONMENT",
     "LIBRARY",
     "ServiceProvider",
     "ServiceProviderError",
     "UnknownServiceError",
     "all_services",
     "catalog_names",
+    "closest_names",
     "get_service",
     "get_services",
+    "provider_environment",
     "providers",
     "register_provider",
     "service_names",
@@ -64,6 +69,9 @@ LIBRARY: tuple[str, ...] = (
 )
 
 ENTRY_POINT_GROUP = "compoworld.services"
+#: Environment variables that tell providers where their services are (the generator's catalog
+#: folders, separated by ``os.pathsep``): a server started elsewhere needs them to find the same services.
+PROVIDER_ENVIRONMENT = ("COMPOWORLD_CATALOG",)
 
 
 @runtime_checkable
@@ -83,17 +91,29 @@ class ServiceProviderError(RuntimeError):
     """A registered service provider that cannot be loaded or used; the message names it."""
 
 
-class UnknownServiceError(ValueError):
-    """A service name that neither the library nor any provider serves."""
+class UnknownServiceError(InputError):
+    """A service name that neither the library nor any provider serves; suggests the closest names of all."""
 
     def __init__(self, name: str) -> None:
-        close = get_close_matches(name, service_names(), n=3)
-        hint = f" Did you mean {', '.join(close)}?" if close else ""
+        try:
+            known = catalog_names()
+        except ServiceProviderError:  # a broken provider is reported on its own; suggest from the library
+            known = list(LIBRARY)
+        close = closest_names(name, known)
+        guess = f"; did you mean {' or '.join(close)}?" if close else ""
         super().__init__(
-            f"unknown service {name!r}.{hint} Known services: {', '.join(service_names())} "
-            "(`mcp-services list` shows them with their tools)."
+            f"unknown service {name!r}{guess}",
+            f"`mcp-services list` shows the {len(LIBRARY)} hand-written services, `generator catalog --list` the "
+            f"{len(known) - len(LIBRARY)} generated ones; a service imported with `generator import --out DIR` "
+            "is found when COMPOWORLD_CATALOG names DIR",
         )
         self.name = name
+        self.suggestions = close
+
+
+def closest_names(name: str, names: Iterable[str]) -> list[str]:
+    """The (at most three) names of ``names`` closest to ``name``, best first: a "did you mean" list."""
+    return get_close_matches(name.lower(), list(names), n=3, cutoff=0.65)
 
 
 _registered: dict[str, ServiceProvider] = {}  # providers registered in code, by name
@@ -168,6 +188,18 @@ def catalog_names() -> list[str]:
     return names
 
 
+def provider_environment() -> dict[str, str]:
+    """The ``PROVIDER_ENVIRONMENT`` variables set here, paths made absolute: for a server's ``env``
+    (a Claude Desktop entry starts in an unknown folder, without this shell's variables)."""
+    found = {}
+    for name in PROVIDER_ENVIRONMENT:
+        value = os.environ.get(name, "")
+        paths = [os.path.abspath(os.path.expanduser(p)) for p in value.split(os.pathsep) if p.strip()]
+        if paths:
+            found[name] = os.pathsep.join(paths)
+    return found
+
+
 def get_service(name: str) -> Service:
     if name in LIBRARY:
         module = importlib.import_module(f"mcp_services.library.{name}")
@@ -186,7 +218,7 @@ def get_services(names: list[str] | tuple[str, ...]) -> list[Service]:
     services = []
     for name in names:
         if name in seen:
-            raise ValueError(f"service {name!r} is named twice")
+            raise InputError(f"service {name!r} is named twice", "name each service once")
         seen.add(name)
         services.append(get_service(name))
     return services

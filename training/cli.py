@@ -14,15 +14,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from harness.errors import HarnessInputError
-from mcp_services.tasks.spec import TaskFileError
-from training.errors import TrainingInputError
+from mcp_services.command_line import Parser, command_parser, configure_logging, run_command
 
 __all__ = ["main"]
 
 _PROG = "training"
-# Modules of the `train` extra: their absence is an installation problem, not a crash.
-_TRAIN_EXTRA = {"torch", "transformers", "trl", "datasets", "peft", "accelerate", "gguf"}
 
 
 def _add_sft_parser(subparsers: Any) -> None:
@@ -98,7 +94,7 @@ def _run_rl(args: argparse.Namespace) -> int:
     values.update({name: value for name, value in vars(args).items() if name in fields and value is not None})
     summary = run_rl(RLSettings.from_mapping(values))
     rollouts = summary["rollouts"]
-    last_reward = summary["rewards"][-1] if summary["rewards"] else None
+    last_reward = f"{summary['rewards'][-1]:.4f}" if summary["rewards"] else "not logged"
     print(
         f"saved {summary['saved']} to {values['out']}: {summary['steps']} GRPO steps on {summary['n_tasks']} tasks, "
         f"{rollouts['episodes']} episodes ({rollouts['tokens_per_second']} generated tokens/s), "
@@ -108,26 +104,20 @@ def _run_rl(args: argparse.Namespace) -> int:
 
 
 def _run_sft(args: argparse.Namespace) -> int:
-    from training.sft import LengthFit, run_sft
+    from training.sft import run_sft, summary_line
     from training.sft_settings import SFTSettings, load_config_file
 
     values: dict[str, Any] = load_config_file(args.config) if args.config else {}
     # Flags are named like the settings (argparse dest), and only flags actually given override the file.
     fields = set(SFTSettings.field_names())
     values.update({name: value for name, value in vars(args).items() if name in fields and value is not None})
-    summary = run_sft(SFTSettings.from_mapping(values))
-    split = summary["split"]
-    print(
-        f"saved {summary['saved']} to {values['out']}: {summary['steps']} steps, final loss {summary['final_loss']}, "
-        f"{split['n_train_examples']} train / {split['n_validation_examples']} validation examples; "
-        f"{LengthFit(**summary['lengths']).describe()}"
-    )
+    print(summary_line(run_sft(SFTSettings.from_mapping(values))))
     return 0
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=_PROG, description="Train tool-using agents on CompoWorld trajectories.")
-    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser = command_parser(_PROG, "Train tool-using agents on CompoWorld trajectories.")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
     _add_sft_parser(subparsers)
     _add_rl_parser(subparsers)
     return parser
@@ -135,19 +125,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``training`` console script; returns the exit code."""
-    parser = _parser()
-    args = parser.parse_args(argv)  # exits with code 2 on a bad command line
-    try:
-        return int(args.handler(args))
-    except (TrainingInputError, HarnessInputError, TaskFileError) as error:  # HarnessInputError: a model name
-        one_line = " ".join(str(error).split())
-        print(f"{_PROG}: error: {one_line}", file=sys.stderr)
-        return 2
-    except ModuleNotFoundError as error:
-        if (error.name or "").split(".")[0] not in _TRAIN_EXTRA:
-            raise
-        print(f"{_PROG}: error: {error.name} is not installed: pip install 'compoworld[train]'", file=sys.stderr)
-        return 2
+    args = _parser().parse_args(argv)  # a bad command line: one error line, exit code 2
+    configure_logging(args.verbose)
+    return run_command(_PROG, lambda: int(args.handler(args)))
 
 
 if __name__ == "__main__":

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from mcp_services.command_line import InputError
+
 __all__ = ["TrainingInputError"]
 
 
-class TrainingInputError(ValueError):
+class TrainingInputError(InputError):
     """Bad input to a training command (data, model, config): a message for a person, no traceback."""

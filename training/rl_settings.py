@@ -44,7 +44,7 @@ class RLSettings:
     """Passed to the chat template, e.g. ``{"enable_thinking": false}`` for Qwen3."""
     seed: int = 0
     reward: str = "cfrr"
-    """``cfrr`` (DESIGN.md, Training), ``binary`` (all criteria passed) or ``rubric`` (plain mean)."""
+    """``cfrr`` (docs/design.md, Training), ``binary`` (all criteria passed) or ``rubric`` (plain mean)."""
     cfrr_beta: float = 1.0
     cfrr_lam: float = 0.5
     cfrr_eps: float = 0.05

@@ -33,7 +33,17 @@ if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
     from trl import SFTTrainer
 
-__all__ = ["SUMMARY_FILE", "LengthFit", "build_trainer", "check_chat_template", "fit_lengths", "run_sft", "train_and_save"]
+__all__ = [
+    "SUMMARY_FILE",
+    "LengthFit",
+    "build_trainer",
+    "check_chat_template",
+    "fit_lengths",
+    "format_loss",
+    "run_sft",
+    "summary_line",
+    "train_and_save",
+]
 
 SUMMARY_FILE = "training_summary.json"
 
@@ -289,6 +299,7 @@ def train_and_save(
         "eval_loss": None if eval_loss is None else float(eval_loss),
         "n_examples": data.stats["n_examples"],
         "n_train_examples_after_length_fit": len(trainer.train_dataset),
+        "n_validation_examples_after_length_fit": len(trainer.eval_dataset) if trainer.eval_dataset is not None else 0,
         "lengths": asdict(lengths),  # tokens per example with this model's tokenizer and template
         "split": data.stats,
         # SFTTrainer keeps the template it masks with: TRL's training variant, or None for the tokenizer's own.
@@ -299,6 +310,23 @@ def train_and_save(
     }
     (settings.out / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     return summary
+
+
+def format_loss(loss: float | None) -> str:
+    """A loss as people read it: four significant digits (``11.94``, ``6.013e-05``), or "not logged"."""
+    return "not logged" if loss is None else f"{loss:.4g}"
+
+
+def summary_line(summary: dict[str, Any]) -> str:
+    """What ``training sft`` prints when it ends: one sentence whose counts agree with each other."""
+    split = summary["split"]
+    kept_validation = summary.get("n_validation_examples_after_length_fit", split["n_validation_examples"])
+    return (
+        f"saved {summary['saved']} to {summary['settings']['out']}: {summary['steps']} steps, final loss "
+        f"{format_loss(summary['final_loss'])}; {LengthFit(**summary['lengths']).describe()}: "
+        f"{summary['n_train_examples_after_length_fit']} of {split['n_train_examples']} training and "
+        f"{kept_validation} of {split['n_validation_examples']} validation examples"
+    )
 
 
 def run_sft(settings: SFTSettings) -> dict[str, Any]:

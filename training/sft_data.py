@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 TRAJECTORIES_FILE = "trajectories.jsonl"
-# Trajectory schema versions this loader understands (DESIGN.md, Core concepts: Trajectory).
+# Trajectory schema versions this loader understands (docs/design.md, Core concepts: Trajectory).
 SCHEMA_VERSIONS = frozenset({1})
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
 _REQUIRED = ("schema_version", "task_id", "messages", "tools", "passed")

@@ -44,6 +44,7 @@ try:
     from openenv.core.env_server.http_server import create_app as create_openenv_app
     from openenv.core.env_server.interfaces import Environment
     from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
+    from starlette.websockets import WebSocketDisconnect
     from websockets.asyncio.client import connect as ws_connect
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
@@ -324,6 +325,27 @@ def _check_count(name: str, value: object) -> None:
         raise HarnessInputError(f"{name} must be a whole number of at least 1, not {value!r}")
 
 
+class _QuietSessionEnd:
+    """ASGI middleware: a WebSocket session that ends because the client hung up is a normal end.
+
+    OpenEnv 0.3.0 closes the socket when a session ends and catches only ``RuntimeError`` around that
+    close; when the client has gone first, starlette raises ``WebSocketDisconnect`` there instead, and
+    uvicorn logged a 60-line traceback for every session a client closed.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "websocket":
+            await self.app(scope, receive, send)
+            return
+        try:
+            await self.app(scope, receive, send)
+        except WebSocketDisconnect:
+            return
+
+
 def create_app(
     tasks: TaskSource = None,
     mode: str = "direct",
@@ -364,6 +386,7 @@ def create_app(
 
     app.add_exception_handler(EpisodeClosedError, refused)
     app.add_exception_handler(HarnessInputError, refused)
+    app.add_middleware(_QuietSessionEnd)
     app.router.on_shutdown.append(served.transport.close)
     if auth_token is not None:
         app.add_middleware(BearerGate, token=auth_token)

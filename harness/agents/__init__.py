@@ -38,6 +38,7 @@ __all__ = [
     "ToolCallRequest",
     "ToolSchema",
     "TurnContext",
+    "check_agent",
     "make_agent",
     "parse_agent_spec",
     "reference_answer",
@@ -45,15 +46,20 @@ __all__ = [
 
 AgentBuilder = Callable[[str, "AgentConfig", TaskBook], Agent]
 """Builds an agent from its spec's target, the run's agent options and the tasks the host runs."""
+AgentCheck = Callable[[str, "AgentConfig"], None]
+"""Refuses, cheaply and before a run writes anything, a target or options the agent could never use."""
 
 
 @dataclass(frozen=True, slots=True)
 class AgentKind:
-    """One kind of agent. ``target``: how the part after ``name:`` reads (None: the kind takes none)."""
+    """One kind of agent. ``target``: how the part after ``name:`` reads (None: the kind takes none);
+    ``check``: what can be refused before a run starts (a model folder that does not exist, a missing
+    library or key) without loading anything heavy."""
 
     name: str
     build: AgentBuilder
     target: str | None = None
+    check: AgentCheck | None = None
 
     @property
     def form(self) -> str:
@@ -65,9 +71,9 @@ AGENTS: dict[str, AgentKind] = {
     for kind in (
         AgentKind("reference", ReferenceAgent.from_config),
         AgentKind("null", NullAgent.from_config),
-        AgentKind("litellm", LiteLLMAgent.from_config, "<model>"),
-        AgentKind("vllm", VLLMAgent.from_config, "<model path>"),
-        AgentKind("hf", HFAgent.from_config, "<model path|smollm2|tiny-qwen3>"),
+        AgentKind("litellm", LiteLLMAgent.from_config, "<model>", LiteLLMAgent.check),
+        AgentKind("vllm", VLLMAgent.from_config, "<model path>", VLLMAgent.check),
+        AgentKind("hf", HFAgent.from_config, "<model path|smollm2|tiny-qwen3>", HFAgent.check),
     )
 }
 
@@ -128,6 +134,15 @@ def parse_agent_spec(spec: str) -> tuple[str, str]:
     if not target.strip():
         raise HarnessInputError(f"agent spec {spec!r} needs a model after '{name}:' ({_forms()})")
     return name, target.strip()
+
+
+def check_agent(config: AgentConfig) -> None:
+    """``HarnessInputError`` now for an agent that could never run (``harness collect`` calls it before it
+    writes anything to ``--out``); cheap: no model is loaded, no request sent."""
+    name, target = parse_agent_spec(config.spec)
+    check = AGENTS[name].check
+    if check is not None:
+        check(target, config)
 
 
 def make_agent(config: AgentConfig, tasks: TaskBook) -> Agent:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.agents.base import AgentTurn, Message, TaskBook, ToolSchema, TurnContext
 from harness.agents.generation import cut_at_end, template_messages
-from harness.agents.models import load_model_and_tokenizer
+from harness.agents.models import check_model, load_model_and_tokenizer
 from harness.errors import HarnessInputError
 from harness.parsing import parse_completion
 
@@ -55,6 +55,10 @@ class HFAgent:
         self._model = model
         self._tokenizer = tokenizer
         self._lock = asyncio.Lock()
+
+    @staticmethod
+    def check(target: str, config: AgentConfig) -> None:
+        check_model(target)
 
     @classmethod
     def from_config(cls, target: str, config: AgentConfig, tasks: TaskBook) -> HFAgent:

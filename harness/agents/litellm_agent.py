@@ -8,6 +8,8 @@ context that got too long) ends that episode (``AgentError``).
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import warnings
@@ -37,6 +39,19 @@ def import_litellm() -> Any:
     return litellm
 
 
+def _key_from_env(config: AgentConfig) -> str | None:
+    """The key in ``--api-key-env``'s variable (None when no variable is named; an error when it is unset)."""
+    if not config.api_key_env:
+        return None
+    key = os.environ.get(config.api_key_env)
+    if not key:
+        raise HarnessInputError(
+            f"environment variable {config.api_key_env} (from --api-key-env) is not set",
+            f"export {config.api_key_env}=... first",
+        )
+    return key
+
+
 class LiteLLMAgent:
     def __init__(
         self,
@@ -64,13 +79,23 @@ class LiteLLMAgent:
         self.extra_body = extra_body
         self._litellm = import_litellm()
 
+    @staticmethod
+    def check(target: str, config: AgentConfig) -> None:
+        """The key is there: in ``--api-key-env``'s variable, or in the one litellm reads for the provider."""
+        if _key_from_env(config) is not None or config.api_base:
+            return  # a key named explicitly; or a local OpenAI-compatible server (vLLM, SGLang), which takes any
+        with contextlib.redirect_stdout(io.StringIO()):  # litellm prints its provider list for unknown models
+            missing = import_litellm().validate_environment(target).get("missing_keys") or []
+        if missing:
+            raise HarnessInputError(
+                f"agent litellm:{target} needs {', '.join(missing)}, which is not set",
+                f"export {missing[0]}=..., or name the variable that holds the key with --api-key-env; "
+                "for a local server give --api-base",
+            )
+
     @classmethod
     def from_config(cls, target: str, config: AgentConfig, tasks: TaskBook) -> LiteLLMAgent:
-        api_key = None
-        if config.api_key_env:
-            api_key = os.environ.get(config.api_key_env)
-            if not api_key:
-                raise HarnessInputError(f"environment variable {config.api_key_env} (from --api-key-env) is not set")
+        api_key = _key_from_env(config)
         return cls(
             target,
             api_base=config.api_base,

@@ -31,6 +31,7 @@ __all__ = [
     "SMOLLM2",
     "TINY_QWEN3",
     "build_tiny_qwen3",
+    "check_model",
     "chatml_tools_template",
     "load_model",
     "load_model_and_tokenizer",
@@ -94,11 +95,31 @@ def _local_dir(spec: str) -> Path:
     path = Path(spec).expanduser()
     if not path.exists():
         raise HarnessInputError(
-            f"model {spec!r} is neither a local path that exists nor one of {', '.join(BUILTIN_MODELS)}"
+            f"model {spec!r} is neither a local path that exists nor one of {', '.join(BUILTIN_MODELS)}",
+            "give a folder written by save_pretrained (e.g. a `training sft --out` folder), or a built-in name",
         )
     if not path.is_dir():
-        raise HarnessInputError(f"model path {spec!r} is not a folder (expected one written by save_pretrained)")
+        raise HarnessInputError(
+            f"model path {spec!r} is not a folder", "give a folder written by save_pretrained"
+        )
     return path
+
+
+def check_model(spec: str) -> None:
+    """``HarnessInputError`` for a model name that cannot load here, without loading anything heavy:
+    the train extra missing, a built-in model's package files absent, or a folder that is not one."""
+    missing = [name for name in ("torch", "transformers") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise HarnessInputError(
+            f"model {spec!r} needs {' and '.join(missing)}, which this environment lacks",
+            "pip install torch==2.13.0 && pip install -e '.[train]'",
+        )
+    if spec == TINY_QWEN3:
+        _qwen3_tokenizer_dir()
+    elif spec == SMOLLM2:
+        _smollm2_gguf()
+    else:
+        _local_dir(spec)
 
 
 def _one_line(error: BaseException, limit: int = 300) -> str:

@@ -9,6 +9,7 @@ generates; ``llm`` and ``sampling_params`` can be injected (tests run the batchi
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -88,6 +89,15 @@ class VLLMAgent:
         self._llm = llm
         self._sampling_params = sampling_params
         self._batcher = Batcher(self._run_batch, window=window, max_batch=max_batch)
+
+    @staticmethod
+    def check(target: str, config: AgentConfig) -> None:
+        if importlib.util.find_spec("vllm") is None:
+            raise HarnessInputError(
+                f"agent vllm:{target} needs vLLM, which is not installed here",
+                "on a GPU machine: pip install -e '.[vllm]'; or serve the model with `vllm serve` and use "
+                "--agent litellm:hosted_vllm/MODEL --api-base URL",
+            )
 
     @classmethod
     def from_config(cls, target: str, config: AgentConfig, tasks: TaskBook) -> VLLMAgent:

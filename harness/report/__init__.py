@@ -10,8 +10,6 @@ Everything is inside the file; opening it needs no network.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +19,7 @@ from harness.report.page import render_page
 from harness.report.plots import all_plots
 from harness.report.runs import load_runs
 from harness.report.viewer import viewer_data
+from mcp_services.files import write_atomically
 
 __all__ = ["ReportConfig", "ReportResult", "build_report"]
 
@@ -50,23 +49,9 @@ class ReportResult:
     size_bytes: int
 
 
-def _write_atomically(path: Path, text: str) -> int:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    payload = text.encode("utf-8")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return len(payload)
-
-
 def build_report(config: ReportConfig, log: Callable[[str], None] | None = None) -> ReportResult:
     runs = load_runs(list(config.runs), log)
     plots = all_plots(runs)
     viewer = viewer_data(runs, config.max_trajectories)
-    size = _write_atomically(config.out, render_page(runs, plots, viewer))
+    size = write_atomically(config.out, render_page(runs, plots, viewer))
     return ReportResult(config.out, tuple(len(r.trajectories) for r in runs), len(viewer.items), size)

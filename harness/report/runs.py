@@ -14,7 +14,7 @@ from harness.manifest import read_manifest
 from harness.trajectory import Trajectory
 from mcp_services.tasks.spec import TaskFileError, TaskSpec, load_tasks
 
-__all__ = ["RunData", "load_run", "load_runs"]
+__all__ = ["RunData", "load_run", "load_runs", "overlap_warning"]
 
 Log = Callable[[str], None]
 
@@ -68,7 +68,29 @@ def _labels(paths: Sequence[Path]) -> list[str]:
     return [f"run {i + 1} ({name})" for i, name in enumerate(names)]
 
 
+def overlap_warning(runs: Sequence[RunData]) -> str | None:
+    """What to tell a reader when two runs were not over the same tasks (None: they were)."""
+    if len(runs) != 2:
+        return None
+    first, second = ({t.task_id for t in run.trajectories} for run in runs)
+    shared = first & second
+    if first == second:
+        return None
+    names = f"{runs[0].path} and {runs[1].path}"
+    if not shared:
+        return f"{names} share no task: their figures are over different task sets and do not compare"
+    return (
+        f"{names} share {len(shared)} of their {len(first)} and {len(second)} tasks: the figures side by side "
+        "are over different task sets (run both over the same --tasks file to compare them)"
+    )
+
+
 def load_runs(paths: Sequence[Path], log: Log | None = None) -> list[RunData]:
+    """The runs; with two that cover different tasks, a warning goes to ``log``."""
     if not 1 <= len(paths) <= 2:
         raise HarnessInputError(f"give one or two run folders, not {len(paths)}")
-    return [load_run(path, label, log) for path, label in zip(paths, _labels(paths), strict=True)]
+    runs = [load_run(path, label, log) for path, label in zip(paths, _labels(paths), strict=True)]
+    warning = overlap_warning(runs)
+    if warning is not None and log is not None:
+        log(f"harness: warning: {warning}")
+    return runs

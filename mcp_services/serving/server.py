@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import socket
-from functools import cache
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import anyio
@@ -27,6 +25,7 @@ from mcp.types import CallToolResult, TextContent, Tool, ToolAnnotations
 from starlette.applications import Starlette
 
 from mcp_services.kernel.episode import Episode
+from mcp_services.version import package_version
 from mcp_services.serving.http import DEFAULT_HOST, DEFAULT_PORT, HttpServing, http_app
 from mcp_services.serving.jsonrpc import AnsweringReadStream
 from mcp_services.serving.limits import LIMIT_EXCEEDED
@@ -36,15 +35,6 @@ __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "EpisodeServer", "build_server", "pac
            "serve_stdio"]
 
 log = logging.getLogger(__name__)
-
-
-@cache
-def package_version() -> str:
-    """CompoWorld's version, as ``serverInfo.version`` reports it."""
-    try:
-        return version("compoworld")
-    except PackageNotFoundError:  # a checkout on PYTHONPATH, never installed
-        return "0+unknown"
 
 
 class EpisodeServer(MCPServer):

@@ -5,13 +5,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
 
+from mcp_services.command_line import InputError
+from mcp_services.files import atomic_writer
 from mcp_services.kernel.world import WorldShape
 from mcp_services.tasks.checks import AnswerCheck, Check, Diff
 from mcp_services.tasks.grading import Grade, RubricItem, grade
@@ -201,8 +202,12 @@ def content_id(task: TaskSpec) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
-class TaskFileError(ValueError):
+class TaskFileError(InputError):
     """A task file that cannot be read: says which file and line, and why."""
+
+
+class TaskLookupError(InputError):
+    """A task id (or id prefix) that names no task of a file, or more than one."""
 
 
 def load_tasks(path: str | os.PathLike[str]) -> list[TaskSpec]:
@@ -244,28 +249,35 @@ def load_tasks(path: str | os.PathLike[str]) -> list[TaskSpec]:
 
 
 def write_tasks(path: str | os.PathLike[str], tasks: Iterable[TaskSpec]) -> int:
-    """Write tasks atomically (a temporary file renamed into place): never a half-written file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write tasks atomically (a temporary file renamed into place): never a half-written file.
+
+    The file gets the mode ``open`` would give it (the umask's), not a temporary file's 0600.
+    """
     count = 0
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            for task in tasks:
-                handle.write(task.to_json() + "\n")
-                count += 1
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_writer(path) as handle:
+        for task in tasks:
+            handle.write((task.to_json() + "\n").encode("utf-8"))
+            count += 1
     return count
 
 
-def find_task(tasks: list[TaskSpec], task_id: str) -> TaskSpec:
+def find_task(tasks: list[TaskSpec], task_id: str, where: str = "the task file") -> TaskSpec:
+    """The task whose id is ``task_id`` or, failing that, the one task whose id starts with it.
+
+    ``TaskLookupError`` when none matches, or several do (naming them, so a longer prefix can be given).
+    """
     for task in tasks:
         if task.id == task_id:
             return task
-    matches = [t for t in tasks if t.id.startswith(task_id)]
+    matches = [t for t in tasks if task_id and t.id.startswith(task_id)]
     if len(matches) == 1:
         return matches[0]
-    raise KeyError(f"no task with id {task_id!r} in the task file ({len(tasks)} tasks)")
+    if matches:
+        shown = ", ".join(t.id[:12] for t in matches[:5]) + (f" and {len(matches) - 5} more" if len(matches) > 5 else "")
+        raise TaskLookupError(
+            f"task id {task_id!r} is ambiguous in {where}: {len(matches)} task ids start with it ({shown})",
+            "give more characters of the id",
+        )
+    raise TaskLookupError(
+        f"no task with id {task_id!r} in {where} ({len(tasks)} tasks)", "`composer audit FILE` shows each task with its id"
+    )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
+import logging
 import subprocess
 import sys
 import time
@@ -260,3 +261,56 @@ def test_bad_arguments_to_create_app_are_refused_with_a_clear_message() -> None:
         create_app(tasks=tasks, mode="fast")
     with pytest.raises(HarnessInputError, match="task set is empty"):
         create_app(tasks=[])
+
+
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@pytest.mark.parametrize("served", [{"tasks": [note_task()]}], indirect=True)
+def test_sessions_that_end_normally_log_no_server_traceback(served: str) -> None:
+    from harness.adapters.openenv import CompoWorldClient
+
+    records = _Records()
+    server_log = logging.getLogger("uvicorn.error")
+    server_log.addHandler(records)
+    try:
+
+        async def sessions() -> None:
+            for _ in range(3):  # the client closes each session as it ends, as a trainer's do
+                async with CompoWorldClient(served) as env:
+                    await env.reset(task_id=note_task().id)
+                    await env.answer("Done.")
+
+        asyncio.run(sessions())
+        deadline = time.monotonic() + 30
+        while _status(served)["open_episodes"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # the server closes each socket after its session: time for a failure to be logged
+    finally:
+        server_log.removeHandler(records)
+    errors = [r.getMessage() for r in records.records if r.levelno >= logging.WARNING]
+    assert errors == []
+
+
+def test_a_websocket_that_the_client_closed_first_is_a_quiet_end_and_other_errors_still_surface() -> None:
+    from starlette.websockets import WebSocketDisconnect
+
+    from harness.adapters.openenv import _QuietSessionEnd
+
+    async def hung_up(scope: Any, receive: Any, send: Any) -> None:
+        raise WebSocketDisconnect(code=1006)
+
+    async def broken(scope: Any, receive: Any, send: Any) -> None:
+        raise WebSocketDisconnect(code=1006) if scope["type"] == "http" else ValueError("a bug")
+
+    asyncio.run(_QuietSessionEnd(hung_up)({"type": "websocket"}, None, None))
+    with pytest.raises(WebSocketDisconnect):
+        asyncio.run(_QuietSessionEnd(broken)({"type": "http"}, None, None))
+    with pytest.raises(ValueError, match="a bug"):
+        asyncio.run(_QuietSessionEnd(broken)({"type": "websocket"}, None, None))

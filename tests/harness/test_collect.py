@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,7 +18,7 @@ import pytest
 from harness.agents import AgentConfig, ReferenceAgent
 from harness.cli import main as cli_main
 from harness.collect import CollectConfig, collect
-from harness.errors import RunFileError
+from harness.errors import HarnessInputError, RunFileError
 from harness.runlock import LOCK_FILE, RunFolderBusyError, hold_run_folder
 from harness.trajectory import Trajectory
 from mcp_services.tasks.spec import TaskSpec
@@ -98,11 +100,58 @@ def test_rollouts_can_grow_on_a_restart(tmp_path: Path, tasks_file: Path) -> Non
     assert len(lines(out)) == 9
 
 
-def test_a_restart_with_another_agent_is_refused(tmp_path: Path, tasks_file: Path) -> None:
+def test_a_restart_with_another_agent_is_refused_in_one_readable_line(tmp_path: Path, tasks_file: Path) -> None:
     out = tmp_path / "run"
     collect(config(out, tasks_file), log=quiet)
-    with pytest.raises(RunFileError, match="different agent"):
+    with pytest.raises(RunFileError) as refused:
         collect(config(out, tasks_file, agent=AgentConfig("null")), log=quiet)
+    assert str(refused.value) == (
+        f"{out} holds a run with other arguments: agent: reference -> null "
+        "(restart with the same arguments, or use another --out)"
+    )
+    with pytest.raises(RunFileError, match=r"other arguments: agent temperature: 0\.7 -> 0\.2 \("):
+        collect(config(out, tasks_file, agent=AgentConfig("reference", temperature=0.2)), log=quiet)
+
+
+@pytest.mark.parametrize(
+    ("spec", "options", "message"),
+    [
+        ("hf:/nope", {}, "model '/nope' is neither a local path that exists nor one of tiny-qwen3, smollm2"),
+        ("litellm:gpt-4.1", {}, "agent litellm:gpt-4.1 needs OPENAI_API_KEY, which is not set"),
+        ("litellm:gpt-4.1", {"api_key_env": "NO_SUCH_KEY_VAR"}, "NO_SUCH_KEY_VAR (from --api-key-env) is not set"),
+    ],
+)
+def test_an_agent_that_cannot_run_is_refused_before_anything_is_written(
+    spec: str, options: dict[str, str], message: str, tmp_path: Path, tasks_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("litellm" if spec.startswith("litellm") else "transformers")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    out = tmp_path / "run"
+    with pytest.raises(HarnessInputError, match=re.escape(message)):
+        collect(config(out, tasks_file, agent=AgentConfig(spec, **options)), log=quiet)
+    assert not out.exists()
+
+
+def test_a_vllm_agent_without_vllm_is_refused_before_anything_is_written(tmp_path: Path, tasks_file: Path) -> None:
+    if importlib.util.find_spec("vllm") is not None:
+        pytest.skip("vllm is installed here")
+    out = tmp_path / "run"
+    with pytest.raises(HarnessInputError, match=r"agent vllm:/models/x needs vLLM, which is not installed here \("):
+        collect(config(out, tasks_file, agent=AgentConfig("vllm:/models/x")), log=quiet)
+    assert not out.exists()
+
+
+def test_a_run_folder_without_a_trajectory_is_fresh(tmp_path: Path, tasks_file: Path, tasks: list[TaskSpec]) -> None:
+    out = tmp_path / "run"
+    collect(config(out, tasks_file, agent=AgentConfig("null"), rollouts=2), log=quiet)
+    (out / "trajectories.jsonl").write_text("")  # as a run that stopped before its first episode leaves it
+    other = tmp_path / "other.jsonl"
+    other.write_text("".join(t.to_json() + "\n" for t in tasks[:1]))
+    report = collect(config(out, other), log=quiet)  # another agent, task set and rollouts: all fine
+    assert report.n_new == 1 and report.n_passed_new == 1
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["config"]["agent"]["spec"] == "reference" and manifest["tasks"]["n_tasks"] == 1
+    assert [t["id"] for t in map(json.loads, (out / "tasks.jsonl").read_text().splitlines())] == [tasks[0].id]
 
 
 def test_torn_final_line_is_reported_and_dropped(tmp_path: Path, tasks_file: Path) -> None:

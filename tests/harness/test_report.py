@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -187,3 +189,34 @@ def test_harness_report_writes_the_file_and_bad_input_is_one_error_line(
     assert main(["report", str(tmp_path / "nope"), "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("harness: error: ") and "is not a run folder" in err and "\n" not in err
+
+
+def test_two_runs_over_different_tasks_are_compared_with_a_warning(
+    runs: tuple[Path, Path], tasks: list[TaskSpec], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.cli import main
+
+    def run_over(name: str, task_set: list[TaskSpec]) -> Path:
+        write_tasks(tmp_path / f"{name}.jsonl", task_set)
+        config = CollectConfig(out=tmp_path / name, tasks_file=tmp_path / f"{name}.jsonl", progress=False)
+        collect(config, log=lambda m: None)
+        return tmp_path / name
+
+    some, other = run_over("some", tasks[:2]), run_over("other", [_multi_service(tasks[0])])
+    out = tmp_path / "report.html"
+    assert main(["report", str(runs[0]), str(runs[1]), "--out", str(out)]) == 0
+    assert "warning" not in capsys.readouterr().err  # the same tasks: nothing to say
+    assert main(["report", str(runs[0]), str(some), "--out", str(out)]) == 0
+    assert f"harness: warning: {runs[0]} and {some} share 2 of their 4 and 2 tasks" in capsys.readouterr().err
+    assert main(["report", str(some), str(other), "--out", str(out)]) == 0
+    assert f"harness: warning: {some} and {other} share no task" in capsys.readouterr().err
+
+
+def test_the_report_file_gets_the_umask_s_mode(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        result = build_report(ReportConfig((runs[0],), tmp_path / "report.html"))
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(result.out.stat().st_mode) == 0o644
+    assert [p.name for p in tmp_path.iterdir()] == ["report.html"]  # no temporary file left behind

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 
-from harness.agents import AgentConfig
+from harness.agents import AGENTS, AgentConfig
 from harness.collect import CollectConfig, collect
 from harness.errors import HarnessInputError
 from harness.runner import RunnerConfig
@@ -32,7 +33,12 @@ def test_worker_processes_give_the_same_trajectories_as_one_process(tmp_path: Pa
     assert manifest["config"]["workers"] == 2 and manifest["status"]["state"] == "complete"
 
 
-def test_a_failure_inside_a_worker_stops_the_run_with_its_message(tmp_path: Path, tasks_file: Path) -> None:
+def test_a_failure_inside_a_worker_stops_the_run_with_its_message(
+    tmp_path: Path, tasks_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # collect refuses a vllm agent without vLLM before it starts (check_agent); without that check here,
+    # the agent fails where it first generates: inside a worker.
+    monkeypatch.setitem(AGENTS, "vllm", dataclasses.replace(AGENTS["vllm"], check=None))
     config = CollectConfig(out=tmp_path / "run", tasks_file=tasks_file, workers=2, progress=False,
                            agent=AgentConfig("vllm:/no/such/model"))
     with pytest.raises(HarnessInputError, match="vllm agents need the vllm extra"):

@@ -396,7 +396,11 @@ TOOLS_WITH_IDS = tool_params(lambda tool: bool(id_params(tool)))
 
 @pytest.mark.parametrize(("service_name", "tool_name"), TOOLS)
 def test_tool_is_described_and_its_schemas_are_valid(service_name: str, tool_name: str) -> None:
-    tool = tool_of(service_name, tool_name)
+    check_described(tool_of(service_name, tool_name))
+
+
+def check_described(tool: ToolSpec) -> None:
+    """The tool and each of its parameters are described; its schemas are valid and refuse extra arguments."""
     assert tool.description.strip(), f"{tool.qualified_name} has no description"
     Draft202012Validator.check_schema(tool.input_schema)
     Draft202012Validator.check_schema(tool.output_schema)

