@@ -40,6 +40,9 @@ class Run:
     steps: list[StepRun] = field(default_factory=list)
     complete: bool = True
     failure: str | None = None
+    #: For a run that records them (the reference run): before each step, the images of the stores the steps
+    #: before it wrote. A replay that shares the run's first steps starts from there instead of from the start.
+    checkpoints: list[dict[str, bytes]] = field(default_factory=list)
 
     @property
     def items(self) -> list[dict[str, Any] | None]:
@@ -145,12 +148,33 @@ class Runner:
     def execute(self, specs: Sequence[StepSpec], overrides: Mapping[int, Any] | None = None, *, per_step: bool = True) -> Run:
         """Run ``specs`` in order on the current state; stop at the first failure.
 
-        ``per_step``: record what each write changed (the reference run needs it; replays only need ``diff``).
+        ``per_step``: record what each write changed, and the checkpoints (the reference run needs them; replays
+        only need ``diff``).
         """
+        return self._run_from(Run(), specs, overrides or {}, per_step)
+
+    def replay(self, reference_specs: Sequence[StepSpec], reference: Run, specs: Sequence[StepSpec],
+               overrides: Mapping[int, Any] | None = None) -> Run:
+        """Run ``specs`` on the current state (fresh, with the setup) as ``execute`` would, starting after the
+        first steps they share with the reference run, from its checkpoint: the state and the items those steps
+        left are the reference's, byte for byte."""
         overrides = overrides or {}
-        run = Run()
-        items: list[dict[str, Any] | None] = []
-        for index, spec in enumerate(specs):
+        shared = 0
+        limit = min(len(specs), len(reference_specs), len(reference.steps), len(reference.checkpoints))
+        while shared < limit and shared not in overrides and specs[shared] == reference_specs[shared] and reference.steps[shared].ok:
+            shared += 1
+        for name, image in reference.checkpoints[shared].items() if shared else ():
+            self.episode.stores[name].restore(image)
+            self._dirty.add(name)
+        return self._run_from(Run(steps=list(reference.steps[:shared])), specs, overrides, False)
+
+    def _run_from(self, run: Run, specs: Sequence[StepSpec], overrides: Mapping[int, Any], per_step: bool) -> Run:
+        items: list[dict[str, Any] | None] = [step.item for step in run.steps]
+        written: dict[str, bytes] = {}
+        for index in range(len(run.steps), len(specs)):
+            spec = specs[index]
+            if per_step:
+                run.checkpoints.append(dict(written))
             try:
                 arguments = {name: resolve(expr, items) for name, expr in spec.args}
             except MissingValue as exc:
@@ -162,6 +186,10 @@ class Runner:
             if not step.ok:
                 run.complete, run.failure = False, f"step {index + 1} ({spec.service}.{spec.tool}): {step.error}"
                 return run
+            if per_step and step.changes is not None:
+                written[spec.service] = self.episode.stores[spec.service].snapshot()
+        if per_step:
+            run.checkpoints.append(dict(written))
         return run
 
     def run_step(self, spec: StepSpec, arguments: dict[str, Any], select_value: Any, *, per_step: bool = True) -> StepRun:
