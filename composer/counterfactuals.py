@@ -50,11 +50,10 @@ def stated_answer(s: Scenario) -> str | None:
     return f"The answer is {s.answer.value}."
 
 
-def _replay(runner: Runner, s: Scenario, reference: Run, specs: Sequence[StepSpec],
+def _replay(runner: Runner, s: Scenario, reference: Run, reference_diff: Mapping[str, StateDiff], specs: Sequence[StepSpec],
             overrides: Mapping[int, object] | None = None) -> tuple[Run, dict[str, StateDiff]]:
     runner.fresh(s.setup)
-    run = runner.replay(s.specs, reference, specs, overrides)
-    return run, runner.diff()
+    return runner.replay(s.specs, reference, reference_diff, specs, overrides)
 
 
 def without(specs: Sequence[StepSpec], dropped: int) -> list[StepSpec]:
@@ -83,7 +82,7 @@ def near_misses(
     for n, trap in enumerate(s.traps, 1):
         if trap.step is None:
             continue
-        run, diff = _replay(runner, s, reference, s.specs, {trap.step: trap.rec.key})
+        run, diff = _replay(runner, s, reference, reference_diff, s.specs, {trap.step: trap.rec.key})
         if len(run.steps) <= trap.step or not run.steps[trap.step].ok:
             raise Unreachable(f"{trap.description}: the step that should tell it apart never shows it")
         found.append(NearMiss(f"trap-{n}", f"acts on {trap.description} instead", run, diff, answer, f"trap-{n}"))
@@ -97,7 +96,7 @@ def near_misses(
             assert policy.param is not None and policy.violating is not None
             ignored = list(s.specs)
             ignored[policy.step] = ignored[policy.step].with_arg(policy.param, policy.violating)
-        run, diff = _replay(runner, s, reference, ignored)
+        run, diff = _replay(runner, s, reference, reference_diff, ignored)
         found.append(NearMiss("ignores-policy", f"ignores the rule: {policy.rule}", run, diff, answer, "policy"))
     found += shortcuts(s, runner, catalog, reference, reference_diff)
     return found
@@ -118,7 +117,7 @@ def shortcuts(
             lazy[j] = spec.with_arg(param, Lit(EMPTY_TEXT))
             changed = True
     if changed:
-        run, diff = _replay(runner, s, reference, lazy)
+        run, diff = _replay(runner, s, reference, reference_diff, lazy)
         found.append(NearMiss("empty-report", "every message says only \"Thanks, this is handled.\"", run, diff, answer))
     # An answer that lists every candidate, the right one among them.
     if s.answer is not None and s.answer.forbidden:
@@ -136,7 +135,7 @@ def shortcuts(
             parts = text.parts if isinstance(text, Composed) else (text_of(resolve(text, reference.items)),)
             listed[j] = spec.with_arg(param or "", Composed((*parts, " Other options: " + ", ".join(others) + ".")))
     if listed != list(s.specs):
-        run, diff = _replay(runner, s, reference, listed)
+        run, diff = _replay(runner, s, reference, reference_diff, listed)
         found.append(NearMiss("list-answer" if s.answer is None else "list-report", "a message lists every candidate",
                               run, diff, answer))
     # The first search match instead of the record the request points at, where that changes what the plan writes.
@@ -151,7 +150,7 @@ def shortcuts(
         first = items[0].get(spec.select_key)
         if first is None or first == spec.select_value:
             continue
-        run, diff = _replay(runner, s, reference, s.specs, {j: first})
+        run, diff = _replay(runner, s, reference, reference_diff, s.specs, {j: first})
         if _writes(run, catalog) == _writes(reference, catalog):
             continue  # the first match leads to the same work: taking it is no shortcut
         found.append(NearMiss(f"first-match-{j + 1}", f"takes the first match of step {j + 1} ({spec.tool})", run, diff, answer))

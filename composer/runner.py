@@ -153,20 +153,27 @@ class Runner:
         """
         return self._run_from(Run(), specs, overrides or {}, per_step)
 
-    def replay(self, reference_specs: Sequence[StepSpec], reference: Run, specs: Sequence[StepSpec],
-               overrides: Mapping[int, Any] | None = None) -> Run:
-        """Run ``specs`` on the current state (fresh, with the setup) as ``execute`` would, starting after the
-        first steps they share with the reference run, from its checkpoint: the state and the items those steps
-        left are the reference's, byte for byte."""
+    def replay(self, reference_specs: Sequence[StepSpec], reference: Run, reference_diff: Mapping[str, StateDiff],
+               specs: Sequence[StepSpec], overrides: Mapping[int, Any] | None = None) -> tuple[Run, dict[str, StateDiff]]:
+        """Run ``specs`` on the current state (fresh, with the setup) as ``execute`` would, and what the run changed
+        (as ``diff``). The run starts after the first steps it shares with the reference run, from its checkpoint:
+        the state and the items those steps left are the reference's, byte for byte; a store that neither run
+        wrote after them ends as the reference's did, so its diff is the reference's."""
         overrides = overrides or {}
         shared = 0
-        limit = min(len(specs), len(reference_specs), len(reference.steps), len(reference.checkpoints))
+        limit = min(len(specs), len(reference_specs), len(reference.steps), len(reference.checkpoints) - 1)
         while shared < limit and shared not in overrides and specs[shared] == reference_specs[shared] and reference.steps[shared].ok:
             shared += 1
-        for name, image in reference.checkpoints[shared].items() if shared else ():
+        at = reference.checkpoints[shared] if reference.checkpoints else {}
+        for name, image in at.items():
             self.episode.stores[name].restore(image)
             self._dirty.add(name)
-        return self._run_from(Run(steps=list(reference.steps[:shared])), specs, overrides, False)
+        counts = {name: store.write_count for name, store in self.episode.stores.items()}
+        run = self._run_from(Run(steps=list(reference.steps[:shared])), specs, overrides, False)
+        final = reference.checkpoints[-1] if reference.checkpoints else {}
+        settled = {name: reference_diff[name] for name in at
+                   if name in reference_diff and final.get(name) is at[name] and self.episode.stores[name].write_count == counts[name]}
+        return run, self.diff(settled)
 
     def _run_from(self, run: Run, specs: Sequence[StepSpec], overrides: Mapping[int, Any], per_step: bool) -> Run:
         items: list[dict[str, Any] | None] = [step.item for step in run.steps]
@@ -206,10 +213,13 @@ class Runner:
             return StepRun(call, False, "the item to continue with is not in the result", result.data, None, changes)
         return StepRun(call, True, None, result.data, item, changes)
 
-    def diff(self) -> dict[str, StateDiff]:
-        """What changed since the baseline (the seeded state plus setup), per service."""
-        out: dict[str, StateDiff] = {}
+    def diff(self, known: Mapping[str, StateDiff] | None = None) -> dict[str, StateDiff]:
+        """What changed since the baseline (the seeded state plus setup), per service; ``known``: stores whose
+        diff is already known (a replay's stores that ended as the reference's)."""
+        out: dict[str, StateDiff] = dict(known or {})
         for name, store in self.episode.stores.items():
+            if name in out:
+                continue
             if name not in self._dirty or self._baseline_writes.get(name) == store.write_count:
                 out[name] = StateDiff({})
                 continue
