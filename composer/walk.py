@@ -104,8 +104,14 @@ def phrase(tool: ToolInfo, fills: Mapping[str, str]) -> str | None:
         return None
     text = max(usable, key=lambda t: len(set(_PLACEHOLDER.findall(t))))  # max keeps the first of equals
     for name in _PLACEHOLDER.findall(text):
-        if _REFERRING.match(fills[name]):
-            text = re.sub(rf"\bthe (?:[A-Za-z]+ ){{1,2}}(?=\{{{name}\}})", "", text)
+        fill = fills[name]
+        if _REFERRING.match(fill):
+            # "archive the call {call_id}" and "accept dispute {dispute_id}" take "the dispute for Ana" without
+            # their own noun; "the customer of {label_id}" keeps its words.
+            text = re.sub(rf"\bthe (?:(?!of |for |to |with |from )[A-Za-z]+ ){{1,2}}(?=\{{{name}\}})", "", text)
+            words = fill.split()
+            if fill.startswith("the ") and len(words) > 1:
+                text = re.sub(rf"\b{re.escape(words[1])} (?=\{{{name}\}})", "", text)
     return _PLACEHOLDER.sub(lambda m: fills[m.group(1)], text)
 
 

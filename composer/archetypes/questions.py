@@ -16,7 +16,7 @@ from typing import Any
 from mcp_services.kernel.schema import FieldDef
 
 from composer.archetypes.generic import catalog_weight
-from composer.archetypes.requests import SERVICE_FAMILY, asker_for, by_condition, identify, team_channel
+from composer.archetypes.requests import SERVICE_FAMILY, asker_for, by_condition, identify, same_name_trap, team_channel
 from composer.catalog import Catalog
 from composer.kinds import Kind, kinds_of, system_name
 from composer.plan import Lit
@@ -152,7 +152,7 @@ def _pick(s: Scenario) -> tuple[Kind, Rec, FieldDef, tuple[dict[str, Any], str, 
 
 
 @archetype("request-question", family="operations", title="A colleague asks what a record shows: its status, an amount, a date",
-           services=(), weight=3.0, fits=_fits, weigh=lambda catalog: 2.0 * catalog_weight(catalog))
+           services=(), weight=5.0, fits=_fits, weigh=lambda catalog: 4.0 * catalog_weight(catalog))
 def request_question(s: Scenario) -> None:
     """A colleague asks about one field of one record; the agent looks it up and answers with its value."""
     kind, rec, f, (where, name, label) = _pick(s)
@@ -166,9 +166,11 @@ def request_question(s: Scenario) -> None:
     s.refer(rec, name, relation=" and ".join(where), where=where)
     refs = {d.name for d in kind.fields() if d.ref}
     known = {"query": label, "name": label, "title": label, "subject": label, **{k: v for k, v in where.items() if k not in refs}}
-    found = lookup(s, rec, known, say=f"find {name}", name=name)
+    # Any read of the kind may answer: one drawn first, so that every read of every kind gets asked through.
+    found = lookup(s, rec, known, say=f"find {name}", name=name, prefer=[s.rng.choice(kind.readers).name])
     if found.value(f.name) != rec[f.name]:
         raise Skip(f"the read of {kind.key} does not show its {f.name}")
+    same_name_trap(s, kind, rec, where, found)
     fact = Said(q.noun, found.ref(f.name), _fact_kind(f))
     replied = reply(s, trigger, [*q.answer, found.ref(f.name), "."], say=reply_clause(trigger, q.noun), facts=[fact],
                     subject=f"Re: {kind.noun.capitalize()}: {label}")

@@ -28,9 +28,9 @@ from composer.archetypes.generic import catalog_weight
 from composer.kinds import Kind, system_name
 from composer.resolve import resolve, value_at
 from composer.plan import Expr, ListOf, Lit, Ref
-from composer.scenario import Family, Rec, Reference, Said, Scenario, Skip, archetype
+from composer.scenario import Family, Rec, Reference, Said, Scenario, Skip, Step, archetype
 from composer.stages.channels import COLLEAGUE, Ask, arrive, reply, reply_clause
-from composer.stages.lookup import listed_under_parent, lookup
+from composer.stages.lookup import listed_under_parent, lookup, shows
 from composer.walk import directory, phrase
 
 #: Why people ask for each intent, written as the asker would ("{it}" is how they name the record).
@@ -53,6 +53,11 @@ REASONS: dict[str, tuple[str, ...]] = {
     "send": ("It is ready to go out.", "Everything on it has been checked."),
     "link": ("They are about the same thing.", "It is easier to follow them together."),
     "note": ("So the next person has the context.", "Just so it is written down somewhere."),
+    "approve": ("I have been through it and it is fine.", "It was signed off in the team meeting."),
+    "reject": ("It does not meet what we agreed.", "We decided against it this morning."),
+    "submit": ("Everything on it is in now.", "It is complete and ready for review."),
+    "pay": ("The payment came in this morning.", "Finance confirmed we have the money."),
+    "ship": ("It is packed and ready to go.", "The customer is waiting on it."),
 }
 #: How an asker opens a request to a colleague, per channel kind.
 _OPENERS = ("Could you {do}?", "Can you please {do}?", "Would you mind if you {do}?", "When you get a moment, please {do}.")
@@ -493,6 +498,8 @@ def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = f
     for choice in [c for c in _choices(s, intent) if c.tool.key not in avoid][:16]:
         kind = choice.kind
         records = by_condition(s, kind, s.records(kind.service, kind.entity))
+        if kind.label and s.rng.random() < 0.5:  # a record whose name another one shares: named with its person
+            records.sort(key=lambda r: _count(s, kind, str(kind.label), r.get(str(kind.label))) < 2)
         if intent == "restore":  # what comes back was archived, trashed or deleted first
             records.sort(key=lambda r: not _looks_removed(r))
         for rec in records[: _TRIES.get(intent, 5)]:
@@ -570,6 +577,18 @@ def _by_person(s: Scenario, kind: Kind, rec: Rec) -> tuple[dict[str, Any], str, 
             joiner = "for" if path.role in _FOR_ROLES else "of"
             return where, f"the {kind.noun} {joiner} {who}", who
     return None
+
+
+def same_name_trap(s: Scenario, kind: Kind, rec: Rec, where: dict[str, Any], found: Step) -> None:
+    """Where a record is named by its label and its person (another record has the same label), the other one
+    that the read showed beside it is a trap: taking it acts on someone else's record."""
+    label = kind.label
+    if label is None or len(where) < 2 or label not in where:
+        return
+    for other in s.records(kind.service, kind.entity, where={label: rec[label]}):
+        if other.key != rec.key and shows(s, found, other):
+            s.trap("same-name", other, f'the other {kind.noun} "{rec[label]}", not the one the request names', step=found)
+            return
 
 
 def _parent_name(s: Scenario, kind: Kind, rec: Rec) -> tuple[str, Any, str] | None:
@@ -676,6 +695,7 @@ def do_request(s: Scenario, request: Request) -> list[Said]:
     known = {"query": value, "name": value, "title": value, "subject": value,
              **{k: v for k, v in request.where.items() if k not in refs}}
     found = lookup(s, rec, known, say=f"find {request.name}", name=request.name)
+    same_name_trap(s, choice.kind, rec, request.where, found)
     named = {**choice.named, **({choice.param: found.ref(choice.field)} if choice.param else {})}
     s.call(choice.tool.service, choice.tool.name, {**named, **request.plan.steps()}, say=request.words, require_change=True)
     return request.plan.facts or [Said(f"the {choice.kind.noun}", Lit(value), "text")]
@@ -768,7 +788,7 @@ def request_pair(s: Scenario) -> None:
 
 
 REQUESTED = ("create", "note", "delete", "restore", "tag", "update", "transition", "close", "reopen", "assign", "invite", "remove",
-             "share", "cancel", "reschedule", "publish", "send")
+             "share", "cancel", "reschedule", "publish", "send", "approve", "reject", "submit", "pay", "ship", "link")
 
 for _intent, _title in (
     ("create", "A colleague asks to set up something new: a folder, a channel, a task, a draft"),
@@ -788,5 +808,11 @@ for _intent, _title in (
     ("reschedule", "A colleague asks to move something to another time"),
     ("publish", "A colleague asks to publish a reviewed draft"),
     ("send", "A colleague asks to send something that is ready"),
+    ("approve", "A colleague asks to approve something they have signed off"),
+    ("reject", "A colleague asks to turn something down"),
+    ("submit", "A colleague asks to submit something that is complete"),
+    ("pay", "A colleague asks to mark something as paid"),
+    ("ship", "A colleague asks to ship an order or a parcel that is ready"),
+    ("link", "A colleague asks to link one record to another"),
 ):
     _register(_intent, _title)

@@ -71,7 +71,10 @@ def test_requests_never_state_a_value_the_agent_must_look_up(tasks: list[TaskSpe
         assert leaks(task) == [], task.id
 
 
-def test_values_flow_only_where_the_archetype_says_a_workflow_puts_them(tasks: list[TaskSpec]) -> None:
+def test_values_flow_only_where_the_archetype_says_a_workflow_puts_them() -> None:
+    # Workflows that carry a value from one service into another (an invoice's amount into a reminder).
+    carrying = ("overdue-invoice-chase", "meeting-reminder-text")
+    tasks, _ = generate(GenerateConfig(n=6, seed=SEED, services=SERVICES, archetypes=carrying))
     flows = [c for t in tasks for c in t.checks if isinstance(c, InfoFlow)]
     assert flows
     for task in tasks:

