@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Table
@@ -73,6 +74,9 @@ class ComposeSettings:
     catalog: Catalog
     distractor_services: int = 5
     paraphrase: Complete | None = None
+    #: How many kept plans of this set call each tool so far (``service.tool``): a choice among equally good
+    #: tools takes the less used first, so a set reaches every tool it can instead of the likeliest ones.
+    usage: Counter[str] = field(default_factory=Counter)
 
 
 def _norm(value: Any) -> str:
@@ -85,7 +89,7 @@ def compose_task(
     catalog = settings.catalog
     rng = random.Random(f"{seed_key}:scenario")
     runner.fresh()
-    s = Scenario(catalog, runner, rng, archetype)
+    s = Scenario(catalog, runner, rng, archetype, used=settings.usage)
     try:
         archetype.build(s)
     except Skip as exc:

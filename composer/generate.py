@@ -187,6 +187,7 @@ def generate(
             else:
                 seen.add(task.id)
                 tasks.append(task)
+                settings.usage.update(f"{step.service}.{step.tool}" for step in task.plan)
                 report.kept += 1
         if progress is not None:
             progress(i + 1, config.n, report.kept)

@@ -21,7 +21,7 @@ import random
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from mcp_services.kernel.context import ToolContext
 from mcp_services.kernel.diff import StateDiff
@@ -37,6 +37,8 @@ from composer.catalog import Catalog, ToolInfo
 from composer.kinds import Kinds, kinds_of
 from composer.plan import Composed, Expr, ListOf, Lit, Ref, StepSpec, field_value
 from composer.runner import Runner, StepRun
+
+T = TypeVar("T")
 
 Family = Literal["support", "sales", "finance", "operations", "hr", "marketing"]
 FAMILIES: tuple[Family, ...] = ("support", "sales", "finance", "operations", "hr", "marketing")
@@ -305,8 +307,12 @@ class StateView:
 class Scenario:
     """One candidate task being built on a live world (see the module docstring)."""
 
-    def __init__(self, catalog: Catalog, runner: Runner, rng: random.Random, archetype: Archetype) -> None:
+    def __init__(
+        self, catalog: Catalog, runner: Runner, rng: random.Random, archetype: Archetype, *, used: Mapping[str, int] | None = None
+    ) -> None:
         self.catalog = catalog
+        #: Kept plans of the set so far that call each tool (``service.tool``); see ``less_used_first``.
+        self.used: Mapping[str, int] = used if used is not None else {}
         self.runner = runner
         self.rng = rng
         self.archetype = archetype
@@ -341,6 +347,11 @@ class Scenario:
 
     def records(self, service: str, entity: str, *, where: Mapping[str, Any] | None = None, order: Sequence[str] = ()) -> list[Rec]:
         return self.view.records(service, entity, where=where, order=order)
+
+    def less_used_first(self, items: list[T], tools: Callable[[T], Iterable[ToolInfo]]) -> list[T]:
+        """``items`` (already in a seeded order), those whose tools the set's kept plans call least first: a set
+        spreads over every tool it can reach. The order within equal use stays the seeded one."""
+        return sorted(items, key=lambda item: min((self.used.get(t.key, 0) for t in tools(item)), default=0))
 
     def record(self, service: str, entity: str, key: Any) -> Rec:
         return self.view.record(service, entity, key)

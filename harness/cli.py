@@ -21,7 +21,7 @@ from typing import Any
 
 from harness.bounds import DEFAULT_MAX_RESULT_CHARS
 from harness.commands import add_backend_options, make_backend, register
-from harness.defaults import DEFAULT_MODE
+from harness.defaults import DEFAULT_MAX_TURNS, DEFAULT_MODE
 from harness.errors import AgentUnavailableError, HarnessInputError, ToolTransportError
 from mcp_services.command_line import Parser, command_parser, configure_logging, run_command
 
@@ -41,7 +41,7 @@ def _run_options(parser: argparse.ArgumentParser, *, out_default: Path | None) -
     parser.add_argument("--workers", type=int, default=1,
                         help="processes running episodes, e.g. one per core (default 1: this process)")
     parser.add_argument("--mode", choices=("direct", "discover"), default=DEFAULT_MODE, help=f"tool mode (default {DEFAULT_MODE})")
-    parser.add_argument("--max-turns", type=int, default=32, help="model turns per episode (default 32)")
+    parser.add_argument("--max-turns", type=int, default=DEFAULT_MAX_TURNS, help=f"model turns per episode (default {DEFAULT_MAX_TURNS})")
     parser.add_argument("--out", type=Path, default=out_default, help=f"run folder (default {out_default})")
     parser.add_argument("--transport", choices=("inprocess", "stdio", "http"), default="inprocess",
                         help="how tools are reached: in process (fast) or an MCP task server per episode")

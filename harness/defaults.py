@@ -19,6 +19,7 @@ from mcp_services.tasks.spec import TaskFileError, TaskSpec, load_tasks
 
 __all__ = [
     "DEFAULT_DISTRACTOR_SERVICES",
+    "DEFAULT_MAX_TURNS",
     "DEFAULT_MODE",
     "DEFAULT_N_TASKS",
     "DEFAULT_TASK_SEED",
@@ -34,6 +35,9 @@ DEFAULT_N_TASKS = 50
 DEFAULT_DISTRACTOR_SERVICES = 2
 #: The tool mode of `harness collect` and `harness eval` when --mode is not given: the paper's.
 DEFAULT_MODE: Literal["direct", "discover"] = "discover"
+#: Model turns per episode. A composed plan runs to 17 calls, and in discover mode an agent first lists the
+#: services and describes each new tool: the reference needs more than 32 turns on such a plan.
+DEFAULT_MAX_TURNS = 48
 
 
 def default_tasks(

@@ -17,6 +17,7 @@ from typing import Any
 
 from harness.agents.base import Agent, AgentTurn, Message, ToolCallRequest, ToolSchema, TurnContext
 from harness.bounds import DEFAULT_MAX_RESULT_CHARS, MIN_MAX_RESULT_CHARS, bound_result
+from harness.defaults import DEFAULT_MAX_TURNS
 from harness.errors import AgentError, TaskServerError, ToolTransportError
 from harness.parsing import UnreadableJson, read_json
 from harness.prompt import system_prompt, user_prompt
@@ -38,7 +39,7 @@ class RunnerConfig:
     longer than ``max_result_chars`` reaches the model cut, with a note saying so."""
 
     mode: Mode = "direct"
-    max_turns: int = 32
+    max_turns: int = DEFAULT_MAX_TURNS
     call_timeout: float = 120.0
     episode_timeout: float = 1800.0
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS  # the most of one tool result the model reads

@@ -138,6 +138,7 @@ def _others(s: Scenario, kind: Kind, f: FieldDef, rec: Rec, value: Any) -> list[
 def _pick(s: Scenario) -> tuple[Kind, Rec, FieldDef, tuple[dict[str, Any], str, str]]:
     kinds = [k for k in s.kinds if k.readers and _askable(k)]
     s.rng.shuffle(kinds)
+    kinds = s.less_used_first(kinds, lambda kind: kind.readers)
     for kind in kinds[:8]:
         fields = _askable(kind)
         for rec in by_condition(s, kind, s.records(kind.service, kind.entity))[:_TRIES]:

@@ -100,7 +100,7 @@ NEW_NAMES = (
     "Office move", "Renewals pipeline", "Support playbook", "Quarterly business reviews", "Holiday cover plan",
 )
 #: Records tried per tool: most records take most actions; few are in the state a restore or reopen needs.
-_TRIES = {"restore": 14, "reopen": 14, "publish": 12, "send": 10, "transition": 10}
+_TRIES = {"restore": 14, "reopen": 14, "publish": 12, "send": 10, "transition": 10, "cancel": 10, "pay": 10, "approve": 10, "reject": 10}
 #: Header parameters of an HTTP API (``x_apideck_consumer_id``): plumbing a colleague never mentions.
 _HEADER = re.compile(r"^x_[a-z0-9_]+$")
 #: Ids a system makes for itself (tor_0100, cmp_0011): nobody quotes them in a request.
@@ -123,6 +123,11 @@ class Choice:
         return set(self.named) | ({self.param} if self.param else set())
 
 
+def _spoken_param(name: str) -> str:
+    """A parameter as people name the field ("department_id" -> "department")."""
+    return re.sub(r"_ids?$", "", name).replace("_", " ")
+
+
 def _choices(s: Scenario, intent: str) -> list[Choice]:
     """Every (tool, kind) where a tool of this intent acts on one record of that kind, in a seeded order."""
     found = []
@@ -136,7 +141,7 @@ def _choices(s: Scenario, intent: str) -> list[Choice]:
                 named[naming.type_param] = Lit(kind.entity)
             found.append(Choice(tool, kind, named, naming.param, naming.field))
     s.rng.shuffle(found)
-    return found
+    return s.less_used_first(found, lambda choice: (choice.tool,))
 
 
 def _future(s: Scenario, days: int, hour: int) -> str:
@@ -196,6 +201,8 @@ class _Plan:
     def complete(self, words: str) -> str:
         """The request's words with the details its phrase leaves out (a new contact's address) after them."""
         missing = [d for d in self.details if d not in words]
+        # A value the phrase has no place for (a reason among fixed ones, the field an update changes), by its name.
+        missing += [f"{_spoken_param(name)}: {value}" for name, value in self.words.items() if value not in words]
         return f"{words} ({', '.join(missing)})" if missing else words
 
     def said_in(self, words: str) -> bool:
@@ -517,6 +524,8 @@ def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = f
                 if not s.would_succeed(choice.tool.service, choice.tool.name, {**named, **plan.concrete()}):
                     continue
                 words = phrase(choice.tool, {**{k: name for k in choice.fixed()}, **plan.words})
+                if words is None and intent == "update":  # no phrase says this field: the change follows the record
+                    words = f"update {name}"
                 if words is None or not plan.said_in(words := plan.complete(words)):
                     break
                 plan.keep_facts_in(words)
@@ -576,6 +585,31 @@ def _by_person(s: Scenario, kind: Kind, rec: Rec) -> tuple[dict[str, Any], str, 
         if resolve(s.view, Reference("", rec, path.role, where)) == [rec.key]:
             joiner = "for" if path.role in _FOR_ROLES else "of"
             return where, f"the {kind.noun} {joiner} {who}", who
+    return _by_state_and_person(s, kind, rec)
+
+
+#: How a message-like record relates to the number or address it names ("the scheduled text to +15550100").
+_JOINERS = {"recipient": "to", "sender": "from"}
+
+
+def _by_state_and_person(s: Scenario, kind: Kind, rec: Rec) -> tuple[dict[str, Any], str, str] | None:
+    """A record with no name of its own, named by its state and the person, number or address it is to or from,
+    where no other record of its kind shares both ("the scheduled text to +15550100")."""
+    state = kind.state_field
+    condition = rec.get(state) if state else None
+    if not isinstance(condition, str) or not condition or kind.is_person:
+        return None
+    for path in sorted(kind.people, key=lambda p: p.role != "recipient"):  # a text is named by whom it went to
+        who = value_at(s.view, rec, path.path)
+        if not isinstance(who, str) or not who.strip() or who in (s.world.user.name, s.world.user.email):
+            continue
+        where = {str(state): condition, path.path: who}
+        if resolve(s.view, Reference("", rec, path.role, where)) == [rec.key]:
+            joiner = _JOINERS.get(path.role, "for" if path.role in _FOR_ROLES else "of")
+            state_word = condition.replace("_", " ")
+            if state_word.rstrip("ed") in kind.noun:  # not "the requested time off request"
+                state_word = "pending"
+            return where, f"the {state_word} {kind.noun} {joiner} {who}", who
     return None
 
 
@@ -614,7 +648,8 @@ def by_condition(s: Scenario, kind: Kind, records: list[Rec]) -> list[Rec]:
 
     Most records of a world are in the commonest state (paid, sent, open); an action that needs another state
     finds a record in it among the first tries instead of after dozens of failed ones."""
-    fields = [f for f in ((kind.state_field,) if kind.state_field else ()) + _CONDITIONS if f]
+    declared = tuple(f.name for f in kind.runtime.definition.fields if f.name.endswith("_status"))  # payment, fulfilment
+    fields = [f for f in ((kind.state_field,) if kind.state_field else ()) + _CONDITIONS + declared if f]
     groups: dict[tuple[str, ...], list[Rec]] = {}
     for rec in records:
         groups.setdefault(tuple(str(rec.get(f)) for f in fields), []).append(rec)
@@ -644,6 +679,7 @@ def find_creation(s: Scenario, asker: Person, *, avoid: set[str] = frozenset()) 
     options = [(kind, tool) for kind in s.kinds for tool in s.kinds.creators(kind.service, kind.entity)
                if tool.intent in ("create", "schedule", "draft") and tool.key not in avoid and not _needs_lists(tool)]
     s.rng.shuffle(options)
+    options = s.less_used_first(options, lambda option: (option[1],))
     for kind, tool in options[:8]:
         name = s.rng.choice(NEW_NAMES)
         choice = Choice(tool, kind, {})

@@ -108,7 +108,7 @@ def lookup(
     """
     values: dict[str, Expr] = {k: (v if isinstance(v, (Lit, Ref)) else Lit(v)) for k, v in known.items()}
     values.update({k: Lit(v) for k, v in _state_filters(rec).items() if k not in values})
-    options = candidate_reads(s, rec, values)
+    options = s.less_used_first(candidate_reads(s, rec, values), lambda option: (option[0],))
     options.sort(key=lambda option: option[0].name not in prefer)
     kind = s.kinds.get(rec.service, rec.entity)
     if not options and kind is not None and listed_under_parent(kind):

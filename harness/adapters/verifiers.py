@@ -38,6 +38,7 @@ from harness.adapters.episodes import (
     check_mode,
     episode_prompt,
 )
+from harness.defaults import DEFAULT_MAX_TURNS
 from harness.errors import HarnessInputError
 from harness.tools import TRANSPORTS, InProcessTransport, ToolTransport, make_transport
 from mcp_services.serving.surface import Mode
@@ -181,7 +182,7 @@ def load_environment(
     tasks: TaskSource = None,
     mode: str = "direct",
     reward: str = "cfrr",
-    max_turns: int = 32,
+    max_turns: int = DEFAULT_MAX_TURNS,
     *,
     transport: str = "inprocess",
     beta: float | None = None,

@@ -1,0 +1,53 @@
+"""Requests reach the tools a set would otherwise miss: the less used tool first, records with no name of their
+own, values a tool's phrase has no place for."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from composer.catalog import load_catalog
+from composer.compose import ComposeSettings, compose_task
+from composer.generate import GenerateConfig, generate
+from composer.runner import Runner
+from composer.scenario import ARCHETYPES
+from composer.verify import verify_task
+from mcp_services.tasks.spec import TaskSpec
+
+
+def _writes(task: TaskSpec) -> set[str]:
+    catalog = load_catalog(task.services)
+    return {f"{s.service}.{s.tool}" for s in task.plan if catalog.tool(s.service, s.tool).is_write}
+
+
+def test_a_candidate_takes_a_less_used_tool_when_the_set_already_has_its_first_choice() -> None:
+    catalog = load_catalog(("crm", "helpdesk", "chat", "mailbox"))
+    runner = Runner(catalog, 0)
+    archetype = ARCHETYPES["request-update"]
+    first = compose_task(ComposeSettings(catalog=catalog), runner, archetype, "goal", "reach:0")
+    (tool,) = _writes(first) - {"chat.reply_in_thread", "chat.add_reaction", "mailbox.reply_to_message"}
+    worn = ComposeSettings(catalog=catalog, usage=Counter({tool: 50}))
+    second = compose_task(worn, runner, archetype, "goal", "reach:0")
+    assert tool not in _writes(second)
+    assert verify_task(second, runner) == []
+
+
+def test_a_scheduled_text_is_named_by_its_state_and_whom_it_goes_to() -> None:
+    tasks, _ = generate(GenerateConfig(n=6, seed=0, services=("sms", "chat"), archetypes=("request-cancel",)))
+    cancelled = [t for t in tasks if "sms.cancel_message" in _writes(t)]
+    assert cancelled
+    for task in cancelled:
+        words = task.instruction + " ".join(str(r.row) for r in task.setup)  # goal phrasing: the words are the trigger's
+        assert "the scheduled message to +" in words, task.id
+
+
+def test_a_value_the_tool_s_phrase_has_no_place_for_is_stated_by_its_field() -> None:
+    tasks, _ = generate(GenerateConfig(n=6, seed=0, services=("commerce", "chat"), archetypes=("request-cancel",)))
+    orders = [t for t in tasks if "commerce.cancel_order" in _writes(t)]
+    assert orders
+    catalog = load_catalog(("commerce", "chat"))
+    runner = Runner(catalog, orders[0].world_seed)
+    for task in orders:
+        reason = next(s.arguments["reason"] for s in task.plan if s.tool == "cancel_order")
+        words = task.instruction + " ".join(str(r.row) for r in task.setup)  # goal phrasing: the words are the trigger's
+        assert f"reason: {reason}" in words, task.id
+        assert verify_task(task, runner) == []
