@@ -86,10 +86,21 @@ def _norm(value: Any) -> str:
 def compose_task(
     settings: ComposeSettings, runner: Runner, archetype: Archetype, phrasing: Phrasing, seed_key: str
 ) -> TaskSpec:
-    catalog = settings.catalog
     rng = random.Random(f"{seed_key}:scenario")
     runner.fresh()
-    s = Scenario(catalog, runner, rng, archetype, used=settings.usage)
+    s = Scenario(settings.catalog, runner, rng, archetype, used=settings.usage)
+    try:
+        return _compose(settings, runner, archetype, phrasing, seed_key, s)
+    except Dropped:
+        for tool in s.intended:  # a tool whose tasks are dropped is not tried first again and again
+            s.tried_in_vain(tool)
+        raise
+
+
+def _compose(
+    settings: ComposeSettings, runner: Runner, archetype: Archetype, phrasing: Phrasing, seed_key: str, s: Scenario
+) -> TaskSpec:
+    catalog = settings.catalog
     try:
         archetype.build(s)
     except Skip as exc:
@@ -152,7 +163,7 @@ def compose_task(
 
     services = sorted({spec.service for spec in s.specs} | {r.service for r in s.setup})
     others = sorted(set(catalog.names) - set(services))
-    distractor_services = sorted(rng.sample(others, min(settings.distractor_services, len(others))))
+    distractor_services = sorted(s.rng.sample(others, min(settings.distractor_services, len(others))))
     writes = [j for j, spec in enumerate(s.specs) if catalog.tool(spec.service, spec.tool).is_write]
     needed = [j for j, note in enumerate(s.notes) if note.needed]
     trigger = s.trigger

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -308,11 +309,14 @@ class Scenario:
     """One candidate task being built on a live world (see the module docstring)."""
 
     def __init__(
-        self, catalog: Catalog, runner: Runner, rng: random.Random, archetype: Archetype, *, used: Mapping[str, int] | None = None
+        self, catalog: Catalog, runner: Runner, rng: random.Random, archetype: Archetype, *, used: Counter[str] | None = None
     ) -> None:
         self.catalog = catalog
-        #: Kept plans of the set so far that call each tool (``service.tool``); see ``less_used_first``.
-        self.used: Mapping[str, int] = used if used is not None else {}
+        #: Kept plans of the set so far that call each tool (``service.tool``), and tries of it that failed;
+        #: see ``less_used_first``.
+        self.used: Counter[str] = used if used is not None else Counter()
+        #: The tools a request chose to act with (``requests.find_request``): tried in vain if the task is dropped.
+        self.intended: list[ToolInfo] = []
         self.runner = runner
         self.rng = rng
         self.archetype = archetype
@@ -352,6 +356,10 @@ class Scenario:
         """``items`` (already in a seeded order), those whose tools the set's kept plans call least first: a set
         spreads over every tool it can reach. The order within equal use stays the seeded one."""
         return sorted(items, key=lambda item: min((self.used.get(t.key, 0) for t in tools(item)), default=0))
+
+    def tried_in_vain(self, tool: ToolInfo) -> None:
+        """A tool no record let a request use: it counts as used, so a set does not try it first every time."""
+        self.used[tool.key] += 1
 
     def record(self, service: str, entity: str, key: Any) -> Rec:
         return self.view.record(service, entity, key)

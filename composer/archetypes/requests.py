@@ -529,7 +529,9 @@ def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = f
                 if words is None or not plan.said_in(words := plan.complete(words)):
                     break
                 plan.keep_facts_in(words)
+                s.intended.append(choice.tool)
                 return Request(choice, rec, where, name, value, plan, words)
+        s.tried_in_vain(choice.tool)
     raise Skip(f"no record any tool can do {intent!r} on")
 
 
@@ -687,14 +689,18 @@ def find_creation(s: Scenario, asker: Person, *, avoid: set[str] = frozenset()) 
         try:
             plan.choose()
         except Skip:
+            s.tried_in_vain(tool)
             continue
         if not s.would_succeed(tool.service, tool.name, plan.concrete()):
+            s.tried_in_vain(tool)
             continue
         shown = plan.words.get(next(iter(plan.words), ""), f'"{name}"')
         words = phrase(tool, plan.words)
         if words is None or not plan.said_in(words := plan.complete(words)):
+            s.tried_in_vain(tool)
             continue
         plan.keep_facts_in(words)
+        s.intended.append(tool)
         return Request(choice, None, {}, shown.strip('"'), shown.strip('"'), plan, words)
     raise Skip("nothing to set up that the mounted services can make")
 

@@ -129,9 +129,16 @@ def _state_filters(rec: Rec) -> dict[str, Any]:
     removed = any(rec.get(f) is True for f in ("archived", "is_archived", "trashed", "deleted", "in_trash")) or (
         isinstance(rec.get("label_ids"), list) and "TRASH" in rec["label_ids"]
     )
+    state = next((str(rec.get(f)) for f in ("status", "state") if str(rec.get(f, "")).lower() in _REMOVED_STATES), None)
+    if state is not None:  # an archived article is searched for among the archived ones
+        return {"status": state, "state": state}
     if not removed:
         return {}
     return {name: True for name in ("archived", "include_archived", "include_spam_trash", "include_trashed", "trashed")}
+
+
+#: States lists hide by default (a search returns published articles and drafts, never archived ones).
+_REMOVED_STATES = frozenset({"archived", "deleted", "trashed"})
 
 
 def listed_under_parent(kind: Kind) -> bool:
