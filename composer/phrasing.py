@@ -48,14 +48,26 @@ def _sentence(text: str) -> str:
     return text if text.endswith((".", "?", "!", ":")) else text + "."
 
 
+#: Verbs of two syllables stressed on the last, which double their consonant too (submit -> submitting).
+_STRESSED_LAST = frozenset({"submit", "admit", "commit", "omit", "permit", "refer", "prefer", "transfer", "forget",
+                            "regret", "begin", "unpin", "reset", "upset", "occur", "compel"})
+
+
+def gerund(verb: str) -> str:
+    """The -ing form: get -> getting, ship -> shipping, submit -> submitting, share -> sharing, open -> opening."""
+    if verb.endswith("e") and not verb.endswith("ee"):
+        return verb[:-1] + "ing"
+    one_syllable = len(re.findall(r"[aeiou]+", verb)) == 1
+    ends_cvc = len(verb) >= 3 and verb[-1] not in "aeiouwxy" and verb[-2] in "aeiou" and verb[-3] not in "aeiou"
+    if ends_cvc and (one_syllable or verb in _STRESSED_LAST):
+        return verb + verb[-1] + "ing"
+    return verb + "ing"
+
+
 def _start(opener: str, clause: str) -> str:
     if opener == "Start by ":
         words = clause.split(" ", 1)
-        verb = words[0]
-        gerund = verb[:-1] + "ing" if verb.endswith("e") and not verb.endswith("ee") else verb + "ing"
-        if len(verb) == 3 and verb[1] in "aeiou" and verb[0] not in "aeiou" and verb[2] not in "aeiouwxy":
-            gerund = verb + verb[2] + "ing"  # get -> getting, put -> putting, let -> letting
-        return f"Start by {gerund} {words[1] if len(words) > 1 else ''}".strip()
+        return f"Start by {gerund(words[0])} {words[1] if len(words) > 1 else ''}".strip()
     return f"{opener}{clause}" if opener else _cap(clause)
 
 

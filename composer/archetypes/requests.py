@@ -202,7 +202,8 @@ class _Plan:
         """The request's words with the details its phrase leaves out (a new contact's address) after them."""
         missing = [d for d in self.details if d not in words]
         # A value the phrase has no place for (a reason among fixed ones, the field an update changes), by its name.
-        missing += [f"{_spoken_param(name)}: {value}" for name, value in self.words.items() if value not in words]
+        said = " ".join([words, *missing])
+        missing += [f"{_spoken_param(name)}: {value}" for name, value in self.words.items() if value not in said]
         return f"{words} ({', '.join(missing)})" if missing else words
 
     def said_in(self, words: str) -> bool:
