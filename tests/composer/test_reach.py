@@ -51,3 +51,21 @@ def test_a_value_the_tool_s_phrase_has_no_place_for_is_stated_by_its_field() -> 
         words = task.instruction + " ".join(str(r.row) for r in task.setup)  # goal phrasing: the words are the trigger's
         assert f"reason: {reason}" in words, task.id
         assert verify_task(task, runner) == []
+
+
+def test_guided_steps_start_with_the_verb_as_english_spells_its_ing_form() -> None:
+    from composer.phrasing import gerund
+
+    spelled = {v: gerund(v) for v in ("submit", "ship", "get", "open", "edit", "share", "email", "cancel", "tag")}
+    assert spelled == {"submit": "submitting", "ship": "shipping", "get": "getting", "open": "opening", "edit": "editing",
+                       "share": "sharing", "email": "emailing", "cancel": "canceling", "tag": "tagging"}
+
+
+def test_a_new_contact_s_address_is_stated_once() -> None:
+    tasks, _ = generate(GenerateConfig(n=8, seed=0, services=("recruiting", "chat", "mailbox"), archetypes=("request-create",)))
+    added = [t for t in tasks if "recruiting.add_candidate" in _writes(t)]
+    assert added
+    for task in added:
+        email = next(s.arguments["email"] for s in task.plan if s.tool == "add_candidate")
+        texts = [task.instruction, *(str(r.row) for r in task.setup)]  # the request, and the message it arrived in
+        assert any(email in text for text in texts) and all(text.count(email) <= 1 for text in texts), task.id
