@@ -11,6 +11,7 @@ from typing import Any
 
 from mcp_services.kernel.context import COUNTERS_TABLE, ToolContext
 
+from generator.compiler.behaviours import AMOUNT
 from generator.compiler.runtime import ServiceRuntime
 from generator.spec import EntityDef, FieldDef
 from generator.values import ValueMaker
@@ -27,6 +28,7 @@ def seed_service(rt: ServiceRuntime, ctx: ToolContext) -> None:
     ids: dict[str, list[Any]] = {}
     deferred: list[tuple[str, Any, str, str]] = []  # entity, row id, column, referenced entity
     counters: dict[str, int] = {}
+    seeded: dict[str, dict[Any, dict[str, Any]]] = {}  # entity -> id -> row, for amounts under their owner
     for definition in _order(rt):
         entity = definition.name
         owner = definition.owner_field
@@ -56,8 +58,8 @@ def seed_service(rt: ServiceRuntime, ctx: ToolContext) -> None:
                     pool = ids.get(f.ref)
                     if definition.per_parent and owner is not None and f.name == owner.name:
                         row[f.name] = parents[index]
-                    elif pool:
-                        row[f.name] = pool[index % len(pool)] if f is owner else rng.choice(pool)
+                    elif pool:  # the first row points at the first rows (the user is in the first channel)
+                        row[f.name] = pool[index % len(pool)] if f is owner or index == 0 else rng.choice(pool)
                     elif f.ref != entity:
                         deferred.append((entity, row["id"], f.name, f.ref))
                     continue
@@ -71,6 +73,7 @@ def seed_service(rt: ServiceRuntime, ctx: ToolContext) -> None:
                 if f.name in natural.get(entity, ()) and not (f.enum or f.pattern or f.format):
                     value = _unique(value, used.setdefault(f.name, set()), index)
                 row[f.name] = value
+            _share_of_owner(definition, row, seeded, rng)
             if definition.timestamps:
                 created = -rng.randint(5, 400)
                 if "created_at" not in row:
@@ -84,6 +87,7 @@ def seed_service(rt: ServiceRuntime, ctx: ToolContext) -> None:
             ctx.insert_many([records.record({c: rt.coerce(entity, c, r.get(c)) for c in records.columns}) for r in rows])
         counters[f"k_{entity}"] = number
         ids[entity] = made
+        seeded[entity] = {r["id"]: r for r in rows}
     for entity, key, column, ref in deferred:
         pool = ids.get(ref)
         if pool:
@@ -92,6 +96,22 @@ def seed_service(rt: ServiceRuntime, ctx: ToolContext) -> None:
                 ctx.update(record, **{column: rng.choice(pool)})
     if counters:
         ctx.conn.executemany(f"INSERT INTO {COUNTERS_TABLE} (name, value) VALUES (?, ?)", list(counters.items()))
+
+
+def _share_of_owner(definition: EntityDef, row: dict[str, Any], seeded: dict[str, dict[Any, dict[str, Any]]],
+                    rng: Any) -> None:
+    """A row under an owner with an amount takes a small share of it (a refund of part of its charge), so the
+    rows under one owner never add up to more than the owner's amount."""
+    owner = definition.owner_field
+    mine = definition.field(AMOUNT)
+    if owner is None or owner.ref is None or mine is None or mine.type not in ("integer", "number"):
+        return
+    parent = seeded.get(owner.ref, {}).get(row.get(owner.name))
+    total = parent.get(AMOUNT) if parent is not None else None
+    if not isinstance(total, (int, float)) or isinstance(total, bool):
+        return
+    share = total * rng.uniform(0.05, 0.25)
+    row[AMOUNT] = int(share) if mine.type == "integer" else round(share, 2)
 
 
 def _field_value(maker: ValueMaker, f: FieldDef, person: Any, index: int, entity: str, natural_key: bool) -> Any:

@@ -71,6 +71,9 @@ class CompiledTool(_DefTool):
             return self.runtime.page_schema(entity)
         if kind == "delete":
             return self.runtime.deleted_schema(entity)
+        if kind in ("link", "unlink"):  # the row members were added to or removed from
+            owner = self.runtime.entity(entity).owner_field
+            return self.runtime.row_schema(owner.ref if owner is not None and owner.ref else entity)
         return self.runtime.row_schema(entity)
 
     def invoke(self, ctx: Any, arguments: dict[str, Any]) -> Any:

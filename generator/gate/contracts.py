@@ -28,6 +28,7 @@ from generator.compiler.runtime import ServiceRuntime
 from generator.compiler.tools import CustomFunction
 from generator.compiler.validation import make_validator, problems
 from generator.gate.behaviour import Failed, run_behaviour
+from generator.gate.invariants import examples, ids_round_trip, run_invariants
 from generator.gate.examples import (
     Example,
     NoExample,
@@ -154,17 +155,23 @@ def _gate_all(
         seed_problems = _seed_problems(spec, runtime, episode, initial, world_seed, reseed=only is None)
         results: dict[str, list[Check]] = {}
         shared: dict[str, Any] = {}
+        gated: dict[str, ToolChecks] = {}
         for definition in spec.tools:
             if only is not None and definition.name not in only:
                 continue
             tool = service.tools[definition.name]
-            checks = ToolChecks(service, episode, runtime, definition, tool, rows, shared).run()
-            entity = definition.behaviour.entity
-            if entity in seed_problems and definition.behaviour.kind != "simulated":
+            gated[definition.name] = ToolChecks(service, episode, runtime, definition, tool, rows, shared)
+        for name, tc in gated.items():  # every valid example first: the invariants pair tools
+            tc.prepare()
+        for name, tc in gated.items():
+            checks = tc.run()
+            entity = tc.definition.behaviour.entity
+            if entity in seed_problems and tc.definition.behaviour.kind != "simulated":
                 checks.append(Check("seeded_state", False, seed_problems[entity]))
             if "*" in seed_problems:
                 checks.append(Check("seeded_state", False, seed_problems["*"]))
-            results[definition.name] = checks
+            results[name] = checks
+        ids_round_trip({n: tc for n, tc in gated.items() if tc.definition.behaviour.kind not in ("simulated",)})
         return results
     finally:
         episode.close()
@@ -228,12 +235,23 @@ class ToolChecks:
         self.rows = rows
         self.checks: list[Check] = []
         self.example: Example | None = None
+        self._no_example = "no valid example call could be built"
         self.result: ToolResult | None = None
+
+    def prepare(self) -> None:
+        """Build the valid example call (recorded for the invariants that pair this tool with others)."""
+        try:
+            self.example = valid_example(self.runtime, self.definition, self.rows, self.episode.world)
+        except NoExample as exc:
+            self._no_example = str(exc)
+            return
+        examples(self)[self.name] = self.example
 
     def run(self) -> list[Check]:
         self._check("schemas", self._schemas)
         if not self._check("valid_call", self._valid_call):
             self._check("bad_input", self._bad_input)
+            examples(self).pop(self.name, None)
             return self.checks
         self._check("deterministic", self._deterministic)
         kind = self.definition.behaviour.kind
@@ -252,6 +270,7 @@ class ToolChecks:
             self._check("transition_not_repeatable", self._transition)
         if kind != "simulated":
             run_behaviour(self)  # the behavioural gate: does it do what the API says?
+            run_invariants(self)  # the product's invariants: does it behave like the product?
         elif self._referenced_param() is not None:
             self._check("unknown_id_not_found", lambda: self._not_found(self._referenced_param()))  # world model contract
         return self.checks
@@ -322,6 +341,18 @@ class ToolChecks:
         if not self.same_state(self.snapshot(), before):
             raise Failed(f"{what}: the failed call changed the state")
 
+    def expect_refused(self, arguments: dict[str, Any], what: str) -> None:
+        """The call fails (with any error and a message) and changes nothing."""
+        self.fresh()
+        before = self.snapshot()
+        result = self.call(arguments)
+        if result.success:
+            raise Failed(f"{what}: the call succeeded")
+        if not (result.error_message or "").strip():
+            raise Failed(f"{what}: the error has no message")
+        if not self.same_state(self.snapshot(), before):
+            raise Failed(f"{what}: the failed call changed the state")
+
     def _find(self, entity: str | None, key: Any) -> dict[str, Any] | None:
         """A row as stored now (outside any tool call)."""
         if entity is None or key is None:
@@ -367,10 +398,10 @@ class ToolChecks:
             raise Failed("the served name service__tool is longer than 128 characters")
 
     def _valid_call(self) -> None:
-        try:
-            self.example = valid_example(self.runtime, self.definition, self.rows, self.episode.world)
-        except NoExample as exc:
-            raise Failed(str(exc)) from None
+        if self.example is None:
+            self.prepare()
+        if self.example is None:
+            raise Failed(self._no_example)
         self.fresh()
         before = self.snapshot()
         result = self.call(self.example.arguments)

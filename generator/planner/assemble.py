@@ -14,6 +14,14 @@ from typing import Any
 
 from generator.naming import is_plural, plural, shorten, singular, snake, words
 from generator.planner.intents import Intent, PreparedTool
+from generator.planner.resources import (
+    creating_actions,
+    documented_states,
+    memberships,
+    rpc_rows,
+    starting_state,
+    state_value,
+)
 from generator.planner.wording import intent_and_phrases
 from generator.planner.lexicon import (
     CURSOR_PARAMS,
@@ -34,7 +42,7 @@ from generator.planner.lexicon import (
     squash,
 )
 from generator.schemas import SchemaRejected, clean_text, normalise_schema
-from generator.semantics import FORMAT_OF, infer_semantic
+from generator.semantics import FORMAT_OF, documented_aliases, infer_semantic
 from generator.spec import (
     Behaviour,
     Binding,
@@ -69,6 +77,7 @@ class _Entity:
     targeted_by_send: bool = False
     keyed: bool = False  # some tool addresses one row by key or lists rows: not a singleton
     crud_fields: set[str] = field(default_factory=set)  # lowercase fields create/update tools write
+    link: bool = False  # rows are memberships (a user in a conversation), made by link/unlink tools
 
     def get(self, name: str) -> FieldDef | None:
         return self.fields.get(name.lower())
@@ -115,6 +124,9 @@ class Assembler:
         self.planned = planned
         self.entities: dict[str, _Entity] = {}
         self.notes: dict[str, list[str]] = {}
+        self.states: dict[str, list[str]] = {}  # entity -> the statuses its tools document
+        self.renamed: dict[str, dict[str, str]] = {}  # entity -> {parameter (lowercase): the column it writes}
+        self.listed_under: dict[str, set[str]] = {}  # entity -> parents whose rows list it (/files/{id}/comments)
 
     # -- entities ---------------------------------------------------------------------------------
 
@@ -128,12 +140,19 @@ class Assembler:
     def run(self) -> tuple[list[EntityDef], list[ToolDef]]:
         self._categorical_keys()
         self._canonical_names()
+        rpc_rows(self.planned)
+        memberships(self.planned)
+        self.states = {e: [v for v in values if v.lower() not in ("all", "any", "*")]
+                       for e, values in documented_states(self.planned).items()}
+        creating_actions(self.planned, self.states)
         self._resolve_sub_resources()
         self._links()
         for p in self.planned:
             self._collect(p)
         for p in self.planned:
             self._collect_filters(p)
+            if p.intent.kind in ("list", "search") and p.intent.parents and p.intent.entity:
+                self.listed_under.setdefault(p.intent.entity, set()).add(p.intent.parents[0][0])
         entities = self._finish_entities()
         tools = [self._tool(p, entities) for p in self.planned]
         return list(entities.values()), tools
@@ -231,6 +250,13 @@ class Assembler:
             entity.keyed = True
         if intent.kind == "send":
             entity.targeted_by_send = True
+        if intent.kind in ("link", "unlink"):
+            entity.link = entity.keyed = True
+            column = _member_column(intent, tool)
+            if entity.get(column) is None:
+                entity.add(FieldDef(name=column, type="string", ref="user" if column == "user_id" else None,
+                                    semantic=None if column == "user_id" else "email_address",
+                                    description="The member." if column == "user_id" else "The member's email address."))
         for param, column in intent.keys.items():
             schema = tool.properties.get(param, {})
             if column == "id":
@@ -248,7 +274,8 @@ class Assembler:
                 for param in params:
                     if parent_entity.get(param) is None:
                         parent_entity.add(self._field(param, tool.properties.get(param, {}), parent))
-            if index == 0 and intent.kind in ("create", "send", "list", "search", "get", "update", "delete", "transition"):
+            if index == 0 and intent.kind in ("create", "send", "list", "search", "get", "update", "delete", "transition",
+                                              "link", "unlink"):
                 fk = f"{parent}_id"
                 existing = entity.get(fk)
                 if existing is None:
@@ -324,7 +351,7 @@ class Assembler:
     def _payload_params(self, p: Planned) -> list[str]:
         """Parameters that carry data (not keys, parents, paging or options)."""
         intent, tool = p.intent, p.tool
-        taken = set(intent.keys) | set(intent.fields)
+        taken = set(intent.keys) | set(intent.fields) | set(intent.members)
         for _, params in intent.parents:
             taken.update(params)
         if intent.via:
@@ -381,9 +408,15 @@ class Assembler:
     def _finish_entities(self) -> dict[str, EntityDef]:
         out: dict[str, EntityDef] = {}
         tables: set[str] = set()
+        for entity in list(self.entities.values()):  # Salesloft's account_id is an integer: so is an account's id
+            for f in entity.fields.values():
+                target = self._ref_for(f.name) if squash(f.name).endswith("id") and len(f.name) > 2 else None
+                if target is not None and target != entity.name and f.type == "integer" and not f.enum:
+                    self.entities[target].key_types["integer"] += 1
         for entity in self.entities.values():
             state = self._state(entity)
-            person = bool(set(words(entity.name)) & PERSON_ENTITIES)
+            person = bool(set(words(entity.name)) & PERSON_ENTITIES) and not entity.link
+            self._merge_reference_fields(entity)
             fields = list(entity.fields.values())
             names = {f.name.lower() for f in fields}
             if person and not names & {"email", "email_address", "name", "full_name", "display_name", "displayname"}:
@@ -406,6 +439,7 @@ class Assembler:
                         f.ref = ref  # a field named after another entity's id refers to it
                 if f.ref and f.ref in self.entities:
                     f.semantic = f"id:{self.service}.{f.ref}"
+                    f.enum = f.pattern = f.format = None
             table = plural(entity.name)
             while table in tables or table in _RESERVED_TABLES:
                 table = f"{table}_x"
@@ -427,9 +461,32 @@ class Assembler:
             for f in entity.fields:
                 if f.ref and f.ref not in out:
                     f.ref, f.owner = None, False
+                    if (f.semantic or "").startswith("id:"):
+                        f.semantic = None
+                if f.ref:  # a reference holds the referenced entity's key, in its type
+                    f.type = out[f.ref].key.type
+                    f.json_schema = None
             if entity.per_parent and entity.owner_field is None:
                 entity.per_parent = False
         return out
+
+    def _merge_reference_fields(self, entity: _Entity) -> None:
+        """Stripe's refund has ``charge_id`` (from ``/charges/{charge}/refunds``) and a body ``charge``: one
+        column, ``charge_id``; the parameter ``charge`` writes and filters it."""
+        for f in list(entity.fields.values()):
+            target = self._ref_for(f.name) if snake(f.name) in self.entities or squash(f.name).endswith("id") else None
+            if target is None or target == entity.name:
+                continue
+            canonical = entity.get(f"{target}_id")
+            if canonical is None or canonical is f or canonical.name.lower() == f.name.lower():
+                continue
+            entity.fields.pop(f.name.lower())
+            self.renamed.setdefault(entity.name, {})[f.name.lower()] = canonical.name
+
+    def _column(self, entity: EntityDef, name: str) -> str:
+        """The column a parameter called ``name`` writes or filters (``charge`` -> ``charge_id`` when merged)."""
+        merged = self.renamed.get(entity.name, {}).get(name.lower())
+        return merged if merged is not None else _column_name(entity, name)
 
     def _state(self, entity: _Entity) -> StateDef | None:
         status = [(verb, value) for verb, (fname, value) in entity.transitions.items() if fname == "status"]
@@ -448,19 +505,24 @@ class Assembler:
             if existing is not None:
                 entity.fields.pop("status")
             state_field = entity.add(FieldDef(name="status", type="string", description="The current state."), force=True)
-        targets = [str(value) for _, value in status]
-        enum_values = [str(v) for v in state_field.enum or []]
-        initial = next((start for target, start in INITIAL_BY_TARGET if target in targets), None)
-        if initial is None:
-            initial = enum_values[0] if enum_values else "active"
-        values: list[str] = [initial]
-        for value in targets + enum_values:
-            if value not in values:
-                values.append(value)
-        for verb, _ in status:
-            for source in RESTORING.get(verb, ()):
-                if source not in values and len(values) < 12:
-                    values.append(source)
+        documented = self.states.get(entity.name)
+        if documented:  # the product's own statuses, never invented ones
+            values = list(dict.fromkeys(documented))
+            initial = starting_state(values)
+        else:
+            targets = [str(value) for _, value in status]
+            enum_values = [str(v) for v in state_field.enum or []]
+            initial = next((start for target, start in INITIAL_BY_TARGET if target in targets), None)
+            if initial is None:
+                initial = enum_values[0] if enum_values else "active"
+            values = [initial]
+            for value in targets + enum_values:
+                if value not in values:
+                    values.append(value)
+            for verb, _ in status:
+                for source in RESTORING.get(verb, ()):
+                    if source not in values and len(values) < 12:
+                        values.append(source)
         state_field.enum = values
         state_field.semantic = None
         return StateDef(field=state_field.name, values=values, initial=initial,
@@ -556,6 +618,11 @@ class Assembler:
             if entity.field(column) is not None:
                 out[param] = Binding(role="field", column=column)
         kind = intent.kind
+        if kind in ("link", "unlink"):
+            column = _member_column(intent, tool)
+            member = entity.field(column)
+            for param in intent.members:
+                out[param] = Binding(role="member", column=column, entity=member.ref if member is not None else None)
         if intent.setter is not None and entity.field(intent.setter[1]) is not None:
             out[intent.setter[0]] = Binding(role="field", column=entity.field(intent.setter[1]).name)  # type: ignore[union-attr]
         for param, schema in tool.properties.items():
@@ -567,6 +634,8 @@ class Assembler:
                 out[param] = Binding(role=paging)  # type: ignore[arg-type]
             elif kind in ("list", "search") and s in SEARCH_PARAMS and _json_type(schema) == "string":
                 out[param] = Binding(role="search")
+            elif kind in ("list", "search") and (flag := _flag_binding(param, schema, entity)) is not None:
+                out[param] = flag  # exclude_archived, include_spam_trash: rows left out by their state
             elif _is_option(param) or not _valid_column(param):
                 out[param] = Binding(role="option")
             elif kind in ("create", "send", "update", "transition"):
@@ -574,7 +643,9 @@ class Assembler:
                     has_key = any(b.role == "key" for b in out.values())
                     # create: the client chooses the id; a body id beside a path key repeats it
                     out[param] = Binding(role="option") if has_key else Binding(role="key", column="id")
-                elif (f := entity.field(_column_name(entity, param))) is not None:
+                elif kind in ("create", "send") and (nested := self._nested_parent(param, schema, tool, entity)) is not None:
+                    out[param] = nested  # Box's POST /comments {item: {id, type: file}}: the file's comment
+                elif (f := entity.field(self._column(entity, param))) is not None:
                     if kind == "transition" and f.name.lower() in self.entities[entity.name].crud_fields:
                         out[param] = Binding(role="option")  # capture(amount) must not rewrite the charge's amount
                     else:
@@ -584,10 +655,38 @@ class Assembler:
             elif kind in ("list", "search"):
                 out[param] = Binding(role="option") if self._includes_related(param) else self._filter(param, schema, entity)
             elif kind in ("get", "delete") and intent.style != "rest" and param in tool.required and entity.field(param):
-                out[param] = Binding(role="filter", column=_column_name(entity, param))
+                out[param] = Binding(role="filter", column=self._column(entity, param))
             else:
                 out[param] = Binding(role="option")
+        for param, binding in out.items():  # Gmail's userId "me", Calendar's "primary", Box's root folder "0"
+            if binding.role in ("key", "parent", "via", "member"):
+                binding.aliases = documented_aliases(tool.properties.get(param, {}).get("description"))
         return out
+
+    def _nested_parent(self, param: str, schema: dict[str, Any], tool: PreparedTool, entity: EntityDef) -> Binding | None:
+        """An object argument holding the id of the row this one is created under (``item: {id}``)."""
+        properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        if "id" not in properties or not isinstance(properties["id"], dict) or \
+                properties["id"].get("type") not in ("string", "integer", None):
+            return None
+        parents = [x for x in sorted(self.listed_under.get(entity.name, ())) if entity.field(f"{x}_id") is not None]
+        if len(parents) != 1:
+            return None
+        parent = parents[0]
+        noun = squash(parent.rsplit("_", 1)[-1])
+        if squash(param) not in _GENERIC_HOLDERS and noun not in squash(param):
+            return None  # an event's "creator" {id} is a person, not the calendar it is in
+        when: dict[str, str | int | float | bool] = {}
+        for name in ("type", *(n for n in properties if n == "type")):
+            kinds = (tool.properties.get(name) or properties.get(name) or {}).get("enum")
+            if isinstance(kinds, list):
+                noun = next((k for k in kinds if isinstance(k, str) and squash(k) == squash(parent.rsplit("_", 1)[-1])), None)
+                if noun is None:
+                    return None
+                if name in tool.properties:
+                    when[name] = noun
+                break
+        return Binding(role="parent", entity=parent, lookup="id", column=f"{parent}_id", path=["id"], when=when)
 
     def _ref_or_field(self, param: str, f: FieldDef, entities: dict[str, EntityDef]) -> Binding:
         if f.ref and f.ref in entities and f.owner:
@@ -597,7 +696,7 @@ class Assembler:
     def _filter(self, param: str, schema: dict[str, Any], entity: EntityDef) -> Binding:
         kind = _json_type(schema)
         if _range_object(schema):  # Stripe's created={gt, gte, lt, lte} (or one timestamp)
-            column = _column_name(entity, param) if entity.field(_column_name(entity, param)) else None
+            column = self._column(entity, param) if entity.field(self._column(entity, param)) else None
             if column is None and squash(param) in ("created", "updated", "createdat", "updatedat"):
                 column = "updated_at" if squash(param).startswith("updat") else "created_at"
             if column is not None and entity.has_column(column):
@@ -606,7 +705,10 @@ class Assembler:
         ranged = _range_filter(param) or {"latest": ("created", "lte"), "oldest": ("created", "gte")}.get(squash(param))
         if ranged is not None:
             base, op = ranged
-            column = _column_name(entity, base) if entity.field(_column_name(entity, base)) else None
+            exact = entity.field(self._column(entity, param))
+            if exact is not None and exact.type in ("string", "integer", "number"):
+                return Binding(role="filter", column=exact.name, op=op)  # type: ignore[arg-type]  # Personio's start_date
+            column = self._column(entity, base) if entity.field(self._column(entity, base)) else None
             if column is None and base in ("created", "updated", "create", "update", "modified", "time", "date",
                                            "ts", "timestamp", "creation", "created_time", "creation_time"):
                 column = "updated_at" if base.startswith(("updat", "modif")) else "created_at"
@@ -617,16 +719,20 @@ class Assembler:
             return Binding(role="option")
         if kind == "array":
             items = schema.get("items") or {}
+            own = entity.field(self._column(entity, param))
+            if own is not None and own.type == "array":
+                return Binding(role="filter", column=own.name, op="contains")  # Gmail's labelIds
             base = param[:-1] if param.endswith("s") and len(param) > 3 else param
             if squash(base) in ("id", "ids"):
                 return Binding(role="filter", column="id", op="in")
-            column = _column_name(entity, base)
-            if entity.field(column) is not None and _json_type(items) in ("string", "integer", "number"):
-                return Binding(role="filter", column=column, op="in")
+            for candidate in (self._column(entity, base), f"{snake(base)}_id", f"{base}_id"):
+                f = entity.field(candidate)  # Personio's employees: the employee_id of each row
+                if f is not None and f.type in ("string", "integer", "number") and _json_type(items) in ("string", "integer", "number"):
+                    return Binding(role="filter", column=f.name, op="in")
             return Binding(role="option")
         if param.lower() == "id":
             return Binding(role="filter", column="id")
-        column = _column_name(entity, param)
+        column = self._column(entity, param)
         f = entity.field(column)
         if f is not None and f.type in ("string", "integer", "number", "boolean", "any"):
             if f.ref and f.owner:
@@ -640,11 +746,12 @@ class Assembler:
         if fname == "status":
             if entity.state is None:
                 return None
-            target = str(value)
-            if target not in entity.state.values:
-                return None
+            found = state_value(str(value), entity.state.values)
+            if found is None:
+                return None  # a state the product does not document: the world model answers it
+            target = found
             if verb in RESTORING:
-                sources = [s for s in RESTORING[verb] if s in entity.state.values]
+                sources = [v for v in entity.state.values if any(state_value(r, [v]) for r in RESTORING[verb])]
                 return Transition(field=entity.state.field, to=target, allowed_from=sources or None)
             allowed = [v for v in entity.state.values if v != target and v not in TERMINAL_STATES]
             return Transition(field=entity.state.field, to=target, allowed_from=allowed or None)
@@ -686,6 +793,50 @@ class Assembler:
 
 
 # -- helpers ---------------------------------------------------------------------------------------
+
+
+def _member_column(intent: Intent, tool: PreparedTool) -> str:
+    """The link row's column for its member: an email when the tool names members by email, else a user id."""
+    for param in intent.members:
+        if "email" in squash(param) or tool.properties.get(param, {}).get("format") == "email":
+            return "email"
+    return "user_id"
+
+
+#: Object arguments that hold the row something is created under, whatever its kind (Box's ``item``).
+_GENERIC_HOLDERS = frozenset({"item", "parent", "target", "object", "resource", "entity", "source"})
+
+
+#: Flags of a list that leave rows out by what they are (``exclude_archived``) or, off by default, keep them
+#: in (``include_disabled``, ``includeSpamTrash``, ``showDeleted``).
+_EXCLUDING, _INCLUDING = frozenset({"exclude", "hide", "skip", "omit"}), frozenset({"include", "show", "with"})
+
+
+def _flag_binding(param: str, schema: dict[str, Any], entity: EntityDef) -> Binding | None:
+    if _json_type(schema) != "boolean":
+        return None
+    parts = words(param)
+    if len(parts) < 2 or parts[0] not in _EXCLUDING | _INCLUDING:
+        return None
+    op = "exclude" if parts[0] in _EXCLUDING else "include"
+    for word in parts[1:]:
+        stem = _flag_stem(word)
+        for f in entity.fields:
+            if f.type == "boolean" and any(_flag_stem(w) == stem for w in words(f.name)):
+                return Binding(role="filter", column=f.name, op=op, value=True)  # type: ignore[arg-type]
+        if entity.state is not None:
+            for value in entity.state.values:
+                if _flag_stem(value) == stem:
+                    return Binding(role="filter", column=entity.state.field, op=op, value=value)  # type: ignore[arg-type]
+    return None
+
+
+def _flag_stem(word: str) -> str:
+    word = word.lower()
+    for suffix in ("ed", "d", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
 
 
 _LINK_WORDS = frozenset({"add", "remove", "assign", "unassign", "attach", "detach", "associate", "dissociate",
@@ -913,6 +1064,8 @@ def _describe(kind: str, behaviour: Behaviour, entity: EntityDef | None, tool: P
         "update": f"Update a {noun}; only the fields you pass change.",
         "delete": f"Delete a {noun}; it can no longer be read.",
         "transition": "",
+        "link": f"Add members to a {_words(noun.removesuffix(' member'))} (default: you).",
+        "unlink": f"Remove members from a {_words(noun.removesuffix(' member'))} (default: you).",
     }[kind]
     if kind == "transition" and behaviour.transition is not None:
         t = behaviour.transition

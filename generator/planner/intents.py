@@ -29,6 +29,11 @@ from generator.planner.lexicon import (
 CREATING_ACTIONS = {"refund": "refund", "comment": "comment", "reply": "reply", "review": "review", "note": "note",
                     "rate": "rating", "vote": "vote", "pay": "payment", "dispute": "dispute", "invite": "invitation",
                     "payout": "payout", "credit": "credit_note", "transfer": "transfer", "reverse": "reversal"}
+#: Verbs that add the caller or others to a row, or take them out of it (a channel's members).
+MEMBERSHIP = {"join": "link", "invite": "link", "leave": "unlink", "kick": "unlink"}
+#: Parameter names that carry the members of a membership action.
+_MEMBER_WORDS = frozenset({"user", "users", "userid", "userids", "member", "members", "memberid", "memberids",
+                           "invitee", "invitees", "email", "emails", "participant", "participants"})
 #: Sub-resources that are a view of their parent row (``GET /jobs/{id}/status``).
 VIEW_WORDS = frozenset({"status", "state", "details", "detail", "info", "summary", "overview", "metadata",
                         "properties", "attributes", "full", "preview", "content", "contents", "raw"})
@@ -92,6 +97,8 @@ class Intent:
     toggle_off: bool = False  # DELETE /posts/{id}/like: the inverse of the verb's transition
     setter: tuple[str, str] | None = None  # PUT /cards/{id}/closed {value}: (parameter, column) it sets
     fields: dict[str, str] = field(default_factory=dict)  # param -> column a create writes (a link's other end)
+    members: list[str] = field(default_factory=list)  # link/unlink: the parameters naming the members
+    action: tuple[str, str, list[str]] | None = None  # a creating action (verb, row noun, keys): pay an invoice
     reason: str | None = None
     style: str = "rest"
 
@@ -130,6 +137,8 @@ def _steps(tool: PreparedTool) -> list[Step]:
                 _attach_keys(steps, params)
                 steps.append(Step(noun="", raw=action))
                 continue
+            if not steps and skipped:  # "/v1/Services/{Sid}": the namespace word was the resource
+                steps.append(Step(noun=_noun(skipped[-1]) or singular(identifier(skipped[-1])), raw=skipped[-1]))
             _attach_keys(steps, params)
             leading = False
             continue
@@ -164,7 +173,7 @@ def _attach_keys(steps: list[Step], params: list[str]) -> None:
     if steps and not steps[-1].current:
         steps[-1].keys.extend(params)
     else:
-        noun = re.sub(r"_?(id|name|key|slug|uuid)$", "", snake(params[0])) or "item"
+        noun = re.sub(r"_?(sid|id|name|key|slug|uuid)$", "", snake(params[0])) or "item"
         steps.append(Step(noun=singular(identifier(noun)), keys=list(params), raw=params[0]))
 
 
@@ -331,11 +340,14 @@ def _rest_action(
             intent = _on_row(prev, "transition", row_parents, current_parent)
             intent.verb = rest[-1] if rest[-1] in TRANSITIONS else f"mark_{rest[-1]}"
             return intent
+        if verb in MEMBERSHIP and prev.keys:
+            return membership(tool, verb, prev.noun, prev.keys[:1])
         if verb in CREATING_ACTIONS and not rest:
             # POST /charges/{id}/refund: a refund of the charge is created; the charge is not rewritten
             owner = [(prev.noun, prev.keys)] + row_parents if prev.keys else row_parents
             return Intent(kind="create", entity=CREATING_ACTIONS[verb], parents=owner,
-                          current_parent=prev.noun if prev.current else current_parent)
+                          current_parent=prev.noun if prev.current else current_parent,
+                          action=(verb, prev.noun, list(prev.keys)))
         if kind == "transition":
             intent = _on_row(prev, "transition", row_parents, current_parent)
             intent.verb = verb
@@ -447,6 +459,12 @@ def _name_intent(
             entity = "message"
         else:
             return Intent.simulated(f"the verb {verb!r} has no object the planner can read", style=style)
+    if verb in MEMBERSHIP and not after:
+        row = _sole_required(tool) or next((p for p in _identifier_params(tool) if squash(p) not in _MEMBER_WORDS), None)
+        if row is not None:
+            found = membership(tool, verb, entity, [row])
+            found.style = style
+            return found
     intent = Intent(kind="simulated", entity=entity, style=style, verb=verb if kind == "transition" else None)
     keys = _name_keys(tool, entity)
     if kind == "send" and keys and entity != "message":
@@ -477,6 +495,20 @@ def _name_intent(
         intent.kind, intent.singleton = "get", True
         return intent
     return Intent.simulated(f"cannot tell which parameter identifies the {entity}", entity=entity, style=style)
+
+
+def membership(tool: PreparedTool, verb: str, row: str, keys: list[str]) -> Intent:
+    """``join``/``invite`` adds members to the row (link); ``leave``/``kick`` takes them out (unlink).
+
+    Members are the parameters named like people (``users``, ``user``); without one, the caller."""
+    members = [p for p in tool.properties if squash(p) in _MEMBER_WORDS and p not in keys]
+    return Intent(kind=MEMBERSHIP[verb], entity=f"{row}_member", parents=[(row, keys)], members=members[:1],
+                  verb=verb)
+
+
+def _identifier_params(tool: PreparedTool) -> list[str]:
+    return [p for p, s in tool.properties.items() if s.get("type") in ("string", "integer")
+            and (squash(p) in _IDENTIFIER_NAMES or squash(p).endswith("id"))]
 
 
 def _verb_index(tokens: list[str], tail_start: int | None) -> int | None:
@@ -524,11 +556,12 @@ _COLLECTION_WORDS = {"history": "message", "replies": "reply", "members": "membe
 def _name_keys(tool: PreparedTool, entity: str) -> dict[str, str]:
     """Parameters that identify one row of ``entity``: its id (``id``), else a natural key column."""
     last = entity.rsplit("_", 1)[-1]
+    # Slack's usergroups.disable(usergroup), Stripe's charge: a parameter named like the entity is its id
     pk = {"id", squash(entity) + "id", squash(last) + "id", squash(entity) + "number", squash(last) + "number",
           squash(entity) + "uuid", squash(entity) + "sid", squash(entity) + "key", squash(last) + "uuid",
-          squash(entity) + "ids"}
+          squash(entity) + "ids", squash(entity), squash(last)}
     natural = {squash(entity) + "name", squash(last) + "name", squash(entity) + "slug", squash(last) + "slug",
-               squash(entity), squash(last), squash(entity) + "code", squash(last) + "code"}
+               squash(entity) + "code", squash(last) + "code"}
     if last in PERSON_ENTITIES:
         natural |= {"email", "emailaddress", "username", "login"}  # people are looked up by email or handle
     found: dict[str, str] = {}
