@@ -100,6 +100,8 @@ class Behaviour(_Model):
     via: str | None = Field(default=None, description="get: follow this ref field of the 'via'-bound row")
     current: bool = Field(default=False, description="Acts on the entity's current row (the signed-in user)")
     function: str | None = Field(default=None, description="custom: the function in the service's custom module")
+    planned: BehaviourKind | None = Field(
+        default=None, description="simulated: the behaviour the planner read, which failed the gate (demoted)")
 
 
 class HttpDef(_Model):

@@ -15,6 +15,7 @@ from generator.compiler.behaviours import AMOUNT
 from generator.compiler.runtime import ServiceRuntime
 from generator.spec import EntityDef, FieldDef
 from generator.values import ValueMaker
+from generator.vocabulary import REGIONS
 
 MAX_PER_PARENT = 16
 OWNED_ROWS = 10
@@ -132,8 +133,12 @@ def _unique(value: Any, used: set[Any], index: int) -> Any:
         elif isinstance(value, str) and "@" in value:
             local, _, domain = value.partition("@")
             candidate = f"{local}+{index + bump}@{domain}"
-        else:  # "Quarterly review 2", "billing2": never "<field>-<n>"
-            candidate = f"{value} {bump + 1}" if " " in value else f"{value}{bump + 1}"
+        elif isinstance(value, str):  # "Website redesign (EMEA)": never "<field>-<n>" or "<Name> <n>"
+            qualifier = REGIONS[(bump - 1) % len(REGIONS)]
+            round_ = (bump - 1) // len(REGIONS)
+            candidate = f"{value} ({qualifier})" if not round_ else f"{value} ({qualifier} {round_ + 1})"
+        else:
+            return value
         bump += 1
     used.add(candidate)
     return candidate

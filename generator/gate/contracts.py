@@ -68,13 +68,18 @@ def gate_service(
         return verdict, None
     failing = {name for name, checks in first.items() if any(not c.passed for c in checks)}
     kept = spec
+    later: dict[str, list[Check]] = {}  # the checks of the last pass each failing tool went through
     if demote and failing:
-        kept = demote_tools(spec, failing, first)
-        second = _gate_all(kept, custom, world_seed, only=failing)
-        if isinstance(second, str):
-            second = {name: [Check("service", False, second)] for name in failing}
-    else:
-        second = {}
+        compiled = {n for n in failing if spec.tool(n).behaviour.kind != "simulated"}
+        kept = demote_tools(spec, compiled, first)
+        if compiled:
+            later.update(_passes(kept, custom, world_seed, compiled))
+        # a simulated tool that cannot answer from its entity's rows is answered without them
+        unmapped = {n for n in failing if (n not in later or not _green(later[n])) and kept.tool(n).behaviour.entity}
+        if unmapped:
+            kept = detach_tools(kept, unmapped)
+            for name, checks in _passes(kept, custom, world_seed, unmapped).items():
+                later[name] = later.get(name, []) + checks
     for tool in spec.tools:
         checks = first[tool.name]
         if tool.name not in failing:
@@ -83,9 +88,11 @@ def gate_service(
             verdict.tools.append(ToolVerdict(tool.name, status, reason, checks))
             continue
         failure = _summary(checks)
-        again = second.get(tool.name)
-        if again is not None and all(c.passed for c in again) and tool.behaviour.kind != "simulated":
-            verdict.tools.append(ToolVerdict(tool.name, "simulated", f"compiled behaviour failed the gate: {failure}", checks + again))
+        again = later.get(tool.name)
+        if again is not None and _green(again[-_last_pass(again):]):
+            reason = (f"compiled behaviour failed the gate: {failure}" if tool.behaviour.kind != "simulated"
+                      else f"{_simulated_reason(tool)}; not from its rows: {failure}")
+            verdict.tools.append(ToolVerdict(tool.name, "simulated", reason, checks + again))
         else:
             why = _summary(again) if again else failure
             verdict.tools.append(ToolVerdict(tool.name, "rejected", why, checks + (again or [])))
@@ -96,6 +103,39 @@ def gate_service(
         final = kept.model_copy(update={"tools": survivors}) if rejected else kept
     verdict.seconds = time.perf_counter() - started
     return verdict, final
+
+
+def _passes(spec: ServiceSpec, custom: Mapping[str, CustomFunction] | None, world_seed: int,
+            only: set[str]) -> dict[str, list[Check]]:
+    """One more gate pass over ``only``; a pass that cannot run at all fails each of them with its reason."""
+    found = _gate_all(spec, custom, world_seed, only=only)
+    if isinstance(found, str):
+        return {name: [Check("service", False, found)] for name in only}
+    return {name: [Check("pass", True), *checks] for name, checks in found.items()}
+
+
+def _green(checks: list[Check]) -> bool:
+    return all(c.passed for c in checks)
+
+
+def _last_pass(checks: list[Check]) -> int:
+    """How many of ``checks`` the last gate pass added (each pass starts with a ``pass`` marker)."""
+    starts = [i for i, c in enumerate(checks) if c.name == "pass"]
+    return len(checks) - starts[-1] if starts else len(checks)
+
+
+def detach_tools(spec: ServiceSpec, names: set[str]) -> ServiceSpec:
+    """``spec`` with ``names`` answered by the world model without their entity's rows (it cannot map them)."""
+    tools = []
+    for tool in spec.tools:
+        if tool.name in names:
+            result = tool.result
+            tools.append(tool.model_copy(update={
+                "behaviour": tool.behaviour.model_copy(update={"entity": None, "via": None, "current": False}),
+                "bindings": {}, "result": result}))
+        else:
+            tools.append(tool)
+    return spec.model_copy(update={"tools": tools})
 
 
 def _simulated_reason(tool: ToolDef) -> str:
@@ -120,10 +160,13 @@ def demote_tools(spec: ServiceSpec, names: set[str], checks: dict[str, list[Chec
             result = tool.result
             if result is None and service is not None and tool.name in service.tools:
                 result = service.tools[tool.name].data_schema
+            reads = tool.behaviour.kind in ("get", "list", "search")
             tools.append(tool.model_copy(update={
-                "behaviour": tool.behaviour.model_copy(update={"kind": "simulated", "transition": None, "via": None,
-                                                               "current": False, "function": None}),
-                "bindings": {},
+                "behaviour": tool.behaviour.model_copy(update={
+                    "kind": "simulated", "transition": None, "function": None, "planned": tool.behaviour.kind,
+                    "via": tool.behaviour.via if reads else None, "current": tool.behaviour.current and reads}),
+                # a read keeps what its parameters mean: the world model answers it from those rows
+                "bindings": {p: b for p, b in tool.bindings.items() if reads or b.role in ("key", "parent")},
                 "result": result,
             }))
         else:
@@ -240,8 +283,9 @@ class ToolChecks:
 
     def prepare(self) -> None:
         """Build the valid example call (recorded for the invariants that pair this tool with others)."""
+        definition = getattr(self.tool, "example_definition", self.definition)  # a simulated tool's mapping
         try:
-            self.example = valid_example(self.runtime, self.definition, self.rows, self.episode.world)
+            self.example = valid_example(self.runtime, definition, self.rows, self.episode.world)
         except NoExample as exc:
             self._no_example = str(exc)
             return
@@ -249,6 +293,10 @@ class ToolChecks:
 
     def run(self) -> list[Check]:
         self._check("schemas", self._schemas)
+        if getattr(self.tool, "refuses", False):  # a simulated write it cannot map: refused, nothing changed
+            self._check("refused_not_implemented", self._refused)
+            self._check("bad_input", self._bad_input)
+            return self.checks
         if not self._check("valid_call", self._valid_call):
             self._check("bad_input", self._bad_input)
             examples(self).pop(self.name, None)
@@ -414,6 +462,13 @@ class ToolChecks:
         self._before = before
         self._after = self.snapshot()
 
+    def _refused(self) -> None:
+        try:
+            self.example = self.example or valid_example(self.runtime, self.definition, self.rows, self.episode.world)
+        except NoExample as exc:
+            raise Failed(str(exc)) from None
+        self.expect_error(self.example.arguments, "not_implemented", "a simulated write it cannot map")
+
     def _deterministic(self) -> None:
         assert self.example is not None and self.result is not None
         # SQLite lays out the first write after a restore differently from later identical ones, so
@@ -458,7 +513,7 @@ class ToolChecks:
 
     def _referenced_param(self) -> str | None:
         """The first argument of a simulated call that names a row by id (``charge_id``)."""
-        from generator.compiler.tools import reference_entity
+        from generator.compiler.simulated import reference_entity
 
         assert self.example is not None
         entity = self.definition.behaviour.entity

@@ -187,7 +187,7 @@ def _member(runtime: ServiceRuntime, tool: ToolDef, rows: Rows, parents: dict[st
 
 
 def _referenced_row(runtime: ServiceRuntime, param: str, entity: str | None, rows: Rows) -> dict[str, Any] | None:
-    from generator.compiler.tools import reference_entity
+    from generator.compiler.simulated import reference_entity
 
     target = reference_entity(param, entity, runtime.entities)
     pool = rows.get(target or "", [])

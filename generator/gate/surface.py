@@ -250,9 +250,9 @@ class Surface:
                 continue
             if other.path == route.path or (route.action is not None and other.path == route.path[:-1]):
                 out.append(name)
-            elif route.collection is not None and other.collection is not None and \
-                    self.entity_of(other.collection.literal) == self.entity_of(route.collection.literal) is not None:
-                out.append(name)  # POST /comments; GET /files/{id}/comments
+            elif route.collection is not None and other.collection is not None and len(other.steps) >= 2 and \
+                    other.steps[-2].params and squash(other.collection.literal) == squash(route.collection.literal):
+                out.append(name)  # POST /comments; GET /files/{id}/comments: the same collection, under a row
         return out
 
     def path_id_params(self, entity: str) -> set[tuple[str, str]]:
