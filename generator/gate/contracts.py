@@ -40,6 +40,7 @@ from generator.gate.examples import (
     wrong_type,
 )
 from generator.gate.report import Check, ServiceVerdict, ToolVerdict
+from generator.planner.assemble import OUTSIDE_CORE
 from generator.schemas import SchemaRejected, check_schema, mcp_tool_problems
 from generator.spec import ServiceSpec, ToolDef
 from generator.worldmodel import OfflineWorldModel
@@ -139,6 +140,8 @@ def detach_tools(spec: ServiceSpec, names: set[str]) -> ServiceSpec:
 
 
 def _simulated_reason(tool: ToolDef) -> str:
+    if tool.behaviour.planned is not None:
+        return f"marked simulated by the planner: {OUTSIDE_CORE}"
     return "marked simulated by the planner: the world model answers it"
 
 

@@ -42,8 +42,6 @@ from generator.planner.lexicon import (
 if TYPE_CHECKING:
     from generator.gate.contracts import ToolChecks
 
-INVARIANT_CHECKS = ("ids_round_trip", "write_visible", "action_keeps_row", "params_change_result",
-                    "aliases_resolve", "amount_within_parent", "status_from_enum")
 _TIMESTAMPS = ("created_at", "updated_at")
 _FLAG_LEADS = frozenset({"include", "exclude", "show", "hide", "with", "only", "is"})
 _SHAPE_WORDS = frozenset({"fields", "field", "sort", "order", "expand", "format", "view", "embed", "count",

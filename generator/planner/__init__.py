@@ -19,8 +19,11 @@ from generator.schemas import SchemaRejected, clean_text, hoist_wrappers, normal
 from generator.spec import ServiceSpec, SpecError, load_spec
 
 MAX_TOOLS = 900
+#: Over this many tools, only a product's core resources (those its API lets you create, read and list:
+#: what its users automate) are planned as behaviours; its other tools are simulated.
+CORE_ONLY_OVER = 200
 
-__all__ = ["MAX_TOOLS", "PlanResult", "plan_service"]
+__all__ = ["CORE_ONLY_OVER", "MAX_TOOLS", "PlanResult", "plan_service"]
 
 
 @dataclass
@@ -55,7 +58,7 @@ def plan_service(raw: RawService, name: str | None = None) -> PlanResult:
         result.problem = "every tool was rejected"
         return result
     for _ in range(4):
-        assembler = Assembler(name, planned)
+        assembler = Assembler(name, planned, core_only=len(raw.tools) > CORE_ONLY_OVER)
         entities, tools = assembler.run()
         data = {
             "name": name,

@@ -119,9 +119,11 @@ class Planned:
 class Assembler:
     """Builds the entities and tools of one service from its tools' intents."""
 
-    def __init__(self, service: str, planned: list[Planned]) -> None:
+    def __init__(self, service: str, planned: list[Planned], core_only: bool = False) -> None:
         self.service = service
         self.planned = planned
+        self.core_only = core_only  # a large API: only its core resources' tools are behaviours
+        self.core: set[str] = set()
         self.entities: dict[str, _Entity] = {}
         self.notes: dict[str, list[str]] = {}
         self.states: dict[str, list[str]] = {}  # entity -> the statuses its tools document
@@ -154,6 +156,7 @@ class Assembler:
             if p.intent.kind in ("list", "search") and p.intent.parents and p.intent.entity:
                 self.listed_under.setdefault(p.intent.entity, set()).add(p.intent.parents[0][0])
         entities = self._finish_entities()
+        self.core = _core_entities(self.planned, entities)
         tools = [self._tool(p, entities) for p in self.planned]
         return list(entities.values()), tools
 
@@ -440,6 +443,7 @@ class Assembler:
                 if f.ref and f.ref in self.entities:
                     f.semantic = f"id:{self.service}.{f.ref}"
                     f.enum = f.pattern = f.format = None
+                f.role = f.role or _role(f, person)
             table = plural(entity.name)
             while table in tables or table in _RESERVED_TABLES:
                 table = f"{table}_x"
@@ -581,12 +585,19 @@ class Assembler:
             reason = intent.reason or "the planner could not map it to a behaviour"
             self.notes.setdefault(tool.name, []).append(f"simulated: {reason}")
         said, phrases = intent_and_phrases(tool.description or "", behaviour, effect, entity, bindings, parameters, entities)
+        description = _describe(kind, behaviour, entity, tool, intent)
+        if self.core_only and kind != "simulated" and entity is not None and entity.name not in self.core:
+            # a large API's side resource (settings, schemes, internals): the world model answers it from its rows
+            behaviour = Behaviour(kind="simulated", entity=entity.name, planned=kind, current=behaviour.current,
+                                  via=behaviour.via if kind in ("get", "list", "search") else None)
+            bindings = {p: b for p, b in bindings.items() if kind in ("get", "list", "search") or b.role in ("key", "parent")}
+            self.notes.setdefault(tool.name, []).append(f"simulated: {OUTSIDE_CORE}")
         return ToolDef(
             name=tool.name,
             effect=effect,
             intent=said,
             phrases=phrases,
-            description=_describe(kind, behaviour, entity, tool, intent),
+            description=description,
             parameters=parameters,
             result=result,
             behaviour=behaviour,
@@ -793,6 +804,51 @@ class Assembler:
 
 
 # -- helpers ---------------------------------------------------------------------------------------
+
+
+#: Words before ``email``/``name`` that name who a field is about, and the relation they are.
+_RELATIONS = {"from": "sender", "sender": "sender", "to": "recipient", "recipient": "recipient", "cc": "recipient",
+              "bcc": "recipient", "reply": "sender", "created": "author", "creator": "author", "author": "author",
+              "owner": "owner", "assignee": "assignee", "assigned": "assignee", "reporter": "reporter",
+              "requester": "requester", "customer": "customer", "billing": "billing", "contact": "contact",
+              "manager": "manager", "approver": "approver", "signer": "signer", "reviewer": "reviewer",
+              "organizer": "organizer", "attendee": "attendee", "user": "user", "member": "member",
+              "employee": "employee", "buyer": "buyer", "seller": "seller", "payer": "payer", "payee": "payee",
+              "receipt": "customer", "shipping": "recipient", "applicant": "applicant", "candidate": "candidate",
+              "company": "company", "vendor": "vendor", "supplier": "supplier", "merchant": "merchant"}
+
+
+def _role(f: FieldDef, person: bool) -> str | None:
+    """The relation a person's email or name, or a company's name, has to its row (``requester_email`` ->
+    requester); a person row's own name and email are ``self``, the company it names its ``employer``."""
+    if f.semantic not in ("person_name", "email_address", "company_name", "phone_number"):
+        return None
+    parts = words(f.name)
+    for word in parts[:-1]:
+        if word in _RELATIONS:
+            return "employer" if person and _RELATIONS[word] == "company" else _RELATIONS[word]
+    if f.semantic == "company_name":
+        return "employer" if person else "company"
+    if person:
+        return "self"
+    return _RELATIONS.get(parts[-1]) if parts and parts[-1] in ("from", "sender", "to", "recipient") else None
+
+
+OUTSIDE_CORE = "outside the core resources of a large API (those it lets you create, read and list)"
+
+
+def _core_entities(planned: list[Planned], entities: dict[str, EntityDef]) -> set[str]:
+    """Entities people automate in a large API: those it lets them create, read and list (and their members)."""
+    kinds: dict[str, set[str]] = {}
+    for p in planned:
+        if p.intent.entity:
+            kinds.setdefault(p.intent.entity, set()).add(p.intent.kind)
+    core = {e for e, k in kinds.items() if k & {"create", "send"} and k & {"get"} and k & {"list", "search"}}
+    for name, entity in entities.items():  # a core row's members and sub-records are core too
+        owner = entity.owner_field
+        if owner is not None and owner.ref in core and kinds.get(name, set()) & {"create", "send", "link", "list"}:
+            core.add(name)
+    return core
 
 
 def _member_column(intent: Intent, tool: PreparedTool) -> str:
