@@ -160,9 +160,10 @@ class SimulatedTool(_DefTool):
     def _check_references(self, ctx: ToolContext, arguments: dict[str, Any], history: list[dict[str, Any]]) -> None:
         known = _values_in(history)
         aliases = {p: b.aliases for p, b in self.definition.bindings.items() if b.aliases}
+        own = set(_own_keys(self.runtime, self.definition)) if self.target else set()
         for param, entity, value in self.references(arguments):
-            if str(value) in aliases.get(param, ()):
-                continue
+            if str(value) in aliases.get(param, ()) or param in own:
+                continue  # the tool's own row is looked up by its reader or writer
             if json.dumps(value, default=str) in known or self.runtime.find(ctx, entity, {"id": value}) is not None:
                 continue
             if self.runtime.comparable(entity, "id", value) or isinstance(value, str):
@@ -323,7 +324,8 @@ def _reads_many(tool: ToolDef) -> bool:
         return (method_verb(pieces) or "") in ("list", "search", "history", "members", "replies", "query", "find")
     if tool.http is not None:
         last = tool.http.path.split("?")[0].rstrip("/").rsplit("/", 1)[-1]
-        return "{" not in last and bool(words(last)) and is_plural(words(last)[-1])
+        said = words(last)
+        return "{" not in last and bool(said) and (is_plural(said[-1]) or said[-1] in ("bulk", "search", "list", "query"))
     first = words(tool.source or tool.name)[:1]
     return bool(first) and first[0] in ("list", "search", "find", "query")
 

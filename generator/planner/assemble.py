@@ -15,6 +15,7 @@ from typing import Any
 from generator.naming import is_plural, plural, shorten, singular, snake, words
 from generator.planner.intents import Intent, PreparedTool
 from generator.planner.resources import (
+    method_of,
     creating_actions,
     documented_states,
     memberships,
@@ -563,6 +564,8 @@ class Assembler:
         intent, tool = p.intent, p.tool
         entity = entities.get(intent.entity or "")
         kind = intent.kind
+        if kind == "simulated" and entity is None:
+            entity = _route_entity(tool, entities)  # what its path names: the rows its world model answers from
         if kind != "simulated" and entity is None:
             kind = "simulated"
         bindings: dict[str, Binding] = {}
@@ -834,19 +837,44 @@ def _role(f: FieldDef, person: bool) -> str | None:
     return _RELATIONS.get(parts[-1]) if parts and parts[-1] in ("from", "sender", "to", "recipient") else None
 
 
+def _route_entity(tool: PreparedTool, entities: dict[str, EntityDef]) -> EntityDef | None:
+    """The entity a tool's path or RPC method names, nearest the end (``GET /files/{id}/thumbnail`` -> file)."""
+    pieces = method_of(tool)
+    nouns: list[str] = []
+    if pieces and len(pieces) >= 2:
+        nouns = [singular(snake(p)) for p in pieces[:-1]]
+    elif tool.path:
+        nouns = [singular(snake(s)) for s in tool.path.split("?")[0].split("/") if s and "{" not in s]
+    for noun in reversed(nouns):
+        for candidate in (noun, noun.rsplit("_", 1)[-1]):
+            if candidate in entities:
+                return entities[candidate]
+    return None
+
+
 OUTSIDE_CORE = "outside the core resources of a large API (those it lets you create, read and list)"
 
 
+#: Words of the side resources of a large API: its configuration and internals, not what people work on.
+_SIDE_WORDS = frozenset({"setting", "settings", "scheme", "schemes", "configuration", "config", "preference",
+                         "preferences", "permission", "permissions", "policy", "audit", "log", "logs", "token",
+                         "session", "avatar", "property", "properties", "metadata", "watermark", "screen", "locale",
+                         "license", "plugin", "schema", "mapping", "capability", "feature", "flag", "limit",
+                         "quota", "health", "status", "version", "theme", "branding", "migration", "index"})
+
+
 def _core_entities(planned: list[Planned], entities: dict[str, EntityDef]) -> set[str]:
-    """Entities people automate in a large API: those it lets them create, read and list (and their members)."""
-    kinds: dict[str, set[str]] = {}
+    """Entities people automate in a large API: rows they create, list or delete, or act on through several
+    tools, unless their names say configuration (settings, schemes, permissions...)."""
+    kinds: dict[str, list[str]] = {}
     for p in planned:
         if p.intent.entity:
-            kinds.setdefault(p.intent.entity, set()).add(p.intent.kind)
-    core = {e for e, k in kinds.items() if k & {"create", "send"} and k & {"get"} and k & {"list", "search"}}
-    for name, entity in entities.items():  # a core row's members and sub-records are core too
-        owner = entity.owner_field
-        if owner is not None and owner.ref in core and kinds.get(name, set()) & {"create", "send", "link", "list"}:
+            kinds.setdefault(p.intent.entity, []).append(p.intent.kind)
+    core = set()
+    for name, found in kinds.items():
+        if set(words(name)) & _SIDE_WORDS:
+            continue
+        if set(found) & {"create", "send", "list", "search", "delete", "link", "unlink"} or len(found) >= 3:
             core.add(name)
     return core
 
