@@ -17,6 +17,7 @@ model answers, that a read's answer comes from the episode's rows. ``bench/bench
 from __future__ import annotations
 
 from collections.abc import Iterable
+import random
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,8 +26,10 @@ from mcp_services.kernel.results import ToolResult
 from mcp_services.kernel.service import Service
 
 from generator.compiler.runtime import ServiceRuntime
+from generator.compiler.validation import make_validator
 from generator.gate.examples import Example, NoExample, _fit, canonical, rows_by_entity, valid_example
 from generator.spec import ToolDef
+from generator.values import ValueMaker
 
 _TIMESTAMPS = ("created_at", "updated_at")
 
@@ -117,10 +120,26 @@ class _Suite:
         return self.episode.call(self.service, tool.name, {k: _fit(v, properties.get(k, {})) for k, v in arguments.items()})
 
     def example(self, tool: ToolDef) -> Example | None:
+        """A valid call, with every simple parameter named like one of its row's columns filled in (as a person
+        filling in a form would), where the call stays valid."""
         try:
-            return valid_example(self.runtime, tool, self.rows, self.world)
+            example = valid_example(self.runtime, tool, self.rows, self.world)
         except NoExample:
             return None
+        entity = self.runtime.entities.get(tool.behaviour.entity or "")
+        if entity is None or tool.behaviour.kind not in ("create", "send"):
+            return example
+        maker = ValueMaker(self.world, random.Random(f"roundtrip:{tool.name}"))
+        validator = make_validator(tool.parameters)
+        arguments = dict(example.arguments)
+        for param, schema in tool.parameters.get("properties", {}).items():
+            column = entity.field(param)
+            if param in arguments or column is None or column.ref or column.type not in ("string", "integer", "number"):
+                continue
+            candidate = {**arguments, param: maker.value(schema, param, semantic=column.semantic, entity=entity.name)}
+            if validator.is_valid(candidate):
+                arguments = candidate
+        return Example(arguments, example.row)
 
     def read_row(self, getter: ToolDef, row: dict[str, Any]) -> ToolResult | None:
         """The getter called for ``row`` (its id, and the parents the row has)."""
@@ -200,6 +219,10 @@ class _Suite:
             return [Trip((tool.name,), "create", problem)]
         created = made.data
         trips: list[Trip] = []
+        lost = [k for k, v in example.arguments.items() if k in created and k != "id" and not isinstance(v, (dict, list))
+                and canonical(created[k]) != canonical(self.runtime.coerce(entity, k, v))]
+        if lost:  # an argument named like a column of the new row is what the row holds
+            trips.append(Trip((tool.name,), "create", f"{lost[0]} is {created[lost[0]]!r}, not the {lost[0]} passed"))
         getter, lister = self.getter(entity, created), self.lister(entity)
         if getter is not None:
             got = self.read_row(getter, created)

@@ -116,6 +116,7 @@ def _build(runtime: ServiceRuntime, tool: ToolDef, rows: Rows, maker: ValueMaker
         elif binding is not None and role == "field":
             if param in required or (optional and _simple(schema)):
                 value = _field_value(runtime, entity or "", binding.column or param, schema, param, rows, maker, prefer_examples)
+                value = _within_owner(runtime, entity or "", binding.column or param, value, parents, rows)
         elif binding is None and behaviour.kind == "simulated" and _referenced_row(runtime, param, entity, rows):
             value = _referenced_row(runtime, param, entity, rows)["id"]  # a simulated tool refuses unknown ids
         elif param in required:
@@ -154,6 +155,27 @@ def _build(runtime: ServiceRuntime, tool: ToolDef, rows: Rows, maker: ValueMaker
 
 
 _UNSET: Any = object()
+
+
+def _within_owner(runtime: ServiceRuntime, entity: str, column: str, value: Any, parents: dict[str, dict[str, Any]],
+                  rows: Rows) -> Any:
+    """An amount a row under an owner can take: a share of what is left of the owner's (a partial refund)."""
+    from generator.compiler.behaviours import AMOUNT
+
+    definition = runtime.entities.get(entity)
+    owner = definition.owner_field if definition is not None else None
+    if column != AMOUNT or owner is None or not isinstance(value, (int, float)) or isinstance(value, bool):
+        return value
+    parent = parents.get(owner.ref or "")
+    total = parent.get(AMOUNT) if parent is not None else None
+    if not isinstance(total, (int, float)) or isinstance(total, bool):
+        return value
+    taken = sum(r.get(AMOUNT) or 0 for r in rows.get(entity, []) if r.get(owner.name) == parent.get("id"))  # type: ignore[union-attr]
+    left = total - taken
+    if left <= 0:
+        return value
+    share = left / 4
+    return max(1, int(share)) if isinstance(value, int) else round(max(0.01, share), 2)
 
 
 def _unjoined(runtime: ServiceRuntime, tool: ToolDef, rows: Rows, parents: dict[str, dict[str, Any]]) -> None:

@@ -269,8 +269,9 @@ def _read_arguments(tc: ToolChecks, read: str, write_args: dict[str, Any]) -> di
     properties = tc.runtime.spec.tool(read).parameters.get("properties", {})
     route = surface_of(tc).routes.get(read)
     path_params = {p for s in route.steps for p in s.params} if route is not None else set()
+    row = surface_of(tc).row_param(tc.name)  # conversations.join(channel), then conversations.members(channel)
     for param, value in write_args.items():
-        if param in properties and (param in path_params or _id_like(tc, param)):
+        if param in properties and (param in path_params or param == row or _id_like(tc, param)):
             arguments[param] = value
     return arguments
 
@@ -701,7 +702,10 @@ def _accepts(tc: ToolChecks, tool: str, param: str, example: dict[str, Any], sur
     if fitted is None:
         return None
     result = _call(tc, tool, fitted)
+    message = result.error_message or ""
     if result.success or str(result.error_code) not in ("not_found", "invalid_argument"):
         return None
+    if str(result.error_code) == "invalid_argument" and f"'{param}'" not in message and str(made.data["id"]) not in message:
+        return None  # refused for another argument (an amount over what the new row has)
     return (f"{param}={made.data['id']!r}, the id {tc.name} returned, gave {result.error_code}: "
             f"{(result.error_message or '')[:120]}")
