@@ -207,7 +207,8 @@ def write_kind(runtime: ServiceRuntime, tool: ToolDef) -> WriteKind | None:
     create (a POST to a collection, a create verb), or a change to the row its arguments name; else None."""
     method = (tool.http.method.upper() if tool.http else "")
     pieces = rpc_method(tool.http.path if tool.http else None, tool.source)
-    verb = method_verb(pieces) if pieces else (words(tool.source or tool.name)[:1] or [None])[0]
+    first = words(tool.source or tool.name)[:1]
+    verb = method_verb(pieces) if pieces else (first[0] if first else None)
     keyed = bool(_own_keys(runtime, tool))
     path = tool.http.path.split("?")[0].rstrip("/") if tool.http else ""
     ends_in_key = path.endswith("}")

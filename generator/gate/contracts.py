@@ -39,8 +39,8 @@ from generator.gate.examples import (
     valid_example,
     wrong_type,
 )
-from generator.gate.report import Check, ServiceVerdict, ToolVerdict
-from generator.planner.assemble import OUTSIDE_CORE
+from generator.gate.report import Check, ServiceVerdict, Status, ToolVerdict
+from generator.planner.scope import OUTSIDE_CORE
 from generator.schemas import SchemaRejected, check_schema, mcp_tool_problems
 from generator.spec import ServiceSpec, ToolDef
 from generator.worldmodel import OfflineWorldModel
@@ -84,7 +84,7 @@ def gate_service(
     for tool in spec.tools:
         checks = first[tool.name]
         if tool.name not in failing:
-            status = "simulated" if tool.behaviour.kind == "simulated" else "implemented"
+            status: Status = "simulated" if tool.behaviour.kind == "simulated" else "implemented"
             reason = _simulated_reason(tool) if status == "simulated" else ""
             verdict.tools.append(ToolVerdict(tool.name, status, reason, checks))
             continue

@@ -660,11 +660,11 @@ def _consumers(tc: ToolChecks, surface: Surface, entity: str) -> list[tuple[str,
             if column is None or column.ref != entity:
                 continue  # Stripe's sku "price" is an amount, not a price's id
         pairs.add((tool, param))
-    for tool in tc.runtime.spec.tools:
-        for param, binding in tool.bindings.items():
-            if _binds_to(tool, binding) == entity and (binding.lookup or "id") == "id" and (binding.column or "id") in (
-                    "id", f"{entity}_id") or binding.role == "key" and tool.behaviour.entity == entity and binding.column == "id":
-                pairs.add((tool.name, param))
+    for claimed in tc.runtime.spec.tools:
+        for param, binding in claimed.bindings.items():
+            if _binds_to(claimed, binding) == entity and (binding.lookup or "id") == "id" and (binding.column or "id") in (
+                    "id", f"{entity}_id") or binding.role == "key" and claimed.behaviour.entity == entity and binding.column == "id":
+                pairs.add((claimed.name, param))
     return sorted(pairs)
 
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from generator.naming import is_plural, plural, shorten, singular, snake, words
 from generator.planner.intents import Intent, PreparedTool
+from generator.planner.bindings import GENERIC_HOLDERS, flag_binding, member_column
 from generator.planner.resources import (
-    method_of,
     creating_actions,
     documented_states,
     memberships,
@@ -23,6 +23,8 @@ from generator.planner.resources import (
     starting_state,
     state_value,
 )
+from generator.planner.roles import role_of
+from generator.planner.scope import OUTSIDE_CORE, core_entities, route_entity
 from generator.planner.wording import intent_and_phrases
 from generator.planner.lexicon import (
     CURSOR_PARAMS,
@@ -157,7 +159,7 @@ class Assembler:
             if p.intent.kind in ("list", "search") and p.intent.parents and p.intent.entity:
                 self.listed_under.setdefault(p.intent.entity, set()).add(p.intent.parents[0][0])
         entities = self._finish_entities()
-        self.core = _core_entities(self.planned, entities)
+        self.core = core_entities(self.planned, entities)
         tools = [self._tool(p, entities) for p in self.planned]
         return list(entities.values()), tools
 
@@ -256,7 +258,7 @@ class Assembler:
             entity.targeted_by_send = True
         if intent.kind in ("link", "unlink"):
             entity.link = entity.keyed = True
-            column = _member_column(intent, tool)
+            column = member_column(intent, tool)
             if entity.get(column) is None:
                 entity.add(FieldDef(name=column, type="string", ref="user" if column == "user_id" else None,
                                     semantic=None if column == "user_id" else "email_address",
@@ -444,7 +446,7 @@ class Assembler:
                 if f.ref and f.ref in self.entities:
                     f.semantic = f"id:{self.service}.{f.ref}"
                     f.enum = f.pattern = f.format = None
-                f.role = f.role or _role(f, person)
+                f.role = f.role or role_of(f, person)
             table = plural(entity.name)
             while table in tables or table in _RESERVED_TABLES:
                 table = f"{table}_x"
@@ -565,7 +567,7 @@ class Assembler:
         entity = entities.get(intent.entity or "")
         kind = intent.kind
         if kind == "simulated" and entity is None:
-            entity = _route_entity(tool, entities)  # what its path names: the rows its world model answers from
+            entity = route_entity(tool, entities)  # what its path names: the rows its world model answers from
         if kind != "simulated" and entity is None:
             kind = "simulated"
         bindings: dict[str, Binding] = {}
@@ -633,7 +635,7 @@ class Assembler:
                 out[param] = Binding(role="field", column=column)
         kind = intent.kind
         if kind in ("link", "unlink"):
-            column = _member_column(intent, tool)
+            column = member_column(intent, tool)
             member = entity.field(column)
             for param in intent.members:
                 out[param] = Binding(role="member", column=column, entity=member.ref if member is not None else None)
@@ -648,7 +650,7 @@ class Assembler:
                 out[param] = Binding(role=paging)  # type: ignore[arg-type]
             elif kind in ("list", "search") and s in SEARCH_PARAMS and _json_type(schema) == "string":
                 out[param] = Binding(role="search")
-            elif kind in ("list", "search") and (flag := _flag_binding(param, schema, entity)) is not None:
+            elif kind in ("list", "search") and (flag := flag_binding(param, schema, entity)) is not None:
                 out[param] = flag  # exclude_archived, include_spam_trash: rows left out by their state
             elif _is_option(param) or not _valid_column(param):
                 out[param] = Binding(role="option")
@@ -688,7 +690,7 @@ class Assembler:
             return None
         parent = parents[0]
         noun = squash(parent.rsplit("_", 1)[-1])
-        if squash(param) not in _GENERIC_HOLDERS and noun not in squash(param):
+        if squash(param) not in GENERIC_HOLDERS and noun not in squash(param):
             return None  # an event's "creator" {id} is a person, not the calendar it is in
         when: dict[str, str | int | float | bool] = {}
         for name in ("type", *(n for n in properties if n == "type")):
@@ -807,120 +809,6 @@ class Assembler:
 
 
 # -- helpers ---------------------------------------------------------------------------------------
-
-
-#: Words before ``email``/``name`` that name who a field is about, and the relation they are.
-_RELATIONS = {"from": "sender", "sender": "sender", "to": "recipient", "recipient": "recipient", "cc": "recipient",
-              "bcc": "recipient", "reply": "sender", "created": "author", "creator": "author", "author": "author",
-              "owner": "owner", "assignee": "assignee", "assigned": "assignee", "reporter": "reporter",
-              "requester": "requester", "customer": "customer", "billing": "billing", "contact": "contact",
-              "manager": "manager", "approver": "approver", "signer": "signer", "reviewer": "reviewer",
-              "organizer": "organizer", "attendee": "attendee", "user": "user", "member": "member",
-              "employee": "employee", "buyer": "buyer", "seller": "seller", "payer": "payer", "payee": "payee",
-              "receipt": "customer", "shipping": "recipient", "applicant": "applicant", "candidate": "candidate",
-              "company": "company", "vendor": "vendor", "supplier": "supplier", "merchant": "merchant"}
-
-
-def _role(f: FieldDef, person: bool) -> str | None:
-    """The relation a person's email or name, or a company's name, has to its row (``requester_email`` ->
-    requester); a person row's own name and email are ``self``, the company it names its ``employer``."""
-    if f.semantic not in ("person_name", "email_address", "company_name", "phone_number"):
-        return None
-    parts = words(f.name)
-    for word in parts[:-1]:
-        if word in _RELATIONS:
-            return "employer" if person and _RELATIONS[word] == "company" else _RELATIONS[word]
-    if f.semantic == "company_name":
-        return "employer" if person else "company"
-    if person:
-        return "self"
-    return _RELATIONS.get(parts[-1]) if parts and parts[-1] in ("from", "sender", "to", "recipient") else None
-
-
-def _route_entity(tool: PreparedTool, entities: dict[str, EntityDef]) -> EntityDef | None:
-    """The entity a tool's path or RPC method names, nearest the end (``GET /files/{id}/thumbnail`` -> file)."""
-    pieces = method_of(tool)
-    nouns: list[str] = []
-    if pieces and len(pieces) >= 2:
-        nouns = [singular(snake(p)) for p in pieces[:-1]]
-    elif tool.path:
-        nouns = [singular(snake(s)) for s in tool.path.split("?")[0].split("/") if s and "{" not in s]
-    for noun in reversed(nouns):
-        for candidate in (noun, noun.rsplit("_", 1)[-1]):
-            if candidate in entities:
-                return entities[candidate]
-    return None
-
-
-OUTSIDE_CORE = "outside the core resources of a large API (those it lets you create, read and list)"
-
-
-#: Words of the side resources of a large API: its configuration and internals, not what people work on.
-_SIDE_WORDS = frozenset({"setting", "settings", "scheme", "schemes", "configuration", "config", "preference",
-                         "preferences", "permission", "permissions", "policy", "audit", "log", "logs", "token",
-                         "session", "avatar", "property", "properties", "metadata", "watermark", "screen", "locale",
-                         "license", "plugin", "schema", "mapping", "capability", "feature", "flag", "limit",
-                         "quota", "health", "status", "version", "theme", "branding", "migration", "index"})
-
-
-def _core_entities(planned: list[Planned], entities: dict[str, EntityDef]) -> set[str]:
-    """Entities people automate in a large API: rows they create, list or delete, or act on through several
-    tools, unless their names say configuration (settings, schemes, permissions...)."""
-    kinds: dict[str, list[str]] = {}
-    for p in planned:
-        if p.intent.entity:
-            kinds.setdefault(p.intent.entity, []).append(p.intent.kind)
-    core = set()
-    for name, found in kinds.items():
-        if set(words(name)) & _SIDE_WORDS:
-            continue
-        if set(found) & {"create", "send", "list", "search", "delete", "link", "unlink"} or len(found) >= 3:
-            core.add(name)
-    return core
-
-
-def _member_column(intent: Intent, tool: PreparedTool) -> str:
-    """The link row's column for its member: an email when the tool names members by email, else a user id."""
-    for param in intent.members:
-        if "email" in squash(param) or tool.properties.get(param, {}).get("format") == "email":
-            return "email"
-    return "user_id"
-
-
-#: Object arguments that hold the row something is created under, whatever its kind (Box's ``item``).
-_GENERIC_HOLDERS = frozenset({"item", "parent", "target", "object", "resource", "entity", "source"})
-
-
-#: Flags of a list that leave rows out by what they are (``exclude_archived``) or, off by default, keep them
-#: in (``include_disabled``, ``includeSpamTrash``, ``showDeleted``).
-_EXCLUDING, _INCLUDING = frozenset({"exclude", "hide", "skip", "omit"}), frozenset({"include", "show", "with"})
-
-
-def _flag_binding(param: str, schema: dict[str, Any], entity: EntityDef) -> Binding | None:
-    if _json_type(schema) != "boolean":
-        return None
-    parts = words(param)
-    if len(parts) < 2 or parts[0] not in _EXCLUDING | _INCLUDING:
-        return None
-    op = "exclude" if parts[0] in _EXCLUDING else "include"
-    for word in parts[1:]:
-        stem = _flag_stem(word)
-        for f in entity.fields:
-            if f.type == "boolean" and any(_flag_stem(w) == stem for w in words(f.name)):
-                return Binding(role="filter", column=f.name, op=op, value=True)  # type: ignore[arg-type]
-        if entity.state is not None:
-            for value in entity.state.values:
-                if _flag_stem(value) == stem:
-                    return Binding(role="filter", column=entity.state.field, op=op, value=value)  # type: ignore[arg-type]
-    return None
-
-
-def _flag_stem(word: str) -> str:
-    word = word.lower()
-    for suffix in ("ed", "d", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)]
-    return word
 
 
 _LINK_WORDS = frozenset({"add", "remove", "assign", "unassign", "attach", "detach", "associate", "dissociate",
