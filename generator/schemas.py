@@ -377,6 +377,10 @@ class _Walker:
         if fixed is None:
             self.notes.append(f"dropped pattern {value[:60]!r} at {where.lstrip('.')}: not a regular expression Python can run")
             return None
+        if backtracks(fixed):
+            self.notes.append(f"dropped pattern {value[:60]!r} at {where.lstrip('.')}: a repeated group of repeats "
+                              "can take exponential time to match")
+            return None
         if fixed != value:
             self.notes.append(f"translated pattern {value[:60]!r} at {where.lstrip('.')}")
         return fixed
@@ -541,6 +545,16 @@ def _meta_problem(text: str) -> str | None:
         return None
     where = "/".join(str(p) for p in error.path) or "the root"
     return f"{where}: {error.message[:160]}"
+
+
+#: A group whose body repeats, repeated itself (``([\w-]*)*``): matching it can take exponential time.
+_NESTED_REPEAT = re.compile(r"\((?:[^()\\]|\\.)*(?<!\\)[*+}](?:\?)?\)[*+{]")
+
+
+def backtracks(pattern: str) -> bool:
+    """Whether ``pattern`` nests repeats (``(a+)+``, ``([\w .-]*)*``), so that a failing match can take
+    exponential time: such a pattern in a schema would let one argument stall a tool call."""
+    return bool(_NESTED_REPEAT.search(pattern))
 
 
 def _patterns(node: Any) -> list[str]:

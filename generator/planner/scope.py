@@ -44,7 +44,7 @@ _SIDE_WORDS = frozenset({"setting", "settings", "scheme", "schemes", "configurat
                          "preferences", "permission", "permissions", "policy", "audit", "log", "logs", "token",
                          "session", "avatar", "property", "properties", "metadata", "watermark", "screen", "locale",
                          "license", "plugin", "schema", "mapping", "capability", "feature", "flag", "limit",
-                         "quota", "health", "status", "version", "theme", "branding", "migration", "index"})
+                         "quota", "health", "status", "theme", "branding", "migration"})
 
 
 def core_entities(planned: list[_Planned], entities: dict[str, EntityDef]) -> set[str]:
