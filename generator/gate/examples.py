@@ -113,6 +113,8 @@ def _build(runtime: ServiceRuntime, tool: ToolDef, rows: Rows, maker: ValueMaker
             value = row.get(binding.column or "")
         elif binding is not None and role == "member":
             value = _member(runtime, tool, rows, parents, binding)
+            if value is _UNSET and binding.entity is None:  # members named freely (no rows of their kind)
+                value = maker.value(schema, param, prefer_examples=prefer_examples)
         elif binding is not None and role == "field":
             if param in required or (optional and _simple(schema)):
                 value = _field_value(runtime, entity or "", binding.column or param, schema, param, rows, maker, prefer_examples)

@@ -241,7 +241,8 @@ def _action_keeps_row(tc: ToolChecks) -> None:
         if not ids:
             return
         value = tc.runtime.coerce(entity, "id", ids[0])
-    arguments = _fitted(tc, tc.name, {**tc.example.arguments, param: value})
+    arguments = _fitted(tc, tc.name, {**tc.example.arguments, **_naming_rows(tc, before, entity), param: value}) \
+        or _fitted(tc, tc.name, {**tc.example.arguments, param: value})
     if arguments is None:
         return
     tc.fresh()
@@ -254,6 +255,38 @@ def _action_keeps_row(tc: ToolChecks) -> None:
     made = [key for t, key in added if t == table]
     if made:
         raise Failed(f"the action {route.action!r} on the {entity} {value!r} created another {entity} {made[0]!r}")
+    for other, named in _named_rows(tc, arguments, before, entity):  # addTag {tag}: the tag named, not a new one
+        made = [key for t, key in added if t == tc.runtime.entity(other).table]
+        if made:
+            raise Failed(f"the action {route.action!r} names the {other} {named!r} but created another {other} {made[0]!r}")
+
+
+def _naming_rows(tc: ToolChecks, before: dict[str, dict[str, dict[str, Any]]], row_entity: str) -> dict[str, Any]:
+    """Arguments that name a stored row of another entity, for the parameters named like one (``tag``)."""
+    from generator.compiler.simulated import reference_entity
+
+    out: dict[str, Any] = {}
+    for param in tc.definition.parameters.get("properties", {}):
+        other = reference_entity(param, None, tc.runtime.entities)
+        if other is not None and other != row_entity:
+            stored = list(before.get(tc.runtime.entity(other).table, {}))
+            if stored:
+                out[param] = tc.runtime.coerce(other, "id", stored[0])
+    return out
+
+
+def _named_rows(tc: ToolChecks, arguments: dict[str, Any], before: dict[str, dict[str, dict[str, Any]]],
+                row_entity: str) -> list[tuple[str, Any]]:
+    """(entity, id) of the stored rows the arguments name by id (``tag``, ``tag_id``), the acted-on row aside."""
+    from generator.compiler.simulated import reference_entity
+
+    out = []
+    for param, value in arguments.items():
+        other = reference_entity(param, None, tc.runtime.entities)
+        if other is not None and other != row_entity and isinstance(value, (str, int)) \
+                and str(value) in before.get(tc.runtime.entity(other).table, {}):
+            out.append((other, value))
+    return out
 
 
 # -- write_visible -----------------------------------------------------------------------------------------

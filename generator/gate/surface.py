@@ -116,6 +116,13 @@ class Route:
         return tuple(out)
 
 
+def _names_the_collection(action: Route, read: Route) -> bool:
+    """``addTag`` names the collection ``tags``: the action's noun is the read's last segment."""
+    noun = words(action.steps[-1].literal)[1:]
+    last = words(read.steps[-1].literal) if read.steps and not read.steps[-1].params else []
+    return bool(noun) and bool(last) and singular("_".join(noun)) == singular("_".join(last))
+
+
 def route_of(tool: ToolDef) -> Route | None:
     """The route of ``tool``: its documented HTTP path, or its dotted RPC name; None for plain names."""
     if tool.http is not None:
@@ -250,6 +257,8 @@ class Surface:
                 continue
             if other.path == route.path or (route.action is not None and other.path == route.path[:-1]):
                 out.append(name)
+            elif route.action is not None and other.path[:-1] == route.path[:-1] and _names_the_collection(route, other):
+                out.append(name)  # POST /tasks/{id}/addTag; GET /tasks/{id}/tags
             elif route.collection is not None and other.collection is not None and len(other.steps) >= 2 and \
                     other.steps[-2].params and squash(other.collection.literal) == squash(route.collection.literal):
                 out.append(name)  # POST /comments; GET /files/{id}/comments: the same collection, under a row

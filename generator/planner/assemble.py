@@ -260,9 +260,10 @@ class Assembler:
             entity.link = entity.keyed = True
             column = member_column(intent, tool)
             if entity.get(column) is None:
-                entity.add(FieldDef(name=column, type="string", ref="user" if column == "user_id" else None,
-                                    semantic=None if column == "user_id" else "email_address",
-                                    description="The member." if column == "user_id" else "The member's email address."))
+                target = intent.member_entity or ("user" if column == "user_id" else None)
+                entity.add(FieldDef(name=column, type="string", ref=target,
+                                    semantic=None if target else "email_address",
+                                    description="The member." if target else "The member's email address."))
         for param, column in intent.keys.items():
             schema = tool.properties.get(param, {})
             if column == "id":

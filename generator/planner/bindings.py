@@ -11,7 +11,10 @@ from generator.planner.lexicon import squash
 from generator.spec import Binding, EntityDef
 
 def member_column(intent: Intent, tool: PreparedTool) -> str:
-    """The link row's column for its member: an email when the tool names members by email, else a user id."""
+    """The link row's column for its member: its entity's id (``tag_id``), an email when the tool names members
+    by email, else a user id."""
+    if intent.member_entity:
+        return f"{intent.member_entity}_id"
     for param in intent.members:
         if "email" in squash(param) or tool.properties.get(param, {}).get("format") == "email":
             return "email"

@@ -98,6 +98,7 @@ class Intent:
     setter: tuple[str, str] | None = None  # PUT /cards/{id}/closed {value}: (parameter, column) it sets
     fields: dict[str, str] = field(default_factory=dict)  # param -> column a create writes (a link's other end)
     members: list[str] = field(default_factory=list)  # link/unlink: the parameters naming the members
+    member_entity: str | None = None  # link/unlink: the entity members are rows of (default: users)
     action: tuple[str, str, list[str]] | None = None  # a creating action (verb, row noun, keys): pay an invoice
     reason: str | None = None
     style: str = "rest"
@@ -342,6 +343,14 @@ def _rest_action(
             return intent
         if verb in MEMBERSHIP and prev.keys:
             return membership(tool, verb, prev.noun, prev.keys[:1])
+        if verb in ("add", "remove") and rest and prev.keys:  # POST /tasks/{id}/addTag {tag}: tag the task
+            noun = singular(identifier("_".join(rest)))
+            named = {squash(noun), squash(noun) + "id", squash(noun) + "ids", squash(noun) + "s", squash(noun) + "gid"}
+            member = [p for p in tool.properties if squash(p) in named and p not in prev.keys]
+            if member:  # followers, members, assignees are people: the service's users
+                target = "user" if noun.rsplit("_", 1)[-1] in PERSON_ENTITIES | {"follower"} else noun
+                return Intent(kind="link" if verb == "add" else "unlink", entity=f"{prev.noun}_{noun}",
+                              parents=[(prev.noun, prev.keys[:1])], members=member[:1], verb=verb, member_entity=target)
         if verb in CREATING_ACTIONS and not rest:
             # POST /charges/{id}/refund: a refund of the charge is created; the charge is not rewritten
             owner = [(prev.noun, prev.keys)] + row_parents if prev.keys else row_parents

@@ -99,11 +99,17 @@ def _resource(pieces: list[str]) -> str:
 
 
 def memberships(planned: Sequence[_Planned]) -> None:
-    """Reads of a resource's members list the link rows its joins and invites add (``conversations.members``)."""
+    """Reads of a resource's members list the link rows its joins and invites add (``conversations.members``),
+    and ``GET /tasks/{id}/tags`` lists the links ``addTag`` makes."""
     linked = {p.intent.entity.removesuffix("_member"): p.intent for p in planned
-              if p.intent.kind in ("link", "unlink") and p.intent.entity}
+              if p.intent.kind in ("link", "unlink") and p.intent.entity and not p.intent.member_entity}
+    tagged = {(p.intent.parents[0][0], p.intent.member_entity): p.intent.entity for p in planned
+              if p.intent.kind in ("link", "unlink") and p.intent.member_entity and p.intent.parents}
     for p in planned:
         intent = p.intent
+        if intent.kind in ("list", "search") and intent.parents and (intent.parents[0][0], intent.entity) in tagged:
+            intent.entity = tagged[(intent.parents[0][0], intent.entity)]
+            continue
         if intent.kind not in ("list", "search") or not linked:
             continue
         pieces = method_of(p.tool)
