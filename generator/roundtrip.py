@@ -4,8 +4,11 @@ Each implemented tool takes part in trips, run on a fresh episode through ``Epis
 
 - a create, then the get of the new row (it reads back what was passed), the list of its kind (under the
   parent it was created under) and an update of it (the get shows the change);
-- an update, an action or a membership change on a stored row, then the get of that row (it changed,
-  as the call said) or the list of its members;
+- an action on a stored row, as its path or method names it (``/x/{id}/verb``, ``x.verb(x)``), then the row
+  read back: still there unless the verb deletes it, and no row of its kind made or lost (whatever the
+  planner read the action as);
+- an update or a membership change on a stored row, then the get of that row (it changed, as the call
+  said) or the list of its members;
 - a delete, then the get (not found) and the list (gone);
 - a read with no such partner reads a stored row, or lists rows that are all stored.
 
@@ -28,6 +31,9 @@ from mcp_services.kernel.service import Service
 from generator.compiler.runtime import ServiceRuntime
 from generator.compiler.validation import make_validator
 from generator.gate.examples import Example, NoExample, _fit, canonical, rows_by_entity, valid_example
+from generator.gate.invariants import RPC_MEMBERSHIP
+from generator.gate.surface import DELETING_VERBS, Surface
+from generator.planner.lexicon import verb_class
 from generator.spec import ToolDef
 from generator.values import ValueMaker
 
@@ -92,6 +98,7 @@ class _Suite:
         episode.reset()
         self.rows = rows_by_entity(runtime, {t: dict(rows) for t, rows in episode.dump()[service].items()})
         self.world = episode.world
+        self.surface = Surface(runtime.spec)
 
     # -- partners, read from the spec ------------------------------------------------------------------------
 
@@ -194,6 +201,9 @@ class _Suite:
 
     def trips_of(self, tool: ToolDef) -> list[Trip]:
         kind = tool.behaviour.kind
+        acted = self._act_then_read(tool)  # read from the documented surface, whatever the planner made of it
+        if acted is not None:
+            return [acted, *([self._members_change(tool)] if kind in ("link", "unlink") else [])]
         if kind in ("create", "send"):
             return self._after_create(tool)
         if kind in ("update", "transition"):
@@ -203,6 +213,44 @@ class _Suite:
         if kind in ("link", "unlink"):
             return [self._members_change(tool)]
         return [self._reads_state(tool)]
+
+    def _act_then_read(self, tool: ToolDef) -> Trip | None:
+        """An action on a row as documented (``/x/{id}/verb``, ``x.verb(x)``), then the row read back: it is still
+        there (unless the verb deletes it), and no other row of its kind appeared or went."""
+        route = self.surface.routes.get(tool.name)
+        if route is None or route.action is None or route.action in DELETING_VERBS:
+            return None
+        if route.rpc and verb_class(route.action) in ("create", "send", "list", "get") and route.action not in RPC_MEMBERSHIP:
+            return None
+        entity, param = self.surface.row_entity(tool.name), self.surface.row_param(tool.name)
+        if entity is None or param is None:
+            return None
+        table = self.runtime.entity(entity).table
+        self.episode.reset()
+        stored = self.episode.dump()[self.service].get(table, {})
+        example = self.example(tool)
+        if example is None or not stored:
+            return Trip((tool.name,), f"{route.action}, then read the {entity}", "no valid call could be built")
+        value = example.arguments.get(param)
+        if value is None or str(value) not in stored:
+            value = self.runtime.coerce(entity, "id", next(iter(stored)))
+        result = self.call(tool, {**example.arguments, param: value})
+        if not result.success:
+            code = str(result.error_code)
+            return Trip((tool.name,), f"{route.action}, then read the {entity}",
+                        "" if code == "invalid_state" else f"it failed: {code}")
+        after = self.episode.dump()[self.service].get(table, {})
+        what = f"{route.action} the {entity}, then read it"
+        if str(value) not in after:
+            return Trip((tool.name,), what, f"the {entity} {value!r} it acted on is gone")
+        if len(after) != len(stored):
+            return Trip((tool.name,), what, f"{len(after) - len(stored):+d} {entity} rows after acting on one")
+        getter = self.getter(entity, after[str(value)])
+        if getter is not None:
+            got = self.read_row(getter, after[str(value)])
+            if got is not None and not got.success:
+                return Trip((tool.name, getter.name), what, f"the {entity} cannot be read: {got.error_code}")
+        return Trip((tool.name,), what)
 
     def _fresh_example(self, tool: ToolDef) -> tuple[Example | None, ToolResult | None]:
         self.episode.reset()
