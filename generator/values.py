@@ -300,8 +300,9 @@ class ValueMaker:
         if kind is not None:
             names = NAMES[kind]
             return names[(index + self.rng.randrange(len(names))) % len(names)]
-        noun = " ".join(words(entity)) or "account"
-        return f"{self.organisation_of(person).name} {noun}"
+        noun = " ".join(w for w in words(entity) if w not in ("name", "title", "label", "display", "summary"))
+        org = self.organisation_of(person).name
+        return f"{org} {noun}" if noun else org
 
     def text(self, entity: str) -> str:
         return self.rng.choice(TEXTS.get(_kind(words(entity)) or "", TEXTS["default"]))

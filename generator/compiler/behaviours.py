@@ -16,7 +16,7 @@ from mcp_services.kernel.context import ToolContext
 from mcp_services.kernel.entity import quote
 from mcp_services.kernel.errors import ToolError
 from mcp_services.kernel.present import present_records
-from mcp_services.kernel.records import Query
+from mcp_services.kernel.records import Query, like_pattern
 
 from generator.compiler.runtime import Row, ServiceRuntime
 from generator.spec import Binding, ToolDef
@@ -360,6 +360,18 @@ def run_list(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str
 _OPERATORS = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 
 
+def _holds(query: Query[Any], name: str, item: Any) -> None:
+    """Rows whose JSON list column holds ``item``. Matched on the stored text, between the list's delimiters:
+    SQLite 3.40's json_each in a filter of this shape crashes the process, so it is not used."""
+    if isinstance(item, str):
+        query.where_sql(f"{quote(name)} LIKE ? ESCAPE '\\'", like_pattern(json.dumps(item, ensure_ascii=False)))
+        return
+    text = json.dumps(item)
+    edges = [f"[{text},", f",{text},", f",{text}]", f"[{text}]"]
+    query.where_sql("(" + " OR ".join(f"{quote(name)} LIKE ? ESCAPE '\\'" for _ in edges) + ")",
+                    *(like_pattern(e) for e in edges))
+
+
 def _flag_filter(query: Query[Any], rt: ServiceRuntime, entity: str, binding: Binding, value: Any) -> None:
     """``exclude_archived=true`` leaves out archived rows; ``include_spam_trash`` absent or false leaves out
     trashed ones."""
@@ -380,7 +392,7 @@ def _filter(query: Query[Any], rt: ServiceRuntime, entity: str, binding: Binding
     kind = rt.columns(entity).get(name)
     if kind == "array" and binding.op in ("contains", "in"):
         for item in value if isinstance(value, list) else [value]:  # rows whose list holds every value
-            query.where_sql(f"EXISTS (SELECT 1 FROM json_each({quote(name)}) WHERE json_each.value = ?)", item)
+            _holds(query, name, item)
         return
     if kind in ("object", "array", "any"):
         return  # JSON columns are not filtered on

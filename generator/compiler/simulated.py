@@ -164,6 +164,8 @@ class SimulatedTool(_DefTool):
         for param, entity, value in self.references(arguments):
             if str(value) in aliases.get(param, ()) or param in own:
                 continue  # the tool's own row is looked up by its reader or writer
+            if not re.search(r"(?i)(id|uuid|sid)$", param) and not _shaped_like_key(self.runtime, entity, value):
+                continue  # StackExchange's site="stackoverflow": a name, not one of the site ids
             if json.dumps(value, default=str) in known or self.runtime.find(ctx, entity, {"id": value}) is not None:
                 continue
             if self.runtime.comparable(entity, "id", value) or isinstance(value, str):
@@ -329,6 +331,19 @@ def _reads_many(tool: ToolDef) -> bool:
         return "{" not in last and bool(said) and (is_plural(said[-1]) or said[-1] in ("bulk", "search", "list", "query"))
     first = words(tool.source or tool.name)[:1]
     return bool(first) and first[0] in ("list", "search", "find", "query")
+
+
+def _shaped_like_key(runtime: ServiceRuntime, entity: str, value: Any) -> bool:
+    """Whether ``value`` has the shape of the entity's ids (its prefix, pattern or type)."""
+    key = runtime.entity(entity).key
+    if key.type == "integer":
+        return isinstance(value, int) or (isinstance(value, str) and value.isdigit())
+    text = str(value)
+    if key.pattern:
+        return re.match(key.pattern, text) is not None
+    if key.format == "uuid":
+        return re.match(r"^[0-9a-fA-F-]{36}$", text) is not None
+    return not key.prefix or text.startswith(f"{key.prefix}_")
 
 
 def reference_entity(param: str, own: str | None, entities: dict[str, Any]) -> str | None:

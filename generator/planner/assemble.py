@@ -81,6 +81,7 @@ class _Entity:
     keyed: bool = False  # some tool addresses one row by key or lists rows: not a singleton
     crud_fields: set[str] = field(default_factory=set)  # lowercase fields create/update tools write
     link: bool = False  # rows are memberships (a user in a conversation), made by link/unlink tools
+    natural: set[str] = field(default_factory=set)  # lowercase columns tools look rows up by (a repo's workspace)
 
     def get(self, name: str) -> FieldDef | None:
         return self.fields.get(name.lower())
@@ -269,8 +270,10 @@ class Assembler:
             if column == "id":
                 entity.key_types[_json_type(schema)] += 1
                 entity.key_schemas.append(schema)
-            elif entity.get(column) is None:
-                entity.add(self._field(column, schema, entity.name))
+            else:
+                entity.natural.add(column.lower())
+                if entity.get(column) is None:
+                    entity.add(self._field(column, schema, entity.name))
         for index, (parent, params) in enumerate(intent.parents):
             parent_entity = self.entity(parent)
             if len(params) == 1 and not _categorical(tool.properties.get(params[0], {})):
@@ -279,6 +282,7 @@ class Assembler:
                 parent_entity.key_schemas.append(schema)
             else:
                 for param in params:
+                    parent_entity.natural.add(param.lower())
                     if parent_entity.get(param) is None:
                         parent_entity.add(self._field(param, tool.properties.get(param, {}), parent))
             if index == 0 and intent.kind in ("create", "send", "list", "search", "get", "update", "delete", "transition",
@@ -420,6 +424,11 @@ class Assembler:
                 target = self._ref_for(f.name) if squash(f.name).endswith("id") and len(f.name) > 2 else None
                 if target is not None and target != entity.name and f.type == "integer" and not f.enum:
                     self.entities[target].key_types["integer"] += 1
+        for p in self.planned:  # Jira's issueId is an integer wherever it is passed: issues have numeric ids
+            for param, schema in p.tool.properties.items():
+                target = self._ref_for(param) if squash(param).endswith("id") and len(param) > 2 else None
+                if target is not None and _json_type(schema) == "integer" and not schema.get("enum"):
+                    self.entities[target].key_types["integer"] += 1
         for entity in self.entities.values():
             state = self._state(entity)
             person = bool(set(words(entity.name)) & PERSON_ENTITIES) and not entity.link
@@ -482,6 +491,8 @@ class Assembler:
         """Stripe's refund has ``charge_id`` (from ``/charges/{charge}/refunds``) and a body ``charge``: one
         column, ``charge_id``; the parameter ``charge`` writes and filters it."""
         for f in list(entity.fields.values()):
+            if f.name.lower() in entity.natural:
+                continue  # Bitbucket's /repositories/{workspace}/{repo_slug}: a repository is found by its workspace
             target = self._ref_for(f.name) if snake(f.name) in self.entities or squash(f.name).endswith("id") else None
             if target is None or target == entity.name:
                 continue

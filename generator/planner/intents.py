@@ -108,14 +108,15 @@ class Intent:
         return Intent(kind="simulated", entity=entity, reason=reason, style=style)
 
 
-def analyse(tool: PreparedTool, provider_words: frozenset[str]) -> Intent:
-    """The intent of ``tool``; ``provider_words`` are name prefixes to ignore (``github_...``)."""
+def analyse(tool: PreparedTool, provider_words: frozenset[str], collections: frozenset[str] = frozenset()) -> Intent:
+    """The intent of ``tool``; ``provider_words`` are name prefixes to ignore (``github_...``); ``collections``
+    are the path segments the service's paths follow with a key (``issue`` of Jira's ``/issue/{id}``)."""
     if tool.method and tool.path:
         literal = [s for s in tool.path.split("?")[0].split("/") if s and "{" not in s]
         if any("." in _EXTENSION.sub("", s) for s in literal[-1:]):
             tokens, tail_start = _rpc_tokens(literal[-1], literal[:-1])
             return _name_intent(tool, tokens, provider_words, tail_start)
-        return _rest_intent(tool)
+        return _rest_intent(tool, collections)
     return _name_intent(tool, words(tool.source or tool.name), provider_words, None)
 
 
@@ -202,7 +203,19 @@ def _action(step: Step, method: str) -> tuple[str, str, list[str]] | None:
     return verb, kind, rest
 
 
-def _rest_intent(tool: PreparedTool) -> Intent:
+def keyed_segments(paths: list[str]) -> frozenset[str]:
+    """Path segments followed by a key somewhere in a service (``issue`` in ``/issue/{issueIdOrKey}``): they name
+    collections, even when singular (Jira's ``/issue``, ``/issue/{id}/comment``)."""
+    found: set[str] = set()
+    for path in paths:
+        segments = [s for s in path.split("?")[0].split("/") if s]
+        for here, following in zip(segments, segments[1:]):
+            if "{" not in here and following.startswith("{"):
+                found.add(squash(_EXTENSION.sub("", here)))
+    return frozenset(found)
+
+
+def _rest_intent(tool: PreparedTool, collections: frozenset[str] = frozenset()) -> Intent:
     method = (tool.method or "").upper()
     steps = _steps(tool)
     if not steps:
@@ -236,7 +249,7 @@ def _rest_intent(tool: PreparedTool) -> Intent:
     setter = _setter(tool, method, steps, parents, current_parent)
     if setter is not None:
         return setter
-    action = _action(last, method)
+    action = _action(last, method) if squash(last.raw) not in collections else None  # POST /issue creates an issue
     if action is not None:
         return _rest_action(tool, method, steps, action, parents, current_parent)
     prev = steps[-2] if len(steps) >= 2 else None
@@ -268,6 +281,11 @@ def _rest_intent(tool: PreparedTool) -> Intent:
                           current_parent=current_parent)
         return Intent.simulated(f"HTTP {method} on a whole collection of {last.noun} (a bulk operation)")
     # A singular noun: a sub-resource of a keyed row, or a singleton, or a collection named in the singular.
+    if squash(last.raw) in collections and method in ("GET", "POST"):  # Jira's /issue/{id}/comment lists comments
+        if method == "POST":
+            return Intent(kind="create", entity=last.noun, parents=parents, current_parent=current_parent)
+        return Intent(kind="search" if _has_search(tool) else "list", entity=last.noun, parents=parents,
+                      current_parent=current_parent)
     if prev_keyed:
         assert prev is not None
         kind = {"GET": "get", "PUT": "update", "PATCH": "update", "POST": "create", "DELETE": "delete"}.get(method)
