@@ -123,11 +123,11 @@ def _field_value(maker: ValueMaker, f: FieldDef, person: Any, index: int, entity
 
 def _unique(value: Any, used: set[Any], index: int) -> Any:
     """``value``, changed just enough not to repeat one already used in this column."""
+    if isinstance(value, (bool, list, dict)):
+        return value  # cannot be made unique; lookups take the first match
     candidate = value
     bump = 1
-    while candidate in used or isinstance(candidate, (list, dict)):
-        if isinstance(value, bool) or isinstance(candidate, (list, dict)):
-            return value  # cannot be made unique; lookups take the first match
+    while candidate in used:
         if isinstance(value, (int, float)):
             candidate = value + bump
         elif isinstance(value, str) and "@" in value:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from generator.naming import is_version_segment, singular, snake, words
+from generator.naming import is_version_segment, singular, words
 from generator.planner.lexicon import NAMESPACE_WORDS, squash, verb_class
 from generator.routes import resource_keys
 from generator.spec import ServiceSpec, ToolDef
@@ -329,7 +329,3 @@ def declared_enum(spec: ServiceSpec, entity: str, column: str, surface: Surface)
                 found = True
                 values.extend(v for v in enum if v not in values and v is not None)
     return values if found else None
-
-
-def snake_words(text: str) -> set[str]:
-    return set(snake(text).split("_"))

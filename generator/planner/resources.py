@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from generator.naming import singular, snake, words
-from generator.planner.intents import MEMBERSHIP, Intent, PreparedTool
+from generator.planner.intents import Intent, PreparedTool
 from generator.planner.lexicon import TRANSITIONS, squash, verb_class
 from generator.routes import method_verb, resource_keys, rpc_method
 
@@ -174,10 +174,6 @@ def starting_state(values: Sequence[str]) -> str:
     """The status a new row starts in: a starting word the product documents, else its first."""
     lowered = {v.lower(): v for v in values}
     return next((lowered[s] for s in STARTING if s in lowered), values[0])
-
-
-def membership_verbs() -> frozenset[str]:
-    return frozenset(MEMBERSHIP)
 
 
 def _stem(word: str) -> str:
