@@ -182,11 +182,22 @@ def run_create(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[s
 AMOUNT = "amount"
 
 
+def amount_owner(definition: Any, values: dict[str, Any], entities: dict[str, Any]) -> Any:
+    """The reference a row's amount is a share of: the first one ``values`` set (owners first) to a row kind
+    with an amount of its own (a refund of the charge it names, not of the application fee it has no link to)."""
+    refs = sorted((f for f in definition.fields if f.ref and f.ref in entities), key=lambda f: not f.owner)
+    for f in refs:
+        target = entities[f.ref].field(AMOUNT)
+        if values.get(f.name) is not None and target is not None and target.type in ("integer", "number"):
+            return f
+    return None
+
+
 def _within_parent_amount(rt: ServiceRuntime, ctx: ToolContext, entity: str, values: dict[str, Any]) -> None:
     """A row created under an owner with an amount (a refund of a charge) takes at most what the owner has
     left; without an amount it takes all of it."""
     definition = rt.entity(entity)
-    owner = definition.owner_field
+    owner = amount_owner(definition, values, rt.entities)
     mine = definition.field(AMOUNT)
     if owner is None or owner.ref is None or mine is None or mine.type not in ("integer", "number"):
         return

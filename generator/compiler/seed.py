@@ -11,7 +11,7 @@ from typing import Any
 
 from mcp_services.kernel.context import COUNTERS_TABLE, ToolContext
 
-from generator.compiler.behaviours import AMOUNT
+from generator.compiler.behaviours import AMOUNT, amount_owner
 from generator.compiler.runtime import ServiceRuntime
 from generator.spec import EntityDef, FieldDef
 from generator.values import ValueMaker
@@ -74,7 +74,7 @@ def seed_service(rt: ServiceRuntime, ctx: ToolContext) -> None:
                 if f.name in natural.get(entity, ()) and not (f.enum or f.pattern or f.format):
                     value = _unique(value, used.setdefault(f.name, set()), index)
                 row[f.name] = value
-            _share_of_owner(definition, row, seeded, rng)
+            _share_of_owner(definition, row, seeded, rng, rt.entities)
             if definition.timestamps:
                 created = -rng.randint(5, 400)
                 if "created_at" not in row:
@@ -100,10 +100,10 @@ def seed_service(rt: ServiceRuntime, ctx: ToolContext) -> None:
 
 
 def _share_of_owner(definition: EntityDef, row: dict[str, Any], seeded: dict[str, dict[Any, dict[str, Any]]],
-                    rng: Any) -> None:
+                    rng: Any, entities: dict[str, EntityDef]) -> None:
     """A row under an owner with an amount takes a small share of it (a refund of part of its charge), so the
     rows under one owner never add up to more than the owner's amount."""
-    owner = definition.owner_field
+    owner = amount_owner(definition, row, entities)
     mine = definition.field(AMOUNT)
     if owner is None or owner.ref is None or mine is None or mine.type not in ("integer", "number"):
         return

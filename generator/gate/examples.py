@@ -162,11 +162,14 @@ _UNSET: Any = object()
 def _within_owner(runtime: ServiceRuntime, entity: str, column: str, value: Any, parents: dict[str, dict[str, Any]],
                   rows: Rows) -> Any:
     """An amount a row under an owner can take: a share of what is left of the owner's (a partial refund)."""
-    from generator.compiler.behaviours import AMOUNT
+    from generator.compiler.behaviours import AMOUNT, amount_owner
 
     definition = runtime.entities.get(entity)
-    owner = definition.owner_field if definition is not None else None
-    if column != AMOUNT or owner is None or not isinstance(value, (int, float)) or isinstance(value, bool):
+    if column != AMOUNT or definition is None or not isinstance(value, (int, float)) or isinstance(value, bool):
+        return value
+    owner = amount_owner(definition, {f.name: parents[f.ref]["id"] for f in definition.fields if f.ref in parents},
+                         runtime.entities)
+    if owner is None:
         return value
     parent = parents.get(owner.ref or "")
     total = parent.get(AMOUNT) if parent is not None else None

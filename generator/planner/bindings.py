@@ -40,8 +40,9 @@ def flag_binding(param: str, schema: dict[str, Any], entity: EntityDef) -> Bindi
     op = "exclude" if parts[0] in _EXCLUDING else "include"
     for word in parts[1:]:
         stem = _flag_stem(word)
-        for f in entity.fields:
-            if f.type == "boolean" and any(_flag_stem(w) == stem for w in words(f.name)):
+        for f in entity.fields:  # "trashed", "is_archived": a flag that is the word itself ("neverMarkSpam" is not)
+            named = [w for w in words(f.name) if w != "is"]
+            if f.type == "boolean" and len(named) == 1 and _flag_stem(named[0]) == stem:
                 return Binding(role="filter", column=f.name, op=op, value=True)  # type: ignore[arg-type]
         if entity.state is not None:
             for value in entity.state.values:
