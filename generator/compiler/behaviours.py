@@ -183,9 +183,10 @@ AMOUNT = "amount"
 
 
 def amount_owner(definition: Any, values: dict[str, Any], entities: dict[str, Any]) -> Any:
-    """The reference a row's amount is a share of: the first one ``values`` set (owners first) to a row kind
-    with an amount of its own (a refund of the charge it names, not of the application fee it has no link to)."""
-    refs = sorted((f for f in definition.fields if f.ref and f.ref in entities), key=lambda f: not f.owner)
+    """The owner a row's amount is a share of: the first owner reference ``values`` set to a row kind with an
+    amount of its own (a refund of the charge it names, not of the application fee it has no link to; a charge
+    is no share of the source it is paid from, which does not own it)."""
+    refs = [f for f in definition.fields if f.ref and f.owner and f.ref in entities]
     for f in refs:
         target = entities[f.ref].field(AMOUNT)
         if values.get(f.name) is not None and target is not None and target.type in ("integer", "number"):

@@ -442,8 +442,8 @@ def _owned_tables(tc: ToolChecks, entity: str) -> set[str]:
     while frontier:
         nxt = set()
         for definition in tc.runtime.entities.values():
-            owner = definition.owner_field
-            if owner is not None and owner.ref in frontier and definition.table not in out:
+            owners = {f.ref for f in definition.fields if f.ref and f.owner}
+            if owners & frontier and definition.table not in out:
                 out.add(definition.table)
                 nxt.add(definition.name)
         frontier = nxt

@@ -298,10 +298,13 @@ def _read_arguments(tc: ToolChecks, read: str, write_args: dict[str, Any]) -> di
     example = examples(tc).get(read)
     if example is None:
         return None
-    arguments = dict(example.arguments)
-    properties = tc.runtime.spec.tool(read).parameters.get("properties", {})
+    definition = tc.runtime.spec.tool(read)
+    properties = definition.parameters.get("properties", {})
     route = surface_of(tc).routes.get(read)
     path_params = {p for s in route.steps for p in s.params} if route is not None else set()
+    kept = set(definition.parameters.get("required", [])) | path_params | {
+        p for p, b in definition.bindings.items() if b.role in ("parent", "key", "via", "limit")}
+    arguments = {p: v for p, v in example.arguments.items() if p in kept}  # its filters would pick other rows
     row = surface_of(tc).row_param(tc.name)  # conversations.join(channel), then conversations.members(channel)
     for param, value in write_args.items():
         if param in properties and (param in path_params or param == row or _id_like(tc, param)):

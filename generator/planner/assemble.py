@@ -82,6 +82,7 @@ class _Entity:
     crud_fields: set[str] = field(default_factory=set)  # lowercase fields create/update tools write
     link: bool = False  # rows are memberships (a user in a conversation), made by link/unlink tools
     natural: set[str] = field(default_factory=set)  # lowercase columns tools look rows up by (a repo's workspace)
+    ref_types: Counter[str] = field(default_factory=Counter)  # JSON types of the <entity>_id parameters elsewhere
 
     def get(self, name: str) -> FieldDef | None:
         return self.fields.get(name.lower())
@@ -290,7 +291,8 @@ class Assembler:
                 fk = f"{parent}_id"
                 existing = entity.get(fk)
                 if existing is None:
-                    entity.add(FieldDef(name=fk, type="string", ref=parent, owner=entity.owner is None,
+                    # a row listed under a row (/charges/{charge}/refunds) is owned by it, whatever else owns it
+                    entity.add(FieldDef(name=fk, type="string", ref=parent, owner=True,
                                         description=f"The {_words(parent)} this {_words(entity.name)} belongs to."))
                     if entity.owner is None:
                         entity.owner = parent
@@ -423,12 +425,12 @@ class Assembler:
             for f in entity.fields.values():
                 target = self._ref_for(f.name) if squash(f.name).endswith("id") and len(f.name) > 2 else None
                 if target is not None and target != entity.name and f.type == "integer" and not f.enum:
-                    self.entities[target].key_types["integer"] += 1
+                    self.entities[target].ref_types["integer"] += 1
         for p in self.planned:  # Jira's issueId is an integer wherever it is passed: issues have numeric ids
             for param, schema in p.tool.properties.items():
                 target = self._ref_for(param) if squash(param).endswith("id") and len(param) > 2 else None
                 if target is not None and _json_type(schema) == "integer" and not schema.get("enum"):
-                    self.entities[target].key_types["integer"] += 1
+                    self.entities[target].ref_types["integer"] += 1
         for entity in self.entities.values():
             state = self._state(entity)
             person = bool(set(words(entity.name)) & PERSON_ENTITIES) and not entity.link
@@ -549,6 +551,11 @@ class Assembler:
 
     def _key(self, entity: _Entity) -> KeyDef:
         numeric = entity.key_types.get("integer", 0) + entity.key_types.get("number", 0)
+        if not entity.key_types:  # no tool names it by key: the <entity>_id parameters elsewhere say its type
+            numeric = entity.ref_types.get("integer", 0)
+        elif not numeric and entity.ref_types.get("integer"):
+            # Jira: issueIdOrKey is a string, issueId an integer: ids are digit strings ("48213"), which fit both
+            return KeyDef(pattern="^[1-9][0-9]{4}$")
         key_type = "integer" if numeric else "string"  # digit strings still find integer keys
         constrained = any(_json_type(s) == "string" and (s.get("pattern") or s.get("format") or (s.get("minLength") or 0) > 6)
                           for s in entity.key_schemas)
