@@ -30,7 +30,7 @@ from mcp_services.kernel.service import Service
 
 from generator.compiler.runtime import ServiceRuntime
 from generator.compiler.validation import make_validator
-from generator.gate.examples import Example, NoExample, _fit, canonical, rows_by_entity, valid_example
+from generator.gate.examples import Example, NoExample, _fit, _search_word, canonical, rows_by_entity, valid_example
 from generator.gate.invariants import RPC_MEMBERSHIP
 from generator.gate.surface import DELETING_VERBS, Surface
 from generator.planner.lexicon import verb_class
@@ -153,35 +153,74 @@ class _Suite:
 
     def read_row(self, getter: ToolDef, row: dict[str, Any]) -> ToolResult | None:
         """The getter called for ``row`` (its id, and the parents the row has)."""
-        arguments: dict[str, Any] = {}
-        for param, binding in getter.bindings.items():
-            if binding.role == "key":
-                arguments[param] = row.get(binding.column or "id")
-            elif binding.role == "parent" and binding.entity:
-                parent_id = row.get(binding.column) if binding.column else None
-                if parent_id is None:
-                    return None
-                parent = self.runtime_row(binding.entity, parent_id)
-                if parent is None:
-                    return None
-                arguments[param] = parent.get(binding.lookup or "id")
-        if any(p not in arguments for p in getter.parameters.get("required", [])):
+        arguments = self.parent_arguments(getter, row)
+        if any(b.role == "parent" and p not in arguments for p, b in getter.bindings.items()):
             return None
-        return self.call(getter, arguments)
+        arguments.update({p: row.get(b.column or "id") for p, b in getter.bindings.items() if b.role == "key"})
+        completed = self._completed(getter, arguments)
+        return self.call(getter, completed) if completed is not None else None
+
+    def parent_arguments(self, tool: ToolDef, row: dict[str, Any]) -> dict[str, Any]:
+        """The parameters ``tool`` names ``row``'s parents by, for the parents found: a parent its binding names
+        a column for, or one further up (a rate limit's service, for a bucket of the rate limit)."""
+        arguments: dict[str, Any] = {}
+        for param, binding in tool.bindings.items():
+            if binding.role != "parent" or not binding.entity:
+                continue
+            if binding.column:
+                parent = self.runtime_row(binding.entity, row.get(binding.column))
+            else:
+                parent = self._ancestor(tool.behaviour.entity or "", row, binding.entity)
+            if parent is not None:
+                arguments[param] = parent.get(binding.lookup or "id")
+        return arguments
+
+    def _ancestor(self, entity: str, row: dict[str, Any], wanted: str, depth: int = 3) -> dict[str, Any] | None:
+        """The row of kind ``wanted`` that ``row`` reaches through its references, nearest first."""
+        frontier = [(entity, row)]
+        for _ in range(depth):
+            further: list[tuple[str, dict[str, Any]]] = []
+            for kind, current in frontier:
+                if kind not in self.runtime.entities:
+                    continue
+                for f in self.runtime.entity(kind).fields:
+                    found = self.runtime_row(f.ref, current.get(f.name)) if f.ref and f.ref != kind else None
+                    if found is not None and f.ref == wanted:
+                        return found
+                    if found is not None and f.ref:
+                        further.append((f.ref, found))
+            frontier = further
+        return None
+
+    def _completed(self, tool: ToolDef, arguments: dict[str, Any]) -> dict[str, Any] | None:
+        """``arguments`` with the required parameters that name no row (a tenant header, an API version) taken
+        from a valid call of ``tool``; None when there is none."""
+        required = tool.parameters.get("required", [])
+        if all(p in arguments for p in required):
+            return arguments
+        if any(tool.bindings[p].role in ("key", "parent") for p in required if p not in arguments and p in tool.bindings):
+            return None  # the row or its parent is not known: no call names it
+        example = self.example(tool)
+        if example is None or any(p not in arguments and p not in example.arguments for p in required):
+            return None
+        return {**{p: example.arguments[p] for p in required if p not in arguments}, **arguments}
 
     def list_rows(self, lister: ToolDef, row: dict[str, Any]) -> list[Any] | None:
         """The ids ``lister`` lists where ``row`` belongs (its parents as the list's scope), every page."""
-        arguments: dict[str, Any] = {}
+        arguments = self.parent_arguments(lister, row)
+        required = lister.parameters.get("required", [])
         for param, binding in lister.bindings.items():
-            if binding.role == "parent" and binding.entity and binding.column:
-                parent = self.runtime_row(binding.entity, row.get(binding.column))
-                if parent is not None:
-                    arguments[param] = parent.get(binding.lookup or "id")
+            if binding.role == "filter" and param in required and row.get(binding.column or "") is not None:
+                arguments[param] = row[binding.column or ""]  # a required scope (a tenant header): the row's own
+            elif binding.role == "search" and param in required:
+                arguments[param] = _search_word(self.runtime, lister.behaviour.entity or "", row)  # a word of the row
             elif binding.role == "limit":
                 most = lister.parameters.get("properties", {}).get(param, {}).get("maximum")
                 arguments[param] = int(min(100, most)) if isinstance(most, (int, float)) else 100
-        if any(p not in arguments for p in lister.parameters.get("required", [])):
+        completed = self._completed(lister, arguments)
+        if completed is None:
             return None
+        arguments = completed
         cursor = next((p for p, b in lister.bindings.items() if b.role in ("cursor", "offset")), None)
         ids: list[Any] = []
         for _ in range(30):
@@ -299,14 +338,8 @@ class _Suite:
         example = self.example(updater)
         if example is None:
             return Trip(tools, "create, then update", "no valid update call could be built")
-        arguments = dict(example.arguments)
-        for param, binding in updater.bindings.items():
-            if binding.role == "key":
-                arguments[param] = row.get(binding.column or "id")
-            elif binding.role == "parent" and binding.column and row.get(binding.column) is not None:
-                parent = self.runtime_row(binding.entity or "", row[binding.column])
-                if parent is not None:
-                    arguments[param] = parent.get(binding.lookup or "id")
+        arguments = {**example.arguments, **self.parent_arguments(updater, row)}
+        arguments.update({p: row.get(b.column or "id") for p, b in updater.bindings.items() if b.role == "key"})
         changed = self.call(updater, arguments)
         if not changed.success:
             return Trip(tools, "create, then update", f"the update failed: {changed.error_code}")
