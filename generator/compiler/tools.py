@@ -17,7 +17,7 @@ from mcp_services.kernel.tools import ToolSpec
 
 from generator.compiler.behaviours import EXECUTORS
 from generator.compiler.runtime import ServiceRuntime
-from generator.compiler.validation import make_validator, message, problems
+from generator.compiler.validation import as_sent, make_validator, message, path_params, problems
 from generator.spec import ToolDef
 
 CustomFunction = Callable[[ToolContext, dict[str, Any], ServiceRuntime], Any]
@@ -45,11 +45,17 @@ class _DefTool(ToolSpec):
     def _validator(self) -> Any:
         return make_validator(self.definition.parameters)
 
+    @cached_property
+    def _path_params(self) -> frozenset[str]:
+        http = self.definition.http
+        return path_params(http.path, self.definition.parameters.get("properties", {})) if http else frozenset()
+
     def validate_arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        arguments = as_sent(arguments, self._path_params, self.definition.parameters.get("properties", {}))
         found = problems(self._validator, arguments)
         if found:
             raise ToolError.invalid_argument(message(self.name, found))
-        return dict(arguments)
+        return arguments
 
 
 class CompiledTool(_DefTool):
