@@ -44,7 +44,8 @@ def _every_seed() -> CatalogFigures:
 
 def _readme_section() -> str:
     text = (REPO / "README.md").read_text()
-    return text.split("## Generated services", 1)[1].split("\n## ", 1)[0]
+    section = text.split("## Generated services", 1)[1].split("\n## ", 1)[0]
+    return " ".join(section.split())  # a figure and its words may be wrapped onto two lines
 
 
 def _number(text: str) -> int:
