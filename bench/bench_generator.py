@@ -6,9 +6,11 @@
    slice of the shared specs file (or the test fixtures with --quick);
 2. time to load the whole catalog: reading its index, and compiling every service in it;
 3. memory of an episode that mounts 15 generated services (RSS growth), and the time to build it;
-4. the catalog's honesty figures (issue 13): services, tools, implemented share, business share,
-   entities with a display name, placeholder cells in the seeds (every service seeded), list tools
-   marked implemented that ignore a declared filter.
+4. the catalog's honesty figures (issues 13, 23): services, tools, implemented share, business share,
+   entities with a display name, filler-shaped values in the seeds (every service seeded, nested values
+   included), list tools marked implemented that ignore a declared filter;
+5. with ``--roundtrip``: the round-trip suite over every service (the share of implemented tools whose
+   trips pass, per service and in all) and the share of simulated reads that answer from state.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ sys.path.insert(0, str(REPO))
 from generator.audit import audit_catalog  # noqa: E402
 from generator.catalog import PACKAGE_CATALOG, Catalog  # noqa: E402
 from generator.pipeline import ImportConfig, import_file  # noqa: E402
+from generator.roundtrip import round_trips, simulated_reads  # noqa: E402
 from mcp_services.kernel import Episode  # noqa: E402
 
 DEFAULT_SPECS = REPO.parent / "shared" / "specs" / "tool_specs.jsonl.gz"
@@ -111,8 +114,38 @@ def bench_figures(root: Path) -> None:
         print(f"  {key:44} {value:.1%}" if isinstance(value, float) else f"  {key:44} {value}")
     for cell in figures.placeholder_cells[:5]:
         print(f"  placeholder: {cell}")
+    for cell in figures.filler_values[:5]:
+        print(f"  filler: {cell}")
     for tool in figures.ignored_filters[:5]:
         print(f"  ignores a filter: {tool}")
+
+
+def bench_roundtrip(root: Path, only: list[str]) -> None:
+    catalog = Catalog(root)
+    names = only or catalog.names()
+    started = time.perf_counter()
+    shares: list[tuple[float, str, int, dict[str, str]]] = []
+    passing = covered = reads = from_state = 0
+    for name in names:
+        service = catalog.service(name)
+        implemented = [t.name for t in catalog.index[name].tools if t.status == "implemented"]
+        trips = round_trips(service, implemented)
+        failing = trips.failing()
+        covered += len(trips.tools)
+        passing += sum(1 for t in trips.tools if t not in failing)
+        shares.append((trips.share, name, len(trips.tools), failing))
+        found = simulated_reads(service)
+        reads += len(found.reads)
+        from_state += len(found.from_state)
+    seconds = time.perf_counter() - started
+    below = [s for s in shares if s[0] < 0.95]
+    print(f"round trips ({seconds:.0f} s, {len(names)} services): {passing}/{covered} implemented tools pass "
+          f"({passing / max(1, covered):.1%}); {len(shares) - len(below)}/{len(shares)} services at >= 95%; "
+          f"lowest {min(s[0] for s in shares):.1%}" if shares else "round trips: no services")
+    for share, name, tools, failing in sorted(shares)[:max(5, len(below))]:
+        first = next(iter(failing.items()), ("", ""))
+        print(f"  {name:40} {share:6.1%} of {tools:4} tools  e.g. {first[0]}: {first[1][:100]}")
+    print(f"simulated reads answering from state: {from_state}/{reads} ({from_state / max(1, reads):.1%})")
 
 
 def main() -> None:
@@ -121,7 +154,12 @@ def main() -> None:
     parser.add_argument("--specs", type=Path, default=DEFAULT_SPECS)
     parser.add_argument("--catalog", type=Path, default=PACKAGE_CATALOG)
     parser.add_argument("--figures-only", action="store_true", help="only the catalog's honesty figures")
+    parser.add_argument("--roundtrip", nargs="*", metavar="NAME", default=None,
+                        help="only the round-trip suite and simulated reads (every service, or these)")
     args = parser.parse_args()
+    if args.roundtrip is not None:
+        bench_roundtrip(args.catalog, args.roundtrip)
+        return
     if args.figures_only:
         bench_figures(args.catalog)
         return

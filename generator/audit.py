@@ -1,8 +1,9 @@
-"""The figures that say whether a catalog is honest (issue 13), measured on the catalog itself.
+"""The figures that say whether a catalog is honest (issues 13 and 23), measured on the catalog itself.
 
 - services and tools by status (implemented / simulated, and rejected from the gate report);
 - the share of services that are business or consumer products people automate (``selection``);
-- seeded string cells of the placeholder form ``<field>-<n>`` (``desc-1``, ``customer-3``);
+- seeded string values shaped like filler rather than data (``filler_shape``: ``desc-1``, "Quarterly city",
+  "Pilot Audit 1", "TRA84846"), at every depth of every seeded row;
 - entities with a display name (a label field that every seeded row fills);
 - list/search tools marked implemented that ignore a declared filter parameter.
 
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_services.kernel.episode import Episode
+from mcp_services.kernel.world import World
 
 from generator.catalog import REPORT, Catalog
 from generator.gate.behaviour import declared_filters
@@ -27,6 +29,86 @@ from generator.selection import Candidate, classify
 from generator.spec import ServiceSpec
 
 _PLACEHOLDER = re.compile(r"^([A-Za-z][A-Za-z0-9]*)-(\d{1,3})$")  # a row counter, not a document number
+
+
+_WORD_WORD_N = re.compile(r"^[A-Z][a-z]+ [A-Z][a-z]+ \d{1,3}$")
+_LETTERS_DIGITS = re.compile(r"^([A-Z]{2,4})\d{4,6}$")
+
+
+def world_names(world: World) -> frozenset[str]:
+    """Names the World gives (companies, people, places, products): data, whatever words they end in."""
+    return frozenset([o.name for o in world.organisations] + [p.name for p in world.people]
+                     + [p.name for p in world.places] + [p.name for p in world.products])
+
+
+def filler_shape(value: Any, column: str, entity: str) -> str | None:
+    """The filler shape ``value`` has in ``entity.column`` (None for a value that reads as data):
+
+    - ``<field>-<n>``: a field's name and a counter (``desc-1``);
+    - ``<Adjective> <field>``: one word before the field's own name ("Quarterly city", "Customer line1");
+    - ``<Word> <Word> <n>``: two capitalised words and a counter ("Pilot Audit 1");
+    - ``<FIELD><digits>``: the field's or entity's first letters and digits ("TRA84846" in a tracking number);
+    - ``<field> <n>``: the field's own name and a counter ("city 3").
+    """
+    if not isinstance(value, str):
+        return None
+    if is_placeholder(value, column, entity):
+        return "<field>-<n>"
+    field = [w.lower() for w in words(column)]
+    parts = value.split()
+    if field and len(parts) == len(field) + 1:
+        if [p.lower() for p in parts[1:]] == field and parts[0][:1].isupper():
+            return "<Adjective> <field>"
+        if [p.lower() for p in parts[:-1]] == field and parts[-1].isdigit():
+            return "<field> <n>"
+    if _WORD_WORD_N.match(value):
+        return "<Word> <Word> <n>"
+    code = _LETTERS_DIGITS.match(value)
+    if code is not None:
+        letters = code.group(1)
+        if any(w[: len(letters)].upper() == letters for w in field + words(entity)):
+            return "<FIELD><digits>"
+    return None
+
+
+def filler_values(row: dict[str, Any], entity: str, known: frozenset[str] = frozenset()) -> list[tuple[str, str, str]]:
+    """(column, value, shape) of every filler-shaped string in a row, nested values included (``known``:
+    the World's names, which are data)."""
+    found: list[tuple[str, str, str]] = []
+
+    def walk(node: Any, column: str, level: int) -> None:
+        if level > 6:
+            return
+        if isinstance(node, dict):
+            for key, value in node.items():
+                walk(value, str(key), level + 1)
+        elif isinstance(node, list):
+            for value in node[:50]:
+                walk(value, column, level + 1)
+        elif node not in known:
+            shape = filler_shape(node, column, entity)
+            if shape is not None:
+                found.append((column, str(node), shape))
+
+    for column, value in row.items():
+        if column not in ("id", "created_at", "updated_at"):
+            walk(value, column, 0)
+    return found
+
+
+def string_values(row: dict[str, Any]) -> int:
+    """How many string values a row holds, nested values included."""
+    count = 0
+    stack: list[Any] = [v for k, v in row.items() if k not in ("id", "created_at", "updated_at")]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node[:50])
+        elif isinstance(node, str):
+            count += 1
+    return count
 
 
 def is_placeholder(value: Any, column: str, entity: str) -> bool:
@@ -50,6 +132,8 @@ class ServiceFigures:
     named_entities: int = 0
     string_cells: int = 0
     placeholder_cells: list[str] = field(default_factory=list)  # "table.column=value"
+    string_values: int = 0  # strings at every depth of every seeded row
+    filler_values: list[str] = field(default_factory=list)  # "table.column=value (shape)"
     unnamed: list[str] = field(default_factory=list)
     ignored_filters: list[str] = field(default_factory=list)  # "tool(param, ...)"
 
@@ -83,6 +167,10 @@ class CatalogFigures:
         return [f"{s.name}.{c}" for s in self.services for c in s.placeholder_cells]
 
     @property
+    def filler_values(self) -> list[str]:
+        return [f"{s.name}.{c}" for s in self.services for c in s.filler_values]
+
+    @property
     def ignored_filters(self) -> list[str]:
         return [f"{s.name}.{t}" for s in self.services for t in s.ignored_filters]
 
@@ -101,6 +189,8 @@ class CatalogFigures:
             "named_entity_share": round(self.named_share, 4),
             "string_cells": sum(s.string_cells for s in self.services),
             "placeholder_cells": len(self.placeholder_cells),
+            "string_values": sum(s.string_values for s in self.services),
+            "filler_values": len(self.filler_values),
             "implemented_list_tools_ignoring_a_filter": len(self.ignored_filters),
         }
 
@@ -146,6 +236,7 @@ def _ignored_filters(spec: ServiceSpec, implemented: set[str]) -> list[str]:
 
 def _seeded_figures(catalog: Catalog, name: str, spec: ServiceSpec, out: ServiceFigures, world_seed: int) -> None:
     service = catalog.service(name)
+    known = world_names(World.from_seed(world_seed))
     with Episode([service], world_seed) as episode:
         dump = episode.dump()[name]
     for entity in spec.entities:
@@ -155,7 +246,11 @@ def _seeded_figures(catalog: Catalog, name: str, spec: ServiceSpec, out: Service
         else:
             out.unnamed.append(entity.name)
         columns = {f.name for f in entity.fields if f.type in ("string", "any") and not f.ref}
+        refs = {f.name for f in entity.fields if f.ref}
         for row in rows:
+            plain = {k: v for k, v in row.items() if k not in refs}
+            out.string_values += string_values(plain)
+            out.filler_values += [f"{entity.table}.{c}={v} ({shape})" for c, v, shape in filler_values(plain, entity.name, known)]
             for column in columns:
                 value = row.get(column)
                 if isinstance(value, str):

@@ -218,16 +218,22 @@ class Catalog:
         self._services.clear()
 
 
-#: The checks of the behavioural gate (``generator.gate.behaviour``); the others are the consistency gate's.
+#: The checks of the behavioural gate (``generator.gate.behaviour``) and the product invariants
+#: (``generator.gate.invariants``); the others are the consistency gate's.
 BEHAVIOURAL_CHECKS = ("http_verb", "filters_narrow", "created_is_listed", "changes_only_what_was_passed",
                       "action_matches_description", "deletes_only_the_row")
+INVARIANT_CHECKS = ("ids_round_trip", "write_visible", "action_keeps_row", "params_change_result", "aliases_resolve",
+                    "amount_within_parent", "status_from_enum")
 
 
 def simulated_because(reason: str) -> str:
-    """Why a tool is simulated, in three kinds: the planner's choice, or which gate its compiled behaviour failed."""
+    """Why a tool is simulated: the planner's choice (a large API's side resources among them), or which gate
+    its compiled behaviour failed."""
     if not reason.startswith("compiled behaviour failed the gate"):
-        return "planner"
+        return "outside core" if "core resources" in reason else "planner"
     check = reason.removeprefix("compiled behaviour failed the gate:").strip().split(":", 1)[0]
+    if check in INVARIANT_CHECKS:
+        return "product invariants"
     return "behavioural gate" if check in BEHAVIOURAL_CHECKS else "consistency gate"
 
 

@@ -170,8 +170,9 @@ def cmd_catalog(args: argparse.Namespace) -> int:
     if because:
         print("  simulated: " + ", ".join(f"{because[k]} {label}" for k, label in (
             ("planner", "as planned (no behaviour the planner can express)"),
-            ("consistency gate", "failed the consistency gate"), ("behavioural gate", "failed the behavioural gate"))
-            if because.get(k)))
+            ("outside core", "outside a large API's core resources"),
+            ("consistency gate", "failed the consistency gate"), ("behavioural gate", "failed the behavioural gate"),
+            ("product invariants", "failed a product invariant")) if because.get(k)))
     kinds = generated.get("kinds", {})
     if kinds:
         total = max(1, sum(kinds.values()))

@@ -343,6 +343,7 @@ class _Walker:
                 out[key] = value
         if "example" in raw and "examples" not in out and raw["example"] is not None:
             out["examples"] = [raw["example"]]
+        _merge_all_of(out)
         if "type" not in out and "properties" in out:
             out["type"] = "object"
         self._drop_bad_values(out, where)
@@ -375,6 +376,10 @@ class _Walker:
         fixed = translate_pattern(value)
         if fixed is None:
             self.notes.append(f"dropped pattern {value[:60]!r} at {where.lstrip('.')}: not a regular expression Python can run")
+            return None
+        if backtracks(fixed):
+            self.notes.append(f"dropped pattern {value[:60]!r} at {where.lstrip('.')}: a repeated group of repeats "
+                              "can take exponential time to match")
             return None
         if fixed != value:
             self.notes.append(f"translated pattern {value[:60]!r} at {where.lstrip('.')}")
@@ -475,6 +480,32 @@ def check_schema(schema: dict[str, Any]) -> None:
 
 
 _NESTED_MAPS = ("properties", "$defs", "patternProperties", "dependentSchemas")
+def _merge_all_of(node: dict[str, Any]) -> None:
+    """``allOf`` of object schemas as one object schema: closed parts (``additionalProperties: false``) would
+    otherwise refuse each other's properties, and no value could match (ShipEngine's bodies)."""
+    parts = node.get("allOf")
+    if not isinstance(parts, list) or not parts or not all(
+            isinstance(p, dict) and (p.get("type") in (None, "object")) and "properties" in p
+            and not set(p) & {"anyOf", "oneOf", "allOf", "not", "if"} for p in parts):
+        return
+    properties: dict[str, Any] = dict(node.get("properties") or {})
+    required: list[str] = list(node.get("required") or [])
+    closed = node.get("additionalProperties") is False or any(p.get("additionalProperties") is False for p in parts)
+    for part in parts:
+        for name, sub in part["properties"].items():
+            properties.setdefault(name, sub)
+        required += [r for r in part.get("required", []) if r not in required]
+        for key, value in part.items():
+            if key not in ("properties", "required", "additionalProperties", "type"):
+                node.setdefault(key, value)
+    del node["allOf"]
+    node.update(type="object", properties=properties)
+    if required:
+        node["required"] = required
+    if closed:
+        node["additionalProperties"] = False
+
+
 _NESTED_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 _NESTED_ONE = ("items", "additionalProperties", "not", "contains", "if", "then", "else", "propertyNames")
 
@@ -514,6 +545,16 @@ def _meta_problem(text: str) -> str | None:
         return None
     where = "/".join(str(p) for p in error.path) or "the root"
     return f"{where}: {error.message[:160]}"
+
+
+#: A group whose body repeats, repeated itself (``([\w-]*)*``): matching it can take exponential time.
+_NESTED_REPEAT = re.compile(r"\((?:[^()\\]|\\.)*(?<!\\)[*+}](?:\?)?\)[*+{]")
+
+
+def backtracks(pattern: str) -> bool:
+    """Whether ``pattern`` nests repeats (``(a+)+``, ``([\w .-]*)*``), so that a failing match can take
+    exponential time: such a pattern in a schema would let one argument stall a tool call."""
+    return bool(_NESTED_REPEAT.search(pattern))
 
 
 def _patterns(node: Any) -> list[str]:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Literal
 
 from generator.importers.text import iter_lines
+from generator.planner import CORE_ONLY_OVER, MAX_TOOLS
 
 Kind = Literal["business", "reference", "infrastructure", "other"]
 
@@ -129,9 +130,6 @@ INFRASTRUCTURE = frozenset({
 })
 OPEN_DATA = frozenset({"open_data"})
 MIN_TOOLS = 3
-#: Specs over this many tools are left out (the gate's time on a 2-core machine), except ``LARGE_KEPT``.
-MAX_TOOLS = 100
-LARGE_KEPT = frozenset({"slack.com", "stripe.com", "box.com"})
 
 
 @dataclass(frozen=True)
@@ -176,8 +174,10 @@ def classify(c: Candidate) -> Decision:
     if what is not None:
         if c.tools < MIN_TOOLS:
             return Decision(c, False, "business", f"{what}; fewer than {MIN_TOOLS} tools")
-        if c.tools > MAX_TOOLS and c.name not in LARGE_KEPT:
-            return Decision(c, False, "business", f"{what}; over {MAX_TOOLS} tools (left for a larger build machine)")
+        if c.tools > MAX_TOOLS:
+            return Decision(c, False, "business", f"{what}; over {MAX_TOOLS} tools (a huge spec the planner refuses)")
+        if c.tools > CORE_ONLY_OVER:
+            return Decision(c, True, "business", f"{what}; {c.tools} tools: its core resources gated, the rest simulated")
         return Decision(c, True, "business", what)
     if provider in INFRASTRUCTURE or "cloud" in c.categories or "hosting" in c.categories:
         return Decision(c, False, "infrastructure", "cloud infrastructure, hosting or cluster management")

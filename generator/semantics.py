@@ -8,6 +8,7 @@ service that calls a value ``email`` and a hand-written one that calls it ``to``
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from mcp_services.kernel.semantic import VOCABULARY
@@ -158,3 +159,28 @@ def _short_code(schema: dict[str, Any], length: int) -> bool:
 def check_vocabulary(semantic: str) -> bool:
     """Whether ``semantic`` is a type of the shared vocabulary (or an entity id)."""
     return semantic in VOCABULARY or (semantic.startswith("id:") and semantic.count(".") == 1)
+
+
+#: How API descriptions document alias values of an id (Gmail's "The special value `me`", Calendar's
+#: "use the "primary" keyword", Box's "The root folder ... is always represented by the ID `0`").
+_ALIASES = (
+    re.compile(r"special value [`'\"]?([A-Za-z0-9_@-]{1,16})"),
+    re.compile(r"[`'\"]([A-Za-z0-9_@-]{1,16})[`'\"] (?:keyword|alias)"),
+    re.compile(r"(?:keyword|alias) [`'\"]([A-Za-z0-9_@-]{1,16})[`'\"]"),
+    re.compile(r"root folder[^.]{0,60}?\b(?:ID|id) [`'\"]?(\d{1,3})\b"),
+    re.compile(r"\buse [`'\"](me|primary|self|current|default|root)[`'\"]"),
+)
+_NOT_ALIASES = frozenset({"the", "a", "an", "value", "id", "this"})
+
+
+def documented_aliases(description: Any) -> list[str]:
+    """The alias values a parameter's description documents (``me``, ``primary``, ``0``)."""
+    if not isinstance(description, str):
+        return []
+    found: list[str] = []
+    for pattern in _ALIASES:
+        for match in pattern.finditer(description):
+            value = match.group(1)
+            if value not in found and value.lower() not in _NOT_ALIASES:
+                found.append(value)
+    return found

@@ -28,14 +28,16 @@ from generator.semantics import check_vocabulary
 SPEC_VERSION = 1
 
 BehaviourKind = Literal[
-    "create", "get", "list", "search", "update", "delete", "transition", "send", "custom", "simulated"
+    "create", "get", "list", "search", "update", "delete", "transition", "send", "link", "unlink", "custom",
+    "simulated"
 ]
-Role = Literal["key", "parent", "via", "field", "filter", "search", "limit", "cursor", "page", "offset", "option"]
-FilterOp = Literal["eq", "gte", "lte", "in", "contains", "range"]
+Role = Literal["key", "parent", "via", "field", "filter", "search", "limit", "cursor", "page", "offset", "option",
+               "member"]
+FilterOp = Literal["eq", "gte", "lte", "in", "contains", "range", "exclude", "include"]
 Scalar = str | int | float | bool
 
 #: Behaviours that change state; the others read.
-WRITE_KINDS = frozenset({"create", "update", "delete", "transition", "send"})
+WRITE_KINDS = frozenset({"create", "update", "delete", "transition", "send", "link", "unlink"})
 READ_KINDS = frozenset({"get", "list", "search"})
 #: Behaviours that act on one existing row, found through ``key`` bindings (or ``current``).
 KEYED_KINDS = frozenset({"get", "update", "delete", "transition"})
@@ -60,7 +62,16 @@ class Binding(_Model):
     - ``field``: a value written to ``column``; ``filter``: rows whose ``column`` matches (``op``); both
       default to the column named like the parameter; ``range`` takes ``{gt, gte, lt, lte}`` (or one value);
     - ``search``: free text matched against the entity's text columns;
-    - ``limit`` / ``cursor`` / ``page`` / ``offset``: paging; ``option``: accepted, does not change the result.
+    - ``limit`` / ``cursor`` / ``page`` / ``offset``: paging; ``option``: accepted, does not change the result;
+    - ``member``: ``link``/``unlink``: the members (ids of ``entity``, one, a list, or comma-separated) added to or
+      removed from the parent row (default: the current user).
+
+    A filter's ``exclude`` op leaves out rows whose ``column`` is ``value`` when the argument is true
+    (``exclude_archived``); ``include`` leaves them out unless it is true (``include_spam_trash``, false by
+    default). ``aliases`` are values that name the entity's current row (Gmail's ``me``, Calendar's
+    ``primary``, Box's root folder ``0``). ``path`` reads the value inside an object argument
+    (``item: {"id": ...}`` -> ``["id"]``), and ``when`` applies the binding only when other arguments have
+    those values (``{"type": "file"}``) or are absent.
     """
 
     role: Role
@@ -68,6 +79,10 @@ class Binding(_Model):
     entity: str | None = None
     lookup: str | None = None
     op: FilterOp = "eq"
+    value: Scalar | None = None
+    aliases: list[str] = Field(default_factory=list)
+    path: list[str] = Field(default_factory=list)
+    when: dict[str, Scalar] = Field(default_factory=dict)
 
 
 class Transition(_Model):
@@ -85,6 +100,8 @@ class Behaviour(_Model):
     via: str | None = Field(default=None, description="get: follow this ref field of the 'via'-bound row")
     current: bool = Field(default=False, description="Acts on the entity's current row (the signed-in user)")
     function: str | None = Field(default=None, description="custom: the function in the service's custom module")
+    planned: BehaviourKind | None = Field(
+        default=None, description="simulated: the behaviour the planner read, which failed the gate (demoted)")
 
 
 class HttpDef(_Model):
@@ -237,6 +254,10 @@ def _tool_problems(tool: ToolDef, entities: dict[str, EntityDef]) -> list[str]:
             problems.append(f"{where}: binding for {param!r}, which is not a parameter")
             continue
         problems.extend(_binding_problems(where, param, binding, entity, entities, behaviour))
+    if kind in ("link", "unlink") and entity is not None:
+        owners = [b for b in tool.bindings.values() if b.role == "parent"]
+        if not owners and not behaviour.current:
+            problems.append(f"{where}: a {kind} behaviour needs a parameter bound as the parent row")
     if kind in KEYED_KINDS and entity is not None and not behaviour.current and not entity.singleton:
         roles = {b.role for b in tool.bindings.values()}
         if "key" not in roles and not (behaviour.via and "via" in roles) and not (entity.per_parent and "parent" in roles):
@@ -258,6 +279,10 @@ def _binding_problems(
         column = binding.column or ("id" if role == "key" else param)
         if not entity.has_column(column):
             problems.append(f"{where}: parameter {param!r} is bound to {column!r}, not a column of {entity.name!r}")
+    if binding.op in ("exclude", "include") and binding.value is None:
+        problems.append(f"{where}: parameter {param!r} {binding.op}s rows, so its binding needs the 'value' it is about")
+    if role == "member" and binding.entity is not None and binding.entity not in entities:
+        problems.append(f"{where}: parameter {param!r} names unknown entity {binding.entity!r}")
     if role in ("parent", "via"):
         target = entities.get(binding.entity or "")
         if target is None:

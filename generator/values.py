@@ -16,25 +16,20 @@ from typing import Any
 
 from mcp_services.kernel.world import Organisation, Person, World
 
-from generator.naming import words
+from generator.naming import singular, words
 from generator.regexgen import string_matching
+from generator.vocabulary import ADDRESS_LINES, CHOICES, KINDS, MIME_TYPES, NAMES, TEXTS
 
-_ADJECTIVES = ("Quarterly", "Northwind", "Summer", "Priority", "Regional", "Annual", "Pilot", "Core", "Premium",
-               "Weekly", "Spring", "Launch", "Internal", "Partner", "Customer", "Q3", "Global", "Team", "Legacy")
-_NOUNS = ("Planning", "Review", "Onboarding", "Roadmap", "Campaign", "Budget", "Migration", "Rollout", "Audit",
-          "Renewal", "Kickoff", "Report", "Sync", "Update", "Proposal", "Checklist", "Retrospective")
-_SENTENCES = (
-    "Please review the attached figures before Friday.",
-    "Following up on our call earlier this week.",
-    "Customer asked for an updated quote with volume pricing.",
-    "Shipment delayed by two days because of weather.",
-    "Renewal approved; send the contract for signature.",
-    "Internal note: confirm the billing address first.",
-    "Draft agenda for the quarterly planning session.",
-    "Thanks for the quick turnaround on this request.",
-)
-_TAGS = ("urgent", "billing", "vip", "follow-up", "q3", "onboarding", "renewal", "internal", "bug", "feature")
-_TEAMS = ("team", "alerts", "ops", "sales", "support", "launch", "updates", "partners")
+_PEOPLE = frozenset({"user", "person", "people", "contact", "customer", "member", "employee", "author", "owner",
+                     "assignee", "recipient", "sender", "attendee", "guest", "candidate", "applicant", "lead", "agent",
+                     "reviewer", "signer", "collaborator", "participant", "subscriber", "reporter", "creator",
+                     "requester", "manager", "admin", "student", "teacher", "patient", "driver", "profile", "worker",
+                     "staff", "approver", "delegate", "invitee", "speaker", "host", "organizer", "buyer", "seller"})
+_COMPANIES = frozenset({"company", "organization", "organisation", "org", "business", "merchant", "vendor", "supplier",
+                        "employer", "firm", "brand", "partner", "enterprise", "tenant", "client", "carrier"})
+_PLACES = frozenset({"place", "location", "venue", "site", "office", "store", "warehouse", "branch", "facility"})
+_PRODUCTS = frozenset({"product", "sku", "article", "catalog", "inventory", "variant", "line_item", "goods"})
+
 _COLORS = ("blue", "green", "red", "orange", "purple", "yellow", "teal", "gray")
 _FORMAT_EXAMPLES = {"ipv4": "203.0.113.7", "ipv6": "2001:db8::7", "time": "09:30:00", "byte": "aGVsbG8=",
                     "binary": "file-contents", "password": "Correct-Horse-7", "hostname": "app.example.com",
@@ -49,6 +44,7 @@ class ValueMaker:
         self.world = world
         self.rng = rng
         self._now = world.now_dt
+        self._context: tuple[str, ...] = ()  # the words of the field an object value is inside
 
     # -- who a row is about -------------------------------------------------------------------------
 
@@ -119,7 +115,8 @@ class ValueMaker:
             items = schema.get("items") if isinstance(schema.get("items"), dict) else {"type": "string"}
             low = schema.get("minItems", 1) if isinstance(schema.get("minItems"), int) else 1
             high = schema.get("maxItems", 2) if isinstance(schema.get("maxItems"), int) else 2
-            count = max(low, min(high, 1 if depth > 1 else self.rng.randint(1, 2)))
+            count = max(low, min(high, 1 if depth > 1 or set(words(name)) & {"email", "emails", "phone", "phones"}
+                                 else self.rng.randint(1, 2)))
             singular_name = name[:-1] if name.endswith("s") else name
             values = [self.value(items, singular_name, person=person, index=index + i, entity=entity, depth=depth + 1,
                                  prefer_examples=prefer_examples) for i in range(count)]
@@ -131,21 +128,33 @@ class ValueMaker:
                 values = unique
             return values
         if kind == "object":
-            return self.object(schema, person, index, entity, depth, prefer_examples)
+            return self.object(schema, person, index, entity, depth, prefer_examples, name)
         if kind == "null":
             return None
         return self.string({}, name, semantic, person, index, entity)
 
-    def object(self, schema: dict[str, Any], person: Person, index: int, entity: str, depth: int, prefer: bool) -> dict[str, Any]:
+    def object(self, schema: dict[str, Any], person: Person, index: int, entity: str, depth: int, prefer: bool,
+               name: str = "") -> dict[str, Any]:
+        """An object of ``schema``; one inside ``emails`` or ``phone_numbers`` is the row's own person's."""
         props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        container = set(words(name))
+        outer, self._context = self._context, tuple(words(name))
         required = [r for r in schema.get("required", []) if r in props]
         chosen = required + [p for p in props if p not in required][: (3 if depth < 2 else 0)]
         out: dict[str, Any] = {}
         if depth > 4:
             chosen = required
         for key in chosen:
-            out[key] = self.value(props[key], key, person=person, index=index, entity=entity, depth=depth + 1,
-                                  prefer_examples=prefer)
+            if key in ("value", "address", "email", "email_address") and container & {"email", "emails"} \
+                    and props[key].get("type") in ("string", None):
+                out[key] = person.email  # an email list agrees with the record's own person
+            elif key in ("value", "number", "phone", "phone_number") and container & {"phone", "phones", "numbers"} \
+                    and props[key].get("type") in ("string", None):
+                out[key] = person.phone
+            else:
+                out[key] = self.value(props[key], key, person=person, index=index, entity=entity, depth=depth + 1,
+                                      prefer_examples=prefer)
+        self._context = outer
         min_props = schema.get("minProperties")
         if not out and isinstance(min_props, int) and min_props > 0 and not props:
             out["key"] = "value"
@@ -161,7 +170,7 @@ class ValueMaker:
                 return made
         text = self._semantic_string(semantic, name, person, index, entity)
         if text is None:
-            text = self._format_string(schema.get("format"), name)
+            text = self._format_string(schema.get("format"), name, person)
         if text is None:
             description = schema.get("description") if isinstance(schema.get("description"), str) else ""
             text = self._named_string(name, person, index, entity, description)
@@ -240,12 +249,12 @@ class ValueMaker:
             "url": f"{org.website}/{_slug(entity or name or 'page')}/{index + 1}",
             "product_sku": world.products[index % len(world.products)].sku,
             "product_name": world.products[index % len(world.products)].name,
-            "file_name": f"{_slug(self.rng.choice(_NOUNS))}-{index + 1}.pdf",
-            "file_ref": f"/files/{_slug(self.rng.choice(_NOUNS))}-{index + 1}.pdf",
-            "text": self.rng.choice(_SENTENCES),
-            "subject": f"{self.rng.choice(_ADJECTIVES)} {self.rng.choice(_NOUNS).lower()}",
-            "tag": self.rng.choice(_TAGS),
-            "channel_name": f"{self.rng.choice(_TAGS)}-{self.rng.choice(_TEAMS)}",
+            "file_name": f"{_slug(self.title(entity, (), index))}.pdf",
+            "file_ref": f"/Shared/{_slug(self.title(entity, (), index))}.pdf",
+            "text": self.text(entity),
+            "subject": self.title(entity, (), index),
+            "tag": self.rng.choice(NAMES["label"]).lower(),
+            "channel_name": self.rng.choice(NAMES["team"]),
         }
         if semantic == "datetime":
             return self.moment(days=self.rng.randint(-90, 30))
@@ -256,7 +265,7 @@ class ValueMaker:
     def moment(self, days: float = 0) -> str:
         return (self._now + timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
-    def _format_string(self, fmt: Any, name: str) -> str | None:
+    def _format_string(self, fmt: Any, name: str, person: Person) -> str | None:
         if not isinstance(fmt, str):
             return None
         if fmt == "date-time":
@@ -264,72 +273,184 @@ class ValueMaker:
         if fmt == "date":
             return self.moment(days=self.rng.randint(-60, 30))[:10]
         if fmt in ("email", "idn-email"):
-            return self.person().email
+            return person.email
         if fmt in ("uri", "url", "iri"):
-            return f"https://www.example.com/{_slug(name or 'resource')}/{self.rng.randint(1, 999)}"
+            return f"{self.organisation_of(person).website}/{_slug(name or 'page')}"
         if fmt == "uuid":
             return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
         return _FORMAT_EXAMPLES.get(fmt)
+
+    # -- names and texts of the things people make ---------------------------------------------------------
+
+    def title(self, entity: str, prefix: tuple[str, ...] | list[str], index: int) -> str:
+        """What a row of ``entity`` is called (``prefix``: the words before ``name``, as ``board`` in
+        ``board_name``): a person, a company, a place or a product of the World, else a name of its kind."""
+        subject = [w for w in prefix if w not in ("display", "full", "short", "long", "first")] or words(entity)
+        person = self.person(index)
+        said = set(subject) | {singular(w) for w in subject}
+        if said & _PEOPLE:
+            return person.name
+        if said & _COMPANIES:
+            return self.organisation_of(person).name
+        if said & _PLACES:
+            return self.world.places[index % len(self.world.places)].name
+        if said & _PRODUCTS:
+            return self.world.products[index % len(self.world.products)].name
+        kind = _kind(subject) or _kind(words(entity))
+        if kind is not None:
+            names = NAMES[kind]
+            return names[(index + self.rng.randrange(len(names))) % len(names)]
+        noun = " ".join(w for w in words(entity) if w not in ("name", "title", "label", "display", "summary"))
+        org = self.organisation_of(person).name
+        return f"{org} {noun}" if noun else org
+
+    def text(self, entity: str) -> str:
+        return self.rng.choice(TEXTS.get(_kind(words(entity)) or "", TEXTS["default"]))
 
     def _named_string(self, name: str, person: Person, index: int, entity: str, description: str = "") -> str:
         parts = words(name)
         last = parts[-1] if parts else ""
         joined = "_".join(parts)
         org = self.organisation_of(person)
+        street, city, region, postcode = _address_parts(person.address)
         if joined in ("first_name", "given_name", "firstname", "forename"):
             return person.first_name
         if joined in ("last_name", "family_name", "surname", "lastname"):
             return person.last_name
-        if last in ("name", "title", "label", "headline", "summary", "display"):
-            if entity and set(words(entity)) & {"user", "person", "contact", "customer", "member", "employee"}:
-                return person.name
-            return f"{self.rng.choice(_ADJECTIVES)} {self.rng.choice(_NOUNS)} {index + 1}"
-        if last in ("description", "body", "text", "message", "content", "note", "notes", "comment", "bio", "reason"):
-            return self.rng.choice(_SENTENCES)
+        if last in ("name", "title", "label", "headline", "summary", "display", "heading", "caption", "subject"):
+            return self.title(entity, parts[:-1], index)
+        if last in ("description", "body", "text", "message", "content", "note", "notes", "comment", "bio", "reason",
+                    "memo", "details", "instructions", "snippet", "excerpt", "purpose", "topic", "about"):
+            return self.text(entity)
+        if joined in ("line1", "address_line1", "address_line_1", "street", "street1", "address1", "street_address",
+                      "line_1") or last in ("street", "line1", "address1"):
+            return street
+        if joined in ("line2", "address_line2", "address_line_2", "street2", "address2", "line_2") or last in ("line2", "address2"):
+            return self.rng.choice(ADDRESS_LINES)
+        if last in ("city", "town", "locality"):
+            return city
+        if last in ("state", "region", "province", "county") and joined not in ("state",):
+            return region
+        if last in ("zip", "postcode", "zipcode") or joined in ("postal_code", "post_code", "zip_code"):
+            return postcode
+        if parts and parts[0] == "id" and len(parts) > 1:  # Trello's idBoard: an id, opaque
+            return f"{self.rng.getrandbits(96):024x}"
+        if set(parts) & _URL_WORDS:
+            return f"{org.website}/{_slug('-'.join(parts))}" + (".png" if set(parts) & _IMAGE_WORDS else "")
+        if last in ("tag", "tags", "label", "labels", "keyword", "keywords", "hashtag"):
+            return self.rng.choice(NAMES["label"])
+        if last == "industry":
+            return org.industry
+        if last in ("birthday", "dob") or joined in ("birth_date", "date_of_birth"):
+            return f"{self.rng.randint(1965, 2000)}-{self.rng.randint(1, 12):02d}-{self.rng.randint(1, 28):02d}"
+        if last == "initials":
+            return f"{person.first_name[0]}{person.last_name[0]}"
+        if joined in ("middle_name", "middlename", "middle_initial"):
+            return self.rng.choice("ABCDEJKLMR") + "."
+        if last in ("salutation",) or joined in ("name_prefix", "prefix"):
+            return self.rng.choice(("Ms.", "Mr.", "Dr."))
+        if joined in ("suffix", "name_suffix"):
+            return self.rng.choice(("Jr.", "Sr.", "III"))
+        if last in ("department", "division"):
+            return self.rng.choice(NAMES["team"]).replace("-", " ").capitalize()
+        if joined == "area_code":
+            return person.phone[2:5]
+        if joined in ("country_code", "region_code", "address_country"):
+            return org.country
+        if last in ("extension", "ext") and "phone" in " ".join(parts + list(self._context)):
+            return str(self.rng.randint(100, 999))
+        if last in ("to", "recipient", "cc", "bcc"):
+            return person.email
+        if last in ("from",):
+            return self.world.user.email
+        if last in ("where", "location", "venue", "origin", "destination"):
+            return city
+        if joined in ("user_agent", "customer_user_agent"):
+            return "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_4) AppleWebKit/605.1.15 (KHTML, like Gecko) Safari/605.1.15"
+        if last in ("fingerprint", "checksum", "md5", "sha1", "sha256", "digest"):
+            return f"{self.rng.getrandbits(128):032x}"
+        if last in ("terms",):
+            return self.rng.choice(("Net 30", "Net 15", "Due on receipt"))
+        if last in ("revenue", "amount", "price", "total", "balance", "cost", "budget", "salary"):
+            return f"{self.rng.randint(5, 900) * 50}.00"
+        if last in ("employees", "headcount", "size") and not set(parts) & {"page", "file"}:
+            return self.rng.choice(("1-10", "11-50", "51-200", "201-500"))
+        if last in ("position", "occupation", "job"):
+            return person.job_title
+        if last in ("year",):
+            return str(self._now.year - self.rng.randint(0, 3))
         if last in ("color", "colour"):
             return self.rng.choice(_COLORS)
-        if last in ("language", "lang", "locale"):
-            return "en"
+        if last in ("language", "lang", "locale") or joined in ("language_code", "accept_language", "hl"):
+            return "en-US" if last in ("locale",) or joined == "accept_language" else "en"
         if last in ("timezone", "tz") or joined == "time_zone":
             return "America/New_York"
         if last in ("country",):
-            return "US"
-        if last in ("zip", "postcode", "zipcode") or joined == "postal_code":
-            return f"{self.rng.randint(10000, 99999)}"
+            return org.country
         if last in ("ip",) or joined == "ip_address":
             return f"203.0.113.{self.rng.randint(1, 254)}"
         if last in ("status", "state"):
             return "active"
-        if last in ("type", "kind", "category", "role", "level", "priority", "source", "channel"):
-            return self.rng.choice(("standard", "primary", "default", "basic"))
+        if last in ("mime", "mimetype") or joined in ("mime_type", "content_type", "media_type", "file_type", "filetype"):
+            return self.rng.choice(MIME_TYPES)
+        if last in CHOICES:
+            return self.rng.choice(CHOICES[last])
         if last in ("version",):
-            return f"1.{self.rng.randint(0, 9)}"
-        if last in ("code",):
-            return f"{_slug(org.name)[:3].upper()}{self.rng.randint(100, 999)}"
-        if last in ("slug", "handle", "key"):
-            return f"{_slug(self.rng.choice(_ADJECTIVES))}-{_slug(self.rng.choice(_NOUNS))}"
-        if last in ("password", "secret"):
-            return "Correct-Horse-7"
-        if last in ("id", "uid", "guid", "ref", "reference", "number", "sku"):
-            return f"{(_slug(parts[0] if len(parts) > 1 else entity or last)[:3] or 'ref').upper()}{self.rng.randint(10000, 99999)}"
+            return f"1.{self.rng.randint(0, 9)}.{self.rng.randint(0, 20)}"
+        if last in ("slug", "handle"):
+            return _slug(self.title(entity, parts[:-1], index))
+        if last == "key" and parts[:-1] and parts[-2] == "project":
+            return _initials(self.title("project", (), index))
+        if last in ("password", "secret", "token", "hash", "signature", "nonce", "salt"):
+            return f"{self.rng.getrandbits(96):024x}"
+        if last in ("ts",):
+            return f"{int(self._now.timestamp()) - self.rng.randint(60, 86400 * 30)}.{self.rng.randint(0, 999999):06d}"
+        if last in ("number", "reference", "ref", "code", "no", "num"):
+            return self._document_number(parts, org, index)
+        if last in ("id", "uid", "guid", "sid", "uuid", "key", "etag"):
+            return f"{self.rng.getrandbits(64):016x}"
         if last in ("date",):
             return self.moment(days=self.rng.randint(-60, 30))[:10]
         if last in ("time", "at", "timestamp"):
             return self.moment(days=self.rng.randint(-60, 30))
-        if last in ("owner", "user", "assignee", "author", "login", "member"):
+        if last in ("owner", "user", "assignee", "author", "login", "member", "sender", "creator"):
             return person.username
-        if last in ("org", "organization", "organisation", "company", "workspace", "team", "account"):
-            return _slug(org.name)[:20]
-        if last in ("repo", "repository", "project", "board", "folder", "bucket", "space"):
-            return f"{_slug(self.rng.choice(_ADJECTIVES))}-{_slug(self.rng.choice(_NOUNS))}"
-        return self._described(parts, description, person, index)
+        if last in ("org", "organization", "organisation", "company", "workspace", "team", "account", "employer"):
+            return org.name if last in ("company", "employer", "organization", "organisation") else _slug(org.name)[:20]
+        if last in ("repo", "repository"):
+            return self.rng.choice(NAMES["software"])
+        if last in ("project", "board", "folder", "bucket", "space"):
+            return self.title(last, (), index)
+        return self._described(parts, description, person, index, entity)
 
-    def _described(self, parts: list[str], description: str, person: Person, index: int) -> str:
-        """A value for a field known only by its name and description: what the description says it holds."""
+    def _document_number(self, parts: list[str], org: Organisation, index: int) -> str:
+        """A number as documents print it: ``INV-2025-0042``, a UPS tracking number, a purchase order."""
+        said = set(parts)
+        if said & {"tracking", "waybill"}:
+            return f"1Z{self.rng.randint(100, 999)}{''.join(self.rng.choice('ABCDEFGHJKLMNPRSTUVWXY') for _ in range(3))}" \
+                   f"{self.rng.randint(10**9, 10**10 - 1)}"
+        year = self._now.year
+        for words_, form in ((("invoice", "bill"), "INV-{y}-{n:04d}"), (("order", "sales"), "SO-{n:05d}"),
+                             (("po", "purchase"), "PO-{y}-{n:03d}"), (("receipt",), "RCPT-{n:05d}"),
+                             (("quote", "estimate"), "Q-{y}-{n:03d}"), (("ticket", "case", "issue"), "#{n}"),
+                             (("contract", "agreement"), "MSA-{y}-{n:03d}"), (("credit",), "CN-{n:04d}"),
+                             (("account", "iban", "routing", "bank"), "{n:010d}"), (("phone",), "")):
+            if said & set(words_):
+                if not form:
+                    return self.person(index).phone
+                return form.format(y=year, n=self.rng.randint(1, 9999) if "{n:010d}" != form else self.rng.randint(10**9, 10**10 - 1))
+        if "code" in said:
+            return f"{_initials(org.name)}-{self.rng.randint(1000, 9999)}"
+        return f"{self.rng.randint(100000, 999999)}"
+
+    def _described(self, parts: list[str], description: str, person: Person, index: int, entity: str) -> str:
+        """A value for a field known only by its name and description: what the description says it holds,
+        else something of the World the row is about (the company it belongs to)."""
         text = description.lower()
         said = set(re.findall(r"[a-z]+", text))
+        org = self.organisation_of(person)
         if said & {"url", "link", "uri", "website", "webpage"}:
-            return f"{self.organisation_of(person).website}/{_slug('-'.join(parts) or 'page')}"
+            return f"{org.website}/{_slug('-'.join(parts) or 'page')}"
         if said & {"email"}:
             return person.email
         if said & {"phone", "telephone", "mobile"}:
@@ -337,17 +458,48 @@ class ValueMaker:
         if said & {"currency"}:
             return self.world.currency
         if said & {"country"}:
-            return self.organisation_of(person).country
+            return org.country
         if said & {"timestamp", "datetime", "date", "time", "when"}:
             return self.moment(days=self.rng.randint(-60, 30))
         if said & {"language", "locale"}:
             return "en"
-        if said & {"identifier", "id", "code", "reference", "number", "token", "key"}:
-            return f"{(_slug(parts[0] if parts else 'ref')[:3] or 'ref').upper()}{self.rng.randint(10000, 99999)}"
+        if said & {"name", "title", "label"}:
+            return self.title(entity, parts, index)
+        if said & {"identifier", "id", "token", "key", "reference", "number", "code"}:
+            return f"{self.rng.getrandbits(64):016x}"
         if said & {"description", "note", "comment", "message", "text", "explanation", "reason", "memo"}:
-            return self.rng.choice(_SENTENCES)
-        noun = " ".join(parts[-2:]) if parts else "value"
-        return f"{self.rng.choice(_ADJECTIVES)} {noun}"
+            return self.text(entity)
+        return org.name
+
+
+_URL_WORDS = frozenset({"url", "uri", "link", "website", "homepage", "href", "permalink", "image", "avatar",
+                        "photo", "logo", "icon", "picture", "thumbnail", "webhook", "callback"})
+_IMAGE_WORDS = frozenset({"image", "avatar", "photo", "logo", "icon", "picture", "thumbnail"})
+
+
+def _kind(parts: list[str] | tuple[str, ...]) -> str | None:
+    """The kind of thing words name (``board`` -> project, ``ticket`` -> task), nearest to the end first."""
+    for word in reversed(list(parts)):
+        for form in (word, singular(word)):
+            if form in KINDS:
+                return KINDS[form]
+    return None
+
+
+def _address_parts(address: str) -> tuple[str, str, str, str]:
+    """(street, city, region, postcode) of a World address ``"12 Main St, Springfield, IL 62704"``."""
+    pieces = [p.strip() for p in address.split(",")]
+    street = pieces[0] if pieces else address
+    city = pieces[1] if len(pieces) > 1 else ""
+    tail = pieces[2].split() if len(pieces) > 2 else []
+    region = tail[0] if tail else ""
+    postcode = tail[1] if len(tail) > 1 else ""
+    return street, city, region, postcode
+
+
+def _initials(text: str) -> str:
+    letters = "".join(w[0] for w in re.findall(r"[A-Za-z]+", text)).upper()
+    return (letters or "ACME")[:4]
 
 
 def _slug(text: str) -> str:

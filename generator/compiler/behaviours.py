@@ -7,14 +7,16 @@ referenced rows must exist, a transition must start from an allowed state, a rea
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
 from mcp_services.kernel.context import ToolContext
+from mcp_services.kernel.entity import quote
 from mcp_services.kernel.errors import ToolError
 from mcp_services.kernel.present import present_records
-from mcp_services.kernel.records import Query
+from mcp_services.kernel.records import Query, like_pattern
 
 from generator.compiler.runtime import Row, ServiceRuntime
 from generator.spec import Binding, ToolDef
@@ -28,18 +30,54 @@ Executor = Callable[[ServiceRuntime, ToolDef, ToolContext, dict[str, Any]], Any]
 # -- finding rows ----------------------------------------------------------------------------------
 
 
+_ABSENT: Any = object()
+
+
+def argument(args: dict[str, Any], param: str, binding: Binding) -> Any:
+    """The value a binding reads from the call: the argument, or the value at its ``path`` inside it;
+    ``_ABSENT`` when it is missing, null, or another argument rules the binding out (``when``)."""
+    if args.get(param) is None:
+        return _ABSENT
+    for other, wanted in binding.when.items():
+        if other in args and args[other] != wanted:
+            return _ABSENT
+    value = args[param]
+    for step in binding.path:
+        if not isinstance(value, dict) or value.get(step) is None:
+            return _ABSENT
+        value = value[step]
+    return value
+
+
+def current_row(rt: ServiceRuntime, ctx: ToolContext, entity: str) -> Row | None:
+    """The entity's current row: the first one (for people, the signed-in user the seed puts first)."""
+    record = rt.query(ctx, entity).first()
+    return None if record is None else rt.records[entity].dump(record)
+
+
+def _resolved(rt: ServiceRuntime, ctx: ToolContext, entity: str, binding: Binding, value: Any) -> Any:
+    """``value``, or the current row's id when it is one of the binding's aliases (``me``, ``primary``)."""
+    if binding.aliases and str(value) in binding.aliases:
+        row = current_row(rt, ctx, entity)
+        if row is not None:
+            return row["id"]
+    return value
+
+
 def _parents(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     """Check every parent the call names exists; returns {fk column: parent id} for this entity."""
-    by_entity: dict[str, list[tuple[str, Binding]]] = {}
+    by_entity: dict[str, list[tuple[str, Binding, Any]]] = {}
     for param, binding in tool.bindings.items():
-        if binding.role == "parent" and param in args and args[param] is not None and binding.entity:
-            by_entity.setdefault(binding.entity, []).append((param, binding))
+        if binding.role == "parent" and binding.entity:
+            value = argument(args, param, binding)
+            if value is not _ABSENT:
+                by_entity.setdefault(binding.entity, []).append((param, binding, _resolved(rt, ctx, binding.entity, binding, value)))
     links: dict[str, Any] = {}
     for entity, bound in by_entity.items():
-        conditions = {(b.lookup or "id"): args[p] for p, b in bound}
-        shown = ", ".join(f"{p} {args[p]!r}" for p, _ in bound)
+        conditions = {(b.lookup or "id"): v for _, b, v in bound}
+        shown = ", ".join(f"{p} {v!r}" for p, _, v in bound)
         row = rt.require(ctx, entity, conditions, shown)
-        for _, binding in bound:
+        for _, binding, _ in bound:
             if binding.column:
                 links[binding.column] = row["id"]
     return links
@@ -58,7 +96,7 @@ def _target(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str,
             raise ToolError.invalid_argument(f"{tool.name} needs the id of the row that holds the {rt.noun(entity)}.")
         source = via[0][1].entity or ""
         shown = ", ".join(f"{p} {args[p]!r}" for p, _ in via)
-        holder = rt.require(ctx, source, {(b.lookup or "id"): args[p] for p, b in via}, shown)
+        holder = rt.require(ctx, source, {(b.lookup or "id"): _resolved(rt, ctx, source, b, args[p]) for p, b in via}, shown)
         key = holder.get(behaviour.via)
         if key is None:
             raise ToolError("not_found", f"That {rt.noun(source)} has no {rt.noun(entity)}.")
@@ -72,7 +110,7 @@ def _target(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str,
             value = args[param]
             if isinstance(value, list) and len(value) == 1:
                 value = value[0]  # an id passed as a one-item list (some specs type path ids as arrays)
-            conditions[binding.column or "id"] = value
+            conditions[binding.column or "id"] = _resolved(rt, ctx, entity, binding, value)
             shown_parts.append(f"{param} {args[param]!r}")
         elif binding.role == "filter" and binding.op == "eq" and binding.column:
             conditions[binding.column] = args[param]
@@ -137,7 +175,50 @@ def run_create(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[s
     for f in definition.fields:
         if f.type == "boolean" and f.name not in values and f.name in _flag_fields(rt, entity):
             values[f.name] = False
+    _within_parent_amount(rt, ctx, entity, values)
     return rt.row_out(entity, rt.insert(ctx, entity, values))
+
+
+AMOUNT = "amount"
+
+
+def amount_owner(definition: Any, values: dict[str, Any], entities: dict[str, Any]) -> Any:
+    """The owner a row's amount is a share of: the first owner reference ``values`` set to a row kind with an
+    amount of its own (a refund of the charge it names, not of the application fee it has no link to; a charge
+    is no share of the source it is paid from, which does not own it)."""
+    refs = [f for f in definition.fields if f.ref and f.owner and f.ref in entities]
+    for f in refs:
+        target = entities[f.ref].field(AMOUNT)
+        if values.get(f.name) is not None and target is not None and target.type in ("integer", "number"):
+            return f
+    return None
+
+
+def _within_parent_amount(rt: ServiceRuntime, ctx: ToolContext, entity: str, values: dict[str, Any]) -> None:
+    """A row created under an owner with an amount (a refund of a charge) takes at most what the owner has
+    left; without an amount it takes all of it."""
+    definition = rt.entity(entity)
+    owner = amount_owner(definition, values, rt.entities)
+    mine = definition.field(AMOUNT)
+    if owner is None or owner.ref is None or mine is None or mine.type not in ("integer", "number"):
+        return
+    parent_id = values.get(owner.name)
+    parent = rt.find(ctx, owner.ref, {"id": parent_id}) if parent_id is not None else None
+    total = parent.get(AMOUNT) if parent is not None else None
+    if not isinstance(total, (int, float)) or isinstance(total, bool):
+        return
+    taken = sum(r.get(AMOUNT) or 0 for r in (rt.records[entity].dump(x) for x in
+                                              rt.query(ctx, entity).where(**{owner.name: parent_id}).all()))
+    left = total - taken
+    wanted = values.get(AMOUNT)
+    if wanted is None:
+        if left <= 0:
+            raise ToolError.invalid_state(f"Nothing is left of that {rt.noun(owner.ref)}'s {AMOUNT} ({total}).")
+        values[AMOUNT] = left
+    elif wanted > left:
+        raise ToolError.invalid_argument(
+            f"'{AMOUNT}' {wanted} is more than is left of that {rt.noun(owner.ref)}'s {AMOUNT}: {left} of {total}."
+        )
 
 
 def run_send(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any]) -> Row:
@@ -189,6 +270,74 @@ def run_transition(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: di
     return rt.row_out(entity, rt.update(ctx, entity, row["id"], values))
 
 
+def _members(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any]) -> tuple[str, list[Any]]:
+    """(column, member ids) a link or unlink names: its member argument (one id, a list, or comma-separated
+    ids), else the current user (``join``, ``leave``); each member must exist."""
+    entity = rt.entity(tool.behaviour.entity or "")
+    owner = entity.owner_field
+    bound = next(((p, b) for p, b in tool.bindings.items() if b.role == "member"), None)
+    if bound is not None:
+        param, binding = bound
+        column = binding.column or param
+        value = argument(args, param, binding)
+    else:
+        column = next((f.name for f in entity.fields if f.ref and f is not owner), "user_id")
+        param, binding, value = column, Binding(role="member"), _ABSENT
+    members: list[Any]
+    if value is _ABSENT:
+        members = []
+    elif isinstance(value, list):
+        members = value
+    elif isinstance(value, str):
+        members = [v.strip() for v in value.split(",") if v.strip()]
+    else:
+        members = [value]
+    field = entity.field(column)
+    target = binding.entity or (field.ref if field is not None else None)
+    if not members and target:
+        row = current_row(rt, ctx, target)
+        members = [row["id"]] if row is not None else []
+    if not members:
+        raise ToolError.invalid_argument(f"'{param}' must name at least one member.")
+    if target:
+        members = [rt.require(ctx, target, {"id": _resolved(rt, ctx, target, binding, m)}, f"{param} {m!r}")["id"]
+                   for m in members]
+    return column, list(dict.fromkeys(members))
+
+
+def _membership(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any]) -> \
+        tuple[str, dict[str, Any], str, Row, str, list[Any]]:
+    """(link entity, owner columns, owner entity, owner row, member column, members) of a link or unlink."""
+    entity = tool.behaviour.entity or ""
+    links = _parents(rt, tool, ctx, args)
+    owner = rt.entity(entity).owner_field
+    if owner is None or owner.ref is None or links.get(owner.name) is None:
+        raise ToolError.invalid_argument("Name the row to add members to or remove them from.")
+    row = rt.require(ctx, owner.ref, {"id": links[owner.name]})
+    column, members = _members(rt, tool, ctx, args)
+    return entity, links, owner.ref, row, column, members
+
+
+def run_link(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any]) -> Row:
+    """Add members to a row (join, invite): one link row per member; members already there stay as they are."""
+    entity, links, parent, row, column, members = _membership(rt, tool, ctx, args)
+    for member in members:
+        if rt.find(ctx, entity, {**links, column: member}) is None:
+            rt.insert(ctx, entity, {**_values(rt, tool, ctx, args), **links, column: member})
+    return rt.row_out(parent, row)
+
+
+def run_unlink(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any]) -> Row:
+    """Remove members from a row (leave, kick); a member who is not there is an error."""
+    entity, links, parent, row, column, members = _membership(rt, tool, ctx, args)
+    for member in members:
+        link = rt.find(ctx, entity, {**links, column: member})
+        if link is None:
+            raise ToolError.invalid_state(f"{member!r} is not a member of that {rt.noun(parent)}; nothing to remove.")
+        rt.delete(ctx, entity, link["id"])
+    return rt.row_out(parent, row)
+
+
 def run_list(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     entity = tool.behaviour.entity or ""
     records = rt.records[entity]
@@ -197,6 +346,9 @@ def run_list(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str
         query.where(**{column: value})
     limit, offset = DEFAULT_LIMIT, 0
     for param, binding in tool.bindings.items():
+        if binding.role == "filter" and binding.op in ("exclude", "include") and binding.column in records.column_set:
+            _flag_filter(query, rt, entity, binding, args.get(param))
+            continue
         if param not in args or args[param] is None:
             continue
         value = args[param]
@@ -220,10 +372,41 @@ def run_list(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str
 _OPERATORS = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 
 
+def _holds(query: Query[Any], name: str, item: Any) -> None:
+    """Rows whose JSON list column holds ``item``. Matched on the stored text, between the list's delimiters:
+    SQLite 3.40's json_each in a filter of this shape crashes the process, so it is not used."""
+    if isinstance(item, str):
+        query.where_sql(f"{quote(name)} LIKE ? ESCAPE '\\'", like_pattern(json.dumps(item, ensure_ascii=False)))
+        return
+    text = json.dumps(item)
+    edges = [f"[{text},", f",{text},", f",{text}]", f"[{text}]"]
+    query.where_sql("(" + " OR ".join(f"{quote(name)} LIKE ? ESCAPE '\\'" for _ in edges) + ")",
+                    *(like_pattern(e) for e in edges))
+
+
+def _flag_filter(query: Query[Any], rt: ServiceRuntime, entity: str, binding: Binding, value: Any) -> None:
+    """``exclude_archived=true`` leaves out archived rows; ``include_spam_trash`` absent or false leaves out
+    trashed ones."""
+    if binding.op == "exclude" and value is not True:
+        return
+    if binding.op == "include" and value is True:
+        return
+    name = binding.column or ""
+    stored = rt.coerce(entity, name, binding.value)
+    if isinstance(stored, bool):
+        stored = int(stored)
+    query.where_sql(f"({quote(name)} IS NULL OR {quote(name)} != ?)", stored)
+
+
 def _filter(query: Query[Any], rt: ServiceRuntime, entity: str, binding: Binding, value: Any) -> None:
     """Narrow ``query`` to rows whose bound column matches ``value`` as the binding's ``op`` says."""
     name = binding.column or ""
-    if rt.columns(entity).get(name) in ("object", "array", "any"):
+    kind = rt.columns(entity).get(name)
+    if kind == "array" and binding.op in ("contains", "in"):
+        for item in value if isinstance(value, list) else [value]:  # rows whose list holds every value
+            _holds(query, name, item)
+        return
+    if kind in ("object", "array", "any"):
         return  # JSON columns are not filtered on
     if binding.op == "in":
         query.where_in(name, [rt.coerce(entity, name, v) for v in (value if isinstance(value, list) else [value])])
@@ -310,4 +493,6 @@ EXECUTORS: dict[str, Executor] = {
     "transition": run_transition,
     "list": run_list,
     "search": run_search,
+    "link": run_link,
+    "unlink": run_unlink,
 }

@@ -11,9 +11,11 @@ from typing import Any
 
 from mcp_services.kernel.context import COUNTERS_TABLE, ToolContext
 
+from generator.compiler.behaviours import AMOUNT, amount_owner
 from generator.compiler.runtime import ServiceRuntime
 from generator.spec import EntityDef, FieldDef
 from generator.values import ValueMaker
+from generator.vocabulary import REGIONS
 
 MAX_PER_PARENT = 16
 OWNED_ROWS = 10
@@ -27,6 +29,7 @@ def seed_service(rt: ServiceRuntime, ctx: ToolContext) -> None:
     ids: dict[str, list[Any]] = {}
     deferred: list[tuple[str, Any, str, str]] = []  # entity, row id, column, referenced entity
     counters: dict[str, int] = {}
+    seeded: dict[str, dict[Any, dict[str, Any]]] = {}  # entity -> id -> row, for amounts under their owner
     for definition in _order(rt):
         entity = definition.name
         owner = definition.owner_field
@@ -56,8 +59,8 @@ def seed_service(rt: ServiceRuntime, ctx: ToolContext) -> None:
                     pool = ids.get(f.ref)
                     if definition.per_parent and owner is not None and f.name == owner.name:
                         row[f.name] = parents[index]
-                    elif pool:
-                        row[f.name] = pool[index % len(pool)] if f is owner else rng.choice(pool)
+                    elif pool:  # the first row points at the first rows (the user is in the first channel)
+                        row[f.name] = pool[index % len(pool)] if f is owner or index == 0 else rng.choice(pool)
                     elif f.ref != entity:
                         deferred.append((entity, row["id"], f.name, f.ref))
                     continue
@@ -71,6 +74,7 @@ def seed_service(rt: ServiceRuntime, ctx: ToolContext) -> None:
                 if f.name in natural.get(entity, ()) and not (f.enum or f.pattern or f.format):
                     value = _unique(value, used.setdefault(f.name, set()), index)
                 row[f.name] = value
+            _share_of_owner(definition, row, seeded, rng, rt.entities)
             if definition.timestamps:
                 created = -rng.randint(5, 400)
                 if "created_at" not in row:
@@ -84,6 +88,7 @@ def seed_service(rt: ServiceRuntime, ctx: ToolContext) -> None:
             ctx.insert_many([records.record({c: rt.coerce(entity, c, r.get(c)) for c in records.columns}) for r in rows])
         counters[f"k_{entity}"] = number
         ids[entity] = made
+        seeded[entity] = {r["id"]: r for r in rows}
     for entity, key, column, ref in deferred:
         pool = ids.get(ref)
         if pool:
@@ -94,6 +99,22 @@ def seed_service(rt: ServiceRuntime, ctx: ToolContext) -> None:
         ctx.conn.executemany(f"INSERT INTO {COUNTERS_TABLE} (name, value) VALUES (?, ?)", list(counters.items()))
 
 
+def _share_of_owner(definition: EntityDef, row: dict[str, Any], seeded: dict[str, dict[Any, dict[str, Any]]],
+                    rng: Any, entities: dict[str, EntityDef]) -> None:
+    """A row under an owner with an amount takes a small share of it (a refund of part of its charge), so the
+    rows under one owner never add up to more than the owner's amount."""
+    owner = amount_owner(definition, row, entities)
+    mine = definition.field(AMOUNT)
+    if owner is None or owner.ref is None or mine is None or mine.type not in ("integer", "number"):
+        return
+    parent = seeded.get(owner.ref, {}).get(row.get(owner.name))
+    total = parent.get(AMOUNT) if parent is not None else None
+    if not isinstance(total, (int, float)) or isinstance(total, bool):
+        return
+    share = total * rng.uniform(0.05, 0.25)
+    row[AMOUNT] = int(share) if mine.type == "integer" else round(share, 2)
+
+
 def _field_value(maker: ValueMaker, f: FieldDef, person: Any, index: int, entity: str, natural_key: bool) -> Any:
     del natural_key  # natural keys are made unique by _unique, not numbered
     schema = _schema(f)
@@ -102,18 +123,22 @@ def _field_value(maker: ValueMaker, f: FieldDef, person: Any, index: int, entity
 
 def _unique(value: Any, used: set[Any], index: int) -> Any:
     """``value``, changed just enough not to repeat one already used in this column."""
+    if isinstance(value, (bool, list, dict)):
+        return value  # cannot be made unique; lookups take the first match
     candidate = value
     bump = 1
-    while candidate in used or isinstance(candidate, (list, dict)):
-        if isinstance(value, bool) or isinstance(candidate, (list, dict)):
-            return value  # cannot be made unique; lookups take the first match
+    while candidate in used:
         if isinstance(value, (int, float)):
             candidate = value + bump
         elif isinstance(value, str) and "@" in value:
             local, _, domain = value.partition("@")
             candidate = f"{local}+{index + bump}@{domain}"
-        else:  # "Quarterly review 2", "billing2": never "<field>-<n>"
-            candidate = f"{value} {bump + 1}" if " " in value else f"{value}{bump + 1}"
+        elif isinstance(value, str):  # "Website redesign (EMEA)": never "<field>-<n>" or "<Name> <n>"
+            qualifier = REGIONS[(bump - 1) % len(REGIONS)]
+            round_ = (bump - 1) // len(REGIONS)
+            candidate = f"{value} ({qualifier})" if not round_ else f"{value} ({qualifier} {round_ + 1})"
+        else:
+            return value
         bump += 1
     used.add(candidate)
     return candidate

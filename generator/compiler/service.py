@@ -10,7 +10,8 @@ from mcp_services.kernel.service import Service
 from generator.compiler.runtime import ServiceRuntime
 from generator.compiler.seed import seed_service
 from generator.compiler.tables import add_entities, add_simulated_calls
-from generator.compiler.tools import CompiledTool, CustomFunction, CustomTool, SimulatedTool
+from generator.compiler.simulated import SimulatedTool
+from generator.compiler.tools import CompiledTool, CustomFunction, CustomTool
 from generator.spec import ServiceSpec
 from generator.worldmodel import AnswerCache, WorldModel
 

@@ -37,6 +37,31 @@ def _is_uri(value: object) -> bool:
     return not isinstance(value, str) or bool(_URI.match(value))
 
 
+_DIGITS = re.compile(r"^-?[0-9]{1,18}$")
+_PATH_PARAM = re.compile(r"\{([^{}]+)\}")
+
+
+def path_params(path: str, properties: dict[str, Any]) -> frozenset[str]:
+    """The parameters ``path`` carries (``/recipients/{recipient_id}``), by their names in ``properties``."""
+    squashed = {re.sub(r"[^a-z0-9]", "", name.lower()): name for name in properties}
+    return frozenset(squashed[key] for raw in _PATH_PARAM.findall(path)
+                     if (key := re.sub(r"[^a-z0-9]", "", raw.lower())) in squashed)
+
+
+def as_sent(arguments: dict[str, Any], in_path: frozenset[str], properties: dict[str, Any]) -> dict[str, Any]:
+    """``arguments`` as the API receives them: a path parameter travels as text in the URL, so a number
+    where its schema says string (a recipient id 1) is its digits, and digits where it says integer are the
+    number. Other parameters are left as given."""
+    out = dict(arguments)
+    for name in in_path & out.keys():
+        value, kind = out[name], properties.get(name, {}).get("type")
+        if kind == "string" and isinstance(value, int) and not isinstance(value, bool):
+            out[name] = str(value)
+        elif kind == "integer" and isinstance(value, str) and _DIGITS.match(value):
+            out[name] = int(value)
+    return out
+
+
 def make_validator(schema: dict[str, Any]) -> Draft202012Validator:
     return Draft202012Validator(schema, format_checker=_FORMATS)
 

@@ -41,10 +41,9 @@ from generator.spec import ToolDef
 if TYPE_CHECKING:
     from generator.gate.contracts import ToolChecks
 
-#: Option parameters that select rows after all: ignoring them returns the wrong rows.
-_FILTER_OPTIONS = frozenset(squash(n) for n in ("filter", "filters", "deleted", "show_deleted", "include_deleted",
-                                                  "include_archived", "archived_only", "latest", "oldest",
-                                                  "entities"))
+#: Option parameters that select rows after all: ignoring them returns the wrong rows. (Flags that leave rows
+#: out by their state, ``show_deleted``, are checked where rows differ in it: ``invariants.params_change_result``.)
+_FILTER_OPTIONS = frozenset(squash(n) for n in ("filter", "filters", "latest", "oldest", "entities"))
 #: Words that end a parameter shaping what a read returns (``member_fields``, ``cards_limit``), not which rows.
 _SHAPING_ENDINGS = frozenset({"fields", "limit", "format", "expand", "include", "display", "sort", "order",
                               "count", "page", "size", "token", "cursor", "offset"})
@@ -443,8 +442,8 @@ def _owned_tables(tc: ToolChecks, entity: str) -> set[str]:
     while frontier:
         nxt = set()
         for definition in tc.runtime.entities.values():
-            owner = definition.owner_field
-            if owner is not None and owner.ref in frontier and definition.table not in out:
+            owners = {f.ref for f in definition.fields if f.ref and f.owner}
+            if owners & frontier and definition.table not in out:
                 out.add(definition.table)
                 nxt.add(definition.name)
         frontier = nxt

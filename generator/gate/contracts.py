@@ -28,6 +28,7 @@ from generator.compiler.runtime import ServiceRuntime
 from generator.compiler.tools import CustomFunction
 from generator.compiler.validation import make_validator, problems
 from generator.gate.behaviour import Failed, run_behaviour
+from generator.gate.invariants import examples, ids_round_trip, run_invariants
 from generator.gate.examples import (
     Example,
     NoExample,
@@ -38,7 +39,8 @@ from generator.gate.examples import (
     valid_example,
     wrong_type,
 )
-from generator.gate.report import Check, ServiceVerdict, ToolVerdict
+from generator.gate.report import Check, ServiceVerdict, Status, ToolVerdict
+from generator.planner.scope import OUTSIDE_CORE
 from generator.schemas import SchemaRejected, check_schema, mcp_tool_problems
 from generator.spec import ServiceSpec, ToolDef
 from generator.worldmodel import OfflineWorldModel
@@ -67,24 +69,31 @@ def gate_service(
         return verdict, None
     failing = {name for name, checks in first.items() if any(not c.passed for c in checks)}
     kept = spec
+    later: dict[str, list[Check]] = {}  # the checks of the last pass each failing tool went through
     if demote and failing:
-        kept = demote_tools(spec, failing, first)
-        second = _gate_all(kept, custom, world_seed, only=failing)
-        if isinstance(second, str):
-            second = {name: [Check("service", False, second)] for name in failing}
-    else:
-        second = {}
+        compiled = {n for n in failing if spec.tool(n).behaviour.kind != "simulated"}
+        kept = demote_tools(spec, compiled, first)
+        if compiled:
+            later.update(_passes(kept, custom, world_seed, compiled))
+        # a simulated tool that cannot answer from its entity's rows is answered without them
+        unmapped = {n for n in failing if (n not in later or not _green(later[n])) and kept.tool(n).behaviour.entity}
+        if unmapped:
+            kept = detach_tools(kept, unmapped)
+            for name, checks in _passes(kept, custom, world_seed, unmapped).items():
+                later[name] = later.get(name, []) + checks
     for tool in spec.tools:
         checks = first[tool.name]
         if tool.name not in failing:
-            status = "simulated" if tool.behaviour.kind == "simulated" else "implemented"
+            status: Status = "simulated" if tool.behaviour.kind == "simulated" else "implemented"
             reason = _simulated_reason(tool) if status == "simulated" else ""
             verdict.tools.append(ToolVerdict(tool.name, status, reason, checks))
             continue
         failure = _summary(checks)
-        again = second.get(tool.name)
-        if again is not None and all(c.passed for c in again) and tool.behaviour.kind != "simulated":
-            verdict.tools.append(ToolVerdict(tool.name, "simulated", f"compiled behaviour failed the gate: {failure}", checks + again))
+        again = later.get(tool.name)
+        if again is not None and _green(again[-_last_pass(again):]):
+            reason = (f"compiled behaviour failed the gate: {failure}" if tool.behaviour.kind != "simulated"
+                      else f"{_simulated_reason(tool)}; not from its rows: {failure}")
+            verdict.tools.append(ToolVerdict(tool.name, "simulated", reason, checks + again))
         else:
             why = _summary(again) if again else failure
             verdict.tools.append(ToolVerdict(tool.name, "rejected", why, checks + (again or [])))
@@ -97,7 +106,42 @@ def gate_service(
     return verdict, final
 
 
+def _passes(spec: ServiceSpec, custom: Mapping[str, CustomFunction] | None, world_seed: int,
+            only: set[str]) -> dict[str, list[Check]]:
+    """One more gate pass over ``only``; a pass that cannot run at all fails each of them with its reason."""
+    found = _gate_all(spec, custom, world_seed, only=only)
+    if isinstance(found, str):
+        return {name: [Check("service", False, found)] for name in only}
+    return {name: [Check("pass", True), *checks] for name, checks in found.items()}
+
+
+def _green(checks: list[Check]) -> bool:
+    return all(c.passed for c in checks)
+
+
+def _last_pass(checks: list[Check]) -> int:
+    """How many of ``checks`` the last gate pass added (each pass starts with a ``pass`` marker)."""
+    starts = [i for i, c in enumerate(checks) if c.name == "pass"]
+    return len(checks) - starts[-1] if starts else len(checks)
+
+
+def detach_tools(spec: ServiceSpec, names: set[str]) -> ServiceSpec:
+    """``spec`` with ``names`` answered by the world model without their entity's rows (it cannot map them)."""
+    tools = []
+    for tool in spec.tools:
+        if tool.name in names:
+            result = tool.result
+            tools.append(tool.model_copy(update={
+                "behaviour": tool.behaviour.model_copy(update={"entity": None, "via": None, "current": False}),
+                "bindings": {}, "result": result}))
+        else:
+            tools.append(tool)
+    return spec.model_copy(update={"tools": tools})
+
+
 def _simulated_reason(tool: ToolDef) -> str:
+    if tool.behaviour.planned is not None:
+        return f"marked simulated by the planner: {OUTSIDE_CORE}"
     return "marked simulated by the planner: the world model answers it"
 
 
@@ -119,10 +163,13 @@ def demote_tools(spec: ServiceSpec, names: set[str], checks: dict[str, list[Chec
             result = tool.result
             if result is None and service is not None and tool.name in service.tools:
                 result = service.tools[tool.name].data_schema
+            reads = tool.behaviour.kind in ("get", "list", "search")
             tools.append(tool.model_copy(update={
-                "behaviour": tool.behaviour.model_copy(update={"kind": "simulated", "transition": None, "via": None,
-                                                               "current": False, "function": None}),
-                "bindings": {},
+                "behaviour": tool.behaviour.model_copy(update={
+                    "kind": "simulated", "transition": None, "function": None, "planned": tool.behaviour.kind,
+                    "via": tool.behaviour.via if reads else None, "current": tool.behaviour.current and reads}),
+                # a read keeps what its parameters mean: the world model answers it from those rows
+                "bindings": {p: b for p, b in tool.bindings.items() if reads or b.role in ("key", "parent")},
                 "result": result,
             }))
         else:
@@ -154,17 +201,23 @@ def _gate_all(
         seed_problems = _seed_problems(spec, runtime, episode, initial, world_seed, reseed=only is None)
         results: dict[str, list[Check]] = {}
         shared: dict[str, Any] = {}
+        gated: dict[str, ToolChecks] = {}
         for definition in spec.tools:
             if only is not None and definition.name not in only:
                 continue
             tool = service.tools[definition.name]
-            checks = ToolChecks(service, episode, runtime, definition, tool, rows, shared).run()
-            entity = definition.behaviour.entity
-            if entity in seed_problems and definition.behaviour.kind != "simulated":
+            gated[definition.name] = ToolChecks(service, episode, runtime, definition, tool, rows, shared)
+        for name, tc in gated.items():  # every valid example first: the invariants pair tools
+            tc.prepare()
+        for name, tc in gated.items():
+            checks = tc.run()
+            entity = tc.definition.behaviour.entity
+            if entity in seed_problems and tc.definition.behaviour.kind != "simulated":
                 checks.append(Check("seeded_state", False, seed_problems[entity]))
             if "*" in seed_problems:
                 checks.append(Check("seeded_state", False, seed_problems["*"]))
-            results[definition.name] = checks
+            results[name] = checks
+        ids_round_trip({n: tc for n, tc in gated.items() if tc.definition.behaviour.kind not in ("simulated",)})
         return results
     finally:
         episode.close()
@@ -228,12 +281,28 @@ class ToolChecks:
         self.rows = rows
         self.checks: list[Check] = []
         self.example: Example | None = None
+        self._no_example = "no valid example call could be built"
         self.result: ToolResult | None = None
+
+    def prepare(self) -> None:
+        """Build the valid example call (recorded for the invariants that pair this tool with others)."""
+        definition = getattr(self.tool, "example_definition", self.definition)  # a simulated tool's mapping
+        try:
+            self.example = valid_example(self.runtime, definition, self.rows, self.episode.world)
+        except NoExample as exc:
+            self._no_example = str(exc)
+            return
+        examples(self)[self.name] = self.example
 
     def run(self) -> list[Check]:
         self._check("schemas", self._schemas)
+        if getattr(self.tool, "refuses", False):  # a simulated write it cannot map: refused, nothing changed
+            self._check("refused_not_implemented", self._refused)
+            self._check("bad_input", self._bad_input)
+            return self.checks
         if not self._check("valid_call", self._valid_call):
             self._check("bad_input", self._bad_input)
+            examples(self).pop(self.name, None)
             return self.checks
         self._check("deterministic", self._deterministic)
         kind = self.definition.behaviour.kind
@@ -252,6 +321,7 @@ class ToolChecks:
             self._check("transition_not_repeatable", self._transition)
         if kind != "simulated":
             run_behaviour(self)  # the behavioural gate: does it do what the API says?
+            run_invariants(self)  # the product's invariants: does it behave like the product?
         elif self._referenced_param() is not None:
             self._check("unknown_id_not_found", lambda: self._not_found(self._referenced_param()))  # world model contract
         return self.checks
@@ -322,6 +392,18 @@ class ToolChecks:
         if not self.same_state(self.snapshot(), before):
             raise Failed(f"{what}: the failed call changed the state")
 
+    def expect_refused(self, arguments: dict[str, Any], what: str) -> None:
+        """The call fails (with any error and a message) and changes nothing."""
+        self.fresh()
+        before = self.snapshot()
+        result = self.call(arguments)
+        if result.success:
+            raise Failed(f"{what}: the call succeeded")
+        if not (result.error_message or "").strip():
+            raise Failed(f"{what}: the error has no message")
+        if not self.same_state(self.snapshot(), before):
+            raise Failed(f"{what}: the failed call changed the state")
+
     def _find(self, entity: str | None, key: Any) -> dict[str, Any] | None:
         """A row as stored now (outside any tool call)."""
         if entity is None or key is None:
@@ -367,10 +449,10 @@ class ToolChecks:
             raise Failed("the served name service__tool is longer than 128 characters")
 
     def _valid_call(self) -> None:
-        try:
-            self.example = valid_example(self.runtime, self.definition, self.rows, self.episode.world)
-        except NoExample as exc:
-            raise Failed(str(exc)) from None
+        if self.example is None:
+            self.prepare()
+        if self.example is None:
+            raise Failed(self._no_example)
         self.fresh()
         before = self.snapshot()
         result = self.call(self.example.arguments)
@@ -382,6 +464,13 @@ class ToolChecks:
         self.result = result
         self._before = before
         self._after = self.snapshot()
+
+    def _refused(self) -> None:
+        try:
+            self.example = self.example or valid_example(self.runtime, self.definition, self.rows, self.episode.world)
+        except NoExample as exc:
+            raise Failed(str(exc)) from None
+        self.expect_error(self.example.arguments, "not_implemented", "a simulated write it cannot map")
 
     def _deterministic(self) -> None:
         assert self.example is not None and self.result is not None
@@ -427,7 +516,7 @@ class ToolChecks:
 
     def _referenced_param(self) -> str | None:
         """The first argument of a simulated call that names a row by id (``charge_id``)."""
-        from generator.compiler.tools import reference_entity
+        from generator.compiler.simulated import reference_entity
 
         assert self.example is not None
         entity = self.definition.behaviour.entity

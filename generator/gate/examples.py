@@ -91,7 +91,10 @@ def _build(runtime: ServiceRuntime, tool: ToolDef, rows: Rows, maker: ValueMaker
             raise NoExample(f"no seeded row reaches a {entity} through {behaviour.via}")
         raise NoExample(f"no seeded {entity} this call can act on")
     parents = _parents(runtime, tool, rows, row)
+    if behaviour.kind == "link" and not any(b.role == "member" for b in tool.bindings.values()):
+        _unjoined(runtime, tool, rows, parents)
     args: dict[str, Any] = {}
+    conditions: dict[str, Any] = {}  # arguments a binding's ``when`` needs (Box's type: file)
     for param, schema in properties.items():
         binding = tool.bindings.get(param)
         role = binding.role if binding else None
@@ -102,11 +105,20 @@ def _build(runtime: ServiceRuntime, tool: ToolDef, rows: Rows, maker: ValueMaker
             source = parents.get(binding.entity or "") if role == "parent" else row
             if source is not None:
                 value = source.get(binding.lookup or "id")
+                for step in reversed(binding.path):  # item: {"id": ...}
+                    value = {step: _fit(value, (schema.get("properties") or {}).get(step, {}))}
+                for other, wanted in binding.when.items():
+                    conditions[other] = wanted
         elif binding is not None and role == "filter" and row is not None and binding.op == "eq":
             value = row.get(binding.column or "")
+        elif binding is not None and role == "member":
+            value = _member(runtime, tool, rows, parents, binding)
+            if value is _UNSET and binding.entity is None:  # members named freely (no rows of their kind)
+                value = maker.value(schema, param, prefer_examples=prefer_examples)
         elif binding is not None and role == "field":
             if param in required or (optional and _simple(schema)):
                 value = _field_value(runtime, entity or "", binding.column or param, schema, param, rows, maker, prefer_examples)
+                value = _within_owner(runtime, entity or "", binding.column or param, value, parents, rows)
         elif binding is None and behaviour.kind == "simulated" and _referenced_row(runtime, param, entity, rows):
             value = _referenced_row(runtime, param, entity, rows)["id"]  # a simulated tool refuses unknown ids
         elif param in required:
@@ -125,11 +137,14 @@ def _build(runtime: ServiceRuntime, tool: ToolDef, rows: Rows, maker: ValueMaker
         if value is _UNSET or (value is None and param not in required):
             continue
         value = _fit(value, schema)
+        if role in ("parent", "via") and binding is not None and binding.path:
+            value = {**maker.value(schema, param, prefer_examples=prefer_examples), **value} if isinstance(value, dict) else value
         if role not in ("key", "parent", "via") and not _fits(schema, value):
             if param not in required:
                 continue  # a stored value this parameter's schema does not allow: leave it out
             value = maker.value(schema, param, prefer_examples=True)
         args[param] = value
+    args.update({k: v for k, v in conditions.items() if k in properties})
     if behaviour.kind == "update" and not any(
         b.role == "field" and p in args for p, b in tool.bindings.items()
     ):  # an update must change something: pass the first writable field
@@ -144,8 +159,62 @@ def _build(runtime: ServiceRuntime, tool: ToolDef, rows: Rows, maker: ValueMaker
 _UNSET: Any = object()
 
 
+def _within_owner(runtime: ServiceRuntime, entity: str, column: str, value: Any, parents: dict[str, dict[str, Any]],
+                  rows: Rows) -> Any:
+    """An amount a row under an owner can take: a share of what is left of the owner's (a partial refund)."""
+    from generator.compiler.behaviours import AMOUNT, amount_owner
+
+    definition = runtime.entities.get(entity)
+    if column != AMOUNT or definition is None or not isinstance(value, (int, float)) or isinstance(value, bool):
+        return value
+    owner = amount_owner(definition, {f.name: parents[f.ref]["id"] for f in definition.fields if f.ref in parents},
+                         runtime.entities)
+    if owner is None:
+        return value
+    parent = parents.get(owner.ref or "")
+    total = parent.get(AMOUNT) if parent is not None else None
+    if not isinstance(total, (int, float)) or isinstance(total, bool):
+        return value
+    taken = sum(r.get(AMOUNT) or 0 for r in rows.get(entity, []) if r.get(owner.name) == parent.get("id"))  # type: ignore[union-attr]
+    left = total - taken
+    if left <= 0:
+        return value
+    share = left / 4
+    return max(1, int(share)) if isinstance(value, int) else round(max(0.01, share), 2)
+
+
+def _unjoined(runtime: ServiceRuntime, tool: ToolDef, rows: Rows, parents: dict[str, dict[str, Any]]) -> None:
+    """A join acts on a row the current user (the first of the members' kind) is not in yet."""
+    entity = runtime.entities.get(tool.behaviour.entity or "")
+    owner = entity.owner_field if entity is not None else None
+    member = next((f for f in entity.fields if f.ref and f is not owner), None) if entity is not None else None
+    if entity is None or owner is None or owner.ref is None or member is None or not rows.get(member.ref or ""):
+        return
+    me = rows[member.ref or ""][0].get("id")
+    joined = {r.get(owner.name) for r in rows.get(entity.name, []) if r.get(member.name) == me}
+    free = [r for r in rows.get(owner.ref, []) if r.get("id") not in joined]
+    if free:
+        parents[owner.ref] = free[0]
+
+
+def _member(runtime: ServiceRuntime, tool: ToolDef, rows: Rows, parents: dict[str, dict[str, Any]], binding: Any) -> Any:
+    """A member to add (one not yet in the parent row) or to remove (one that is)."""
+    entity = runtime.entities.get(tool.behaviour.entity or "")
+    owner = entity.owner_field if entity is not None else None
+    if entity is None or owner is None or owner.ref is None or binding.entity is None:
+        return _UNSET
+    parent = parents.get(owner.ref)
+    column = binding.column or ""
+    linked = [r.get(column) for r in rows.get(entity.name, []) if parent is not None and r.get(owner.name) == parent.get("id")]
+    pool = [r.get("id") for r in rows.get(binding.entity, [])]
+    if tool.behaviour.kind == "unlink":
+        return linked[-1] if linked else _UNSET
+    fresh = [m for m in pool if m not in linked]
+    return fresh[-1] if fresh else _UNSET
+
+
 def _referenced_row(runtime: ServiceRuntime, param: str, entity: str | None, rows: Rows) -> dict[str, Any] | None:
-    from generator.compiler.tools import reference_entity
+    from generator.compiler.simulated import reference_entity
 
     target = reference_entity(param, entity, runtime.entities)
     pool = rows.get(target or "", [])

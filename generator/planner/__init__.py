@@ -14,13 +14,16 @@ from typing import Any
 from generator.importers.raw import RawService
 from generator.naming import service_name, singular, tool_name, words
 from generator.planner.assemble import Assembler, Planned
-from generator.planner.intents import PreparedTool, analyse
+from generator.planner.intents import PreparedTool, analyse, keyed_segments
 from generator.schemas import SchemaRejected, clean_text, hoist_wrappers, normalise_input_schema
 from generator.spec import ServiceSpec, SpecError, load_spec
 
 MAX_TOOLS = 900
+#: Over this many tools, only a product's core resources (those its API lets you create, read and list:
+#: what its users automate) are planned as behaviours; its other tools are simulated.
+CORE_ONLY_OVER = 200
 
-__all__ = ["MAX_TOOLS", "PlanResult", "plan_service"]
+__all__ = ["CORE_ONLY_OVER", "MAX_TOOLS", "PlanResult", "plan_service"]
 
 
 @dataclass
@@ -50,12 +53,13 @@ def plan_service(raw: RawService, name: str | None = None) -> PlanResult:
         return result
     prepared = _prepare(raw, name, result)
     provider = frozenset(words(name)) | frozenset(words(raw.name.split(":")[0].split(".")[0]))
-    planned = [Planned(tool, analyse(tool, provider)) for tool in prepared]
+    collections = keyed_segments([t.path for t in prepared if t.path])
+    planned = [Planned(tool, analyse(tool, provider, collections)) for tool in prepared]
     if not planned:
         result.problem = "every tool was rejected"
         return result
     for _ in range(4):
-        assembler = Assembler(name, planned)
+        assembler = Assembler(name, planned, core_only=len(raw.tools) > CORE_ONLY_OVER)
         entities, tools = assembler.run()
         data = {
             "name": name,

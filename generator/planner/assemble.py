@@ -14,6 +14,17 @@ from typing import Any
 
 from generator.naming import is_plural, plural, shorten, singular, snake, words
 from generator.planner.intents import Intent, PreparedTool
+from generator.planner.bindings import GENERIC_HOLDERS, flag_binding, member_column
+from generator.planner.resources import (
+    creating_actions,
+    documented_states,
+    memberships,
+    rpc_rows,
+    starting_state,
+    state_value,
+)
+from generator.planner.roles import role_of
+from generator.planner.scope import OUTSIDE_CORE, core_entities, route_entity
 from generator.planner.wording import intent_and_phrases
 from generator.planner.lexicon import (
     CURSOR_PARAMS,
@@ -34,7 +45,7 @@ from generator.planner.lexicon import (
     squash,
 )
 from generator.schemas import SchemaRejected, clean_text, normalise_schema
-from generator.semantics import FORMAT_OF, infer_semantic
+from generator.semantics import FORMAT_OF, documented_aliases, infer_semantic
 from generator.spec import (
     Behaviour,
     Binding,
@@ -69,6 +80,9 @@ class _Entity:
     targeted_by_send: bool = False
     keyed: bool = False  # some tool addresses one row by key or lists rows: not a singleton
     crud_fields: set[str] = field(default_factory=set)  # lowercase fields create/update tools write
+    link: bool = False  # rows are memberships (a user in a conversation), made by link/unlink tools
+    natural: set[str] = field(default_factory=set)  # lowercase columns tools look rows up by (a repo's workspace)
+    ref_types: Counter[str] = field(default_factory=Counter)  # JSON types of the <entity>_id parameters elsewhere
 
     def get(self, name: str) -> FieldDef | None:
         return self.fields.get(name.lower())
@@ -110,11 +124,16 @@ class Planned:
 class Assembler:
     """Builds the entities and tools of one service from its tools' intents."""
 
-    def __init__(self, service: str, planned: list[Planned]) -> None:
+    def __init__(self, service: str, planned: list[Planned], core_only: bool = False) -> None:
         self.service = service
         self.planned = planned
+        self.core_only = core_only  # a large API: only its core resources' tools are behaviours
+        self.core: set[str] = set()
         self.entities: dict[str, _Entity] = {}
         self.notes: dict[str, list[str]] = {}
+        self.states: dict[str, list[str]] = {}  # entity -> the statuses its tools document
+        self.renamed: dict[str, dict[str, str]] = {}  # entity -> {parameter (lowercase): the column it writes}
+        self.listed_under: dict[str, set[str]] = {}  # entity -> parents whose rows list it (/files/{id}/comments)
 
     # -- entities ---------------------------------------------------------------------------------
 
@@ -128,13 +147,21 @@ class Assembler:
     def run(self) -> tuple[list[EntityDef], list[ToolDef]]:
         self._categorical_keys()
         self._canonical_names()
+        rpc_rows(self.planned)
+        memberships(self.planned)
+        self.states = {e: [v for v in values if v.lower() not in ("all", "any", "*")]
+                       for e, values in documented_states(self.planned).items()}
+        creating_actions(self.planned, self.states)
         self._resolve_sub_resources()
         self._links()
         for p in self.planned:
             self._collect(p)
         for p in self.planned:
             self._collect_filters(p)
+            if p.intent.kind in ("list", "search") and p.intent.parents and p.intent.entity:
+                self.listed_under.setdefault(p.intent.entity, set()).add(p.intent.parents[0][0])
         entities = self._finish_entities()
+        self.core = core_entities(self.planned, entities)
         tools = [self._tool(p, entities) for p in self.planned]
         return list(entities.values()), tools
 
@@ -231,13 +258,23 @@ class Assembler:
             entity.keyed = True
         if intent.kind == "send":
             entity.targeted_by_send = True
+        if intent.kind in ("link", "unlink"):
+            entity.link = entity.keyed = True
+            column = member_column(intent, tool)
+            if entity.get(column) is None:
+                target = intent.member_entity or ("user" if column == "user_id" else None)
+                entity.add(FieldDef(name=column, type="string", ref=target,
+                                    semantic=None if target else "email_address",
+                                    description="The member." if target else "The member's email address."))
         for param, column in intent.keys.items():
             schema = tool.properties.get(param, {})
             if column == "id":
                 entity.key_types[_json_type(schema)] += 1
                 entity.key_schemas.append(schema)
-            elif entity.get(column) is None:
-                entity.add(self._field(column, schema, entity.name))
+            else:
+                entity.natural.add(column.lower())
+                if entity.get(column) is None:
+                    entity.add(self._field(column, schema, entity.name))
         for index, (parent, params) in enumerate(intent.parents):
             parent_entity = self.entity(parent)
             if len(params) == 1 and not _categorical(tool.properties.get(params[0], {})):
@@ -246,13 +283,16 @@ class Assembler:
                 parent_entity.key_schemas.append(schema)
             else:
                 for param in params:
+                    parent_entity.natural.add(param.lower())
                     if parent_entity.get(param) is None:
                         parent_entity.add(self._field(param, tool.properties.get(param, {}), parent))
-            if index == 0 and intent.kind in ("create", "send", "list", "search", "get", "update", "delete", "transition"):
+            if index == 0 and intent.kind in ("create", "send", "list", "search", "get", "update", "delete", "transition",
+                                              "link", "unlink"):
                 fk = f"{parent}_id"
                 existing = entity.get(fk)
                 if existing is None:
-                    entity.add(FieldDef(name=fk, type="string", ref=parent, owner=entity.owner is None,
+                    # a row listed under a row (/charges/{charge}/refunds) is owned by it, whatever else owns it
+                    entity.add(FieldDef(name=fk, type="string", ref=parent, owner=True,
                                         description=f"The {_words(parent)} this {_words(entity.name)} belongs to."))
                     if entity.owner is None:
                         entity.owner = parent
@@ -324,7 +364,7 @@ class Assembler:
     def _payload_params(self, p: Planned) -> list[str]:
         """Parameters that carry data (not keys, parents, paging or options)."""
         intent, tool = p.intent, p.tool
-        taken = set(intent.keys) | set(intent.fields)
+        taken = set(intent.keys) | set(intent.fields) | set(intent.members)
         for _, params in intent.parents:
             taken.update(params)
         if intent.via:
@@ -381,9 +421,20 @@ class Assembler:
     def _finish_entities(self) -> dict[str, EntityDef]:
         out: dict[str, EntityDef] = {}
         tables: set[str] = set()
+        for entity in list(self.entities.values()):  # Salesloft's account_id is an integer: so is an account's id
+            for f in entity.fields.values():
+                target = self._ref_for(f.name) if squash(f.name).endswith("id") and len(f.name) > 2 else None
+                if target is not None and target != entity.name and f.type == "integer" and not f.enum:
+                    self.entities[target].ref_types["integer"] += 1
+        for p in self.planned:  # Jira's issueId is an integer wherever it is passed: issues have numeric ids
+            for param, schema in p.tool.properties.items():
+                target = self._ref_for(param) if squash(param).endswith("id") and len(param) > 2 else None
+                if target is not None and _json_type(schema) == "integer" and not schema.get("enum"):
+                    self.entities[target].ref_types["integer"] += 1
         for entity in self.entities.values():
             state = self._state(entity)
-            person = bool(set(words(entity.name)) & PERSON_ENTITIES)
+            person = bool(set(words(entity.name)) & PERSON_ENTITIES) and not entity.link
+            self._merge_reference_fields(entity)
             fields = list(entity.fields.values())
             names = {f.name.lower() for f in fields}
             if person and not names & {"email", "email_address", "name", "full_name", "display_name", "displayname"}:
@@ -406,6 +457,8 @@ class Assembler:
                         f.ref = ref  # a field named after another entity's id refers to it
                 if f.ref and f.ref in self.entities:
                     f.semantic = f"id:{self.service}.{f.ref}"
+                    f.enum = f.pattern = f.format = None
+                f.role = f.role or role_of(f, person)
             table = plural(entity.name)
             while table in tables or table in _RESERVED_TABLES:
                 table = f"{table}_x"
@@ -427,9 +480,34 @@ class Assembler:
             for f in entity.fields:
                 if f.ref and f.ref not in out:
                     f.ref, f.owner = None, False
+                    if (f.semantic or "").startswith("id:"):
+                        f.semantic = None
+                if f.ref:  # a reference holds the referenced entity's key, in its type
+                    f.type = out[f.ref].key.type
+                    f.json_schema = None
             if entity.per_parent and entity.owner_field is None:
                 entity.per_parent = False
         return out
+
+    def _merge_reference_fields(self, entity: _Entity) -> None:
+        """Stripe's refund has ``charge_id`` (from ``/charges/{charge}/refunds``) and a body ``charge``: one
+        column, ``charge_id``; the parameter ``charge`` writes and filters it."""
+        for f in list(entity.fields.values()):
+            if f.name.lower() in entity.natural:
+                continue  # Bitbucket's /repositories/{workspace}/{repo_slug}: a repository is found by its workspace
+            target = self._ref_for(f.name) if snake(f.name) in self.entities or squash(f.name).endswith("id") else None
+            if target is None or target == entity.name:
+                continue
+            canonical = entity.get(f"{target}_id")
+            if canonical is None or canonical is f or canonical.name.lower() == f.name.lower():
+                continue
+            entity.fields.pop(f.name.lower())
+            self.renamed.setdefault(entity.name, {})[f.name.lower()] = canonical.name
+
+    def _column(self, entity: EntityDef, name: str) -> str:
+        """The column a parameter called ``name`` writes or filters (``charge`` -> ``charge_id`` when merged)."""
+        merged = self.renamed.get(entity.name, {}).get(name.lower())
+        return merged if merged is not None else _column_name(entity, name)
 
     def _state(self, entity: _Entity) -> StateDef | None:
         status = [(verb, value) for verb, (fname, value) in entity.transitions.items() if fname == "status"]
@@ -448,19 +526,24 @@ class Assembler:
             if existing is not None:
                 entity.fields.pop("status")
             state_field = entity.add(FieldDef(name="status", type="string", description="The current state."), force=True)
-        targets = [str(value) for _, value in status]
-        enum_values = [str(v) for v in state_field.enum or []]
-        initial = next((start for target, start in INITIAL_BY_TARGET if target in targets), None)
-        if initial is None:
-            initial = enum_values[0] if enum_values else "active"
-        values: list[str] = [initial]
-        for value in targets + enum_values:
-            if value not in values:
-                values.append(value)
-        for verb, _ in status:
-            for source in RESTORING.get(verb, ()):
-                if source not in values and len(values) < 12:
-                    values.append(source)
+        documented = self.states.get(entity.name)
+        if documented:  # the product's own statuses, never invented ones
+            values = list(dict.fromkeys(documented))
+            initial = starting_state(values)
+        else:
+            targets = [str(value) for _, value in status]
+            enum_values = [str(v) for v in state_field.enum or []]
+            initial = next((start for target, start in INITIAL_BY_TARGET if target in targets), None)
+            if initial is None:
+                initial = enum_values[0] if enum_values else "active"
+            values = [initial]
+            for value in targets + enum_values:
+                if value not in values:
+                    values.append(value)
+            for verb, _ in status:
+                for source in RESTORING.get(verb, ()):
+                    if source not in values and len(values) < 12:
+                        values.append(source)
         state_field.enum = values
         state_field.semantic = None
         return StateDef(field=state_field.name, values=values, initial=initial,
@@ -468,6 +551,11 @@ class Assembler:
 
     def _key(self, entity: _Entity) -> KeyDef:
         numeric = entity.key_types.get("integer", 0) + entity.key_types.get("number", 0)
+        if not entity.key_types:  # no tool names it by key: the <entity>_id parameters elsewhere say its type
+            numeric = entity.ref_types.get("integer", 0)
+        elif not numeric and entity.ref_types.get("integer"):
+            # Jira: issueIdOrKey is a string, issueId an integer: ids are digit strings ("48213"), which fit both
+            return KeyDef(pattern="^[1-9][0-9]{4}$")
         key_type = "integer" if numeric else "string"  # digit strings still find integer keys
         constrained = any(_json_type(s) == "string" and (s.get("pattern") or s.get("format") or (s.get("minLength") or 0) > 6)
                           for s in entity.key_schemas)
@@ -497,6 +585,8 @@ class Assembler:
         intent, tool = p.intent, p.tool
         entity = entities.get(intent.entity or "")
         kind = intent.kind
+        if kind == "simulated" and entity is None:
+            entity = route_entity(tool, entities)  # what its path names: the rows its world model answers from
         if kind != "simulated" and entity is None:
             kind = "simulated"
         bindings: dict[str, Binding] = {}
@@ -519,12 +609,19 @@ class Assembler:
             reason = intent.reason or "the planner could not map it to a behaviour"
             self.notes.setdefault(tool.name, []).append(f"simulated: {reason}")
         said, phrases = intent_and_phrases(tool.description or "", behaviour, effect, entity, bindings, parameters, entities)
+        description = _describe(kind, behaviour, entity, tool, intent)
+        if self.core_only and kind != "simulated" and entity is not None and entity.name not in self.core:
+            # a large API's side resource (settings, schemes, internals): the world model answers it from its rows
+            behaviour = Behaviour(kind="simulated", entity=entity.name, planned=kind, current=behaviour.current,
+                                  via=behaviour.via if kind in ("get", "list", "search") else None)
+            bindings = {p: b for p, b in bindings.items() if kind in ("get", "list", "search") or b.role in ("key", "parent")}
+            self.notes.setdefault(tool.name, []).append(f"simulated: {OUTSIDE_CORE}")
         return ToolDef(
             name=tool.name,
             effect=effect,
             intent=said,
             phrases=phrases,
-            description=_describe(kind, behaviour, entity, tool, intent),
+            description=description,
             parameters=parameters,
             result=result,
             behaviour=behaviour,
@@ -556,6 +653,11 @@ class Assembler:
             if entity.field(column) is not None:
                 out[param] = Binding(role="field", column=column)
         kind = intent.kind
+        if kind in ("link", "unlink"):
+            column = member_column(intent, tool)
+            member = entity.field(column)
+            for param in intent.members:
+                out[param] = Binding(role="member", column=column, entity=member.ref if member is not None else None)
         if intent.setter is not None and entity.field(intent.setter[1]) is not None:
             out[intent.setter[0]] = Binding(role="field", column=entity.field(intent.setter[1]).name)  # type: ignore[union-attr]
         for param, schema in tool.properties.items():
@@ -567,6 +669,8 @@ class Assembler:
                 out[param] = Binding(role=paging)  # type: ignore[arg-type]
             elif kind in ("list", "search") and s in SEARCH_PARAMS and _json_type(schema) == "string":
                 out[param] = Binding(role="search")
+            elif kind in ("list", "search") and (flag := flag_binding(param, schema, entity)) is not None:
+                out[param] = flag  # exclude_archived, include_spam_trash: rows left out by their state
             elif _is_option(param) or not _valid_column(param):
                 out[param] = Binding(role="option")
             elif kind in ("create", "send", "update", "transition"):
@@ -574,7 +678,9 @@ class Assembler:
                     has_key = any(b.role == "key" for b in out.values())
                     # create: the client chooses the id; a body id beside a path key repeats it
                     out[param] = Binding(role="option") if has_key else Binding(role="key", column="id")
-                elif (f := entity.field(_column_name(entity, param))) is not None:
+                elif kind in ("create", "send") and (nested := self._nested_parent(param, schema, tool, entity)) is not None:
+                    out[param] = nested  # Box's POST /comments {item: {id, type: file}}: the file's comment
+                elif (f := entity.field(self._column(entity, param))) is not None:
                     if kind == "transition" and f.name.lower() in self.entities[entity.name].crud_fields:
                         out[param] = Binding(role="option")  # capture(amount) must not rewrite the charge's amount
                     else:
@@ -584,10 +690,38 @@ class Assembler:
             elif kind in ("list", "search"):
                 out[param] = Binding(role="option") if self._includes_related(param) else self._filter(param, schema, entity)
             elif kind in ("get", "delete") and intent.style != "rest" and param in tool.required and entity.field(param):
-                out[param] = Binding(role="filter", column=_column_name(entity, param))
+                out[param] = Binding(role="filter", column=self._column(entity, param))
             else:
                 out[param] = Binding(role="option")
+        for param, binding in out.items():  # Gmail's userId "me", Calendar's "primary", Box's root folder "0"
+            if binding.role in ("key", "parent", "via", "member"):
+                binding.aliases = documented_aliases(tool.properties.get(param, {}).get("description"))
         return out
+
+    def _nested_parent(self, param: str, schema: dict[str, Any], tool: PreparedTool, entity: EntityDef) -> Binding | None:
+        """An object argument holding the id of the row this one is created under (``item: {id}``)."""
+        properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        if "id" not in properties or not isinstance(properties["id"], dict) or \
+                properties["id"].get("type") not in ("string", "integer", None):
+            return None
+        parents = [x for x in sorted(self.listed_under.get(entity.name, ())) if entity.field(f"{x}_id") is not None]
+        if len(parents) != 1:
+            return None
+        parent = parents[0]
+        noun = squash(parent.rsplit("_", 1)[-1])
+        if squash(param) not in GENERIC_HOLDERS and noun not in squash(param):
+            return None  # an event's "creator" {id} is a person, not the calendar it is in
+        when: dict[str, str | int | float | bool] = {}
+        for name in ("type", *(n for n in properties if n == "type")):
+            kinds = (tool.properties.get(name) or properties.get(name) or {}).get("enum")
+            if isinstance(kinds, list):
+                noun = next((k for k in kinds if isinstance(k, str) and squash(k) == squash(parent.rsplit("_", 1)[-1])), None)
+                if noun is None:
+                    return None
+                if name in tool.properties:
+                    when[name] = noun
+                break
+        return Binding(role="parent", entity=parent, lookup="id", column=f"{parent}_id", path=["id"], when=when)
 
     def _ref_or_field(self, param: str, f: FieldDef, entities: dict[str, EntityDef]) -> Binding:
         if f.ref and f.ref in entities and f.owner:
@@ -597,7 +731,7 @@ class Assembler:
     def _filter(self, param: str, schema: dict[str, Any], entity: EntityDef) -> Binding:
         kind = _json_type(schema)
         if _range_object(schema):  # Stripe's created={gt, gte, lt, lte} (or one timestamp)
-            column = _column_name(entity, param) if entity.field(_column_name(entity, param)) else None
+            column = self._column(entity, param) if entity.field(self._column(entity, param)) else None
             if column is None and squash(param) in ("created", "updated", "createdat", "updatedat"):
                 column = "updated_at" if squash(param).startswith("updat") else "created_at"
             if column is not None and entity.has_column(column):
@@ -606,7 +740,10 @@ class Assembler:
         ranged = _range_filter(param) or {"latest": ("created", "lte"), "oldest": ("created", "gte")}.get(squash(param))
         if ranged is not None:
             base, op = ranged
-            column = _column_name(entity, base) if entity.field(_column_name(entity, base)) else None
+            exact = entity.field(self._column(entity, param))
+            if exact is not None and exact.type in ("string", "integer", "number"):
+                return Binding(role="filter", column=exact.name, op=op)  # type: ignore[arg-type]  # Personio's start_date
+            column = self._column(entity, base) if entity.field(self._column(entity, base)) else None
             if column is None and base in ("created", "updated", "create", "update", "modified", "time", "date",
                                            "ts", "timestamp", "creation", "created_time", "creation_time"):
                 column = "updated_at" if base.startswith(("updat", "modif")) else "created_at"
@@ -617,16 +754,20 @@ class Assembler:
             return Binding(role="option")
         if kind == "array":
             items = schema.get("items") or {}
+            own = entity.field(self._column(entity, param))
+            if own is not None and own.type == "array":
+                return Binding(role="filter", column=own.name, op="contains")  # Gmail's labelIds
             base = param[:-1] if param.endswith("s") and len(param) > 3 else param
             if squash(base) in ("id", "ids"):
                 return Binding(role="filter", column="id", op="in")
-            column = _column_name(entity, base)
-            if entity.field(column) is not None and _json_type(items) in ("string", "integer", "number"):
-                return Binding(role="filter", column=column, op="in")
+            for candidate in (self._column(entity, base), f"{snake(base)}_id", f"{base}_id"):
+                f = entity.field(candidate)  # Personio's employees: the employee_id of each row
+                if f is not None and f.type in ("string", "integer", "number") and _json_type(items) in ("string", "integer", "number"):
+                    return Binding(role="filter", column=f.name, op="in")
             return Binding(role="option")
         if param.lower() == "id":
             return Binding(role="filter", column="id")
-        column = _column_name(entity, param)
+        column = self._column(entity, param)
         f = entity.field(column)
         if f is not None and f.type in ("string", "integer", "number", "boolean", "any"):
             if f.ref and f.owner:
@@ -640,11 +781,12 @@ class Assembler:
         if fname == "status":
             if entity.state is None:
                 return None
-            target = str(value)
-            if target not in entity.state.values:
-                return None
+            found = state_value(str(value), entity.state.values)
+            if found is None:
+                return None  # a state the product does not document: the world model answers it
+            target = found
             if verb in RESTORING:
-                sources = [s for s in RESTORING[verb] if s in entity.state.values]
+                sources = [v for v in entity.state.values if any(state_value(r, [v]) for r in RESTORING[verb])]
                 return Transition(field=entity.state.field, to=target, allowed_from=sources or None)
             allowed = [v for v in entity.state.values if v != target and v not in TERMINAL_STATES]
             return Transition(field=entity.state.field, to=target, allowed_from=allowed or None)
@@ -913,6 +1055,8 @@ def _describe(kind: str, behaviour: Behaviour, entity: EntityDef | None, tool: P
         "update": f"Update a {noun}; only the fields you pass change.",
         "delete": f"Delete a {noun}; it can no longer be read.",
         "transition": "",
+        "link": f"Add members to a {_words(noun.removesuffix(' member'))} (default: you).",
+        "unlink": f"Remove members from a {_words(noun.removesuffix(' member'))} (default: you).",
     }[kind]
     if kind == "transition" and behaviour.transition is not None:
         t = behaviour.transition

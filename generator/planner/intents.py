@@ -29,6 +29,11 @@ from generator.planner.lexicon import (
 CREATING_ACTIONS = {"refund": "refund", "comment": "comment", "reply": "reply", "review": "review", "note": "note",
                     "rate": "rating", "vote": "vote", "pay": "payment", "dispute": "dispute", "invite": "invitation",
                     "payout": "payout", "credit": "credit_note", "transfer": "transfer", "reverse": "reversal"}
+#: Verbs that add the caller or others to a row, or take them out of it (a channel's members).
+MEMBERSHIP = {"join": "link", "invite": "link", "leave": "unlink", "kick": "unlink"}
+#: Parameter names that carry the members of a membership action.
+_MEMBER_WORDS = frozenset({"user", "users", "userid", "userids", "member", "members", "memberid", "memberids",
+                           "invitee", "invitees", "email", "emails", "participant", "participants"})
 #: Sub-resources that are a view of their parent row (``GET /jobs/{id}/status``).
 VIEW_WORDS = frozenset({"status", "state", "details", "detail", "info", "summary", "overview", "metadata",
                         "properties", "attributes", "full", "preview", "content", "contents", "raw"})
@@ -92,6 +97,9 @@ class Intent:
     toggle_off: bool = False  # DELETE /posts/{id}/like: the inverse of the verb's transition
     setter: tuple[str, str] | None = None  # PUT /cards/{id}/closed {value}: (parameter, column) it sets
     fields: dict[str, str] = field(default_factory=dict)  # param -> column a create writes (a link's other end)
+    members: list[str] = field(default_factory=list)  # link/unlink: the parameters naming the members
+    member_entity: str | None = None  # link/unlink: the entity members are rows of (default: users)
+    action: tuple[str, str, list[str]] | None = None  # a creating action (verb, row noun, keys): pay an invoice
     reason: str | None = None
     style: str = "rest"
 
@@ -100,14 +108,15 @@ class Intent:
         return Intent(kind="simulated", entity=entity, reason=reason, style=style)
 
 
-def analyse(tool: PreparedTool, provider_words: frozenset[str]) -> Intent:
-    """The intent of ``tool``; ``provider_words`` are name prefixes to ignore (``github_...``)."""
+def analyse(tool: PreparedTool, provider_words: frozenset[str], collections: frozenset[str] = frozenset()) -> Intent:
+    """The intent of ``tool``; ``provider_words`` are name prefixes to ignore (``github_...``); ``collections``
+    are the path segments the service's paths follow with a key (``issue`` of Jira's ``/issue/{id}``)."""
     if tool.method and tool.path:
         literal = [s for s in tool.path.split("?")[0].split("/") if s and "{" not in s]
         if any("." in _EXTENSION.sub("", s) for s in literal[-1:]):
             tokens, tail_start = _rpc_tokens(literal[-1], literal[:-1])
             return _name_intent(tool, tokens, provider_words, tail_start)
-        return _rest_intent(tool)
+        return _rest_intent(tool, collections)
     return _name_intent(tool, words(tool.source or tool.name), provider_words, None)
 
 
@@ -130,6 +139,8 @@ def _steps(tool: PreparedTool) -> list[Step]:
                 _attach_keys(steps, params)
                 steps.append(Step(noun="", raw=action))
                 continue
+            if not steps and skipped:  # "/v1/Services/{Sid}": the namespace word was the resource
+                steps.append(Step(noun=_noun(skipped[-1]) or singular(identifier(skipped[-1])), raw=skipped[-1]))
             _attach_keys(steps, params)
             leading = False
             continue
@@ -164,7 +175,7 @@ def _attach_keys(steps: list[Step], params: list[str]) -> None:
     if steps and not steps[-1].current:
         steps[-1].keys.extend(params)
     else:
-        noun = re.sub(r"_?(id|name|key|slug|uuid)$", "", snake(params[0])) or "item"
+        noun = re.sub(r"_?(sid|id|name|key|slug|uuid)$", "", snake(params[0])) or "item"
         steps.append(Step(noun=singular(identifier(noun)), keys=list(params), raw=params[0]))
 
 
@@ -192,7 +203,19 @@ def _action(step: Step, method: str) -> tuple[str, str, list[str]] | None:
     return verb, kind, rest
 
 
-def _rest_intent(tool: PreparedTool) -> Intent:
+def keyed_segments(paths: list[str]) -> frozenset[str]:
+    """Path segments followed by a key somewhere in a service (``issue`` in ``/issue/{issueIdOrKey}``): they name
+    collections, even when singular (Jira's ``/issue``, ``/issue/{id}/comment``)."""
+    found: set[str] = set()
+    for path in paths:
+        segments = [s for s in path.split("?")[0].split("/") if s]
+        for here, following in zip(segments, segments[1:]):
+            if "{" not in here and following.startswith("{"):
+                found.add(squash(_EXTENSION.sub("", here)))
+    return frozenset(found)
+
+
+def _rest_intent(tool: PreparedTool, collections: frozenset[str] = frozenset()) -> Intent:
     method = (tool.method or "").upper()
     steps = _steps(tool)
     if not steps:
@@ -226,7 +249,7 @@ def _rest_intent(tool: PreparedTool) -> Intent:
     setter = _setter(tool, method, steps, parents, current_parent)
     if setter is not None:
         return setter
-    action = _action(last, method)
+    action = _action(last, method) if squash(last.raw) not in collections else None  # POST /issue creates an issue
     if action is not None:
         return _rest_action(tool, method, steps, action, parents, current_parent)
     prev = steps[-2] if len(steps) >= 2 else None
@@ -258,6 +281,11 @@ def _rest_intent(tool: PreparedTool) -> Intent:
                           current_parent=current_parent)
         return Intent.simulated(f"HTTP {method} on a whole collection of {last.noun} (a bulk operation)")
     # A singular noun: a sub-resource of a keyed row, or a singleton, or a collection named in the singular.
+    if squash(last.raw) in collections and method in ("GET", "POST"):  # Jira's /issue/{id}/comment lists comments
+        if method == "POST":
+            return Intent(kind="create", entity=last.noun, parents=parents, current_parent=current_parent)
+        return Intent(kind="search" if _has_search(tool) else "list", entity=last.noun, parents=parents,
+                      current_parent=current_parent)
     if prev_keyed:
         assert prev is not None
         kind = {"GET": "get", "PUT": "update", "PATCH": "update", "POST": "create", "DELETE": "delete"}.get(method)
@@ -331,11 +359,22 @@ def _rest_action(
             intent = _on_row(prev, "transition", row_parents, current_parent)
             intent.verb = rest[-1] if rest[-1] in TRANSITIONS else f"mark_{rest[-1]}"
             return intent
+        if verb in MEMBERSHIP and prev.keys:
+            return membership(tool, verb, prev.noun, prev.keys[:1])
+        if verb in ("add", "remove") and rest and prev.keys:  # POST /tasks/{id}/addTag {tag}: tag the task
+            noun = singular(identifier("_".join(rest)))
+            named = {squash(noun), squash(noun) + "id", squash(noun) + "ids", squash(noun) + "s", squash(noun) + "gid"}
+            member = [p for p in tool.properties if squash(p) in named and p not in prev.keys]
+            if member:  # followers, members, assignees are people: the service's users
+                target = "user" if noun.rsplit("_", 1)[-1] in PERSON_ENTITIES | {"follower"} else noun
+                return Intent(kind="link" if verb == "add" else "unlink", entity=f"{prev.noun}_{noun}",
+                              parents=[(prev.noun, prev.keys[:1])], members=member[:1], verb=verb, member_entity=target)
         if verb in CREATING_ACTIONS and not rest:
             # POST /charges/{id}/refund: a refund of the charge is created; the charge is not rewritten
             owner = [(prev.noun, prev.keys)] + row_parents if prev.keys else row_parents
             return Intent(kind="create", entity=CREATING_ACTIONS[verb], parents=owner,
-                          current_parent=prev.noun if prev.current else current_parent)
+                          current_parent=prev.noun if prev.current else current_parent,
+                          action=(verb, prev.noun, list(prev.keys)))
         if kind == "transition":
             intent = _on_row(prev, "transition", row_parents, current_parent)
             intent.verb = verb
@@ -447,6 +486,12 @@ def _name_intent(
             entity = "message"
         else:
             return Intent.simulated(f"the verb {verb!r} has no object the planner can read", style=style)
+    if verb in MEMBERSHIP and not after:
+        row = _sole_required(tool) or next((p for p in _identifier_params(tool) if squash(p) not in _MEMBER_WORDS), None)
+        if row is not None:
+            found = membership(tool, verb, entity, [row])
+            found.style = style
+            return found
     intent = Intent(kind="simulated", entity=entity, style=style, verb=verb if kind == "transition" else None)
     keys = _name_keys(tool, entity)
     if kind == "send" and keys and entity != "message":
@@ -477,6 +522,20 @@ def _name_intent(
         intent.kind, intent.singleton = "get", True
         return intent
     return Intent.simulated(f"cannot tell which parameter identifies the {entity}", entity=entity, style=style)
+
+
+def membership(tool: PreparedTool, verb: str, row: str, keys: list[str]) -> Intent:
+    """``join``/``invite`` adds members to the row (link); ``leave``/``kick`` takes them out (unlink).
+
+    Members are the parameters named like people (``users``, ``user``); without one, the caller."""
+    members = [p for p in tool.properties if squash(p) in _MEMBER_WORDS and p not in keys]
+    return Intent(kind=MEMBERSHIP[verb], entity=f"{row}_member", parents=[(row, keys)], members=members[:1],
+                  verb=verb)
+
+
+def _identifier_params(tool: PreparedTool) -> list[str]:
+    return [p for p, s in tool.properties.items() if s.get("type") in ("string", "integer")
+            and (squash(p) in _IDENTIFIER_NAMES or squash(p).endswith("id"))]
 
 
 def _verb_index(tokens: list[str], tail_start: int | None) -> int | None:
@@ -524,11 +583,12 @@ _COLLECTION_WORDS = {"history": "message", "replies": "reply", "members": "membe
 def _name_keys(tool: PreparedTool, entity: str) -> dict[str, str]:
     """Parameters that identify one row of ``entity``: its id (``id``), else a natural key column."""
     last = entity.rsplit("_", 1)[-1]
+    # Slack's usergroups.disable(usergroup), Stripe's charge: a parameter named like the entity is its id
     pk = {"id", squash(entity) + "id", squash(last) + "id", squash(entity) + "number", squash(last) + "number",
           squash(entity) + "uuid", squash(entity) + "sid", squash(entity) + "key", squash(last) + "uuid",
-          squash(entity) + "ids"}
+          squash(entity) + "ids", squash(entity), squash(last)}
     natural = {squash(entity) + "name", squash(last) + "name", squash(entity) + "slug", squash(last) + "slug",
-               squash(entity), squash(last), squash(entity) + "code", squash(last) + "code"}
+               squash(entity) + "code", squash(last) + "code"}
     if last in PERSON_ENTITIES:
         natural |= {"email", "emailaddress", "username", "login"}  # people are looked up by email or handle
     found: dict[str, str] = {}

@@ -13,8 +13,8 @@ UPDATE_VERBS = frozenset({"update", "edit", "modify", "patch", "change", "rename
                           "move", "unassign", "upsert", "set", "reorder", "adjust", "transfer", "tag",
                           "untag", "label", "mark", "reschedule", "reassign", "rotate", "reset", "sync", "link",
                           "unlink", "associate", "dissociate"})
-DELETE_VERBS = frozenset({"delete", "remove", "destroy", "purge", "erase", "drop", "discard", "trash", "detach",
-                          "leave", "kick", "clear", "withdraw"})
+DELETE_VERBS = frozenset({"delete", "remove", "destroy", "purge", "erase", "drop", "discard", "detach",
+                          "withdraw", "leave", "kick"})
 SEND_VERBS = frozenset({"send", "notify", "email", "sms", "reply", "forward", "broadcast", "dispatch", "tweet",
                         "invite", "share", "message", "text", "announce", "ping", "remind", "mail", "fax", "call",
                         "dial", "respond", "chat", "post"})
@@ -118,18 +118,24 @@ TRANSITIONS: dict[str, tuple[str, str | bool]] = {
     "hide": ("hidden", True),
     "unhide": ("hidden", False),
     "flag": ("flagged", True),
+    "trash": ("trashed", True),  # a soft delete: the row stays, out of the default lists
+    "untrash": ("trashed", False),
+    "pay": ("status", "paid"),
     "unflag": ("flagged", False),
     "read": ("read", True),
     "unread": ("read", False),
 }
 
 #: Verbs whose transition only makes sense after another (a row must first be closed to be reopened).
-RESTORING = {"reopen": ("closed",), "unarchive": ("archived",), "restore": ("archived", "deleted", "inactive"),
+RESTORING = {"reopen": ("closed", "resolved", "completed", "done"), "unarchive": ("archived",), "restore": ("archived", "deleted", "inactive"),
              "resume": ("paused",), "unsuspend": ("suspended",), "unblock": ("blocked",), "unban": ("banned",),
              "reactivate": ("inactive", "cancelled", "suspended"), "retry": ("failed", "cancelled", "stopped")}
 #: States a row cannot leave except through a restoring verb.
-TERMINAL_STATES = frozenset({"cancelled", "voided", "refunded", "rejected", "declined", "expired", "revoked",
-                             "denied", "banned", "closed", "archived", "completed", "deleted", "uninstalled"})
+TERMINAL_STATES = frozenset({"cancelled", "canceled", "voided", "void", "refunded", "rejected", "declined", "expired",
+                             "revoked", "denied", "banned", "closed", "archived", "completed", "deleted", "uninstalled",
+                             # done: a paid invoice, a captured payment or a signed document cannot be cancelled
+                             "paid", "captured", "succeeded", "fulfilled", "shipped", "delivered", "signed", "done",
+                             "resolved", "won", "lost"})
 #: The state new rows start in, by which transitions exist (first match wins).
 INITIAL_BY_TARGET = (("published", "draft"), ("finalized", "draft"), ("submitted", "draft"), ("approved", "pending"),
                      ("captured", "pending"), ("confirmed", "pending"), ("shipped", "pending"),

@@ -83,7 +83,8 @@ STATE_INTENTS = {"closed": "close", "resolved": "close", "completed": "close", "
                  "published": "publish", "submitted": "submit", "finalized": "submit", "archived": "delete",
                  "refunded": "refund", "captured": "charge", "shipped": "ship", "fulfilled": "ship",
                  "delivered": "ship", "settled": "pay", "assigned": "assign", "sent": "send"}
-_KIND_INTENTS = {"get": "get", "list": "find", "search": "find", "create": "create", "update": "update",
+_KIND_INTENTS = {"link": "invite", "unlink": "remove",
+                 "get": "get", "list": "find", "search": "find", "create": "create", "update": "update",
                  "delete": "delete", "transition": "transition", "send": "send"}
 _SKIP_LEAD = re.compile(
     r"^(?:this (?:endpoint|operation|method|api|call|request|resource|tool)(?: (?:will|can|is used to|allows you to|lets you))?"
@@ -172,6 +173,8 @@ def _verb_and_object(sentence: str) -> tuple[str | None, list[str]]:
 def _intent(verb: str | None, kind: str, effect: str, behaviour: Behaviour, entity: EntityDef | None) -> str:
     noun = (entity.name.split("_")[-1] if entity else "")
     candidates: list[str] = ["find"] if kind in ("list", "search") else []
+    if kind in ("link", "unlink"):
+        candidates.append(_KIND_INTENTS[kind])  # joining or leaving a channel adds or removes a member
     if kind == "transition" and behaviour.transition is not None:
         candidates.append(STATE_INTENTS.get(str(behaviour.transition.to).lower(), ""))
     if verb:

@@ -45,6 +45,7 @@ class SimRequest:
     history: list[dict[str, Any]] = field(default_factory=list)  # earlier simulated calls: tool, arguments, answer
     world_seed: int = 0
     now: str = ""
+    rows: list[dict[str, Any]] | None = None  # the episode's rows the answer must present (None: no such rows)
 
     def cache_key(self, backend: str) -> str:
         payload = json.dumps(
@@ -105,6 +106,55 @@ def answer_problem(schema: dict[str, Any], answer: Any) -> str | None:
     return f"{where}: {error.message[:200]}"
 
 
+def rows_problem(rows: list[dict[str, Any]] | None, answer: Any) -> str | None:
+    """Why ``answer`` does not present exactly ``rows`` (the episode's rows it must answer from), or None.
+
+    One row: its id is among the answer's values, and a top-level ``id`` is that id. Many: every object of
+    the answer's list of records carries the id of one of the rows (no invented records)."""
+    if rows is None:
+        return None
+    ids = {_key(r.get("id")) for r in rows}
+    if len(rows) == 1 and not _records(answer):
+        top = answer.get("id") if isinstance(answer, dict) else None
+        if top is not None and _key(top) not in ids:
+            return f"id {top!r} is not the id of the row given ({rows[0].get('id')!r})"
+        if _key(rows[0].get("id")) not in _scalars(answer):
+            return f"the answer does not present the row {rows[0].get('id')!r}"
+        return None
+    records = _records(answer)
+    invented = [r.get("id") for r in records if "id" in r and _key(r.get("id")) not in ids]
+    if invented:
+        return f"records {invented[:3]!r} are not among the rows given ({sorted(ids)[:5]})"
+    if len(records) > len(rows):
+        return f"{len(records)} records where the state has {len(rows)}"
+    return None
+
+
+def _key(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _scalars(node: Any, depth: int = 0) -> set[str]:
+    if depth > 3:
+        return set()
+    if isinstance(node, dict):
+        return set().union(*(_scalars(v, depth + 1) for v in node.values())) if node else set()
+    if isinstance(node, list):
+        return set().union(*(_scalars(v, depth + 1) for v in node[:50])) if node else set()
+    return {_key(node)}
+
+
+def _records(answer: Any) -> list[dict[str, Any]]:
+    """The answer's list of records: the answer itself if it is one, else its first list of objects."""
+    if isinstance(answer, list):
+        return [r for r in answer if isinstance(r, dict)]
+    if isinstance(answer, dict):
+        for value in answer.values():
+            if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+                return value
+    return []
+
+
 def simulate(model: WorldModel, request: SimRequest, cache: AnswerCache, *, attempts: int = 3) -> Any:
     """A validated answer for ``request`` (cached), or a ``ToolError`` after ``attempts`` tries."""
     key = request.cache_key(model.name)
@@ -118,12 +168,13 @@ def simulate(model: WorldModel, request: SimRequest, cache: AnswerCache, *, atte
         except WorldModelError as exc:
             feedback = f"The previous attempt failed: {exc}"
             continue
-        problem = answer_problem(request.output_schema, candidate)
+        problem = answer_problem(request.output_schema, candidate) or rows_problem(request.rows, candidate)
         if problem is None:
             canonical = json.loads(json.dumps(candidate, sort_keys=True, default=str))  # the cached form, always
             cache.put(key, canonical)
             return canonical
-        feedback = f"Your answer did not match the output schema ({problem}). Answer again with JSON that matches it."
+        feedback = (f"Your answer did not match the output schema or the state ({problem}). Answer again with JSON "
+                    "that matches the schema and presents exactly the rows of the state given.")
     raise ToolError(
         "internal_error",
         f"{request.service}.{request.tool} is simulated and its world model ({model.name}) gave no valid answer "

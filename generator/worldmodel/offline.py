@@ -1,10 +1,11 @@
-"""The offline world model: schema-driven values from a seeded generator, with read-your-writes memory.
+"""The offline world model: the episode's rows in the tool's schema, else schema-driven values.
 
 Deterministic: the answer is a function of the world seed, the tool, the arguments, the state and
-the history. It remembers what earlier calls wrote: a property named like an argument takes the
-argument's value; otherwise, an earlier answer (or a stored row) about the record an id-like argument
-names lends its same-named properties, newest first. So ``get_fax(fax_id)`` after ``send_fax`` returns the fax
-that was sent, with the same status and recipient.
+the history. Given the rows a call answers from (``request.rows``), it presents them: one row lends
+its same-named columns to the answer's properties; many rows fill the answer's list of records, one
+record each. Without rows, it remembers what earlier calls said: a property named like an argument
+takes the argument's value; otherwise, an earlier answer (or a stored row) about the record an id-like
+argument names lends its same-named properties, newest first.
 """
 
 from __future__ import annotations
@@ -27,8 +28,24 @@ class OfflineWorldModel:
         rng = random.Random(json.dumps([request.world_seed, request.service, request.tool, request.arguments],
                                        sort_keys=True, default=str))
         maker = ValueMaker(World.from_seed(request.world_seed), rng)
+        if request.rows is not None:
+            return self._present(maker, request.output_schema, request, request.rows)
         memory = _memory(request)
         return self._value(maker, request.output_schema, request, memory, depth=0, name="")
+
+    def _present(self, maker: ValueMaker, schema: dict[str, Any], request: SimRequest, rows: list[dict[str, Any]]) -> Any:
+        """The rows in the tool's schema: its list of records holds one per row, else the first row fills it."""
+        props = schema.get("properties") or {}
+        listed = next((k for k, v in props.items() if isinstance(v, dict) and v.get("type") == "array"
+                       and isinstance(v.get("items"), dict) and v["items"].get("type") == "object"), None)
+        if listed is not None and (len(rows) != 1 or "id" not in props):
+            memory = {**(rows[0] if len(rows) == 1 else {}), "total": len(rows)}
+            out = self._value(maker, {**schema, "properties": {k: v for k, v in props.items() if k != listed}},
+                              request, memory, depth=0, name="")
+            item = props[listed]["items"]
+            out[listed] = [self._value(maker, item, request, row, depth=0, name=listed) for row in rows]
+            return out
+        return self._value(maker, schema, request, dict(rows[0]) if rows else {}, depth=0, name="")
 
     def _value(self, maker: ValueMaker, schema: dict[str, Any], request: SimRequest, memory: dict[str, Any],
                depth: int, name: str) -> Any:
@@ -77,7 +94,7 @@ def _memory(request: SimRequest) -> dict[str, Any]:
 
 
 def _recall(key: str, schema: dict[str, Any], arguments: dict[str, Any], memory: dict[str, Any]) -> Any:
-    for source in (arguments, memory):
+    for source in (memory, arguments):
         if key in source and source[key] is not None and answer_problem(schema, source[key]) is None:
             return source[key]
     return None

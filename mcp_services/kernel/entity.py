@@ -398,9 +398,14 @@ def replace_record(record: Any, changes: dict[str, Any]) -> Any:
     return dataclasses.replace(record, **changes)
 
 
+#: Names a record's own attributes take: a column called so is held as ``replace_``.
+_RECORD_ATTRIBUTES = frozenset({"replace", "_attributes"})
+
+
 def attribute_name(column: str) -> str:
-    """The record attribute that holds a column: its name, with ``_`` added to a Python keyword (``from_``)."""
-    return f"{column}_" if keyword.iskeyword(column) else column
+    """The record attribute that holds a column: its name, with ``_`` added to a Python keyword (``from_``)
+    or to a name a record already uses (``replace_``)."""
+    return f"{column}_" if keyword.iskeyword(column) or column in _RECORD_ATTRIBUTES else column
 
 
 def as_record_class(cls: type[T]) -> type[T]:

@@ -13,6 +13,7 @@ class ErrorCode(StrEnum):
     INVALID_STATE = "invalid_state"  # a transition the entity's state does not allow
     CONFLICT = "conflict"  # would duplicate something that must be unique
     PERMISSION_DENIED = "permission_denied"  # a rule of the service forbids it
+    NOT_IMPLEMENTED = "not_implemented"  # a tool this environment lists but cannot carry out (nothing changed)
     STORE_BUSY = "store_busy"  # another process holds the store's write lock; retry the call
     UNKNOWN_SERVICE = "unknown_service"
     UNKNOWN_TOOL = "unknown_tool"
@@ -48,6 +49,10 @@ class ToolError(Exception):
     @classmethod
     def conflict(cls, message: str) -> ToolError:
         return cls(ErrorCode.CONFLICT, message)
+
+    @classmethod
+    def not_implemented(cls, message: str) -> ToolError:
+        return cls(ErrorCode.NOT_IMPLEMENTED, message)
 
     @classmethod
     def permission_denied(cls, message: str) -> ToolError:

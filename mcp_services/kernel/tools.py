@@ -74,6 +74,11 @@ class ToolSpec(ABC):
     phrases: tuple[str, ...] = ()
     #: The kind of record the tool returns (an entity of its service), where it returns records.
     entity: str | None = None
+    #: True for a tool a world model answers instead of the service's own logic (generated services): a
+    #: simulated read answers from the episode's rows when ``answers_from_state``; a simulated write may
+    #: be refused (``not_implemented``). Composed tasks read only through such reads and never write.
+    simulated: bool = False
+    answers_from_state: bool = True
 
     @property
     @abstractmethod

@@ -167,3 +167,25 @@ def test_a_field_named_like_a_python_keyword_is_stored_and_returned() -> None:
         changed = ok(ep, "update_note", {"note_id": created["id"], "from": "bo@example.com"})
         assert changed["from"] == "bo@example.com" and changed["title"] == "Hi"
         assert ep.dump()["notes"]["notes"][created["id"]]["from"] == "bo@example.com"
+
+
+def test_a_path_parameter_takes_the_id_as_a_number_or_as_its_digits() -> None:
+    """SendGrid returns list ids as numbers and documents {list_id} as a string in one path, an integer in
+    another: a URL carries either, so both forms name the row; a body parameter keeps its declared type."""
+    from tests.generator.test_invariants import _plan, _rest
+
+    text, number = {"type": "string"}, {"type": "integer"}
+    spec = _plan([
+        _rest("post_lists", "POST", "/lists", "Create a list.", {"name": text}, ["name"]),
+        _rest("get_lists", "GET", "/lists", "Retrieve all lists.", {"limit": number}),
+        _rest("get_list", "GET", "/lists/{list_id}", "Retrieve a single list.", {"list_id": text}, ["list_id"]),
+        _rest("patch_list", "PATCH", "/lists/{list_id}", "Update a list.", {"list_id": number, "name": text},
+              ["list_id"]),
+    ], "notes")  # the helpers here call the service "notes"
+    with Episode([compile_service(spec)], 0) as ep:
+        created = ok(ep, "post_lists", {"name": "Newsletter"})
+        assert isinstance(created["id"], int)
+        assert ok(ep, "get_list", {"list_id": created["id"]})["name"] == "Newsletter"
+        assert ok(ep, "patch_list", {"list_id": str(created["id"]), "name": "Digest"})["name"] == "Digest"
+        code, message = err(ep, "post_lists", {"name": 7})
+        assert code == "invalid_argument" and "'name' must be of type string" in message

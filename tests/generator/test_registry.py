@@ -77,9 +77,11 @@ def test_the_package_catalog_is_small_and_every_entry_has_its_spec() -> None:
     name = catalog.names()[0]
     assert set(catalog.spec(name).model_dump()["tools"][0]) >= {"name", "behaviour"}
     counts = catalog.counts()
-    # issue 13: an honest catalog of products people automate, not the paper's size (448 services, 10,130 tools)
-    assert counts["services"] >= 150 and counts["tools"] >= 5_000
-    assert counts["by_status"]["implemented"] >= 0.85 * counts["tools"]
+    # issue 23: the paper's size (10,130 tools) with the big business APIs, and honest statuses: a tool that
+    # fails any product invariant is simulated, so the implemented share is what the gate leaves (a floor here)
+    assert counts["services"] >= 150 and counts["tools"] >= 10_130
+    assert counts["by_status"]["implemented"] + counts["by_status"]["simulated"] == counts["tools"]
+    assert counts["by_status"]["implemented"] >= 0.7 * counts["tools"]
 
 
 def test_the_composer_builds_verified_tasks_that_cross_generated_and_hand_written_services(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -91,7 +92,7 @@ def test_a_litellm_model_answers_through_an_openai_compatible_server() -> None:
     assert "previous attempt failed" in prompts[1][-1]["content"]
 
 
-def test_simulated_writes_are_state_and_the_models_memory(tmp_path: Any) -> None:
+def test_a_simulated_write_that_maps_onto_no_rows_is_refused_and_changes_nothing() -> None:
     spec = load_spec({
         "name": "faxes", "description": "Send and check faxes.",
         "tools": [
@@ -99,22 +100,87 @@ def test_simulated_writes_are_state_and_the_models_memory(tmp_path: Any) -> None
              "parameters": {"type": "object", "properties": {"to": {"type": "string"}, "fax_id": {"type": "string"}},
                             "required": ["to", "fax_id"]},
              "behaviour": {"kind": "simulated"}},
-            {"name": "get_fax", "effect": "read", "description": "Get a fax.", "result": FAX,
-             "parameters": {"type": "object", "properties": {"fax_id": {"type": "string"}}, "required": ["fax_id"]},
-             "behaviour": {"kind": "simulated"}},
             {"name": "ping", "effect": "read", "description": "Ping.", "parameters": {"type": "object", "properties": {}},
              "behaviour": {"kind": "simulated"}},
         ],
     })
-    with Episode([compile_service(spec, world_model=OfflineWorldModel())], world_seed=0) as episode:
-        sent = episode.call("faxes", "send_fax", {"to": "+14155550100", "fax_id": "fx_5"}).data
-        calls = episode.dump()["faxes"]["simulated_calls"]
-        assert [c["tool"] for c in calls.values()] == ["send_fax"]
-        got = episode.call("faxes", "get_fax", {"fax_id": "fx_5"}).data
-        assert got == sent  # read-your-writes through the recorded call
+    service = compile_service(spec, world_model=OfflineWorldModel())
+    assert service.tools["send_fax"].simulated and not service.tools["ping"].answers_from_state
+    with Episode([service], world_seed=0) as episode:
+        before = episode.dump()
+        refused = episode.call("faxes", "send_fax", {"to": "+14155550100", "fax_id": "fx_5"})
+        assert not refused.success and refused.error_code == "not_implemented"
+        assert "Nothing was changed" in (refused.error_message or "")
+        assert episode.dump() == before  # never an echo, never a record of a call that did nothing
         assert set(episode.call("faxes", "ping", {}).data) >= set(DEFAULT_RESULT["required"])
-        episode.reset()
-        assert episode.dump()["faxes"]["simulated_calls"] == {}
+
+
+def _fax_office(result: dict[str, Any] | None = None) -> Any:
+    """Faxes whose every tool is simulated: reads and writes map onto the fax rows by their paths and names."""
+    fax_id = {"type": "string", "description": "The fax's id."}
+    get: dict[str, Any] = {"name": "get_fax", "effect": "read", "description": "Get a fax.",
+                           "http": {"method": "GET", "path": "/faxes/{fax_id}"}, "behaviour": {"kind": "simulated", "entity": "fax"},
+                           "parameters": {"type": "object", "properties": {"fax_id": fax_id}, "required": ["fax_id"]}}
+    if result is not None:
+        get["result"] = result
+    return load_spec({
+        "name": "faxoffice", "description": "Faxes.",
+        "entities": [{"name": "fax", "table": "faxes", "key": {"prefix": "fx"}, "label": "to",
+                      "fields": [{"name": "to", "type": "string"}, {"name": "pages", "type": "integer"},
+                                 {"name": "status", "type": "string", "enum": ["queued", "sent"]}]}],
+        "tools": [
+            {"name": "send_fax", "effect": "write", "description": "Send a fax.",
+             "http": {"method": "POST", "path": "/faxes"}, "behaviour": {"kind": "simulated", "entity": "fax"},
+             "parameters": {"type": "object", "properties": {"to": {"type": "string"}, "pages": {"type": "integer"}},
+                            "required": ["to"]}},
+            get,
+            {"name": "list_faxes", "effect": "read", "description": "List faxes.",
+             "http": {"method": "GET", "path": "/faxes"}, "behaviour": {"kind": "simulated", "entity": "fax"},
+             "parameters": {"type": "object", "properties": {"status": {"type": "string"}, "limit": {"type": "integer"}}}},
+            {"name": "cancel_fax", "effect": "write", "description": "Cancel a fax.",
+             "http": {"method": "POST", "path": "/faxes/{fax_id}/cancel"}, "behaviour": {"kind": "simulated", "entity": "fax"},
+             "parameters": {"type": "object", "properties": {"fax_id": fax_id, "status": {"type": "string"}},
+                            "required": ["fax_id"]}},
+        ],
+    })
+
+
+def test_simulated_reads_answer_from_the_episodes_rows_and_show_simulated_writes() -> None:
+    service = compile_service(_fax_office(), world_model=OfflineWorldModel())
+    assert all(t.simulated for t in service.tools.values()) and service.tools["get_fax"].answers_from_state
+    with Episode([service], world_seed=0) as episode:
+        stored = episode.dump()["faxoffice"]["faxes"]
+        row = stored["fx_0002"]
+        assert episode.call("faxoffice", "get_fax", {"fax_id": "fx_0002"}).data["to"] == row["to"]
+        missing = episode.call("faxoffice", "get_fax", {"fax_id": "fx_9999"})
+        assert not missing.success and missing.error_code == "not_found"
+        sent = episode.call("faxoffice", "send_fax", {"to": "+14155550100", "pages": 3}).data
+        assert episode.call("faxoffice", "get_fax", {"fax_id": sent["id"]}).data["pages"] == 3  # the write shows up
+        listed = episode.call("faxoffice", "list_faxes", {"limit": 100}).data
+        assert sent["id"] in {i["id"] for i in listed["items"]} and listed["total"] == len(stored) + 1
+        queued = episode.call("faxoffice", "list_faxes", {"status": "queued", "limit": 100}).data["items"]
+        assert queued and all(i["status"] == "queued" for i in queued)  # a filter that maps applies
+        episode.call("faxoffice", "cancel_fax", {"fax_id": "fx_0002", "status": "sent"})
+        assert episode.call("faxoffice", "get_fax", {"fax_id": "fx_0002"}).data["status"] == "sent"
+
+
+def test_a_litellm_model_presents_the_episodes_rows_and_an_invented_row_is_refused() -> None:
+    shape = {"type": "object", "required": ["fax", "recipient"],
+             "properties": {"fax": {"type": "string"}, "recipient": {"type": "string"}}}
+    with Episode([compile_service(_fax_office(shape), world_model=OfflineWorldModel())], world_seed=0) as episode:
+        row = episode.dump()["faxoffice"]["faxes"]["fx_0003"]
+    invented = '{"fax": "ID32611", "recipient": "+15550000000"}'
+    presented = json.dumps({"fax": "fx_0003", "recipient": row["to"]})
+    with ScriptedLLM([invented, presented]) as server:
+        model = LiteLLMWorldModel("openai/scripted", api_base=server.api_base, api_key="test", timeout=10)
+        with Episode([compile_service(_fax_office(shape), world_model=model)], world_seed=0) as episode:
+            answer = episode.call("faxoffice", "get_fax", {"fax_id": "fx_0003"})
+            missing = episode.call("faxoffice", "get_fax", {"fax_id": "fx_9999"})
+        prompts = [r["messages"] for r in server.requests]
+    assert answer.success and answer.data == {"fax": "fx_0003", "recipient": row["to"]}
+    assert len(prompts) == 2 and row["to"] in prompts[0][1]["content"]  # the model is shown the row
+    assert "fx_0003" in prompts[1][-1]["content"] or "present" in prompts[1][-1]["content"]
+    assert not missing.success and missing.error_code == "not_found"  # never asked about an unknown id
 
 
 CHARGE_ROW = {"type": "object", "required": ["id", "amount", "status"],
@@ -161,7 +227,8 @@ def test_a_simulated_tool_refuses_an_unknown_id_whichever_model_answers(backend:
     finally:
         if server is not None:
             server.__exit__(None, None, None)
-            assert len(server.requests) == 1  # the unknown id never reached the model; the known one did, once
+            # the known id is answered from its row, which fits the tool's schema; the unknown one never reaches it
+            assert len(server.requests) == 0
 
 
 def test_the_offline_model_answers_from_the_row_and_reflects_a_simulated_write() -> None:
