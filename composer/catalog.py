@@ -223,7 +223,6 @@ def _key_field(service: str, fields: Iterable[Field]) -> tuple[str | None, str |
 
 
 def tool_info(tool: ToolSpec) -> ToolInfo:
-    tags = tuple(getattr(tool, "tags", ()) or ())
     data = tool.data_schema
     defs = data.get("$defs", {})
     kind, item = _item_schema(data, defs)
@@ -241,8 +240,8 @@ def tool_info(tool: ToolSpec) -> ToolInfo:
         entity=entity,
         intent=tool.intent,
         phrases=tuple(tool.phrases),
-        simulated="simulated" in tags,
-        state_backed="state-backed" in tags or "simulated" not in tags,
+        simulated=tool.simulated,
+        state_backed=not tool.simulated or (tool.effect == "read" and tool.answers_from_state),
     )
 
 

@@ -100,6 +100,7 @@ def lookup(
     guided: bool = False,
     prefer: Sequence[str] = (),
     name: str = "",
+    depth: int = 0,
 ) -> Step:
     """A step that finds ``rec`` from ``known`` (field -> value the agent has), through any read that reaches it.
 
@@ -111,8 +112,8 @@ def lookup(
     options = s.less_used_first(candidate_reads(s, rec, values), lambda option: (option[0],))
     options.sort(key=lambda option: option[0].name not in prefer)
     kind = s.kinds.get(rec.service, rec.entity)
-    if not options and kind is not None and listed_under_parent(kind):
-        options += _through_parent(s, rec, values, stage)
+    if not options and kind is not None and listed_under_parent(kind) and depth < _MAX_PARENTS:
+        options += _through_parent(s, rec, values, stage, depth)
     for tool, args in options[:_MAX_TRIES]:
         if finds(s, tool, args, rec):
             step = s.call(tool.service, tool.name, dict(args), select=rec, say=say, stage=stage, guided=guided)
@@ -149,7 +150,14 @@ def listed_under_parent(kind: Kind) -> bool:
     )
 
 
-def _through_parent(s: Scenario, rec: Rec, known: dict[str, Expr], stage: Stage) -> list[tuple[ToolInfo, dict[str, Expr]]]:
+#: How far up a record's parents a lookup goes (a comment under an issue under a project); a generated
+#: service's rows may name a parent of their own kind.
+_MAX_PARENTS = 2
+
+
+def _through_parent(
+    s: Scenario, rec: Rec, known: dict[str, Expr], stage: Stage, depth: int
+) -> list[tuple[ToolInfo, dict[str, Expr]]]:
     """Reads that list a record under its parent (a meeting's registrants, an issue's comments): the parent is found
     first, by its label, and its id drives the read."""
     kind = s.kinds.get(rec.service, rec.entity)
@@ -158,7 +166,7 @@ def _through_parent(s: Scenario, rec: Rec, known: dict[str, Expr], stage: Stage)
     found: list[tuple[ToolInfo, dict[str, Expr]]] = []
     for f in kind.runtime.definition.fields:
         parent_kind = s.kinds.get(rec.service, f.ref) if f.ref else None
-        if parent_kind is None or not parent_kind.label or rec.get(f.name) is None:
+        if parent_kind is None or parent_kind.key == kind.key or not parent_kind.label or rec.get(f.name) is None:
             continue
         parents = s.records(rec.service, parent_kind.entity, where={"id": rec[f.name]})
         label = parents[0].get(parent_kind.label) if parents else None
@@ -167,7 +175,8 @@ def _through_parent(s: Scenario, rec: Rec, known: dict[str, Expr], stage: Stage)
         try:
             with s.attempt():
                 parent = lookup(s, parents[0], {"query": label, "name": label, "title": label, "subject": label,
-                                                parent_kind.label: label}, say=f"find the {parent_kind.noun} {label}", stage=stage)
+                                                parent_kind.label: label}, say=f"find the {parent_kind.noun} {label}", stage=stage,
+                                depth=depth + 1)
                 found = candidate_reads(s, rec, {**known, f.name: parent.ref("id")})
                 if not found:
                     raise Skip("nothing lists it under its parent")

@@ -69,3 +69,45 @@ def test_a_new_contact_s_address_is_stated_once() -> None:
         email = next(s.arguments["email"] for s in task.plan if s.tool == "add_candidate")
         texts = [task.instruction, *(str(r.row) for r in task.setup)]  # the request, and the message it arrived in
         assert any(email in text for text in texts) and all(text.count(email) <= 1 for text in texts), task.id
+
+
+def test_stages_never_write_through_a_simulated_tool_and_read_only_where_it_answers_from_state() -> None:
+    from composer.kinds import kinds_of
+    from mcp_services.registry import catalog_names
+
+    names = tuple(n for n in ("stripe", "slack", "jira", "box", "gitlab") if n in catalog_names())
+    catalog = load_catalog(names)
+    simulated = [t for t in catalog.tools.values() if t.simulated]
+    assert any(t.is_write for t in simulated) and any(not t.is_write and not t.state_backed for t in simulated)
+    kinds = kinds_of(catalog)
+    writers = {t.key for k in kinds for t in k.writers} | {t.key for k in kinds for t in kinds.creators(k.service, k.entity)}
+    readers = {t.key for k in kinds for t in k.readers}
+    assert not any(t.key in writers for t in simulated if t.is_write)
+    assert not any(t.key in readers for t in simulated if not t.state_backed)
+    assert any(t.key in readers for t in simulated if t.state_backed)  # a state-backed read is a stage's to use
+
+
+def test_a_lookup_through_parents_ends_where_a_row_names_itself_as_its_parent() -> None:
+    import random
+
+    from composer.scenario import Scenario, Skip
+    from composer.stages.lookup import lookup
+    from mcp_services.registry import catalog_names
+
+    if "docusign" not in catalog_names():
+        return
+    catalog = load_catalog(("docusign",))
+    runner = Runner(catalog, 0)
+    runner.fresh()
+    s = Scenario(catalog, runner, random.Random(0), ARCHETYPES["request-update"])
+    table = s.runtime("docusign", "recipient").table.name
+    store = runner.episode.stores["docusign"]
+    with store.transaction() as tx:  # each recipient names itself as its parent
+        tx.conn.execute(f"UPDATE {table} SET recipient_id = id")
+    recipients = s.records("docusign", "recipient")
+    assert recipients and all(r.get("recipient_id") == r.key for r in recipients)
+    for rec in recipients[:3]:
+        try:
+            lookup(s, rec, {"name": str(rec.get("name") or "")}, say="find the recipient")
+        except Skip:
+            pass  # not findable is a fine answer; recursing without end is not
