@@ -35,18 +35,29 @@ def text_param(spec: StepSpec) -> str | None:
 
 
 def facts_of(spec: StepSpec, note: StepNote) -> list[Said]:
-    """The facts a message step must state: declared ones, then every looked-up value in its composed text."""
+    """The facts a message step must state: declared ones, then the looked-up values in its composed text that the
+    step's words ask for (a reply "with the join link" must hold the link; a link the reference's welcome email
+    happens to hold is not asked for). With no declared fact, every looked-up value in the text is one."""
     found = list(note.facts)
     param = text_param(spec)
     expr = spec.arg(param) if param else None
     if isinstance(expr, Composed):
         declared = {f.value for f in found}
         nouns = {ref: noun for ref, noun in note.mentions}
+        asked = note.say.lower()
         for part in expr.parts:
             if isinstance(part, Ref) and part not in declared:
-                found.append(Said(nouns.get(part, part.field.replace("_", " ")), part))
+                noun = nouns.get(part, part.field.replace("_", " "))
+                if note.facts and _bare(noun) not in asked:
+                    continue
+                found.append(Said(noun, part))
                 declared.add(part)
     return found
+
+
+def _bare(noun: str) -> str:
+    """A fact's noun without its article, as a step's words name it ("the meeting link" -> "meeting link")."""
+    return noun.lower().removeprefix("the ").removeprefix("a ").removeprefix("an ")
 
 
 def _text_column(row: Mapping[str, Any], text: str) -> str | None:

@@ -126,13 +126,13 @@ def voicemail_callback_meeting(s: Scenario) -> None:
         s.brief.constraints.append(rule.pointer)
     reply(s, trigger, [f"Hi {person.first_name}, thanks for your message. Here is the link for our call on {_spoken(start)}: ",
                        meeting.ref("join_url")],
-          say=reply_clause(trigger, "the join link"),
+          say=reply_clause(trigger, "the time and the join link"),
           facts=[Said("the meeting link", meeting.ref("join_url")), Said("the time", Lit(start), "datetime")],
           subject=f"Our call on {_day(start)}")
     act(s, "close", trigger.step, say="mark the voicemail as done")
     s.brief.intro = f"{trigger.intro} asking for a call"
     s.brief.goal = (f"Book the call {person.first_name} asked for as a Zoom meeting at the time they proposed, "
-                    f"{reply_clause(trigger, 'the join link')}, and mark the voicemail done")
+                    f"{reply_clause(trigger, 'the time and the join link')}, and mark the voicemail done")
     s.brief.constraints.append("Only mark that voicemail done")
     s.brief.anchors += [person.name]
 

@@ -98,7 +98,7 @@ def double_charge_refund(s: Scenario) -> None:
             s.policy_documents.append(rule.rec)
         s.brief.constraints.append(rule.pointer)
     s.brief.intro = f"{trigger.intro} about being charged twice"
-    s.brief.goal = f"Sort out the double charge and {reply_clause(trigger, 'the refund reference')}"
+    s.brief.goal = f"Sort out the double charge and {reply_clause(trigger, 'the refund reference and the amount')}"
     s.brief.constraints.append("Leave the original charge alone")
     s.brief.anchors += [person.name, org.name]
 

@@ -777,12 +777,12 @@ def colleague_request(s: Scenario, intent: str, *, then: str | None = None) -> N
     for fact in facts:
         if isinstance(fact.value, Ref):  # what the plan made: its number goes in the reply
             parts += [f" {fact.noun[:1].upper()}{fact.noun[1:]}: ", fact.value, "."]
-    reply(s, trigger, parts, say=reply_clause(trigger, "a word that it is done"), facts=facts, subject=f"Re: {subject}")
+    reply(s, trigger, parts, say=reply_clause(trigger, "a word saying what you did"), facts=facts, subject=f"Re: {subject}")
     systems = sorted({system_name(s.catalog, r.choice.kind.service) for r in requests})
     s.brief.intro = f"{trigger.intro} for {'a change' if len(requests) == 1 else 'two changes'} in {' and '.join(systems)}"
     things = "both things" if len(requests) == 2 else "what"
     s.brief.goal = (f"Do {things} {asker.first_name} asks" if len(requests) == 2 else f"Do what {asker.first_name} asks") + (
-        f" and {reply_clause(trigger, 'a word once it is done')}")
+        f" and {reply_clause(trigger, 'a word on what you did once it is done')}")
     s.brief.anchors += [asker.name]
 
 

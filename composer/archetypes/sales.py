@@ -152,7 +152,7 @@ def closed_won_handoff(s: Scenario) -> None:
         {"to": ListOf((who.ref("email"),)), "cc": ListOf((Lit(onboarding.email),)), "subject": detail(f"Welcome to {s.world.home.name}"),
          "body": s.text(f"Hi {person.first_name},\n\nWelcome aboard! {onboarding.name} will guide you through onboarding; "
                         f"our kickoff is on {when} (link: ", event.ref("meeting_url"), ").")},
-        say=f"email {person.first_name} a welcome with {onboarding.first_name} in copy, with the kickoff's time",
+        say=f"email {person.first_name} a welcome with {onboarding.name} in copy, saying who guides them and when the kickoff is",
         facts=[Said("the kickoff time", Lit(start_iso), "datetime"), Said("who guides them", Lit(onboarding.name))],
     )
     reply(s, trigger, [f"Handoff done: the deal is won and the kickoff is booked for {when}; {person.first_name} has the welcome email."],

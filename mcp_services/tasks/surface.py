@@ -60,15 +60,25 @@ def _norm(text: str) -> str:
     return " ".join(text.lower().split())
 
 
+#: One spelling for words that British and American English spell apart (cancelled / canceled).
+_SPELLINGS = re.compile(r"\b(cancel|label|model|travel|signal|level|total)l(ed|ing)\b")
+
+
+def _spelled(text: str) -> str:
+    return _SPELLINGS.sub(r"\1\2", _norm(text))
+
+
 def _has_token(text: str, needle: str) -> bool:
-    """``needle`` stands in ``text`` on its own: not as part of a longer id or word (INV-1027 is not in INV-10270)."""
-    needle = _norm(needle)
+    """``needle`` stands in ``text`` on its own: not as part of a longer id or word (INV-1027 is not in INV-10270),
+    and not just after a negation ("no longer pending" does not say pending); either spelling of cancel(l)ed."""
+    needle = _spelled(needle)
     if not needle:
         return False
     pattern = (r"(?<![a-z0-9])" if needle[0].isalnum() else "") + re.escape(needle) + (
         r"(?![a-z0-9])" if needle[-1].isalnum() else ""
     )
-    return re.search(pattern, _norm(text)) is not None
+    norm = _spelled(text).replace("\u2019", "'")
+    return any(not _NEGATION.search(norm[max(0, m.start() - 30) : m.start()]) for m in re.finditer(pattern, norm))
 
 
 def _date_of(value: Any) -> date | None:

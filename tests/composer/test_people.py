@@ -46,6 +46,12 @@ def tasks(generated: tuple[list[TaskSpec], GenerateReport]) -> list[TaskSpec]:
 
 
 @pytest.fixture(scope="module")
+def offers(catalog: Catalog) -> list[TaskSpec]:
+    """Offer requests on both sides of the sign-off rule (a set of their own: both branches, whatever the mix above)."""
+    return generate(GenerateConfig(n=8, seed=0, services=SERVICES, archetypes=("offer-request",)), catalog)[0]
+
+
+@pytest.fixture(scope="module")
 def runner(catalog: Catalog, tasks: list[TaskSpec]) -> Runner:
     return Runner(catalog, tasks[0].world_seed)
 
@@ -175,11 +181,11 @@ def test_a_new_hire_starts_on_the_offers_date_with_the_welcome_meeting_that_day(
 
 
 def test_an_offer_goes_out_only_at_or_below_the_midpoint_and_otherwise_waits_for_the_finance_leads_sign_off(
-    tasks: list[TaskSpec], world_of: Any
+    offers: list[TaskSpec], world_of: Any
 ) -> None:
-    lead = next(p for p in world_of(tasks[0]).world.team if p.job_title == "finance lead")
+    lead = next(p for p in world_of(offers[0]).world.team if p.job_title == "finance lead")
     decided = Counter()
-    for task in of(tasks, "offer-request"):
+    for task in offers:
         world = world_of(task)
         offered = _steps(task, "create_offer")
         terms = offered[0] if offered else _steps(_counterfactual(task, "ignores-policy"), "create_offer")[0]
@@ -194,11 +200,13 @@ def test_an_offer_goes_out_only_at_or_below_the_midpoint_and_otherwise_waits_for
     assert len(decided) == 2, decided
 
 
-def test_the_tool_allows_what_each_rule_forbids_so_the_rule_decides(tasks: list[TaskSpec], world_of: Any) -> None:
+def test_the_tool_allows_what_each_rule_forbids_so_the_rule_decides(
+    tasks: list[TaskSpec], offers: list[TaskSpec], world_of: Any
+) -> None:
     """Where a rule forbids the obvious write (approving beyond the balance the rule leaves, an offer above the midpoint,
     a candidate above the range on to the phone screen, approving a report that breaks the policy), the service accepts
     that write: an agent that ignores the rule gets no error to learn from, only a failed task."""
-    forbidding = [t for t in tasks if any(c.id == "ignores-policy" for c in t.counterfactuals)]
+    forbidding = [t for t in [*tasks, *offers] if any(c.id == "ignores-policy" for c in t.counterfactuals)]
     kinds = {t.scenario.archetype for t in forbidding if t.scenario}
     assert {"time-off-decision", "offer-request", "application-screening"} <= kinds, kinds
     for task in forbidding:
@@ -285,9 +293,9 @@ def test_a_reply_saying_approved_to_a_denied_time_off_request_fails(tasks: list[
     assert seen == {True, False}, seen
 
 
-def test_offer_sent_when_no_offer_was_made_fails(tasks: list[TaskSpec], runner: Runner) -> None:
+def test_offer_sent_when_no_offer_was_made_fails(offers: list[TaskSpec], runner: Runner) -> None:
     lead = next(p for p in runner.world.team if p.job_title == "finance lead")
-    held = [t for t in of(tasks, "offer-request") if not _steps(t, "create_offer")]
+    held = [t for t in offers if not _steps(t, "create_offer")]
     assert held
     for task in held:
         assert not passes(task, runner, with_reply(task, "Done - the offer is out.")), task.id

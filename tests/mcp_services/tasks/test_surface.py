@@ -130,3 +130,11 @@ def test_a_reply_states_a_fact_in_its_own_words_not_in_the_message_it_quotes() -
     assert not states("Thanks, this is handled." + quoted, "datetime", "2025-04-07T10:30:00Z")
     assert states("Done: it's moved to Monday 7 April, 10:30 UTC." + quoted, "datetime", "2025-04-07T10:30:00Z")
     assert states("On Monday 7 April at 10:30 we meet.", "datetime", "2025-04-07T10:30:00Z")  # no quote below: its own words
+
+
+def test_a_state_reads_in_either_spelling_and_not_after_a_negation() -> None:
+    # Played by hand: "cancelled - it is no longer pending" failed a check that wanted "canceled" and forbade "pending".
+    reply = "Done: the scheduled text is cancelled - it is no longer pending."
+    assert states(reply, "text", "canceled") and states("It was canceled.", "text", "cancelled")
+    assert not states(reply, "text", "pending") and not states("It is not scheduled any more.", "text", "scheduled")
+    assert states("It is still pending.", "text", "pending")
