@@ -41,6 +41,12 @@ from composer.runner import Runner, StepRun
 
 T = TypeVar("T")
 
+
+def service_key(service: str) -> str:
+    """The key under which ``Scenario.used`` counts a service's calls (beside each tool's ``service.tool``): among
+    tools used equally often, those of the less used services come first (a catalog of 243 services is spread over)."""
+    return f"service:{service}"
+
 Family = Literal["support", "sales", "finance", "operations", "hr", "marketing"]
 FAMILIES: tuple[Family, ...] = ("support", "sales", "finance", "operations", "hr", "marketing")
 Phrasing = Literal["guided", "goal"]
@@ -355,11 +361,16 @@ class Scenario:
     def less_used_first(self, items: list[T], tools: Callable[[T], Iterable[ToolInfo]]) -> list[T]:
         """``items`` (already in a seeded order), those whose tools the set's kept plans call least first: a set
         spreads over every tool it can reach. The order within equal use stays the seeded one."""
-        return sorted(items, key=lambda item: min((self.used.get(t.key, 0) for t in tools(item)), default=0))
+        def use(item: T) -> tuple[int, int]:
+            return min(((self.used.get(t.key, 0), self.used.get(service_key(t.service), 0)) for t in tools(item)),
+                       default=(0, 0))
+
+        return sorted(items, key=use)
 
     def tried_in_vain(self, tool: ToolInfo) -> None:
         """A tool no record let a request use: it counts as used, so a set does not try it first every time."""
         self.used[tool.key] += 1
+        self.used[service_key(tool.service)] += 1
 
     def record(self, service: str, entity: str, key: Any) -> Rec:
         return self.view.record(service, entity, key)

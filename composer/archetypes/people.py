@@ -295,7 +295,8 @@ def _request_length(s: Scenario, employee: Rec, approve: bool, taken: list[tuple
             lengths = range(max(1, int(room) - 1), int(room) + 1) if room <= 5 else range(2, 6)
         else:
             lengths = range(int(room) + 1, min(int(room) + 3, int(available), _LONGEST[kind]) + 1)
-        options = [(kind, n) for n in lengths if n > 0 and (n <= room) == approve and n <= available]
+        # Waiting requests beyond the balance leave no "days left" to tell (never "-1 days left"): another kind, then.
+        options = [(kind, n) for n in lengths if n > 0 and (n <= room) == approve and n <= available] if room >= 0 else []
         if options:
             kind, length = s.pick(options, "no request length fits the decision")
             return kind, length, room

@@ -322,3 +322,14 @@ def test_ok_where_the_reason_was_asked_for_fails(tasks: list[TaskSpec], runner: 
         assert not passes(task, runner, with_reply(task, "Unfortunately we will not take your application further.")), task.id
         right = f"Thanks for applying. We can't go further: an expectation of ${expected:,.0f} is above the role's range."
         assert passes(task, runner, with_reply(task, right)), task.id
+
+
+def test_a_denial_never_tells_of_negative_days_left(catalog: Catalog) -> None:
+    # Played by hand: a denial expected the reply to say "-1 personal days you have left".
+    decided, _ = generate(GenerateConfig(n=12, seed=0, services=SERVICES, archetypes=("time-off-decision",)), catalog)
+    denials = [t for t in decided if _steps(t, "deny_time_off_request")]
+    assert denials
+    for task in denials:
+        reason = _steps(task, "deny_time_off_request")[0]["reason"]
+        left = float(re.search(r"more than the (-?[\d.]+) ", reason)[1])  # type: ignore[index]
+        assert left >= 0, (task.id, reason)
