@@ -204,6 +204,17 @@ def _creates(catalog: Catalog) -> list[ToolInfo]:
     return sorted(found, key=lambda t: t.key)
 
 
+def _spread(s: Scenario, options: list[Any], reason: str) -> Any:
+    """One of ``options`` (tuples whose first item is the tool), a random one among those whose tool the set has used
+    least: the set spreads over every generated service instead of the few with the most rows."""
+    if not options:
+        raise Skip(reason)
+    s.rng.shuffle(options)
+    chosen = s.less_used_first(options, lambda option: (option[0],))[0]
+    s.intended.append(chosen[0])
+    return chosen
+
+
 def _details(catalog: Catalog, tool: ToolInfo) -> str:
     return "their name and email" if _person_entity(catalog, tool) else "their email"
 
@@ -213,11 +224,13 @@ def _new_record_for(s: Scenario, tools: list[ToolInfo]) -> tuple[ToolInfo, Rec]:
     contacts = [c for c in s.records("crm", "contact", where={"archived": False}) if c["company_id"]]
     pairs = [(t, c) for t in tools for c in contacts]
     s.rng.shuffle(pairs)
-    for tool, contact in pairs[:16]:
+    for tool, contact in s.less_used_first(pairs, lambda pair: (pair[0],))[:16]:
         s.rng.seed(f"{contact.key}:{tool.key}")
         filled = _fill(s, tool, _Preview(contact.row))  # type: ignore[arg-type]  # a Step in all but name
         if filled is not None and s.would_succeed(tool.service, tool.name, _concrete(filled[0], contact.row)):
+            s.intended.append(tool)
             return tool, contact
+        s.tried_in_vain(tool)
     raise Skip("no other system takes a new record for a CRM contact")
 
 
@@ -353,7 +366,7 @@ def _get_args(tool: ToolInfo, key: Any) -> dict[str, Any]:
 )
 def record_status_question(s: Scenario) -> None:
     options = [(t, row, person) for t in _gets(s.catalog) for row, person in _people_records(s, t) if _word(row.get(_state_field(t) or ""))]
-    tool, row, person = s.pick(options, "no customer record with a plain state in another system")
+    tool, row, person = _spread(s, options, "no customer record with a plain state in another system")
     field = _state_field(tool) or "status"
     noun, title = _noun(tool), system_name(s.catalog, tool.service)
     thing = _SELF_NOUNS[noun]
@@ -421,7 +434,7 @@ def chat_record_status_update(s: Scenario) -> None:
             for value in values:
                 if value != row.get(state) and _word(row.get(state)):
                     options.append((update, get, state, row, person, value))
-    update, get, state, row, person, value = s.pick(options, "no customer record whose state could change")
+    update, get, state, row, person, value = _spread(s, options, "no customer record whose state could change")
     noun, title = _noun(get), system_name(s.catalog, get.service)
     asker = colleague(s, s.rng.choice(("support lead", "account executive")))
     reason = _STATE_REASONS.get(value.lower())
