@@ -13,7 +13,7 @@ what the data itself states: an id a customer quotes, a record the plan has just
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from mcp_services.kernel.world import Person
@@ -21,7 +21,7 @@ from mcp_services.kernel.world import Person
 from composer.catalog import Catalog, Param, ToolInfo
 from composer.kinds import system_name
 from composer.plan import ListOf, Lit, Ref
-from composer.scenario import Rec, Said, Scenario, Skip, Step, archetype, detail
+from composer.scenario import Rec, Said, Scenario, Skip, Step, T, archetype, detail, service_key
 from composer.stages.acts import log
 from composer.stages.channels import COLLEAGUE, CUSTOMER, Ask, Trigger, arrive, org_of, reply, reply_clause
 from composer.stages.lookup import lookup
@@ -50,6 +50,17 @@ def catalog_weight(catalog: Catalog) -> float:
     """A workflow any mounted service can fill weighs more the more services the catalog holds beyond the library."""
     beyond = sum(1 for name in catalog.services if name not in _library())
     return 1.0 + beyond / 40
+
+
+def services_weight(tools: Callable[[Catalog], Sequence[Any]]) -> Callable[[Catalog], float]:
+    """The weight of a workflow that fills from the tools ``tools`` finds: it grows with the services among them
+    (making records in 54 services weighs more than answering from the one service whose reads fit)."""
+
+    def weigh(catalog: Catalog) -> float:
+        found = tools(catalog)
+        return 1.0 + len({(t[0] if isinstance(t, tuple) else t).service for t in found}) / 2.5
+
+    return weigh
 
 
 def _library() -> frozenset[str]:
@@ -210,9 +221,15 @@ def _spread(s: Scenario, options: list[Any], reason: str) -> Any:
     if not options:
         raise Skip(reason)
     s.rng.shuffle(options)
-    chosen = s.less_used_first(options, lambda option: (option[0],))[0]
+    chosen = _service_first(s, options, lambda option: option[0])[0]
     s.intended.append(chosen[0])
     return chosen
+
+
+def _service_first(s: Scenario, options: list[T], tool_of: Callable[[T], ToolInfo]) -> list[T]:
+    """``options`` (in a seeded order), those of the services the set has used least first, then of the least used
+    tools: a generic workflow exists to reach every generated service, so services come before tools here."""
+    return sorted(options, key=lambda o: (s.used.get(service_key(tool_of(o).service), 0), s.used.get(tool_of(o).key, 0)))
 
 
 def _details(catalog: Catalog, tool: ToolInfo) -> str:
@@ -224,7 +241,7 @@ def _new_record_for(s: Scenario, tools: list[ToolInfo]) -> tuple[ToolInfo, Rec]:
     contacts = [c for c in s.records("crm", "contact", where={"archived": False}) if c["company_id"]]
     pairs = [(t, c) for t in tools for c in contacts]
     s.rng.shuffle(pairs)
-    for tool, contact in s.less_used_first(pairs, lambda pair: (pair[0],))[:16]:
+    for tool, contact in _service_first(s, pairs, lambda pair: pair[0])[:16]:
         s.rng.seed(f"{contact.key}:{tool.key}")
         filled = _fill(s, tool, _Preview(contact.row))  # type: ignore[arg-type]  # a Step in all but name
         if filled is not None and s.would_succeed(tool.service, tool.name, _concrete(filled[0], contact.row)):
@@ -260,7 +277,7 @@ def _create(s: Scenario, tool: ToolInfo, contact: Rec, title: str) -> tuple[Step
     title="A colleague asks to set a CRM contact up in another system and note the new record on the contact",
     services=("crm", "chat"),
     fits=lambda catalog: bool(_creates(catalog)),
-    weigh=catalog_weight,
+    weigh=services_weight(_creates),
 )
 def contact_into_service(s: Scenario) -> None:
     tool, contact = _new_record_for(s, _creates(s.catalog))
@@ -362,7 +379,7 @@ def _get_args(tool: ToolInfo, key: Any) -> dict[str, Any]:
     title="A customer emails asking where their record in another system stands: look it up by the reference they quote",
     services=("mailbox",),
     fits=lambda catalog: bool(_gets(catalog)),
-    weigh=catalog_weight,
+    weigh=services_weight(_gets),
 )
 def record_status_question(s: Scenario) -> None:
     options = [(t, row, person) for t in _gets(s.catalog) for row, person in _people_records(s, t) if _word(row.get(_state_field(t) or ""))]
@@ -424,7 +441,7 @@ _STATE_REASONS = {
     title="A colleague asks in chat to change the state of a customer's record in another system",
     services=("chat",),
     fits=lambda catalog: bool(_updates(catalog)),
-    weigh=catalog_weight,
+    weigh=services_weight(_updates),
 )
 def chat_record_status_update(s: Scenario) -> None:
     options = []
@@ -472,7 +489,7 @@ def _signups(catalog: Catalog) -> list[ToolInfo]:
     title="A customer asks by email to be set up in another system: create the record from the CRM and reply with its number",
     services=("crm", "mailbox"),
     fits=lambda catalog: bool(_signups(catalog)),
-    weigh=catalog_weight,
+    weigh=services_weight(_signups),
 )
 def signup_reply_with_number(s: Scenario) -> None:
     tool, contact = _new_record_for(s, _signups(s.catalog))

@@ -152,3 +152,13 @@ def test_a_generated_fixture_gets_an_order_for_a_crm_contact(
         assert "generator_swagger_shop" in {s.service for s in task.plan}
         assert not re.search(r"\b[a-z]+_[a-z0-9_]+\b", task.instruction), task.instruction
         assert "email" in task.instruction and "name and email" not in task.instruction  # an order has no name of its own
+
+
+def test_a_generic_workflow_weighs_by_the_services_that_can_fill_it(catalog: Catalog) -> None:
+    from composer.archetypes.generic import _creates, _gets, services_weight
+
+    creating, getting = {t.service for t in _creates(catalog)}, {t.service for t in _gets(catalog)}
+    assert services_weight(_creates)(catalog) == 1.0 + len(creating) / 2.5
+    assert ARCHETYPES["contact-into-service"].weight_for(catalog) == services_weight(_creates)(catalog)
+    assert (ARCHETYPES["contact-into-service"].weight_for(catalog) > ARCHETYPES["record-status-question"].weight_for(catalog)) == (
+        len(creating) > len(getting))
