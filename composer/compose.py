@@ -320,6 +320,7 @@ def _derive(
         # Judged with what the message must state: two messages to one person differ by their facts.
         if found and met_by_other_steps(found, spec.service, step.changes, diff):
             raise Dropped("unchecked-write", f"step {j + 1} ({spec.service}.{spec.tool}) leaves rows other steps' rows already match")
+        found = [_by_what_changed(check, tables[spec.service]) for check in found]
         if note.told is not None and found:
             # A word to a colleague: by email or in a chat with them, whichever the agent uses.
             ids = [out.add(AnyOf(id=f"{spec.service}-told-{slug(note.told.split('@')[0])}",
@@ -445,6 +446,17 @@ def _budget(diff: Mapping[str, StateDiff], told: int) -> dict[str, dict[str, int
 def _says_something(check: RowExists) -> bool:
     """Whether a row check reads a message's text (a fact it states, or a looked-up value inside it)."""
     return any(isinstance(want, dict) and next(iter(want), "") in ("$states", "$icontains") for want in check.match.values())
+
+
+def _by_what_changed(check: RowExists, tables: Mapping[str, Any]) -> RowExists:
+    """A check on a row the plan made and a later step changed (the meeting it booked, then invited Wendy to),
+    matched by what changed and never by the id the reference run gave the row: the agent's run may number
+    its records otherwise (a first meeting booked by mistake and deleted)."""
+    if check.change != "added" or not check.id.endswith("-changed"):
+        return check
+    keys = {column.name for column in tables[check.table].primary_key.columns}
+    match = {column: value for column, value in check.match.items() if column not in keys}
+    return check.model_copy(update={"match": match}) if match else check
 
 
 def _remember_created(created_by: dict[tuple[int, str], tuple[RowExists, str]], j: int, step: StepRun, found: Sequence[RowExists]) -> None:

@@ -111,3 +111,25 @@ def test_a_lookup_through_parents_ends_where_a_row_names_itself_as_its_parent() 
             lookup(s, rec, {"name": str(rec.get("name") or "")}, say="find the recipient")
         except Skip:
             pass  # not findable is a fine answer; recursing without end is not
+
+
+def test_no_check_names_a_record_the_plan_made_by_the_id_the_reference_run_gave_it() -> None:
+    # Played by hand: "invite Wendy to the meeting" was checked on the meeting with id mtg_0044, the id the
+    # reference's own booking got; an agent that books a meeting twice (and cancels one) numbers it otherwise.
+    from mcp_services.tasks.checks import AnyOf, RowExists
+
+    tasks, _ = generate(GenerateConfig(n=12, seed=0, services=("helpdesk", "mailbox", "crm", "chat", "tasks", "calendar"),
+                                       archetypes=("email-to-ticket",)))
+
+    def rows(checks: list[object]) -> list[RowExists]:
+        found: list[RowExists] = []
+        for check in checks:
+            if isinstance(check, RowExists):
+                found.append(check)
+            elif isinstance(check, AnyOf):
+                found += rows([c for option in check.options for c in option])
+        return found
+
+    later = [c for t in tasks for c in rows(list(t.checks)) if c.change == "added" and c.id.endswith("-changed")]
+    assert later  # a ticket the plan opened that a follow-up changed (tagged, assigned)
+    assert not any("id" in c.match for c in later)
