@@ -21,7 +21,7 @@ from mcp_services.kernel.world import Person
 from composer.catalog import Catalog, Param, ToolInfo
 from composer.kinds import system_name
 from composer.plan import ListOf, Lit, Ref
-from composer.scenario import Rec, Said, Scenario, Skip, Step, T, archetype, detail, service_key
+from composer.scenario import Rec, Said, Scenario, Skip, Step, archetype, detail
 from composer.stages.acts import log
 from composer.stages.channels import COLLEAGUE, CUSTOMER, Ask, Trigger, arrive, org_of, reply, reply_clause
 from composer.stages.lookup import lookup
@@ -221,15 +221,9 @@ def _spread(s: Scenario, options: list[Any], reason: str) -> Any:
     if not options:
         raise Skip(reason)
     s.rng.shuffle(options)
-    chosen = _service_first(s, options, lambda option: option[0])[0]
+    chosen = s.less_used_first(options, lambda option: (option[0],))[0]
     s.intended.append(chosen[0])
     return chosen
-
-
-def _service_first(s: Scenario, options: list[T], tool_of: Callable[[T], ToolInfo]) -> list[T]:
-    """``options`` (in a seeded order), those of the services the set has used least first, then of the least used
-    tools: a generic workflow exists to reach every generated service, so services come before tools here."""
-    return sorted(options, key=lambda o: (s.used.get(service_key(tool_of(o).service), 0), s.used.get(tool_of(o).key, 0)))
 
 
 def _details(catalog: Catalog, tool: ToolInfo) -> str:
@@ -241,7 +235,7 @@ def _new_record_for(s: Scenario, tools: list[ToolInfo]) -> tuple[ToolInfo, Rec]:
     contacts = [c for c in s.records("crm", "contact", where={"archived": False}) if c["company_id"]]
     pairs = [(t, c) for t in tools for c in contacts]
     s.rng.shuffle(pairs)
-    for tool, contact in _service_first(s, pairs, lambda pair: pair[0])[:16]:
+    for tool, contact in s.less_used_first(pairs, lambda pair: (pair[0],))[:16]:
         s.rng.seed(f"{contact.key}:{tool.key}")
         filled = _fill(s, tool, _Preview(contact.row))  # type: ignore[arg-type]  # a Step in all but name
         if filled is not None and s.would_succeed(tool.service, tool.name, _concrete(filled[0], contact.row)):
