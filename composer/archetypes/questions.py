@@ -11,6 +11,7 @@ field of the other records of the same person or company.
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from mcp_services.kernel.schema import FieldDef
@@ -135,6 +136,32 @@ def _others(s: Scenario, kind: Kind, f: FieldDef, rec: Rec, value: Any) -> list[
     return list(dict.fromkeys(siblings))[:3]
 
 
+def _known(kind: Kind, where: dict[str, Any], label: str) -> dict[str, Any]:
+    """What the agent knows of the record from the question: its label, and how the colleague named it."""
+    refs = {d.name for d in kind.fields() if d.ref}
+    return {"query": label, "name": label, "title": label, "subject": label, **{k: v for k, v in where.items() if k not in refs}}
+
+
+class _Found(Skip):
+    """The probe's way out of ``Scenario.attempt``: the lookup worked, and is undone."""
+
+
+def _findable(s: Scenario, kind: Kind, rec: Rec, where: dict[str, Any], label: str) -> bool:
+    """Whether the lookup the question needs finds the record (a generated service's list may take no filter its
+    label could drive): tried, on a random stream of its own and undone, before the question is asked."""
+    own, s.rng = s.rng, random.Random(f"{rec.service}:{rec.key}:findable")
+    try:
+        with s.attempt():
+            lookup(s, rec, _known(kind, where, label), say="")
+            raise _Found("found")
+    except _Found:
+        return True
+    except Skip:
+        return False
+    finally:
+        s.rng = own
+
+
 def _pick(s: Scenario) -> tuple[Kind, Rec, FieldDef, tuple[dict[str, Any], str, str]]:
     kinds = [k for k in s.kinds if k.readers and _askable(k)]
     s.rng.shuffle(kinds)
@@ -147,7 +174,7 @@ def _pick(s: Scenario) -> tuple[Kind, Rec, FieldDef, tuple[dict[str, Any], str, 
             if value in (None, "", []) or isinstance(value, (bool, list, dict)):
                 continue
             named = identify(s, kind, rec)
-            if named is not None:
+            if named is not None and _findable(s, kind, rec, named[0], named[2]):
                 return kind, rec, f, named
     raise Skip("no record with a field a colleague would ask about that a read shows")
 
@@ -165,8 +192,7 @@ def request_question(s: Scenario) -> None:
     trigger = arrive(s, asker, Ask(subject=f"{kind.noun.capitalize()}: {label}", text=text, team=team_channel(s, family)),
                      channels=COLLEAGUE)
     s.refer(rec, name, relation=" and ".join(where), where=where)
-    refs = {d.name for d in kind.fields() if d.ref}
-    known = {"query": label, "name": label, "title": label, "subject": label, **{k: v for k, v in where.items() if k not in refs}}
+    known = _known(kind, where, label)
     # Any read of the kind may answer: one drawn first, so that every read of every kind gets asked through.
     found = lookup(s, rec, known, say=f"find {name}", name=name, prefer=[s.rng.choice(kind.readers).name])
     if found.value(f.name) != rec[f.name]:
