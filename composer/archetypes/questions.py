@@ -102,11 +102,12 @@ class _Question:
         if stem is not None and self.when:  # created_at -> "when ... was created"; starts_at -> "when ... starts"
             verb = "is due" if stem == "due" else stem if stem.endswith("s") else f"was {stem}"  # starts, expires; was sent
             self.question = f"when {name} {verb}"
-            self.noun = f"when it {verb}"
+            self.noun = self.asked = f"when it {verb}"
             self.answer = [f"{name[:1].upper()}{name[1:]} {verb} on "]
         else:
             noun = _field_noun(f)
             self.question = f"what the {noun} of {name} is"
+            self.asked = f"what its {noun} is"  # once the request has named the record
             self.noun = f"the {noun}"
             self.answer = [f"The {noun} of {name} is "]
 
@@ -186,6 +187,11 @@ def request_question(s: Scenario) -> None:
     kind, rec, f, (where, name, label) = _pick(s)
     family = SERVICE_FAMILY.get(kind.service, "operations")
     asker = asker_for(s, family)
+    if asker.name in name:  # nobody asks a colleague about "the recipient Donna Peters" when they are Donna Peters
+        others = [a for a in (asker_for(s, o) for o in ("operations", "support", "sales", "finance")) if a.name not in name]
+        if not others:
+            raise Skip("only the person the record names could ask about it")
+        asker = others[0]
     system = system_name(s.catalog, kind.service)
     q = _Question(f, name)
     text = s.rng.choice(_OPENERS).format(question=q.question, system=system) + " " + s.rng.choice(_PURPOSES)
@@ -203,7 +209,7 @@ def request_question(s: Scenario) -> None:
                     subject=f"Re: {kind.noun.capitalize()}: {label}")
     s.notes[replied.index].unsaid = [Said(f"another {q.noun.removeprefix('the ')}", Lit(v)) for v in _others(s, kind, f, rec, rec[f.name])]
     s.brief.intro = f"{trigger.intro} with a question about {name} in {system}"
-    s.brief.goal = f"Find out {q.question}, then {reply_clause(trigger, 'what you find')}"
+    s.brief.goal = f"Find out {q.asked}, then {reply_clause(trigger, 'what you find')}"  # the intro named the record
     s.brief.anchors += [asker.name]
 
 

@@ -133,3 +133,15 @@ def test_no_check_names_a_record_the_plan_made_by_the_id_the_reference_run_gave_
     later = [c for t in tasks for c in rows(list(t.checks)) if c.change == "added" and c.id.endswith("-changed")]
     assert later  # a ticket the plan opened that a follow-up changed (tagged, assigned)
     assert not any("id" in c.match for c in later)
+
+
+def test_a_question_names_its_record_once_and_never_comes_from_the_person_it_names() -> None:
+    # Seen at seed 3318: Donna Peters asked about the recipient "Donna Peters" of an envelope, whose long name the
+    # request then said a second time.
+    tasks, _ = generate(GenerateConfig(n=40, seed=3318, archetypes=("request-question",)))
+    assert tasks
+    for task in tasks:
+        reference = task.scenario.references[-1].text  # type: ignore[union-attr]
+        assert task.instruction.count(reference) == 1, task.id
+        asker = task.instruction.split(" asked in ")[0].split(" emailed ")[0].split(" texted ")[0]
+        assert asker not in reference, task.id
