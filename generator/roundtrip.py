@@ -273,9 +273,18 @@ class _Suite:
         example = self.example(tool)
         if example is None or not stored:
             return Trip((tool.name,), f"{route.action}, then read the {entity}", "no valid call could be built")
+        # the row is named as the tool names it: by its id, or by the natural key its binding reads (an
+        # application by its applicationName), so a person passes that column's value, never the row's id
+        binding = tool.bindings.get(param)
+        column = binding.column or "id" if binding is not None and binding.role == "key" else "id"
         value = example.arguments.get(param)
-        if value is None or str(value) not in stored:
-            value = self.runtime.coerce(entity, "id", next(iter(stored)))
+        mine = str(example.row.get("id")) if example.row is not None else None
+        if mine in stored and canonical(stored[mine].get(column)) == canonical(value):
+            row_id = mine  # the example's own row (its parents in the call too)
+        else:
+            named = [k for k, r in stored.items() if value is not None and canonical(r.get(column)) == canonical(value)]
+            row_id = named[0] if len(named) == 1 else (mine if mine in stored else next(iter(stored)))
+            value = self.runtime.coerce(entity, column, stored[row_id].get(column))
         result = self.call(tool, {**example.arguments, param: value})
         if not result.success:
             code = str(result.error_code)
@@ -283,13 +292,13 @@ class _Suite:
                         "" if code == "invalid_state" else f"it failed: {code}")
         after = self.episode.dump()[self.service].get(table, {})
         what = f"{route.action} the {entity}, then read it"
-        if str(value) not in after:
+        if row_id not in after:
             return Trip((tool.name,), what, f"the {entity} {value!r} it acted on is gone")
         if len(after) != len(stored):
             return Trip((tool.name,), what, f"{len(after) - len(stored):+d} {entity} rows after acting on one")
-        getter = self.getter(entity, after[str(value)])
+        getter = self.getter(entity, after[row_id])
         if getter is not None:
-            got = self.read_row(getter, after[str(value)])
+            got = self.read_row(getter, after[row_id])
             if got is not None and not got.success:
                 return Trip((tool.name, getter.name), what, f"the {entity} cannot be read: {got.error_code}")
         return Trip((tool.name,), what)
