@@ -734,6 +734,13 @@ def _accepts(tc: ToolChecks, tool: str, param: str, example: dict[str, Any], sur
         if value is None:
             return None  # the new row has no such parent: this tool cannot reach it
         arguments[step.params[-1]] = value
+    consumer = tc.runtime.spec.tool(tool)
+    if consumer.behaviour.entity == entity and (route is None or route.rpc):
+        for other, binding in consumer.bindings.items():  # no path to read: the parents the tool names the row
+            # under (a comment's file) are the new row's own, as a person would pass them
+            if other != param and binding.role == "parent" and binding.column and (binding.lookup or "id") == "id" \
+                    and made.data.get(binding.column) is not None:
+                arguments[other] = made.data[binding.column]
     fitted = _fitted(tc, tool, arguments)
     if fitted is None:
         return None

@@ -683,6 +683,11 @@ class Assembler:
                 elif (f := entity.field(self._column(entity, param))) is not None:
                     if kind == "transition" and f.name.lower() in self.entities[entity.name].crud_fields:
                         out[param] = Binding(role="option")  # capture(amount) must not rewrite the charge's amount
+                    elif (kind in ("update", "transition") and param in tool.required and f.ref and f.ref in entities
+                          and f.name.lower().endswith("id") and f.name in self._list_scopes(entity)):
+                        # a revision's file_id in its update says where the revision is (its rows are listed
+                        # only under a file): the row is looked up in that file, never moved to it
+                        out[param] = Binding(role="parent", entity=f.ref, lookup="id", column=f.name)
                     else:
                         out[param] = self._ref_or_field(param, f, entities)
                 else:
@@ -697,6 +702,18 @@ class Assembler:
             if binding.role in ("key", "parent", "via", "member"):
                 binding.aliases = documented_aliases(tool.properties.get(param, {}).get("description"))
         return out
+
+    def _list_scopes(self, entity: EntityDef) -> set[str]:
+        """The reference columns every list of ``entity`` requires (a file's revisions are listed by file only)."""
+        scopes: set[str] | None = None
+        for p in self.planned:
+            if p.intent.kind not in ("list", "search") or p.intent.entity != entity.name:
+                continue
+            required = {self._column(entity, param) for param in p.tool.required}
+            required |= {f"{parent}_id" for parent, _ in p.intent.parents[:1]}
+            mine = {c for c in required if (f := entity.field(c)) is not None and f.ref}
+            scopes = mine if scopes is None else scopes & mine
+        return scopes or set()
 
     def _nested_parent(self, param: str, schema: dict[str, Any], tool: PreparedTool, entity: EntityDef) -> Binding | None:
         """An object argument holding the id of the row this one is created under (``item: {id}``)."""
