@@ -74,6 +74,17 @@ _UNICODE_CLASSES = {
 _UNICODE_PROPERTY = re.compile(r"\\([pP])\{\^?([A-Za-z_]+)\}")
 
 
+#: What a credential's description says it is for: making, authenticating or authorising the call.
+_FOR_THE_CALL = re.compile(r"\b(to|for)\s+(make|making|authenticate|authorize|authorise)\s+(the|this|an?|each|every)\s+"
+                           r"(api\s+)?(call|request)s?\b", re.I)
+
+
+def _prefixed_credential(squashed: str, description: str) -> bool:
+    """A credential under a vendor's prefix (Exavault's ``ev_api_key``: "API Key required to make the API call"):
+    the name ends in a compound credential word and the description says it serves the call itself."""
+    return any(squashed.endswith(word) for word in _AUTH if word != "token") and bool(_FOR_THE_CALL.search(description))
+
+
 class SchemaRejected(ValueError):
     """A schema the generator cannot use; the message is the reason shown in the gate report."""
 
@@ -125,7 +136,7 @@ def normalise_input_schema(raw: Any, *, max_bytes: int = MAX_SCHEMA_BYTES) -> No
         squashed = re.sub(r"[^a-z]", "", original.lower())
         is_required = original in required_in or (isinstance(sub, dict) and sub.get("required") is True)
         description = str(sub.get("description", "")) if isinstance(sub, dict) else ""
-        if squashed in _AUTH or original in _TRANSPORT or (
+        if squashed in _AUTH or original in _TRANSPORT or _prefixed_credential(squashed, description) or (
             original in ("key", "fields", "oauth_token", "access_token") and not is_required
             and re.search(r"API key|OAuth|Selector specifying|access token", description, re.I)
         ):
