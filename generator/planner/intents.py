@@ -235,10 +235,14 @@ def _rest_intent(tool: PreparedTool, collections: frozenset[str] = frozenset()) 
         kind = {"GET": "get", "PUT": "update", "PATCH": "update", "POST": "update", "DELETE": "delete"}.get(method)
         if kind is None:
             return Intent.simulated(f"HTTP {method} on one row")
-        if len(last.keys) == 1:
-            keys = {last.keys[0]: "id"}
+        # a path segment after the row's id that picks one of a few documented values and has a default
+        # (Storecove's /purchase_invoices/{guid}/{packaging}/{package_version}) chooses how the row is
+        # presented: no row is named by its value, so it is an option, not part of the key
+        named = [last.keys[0], *(k for k in last.keys[1:] if not _presentation_choice(tool.properties.get(k, {})))]
+        if len(named) == 1:
+            keys = {named[0]: "id"}
         else:
-            keys = {k: k for k in last.keys}
+            keys = {k: k for k in named}
         return Intent(kind=kind, entity=last.noun, keys=keys, parents=parents, current_parent=current_parent)
     if last.current and last.noun:
         kind = {"GET": "get", "PUT": "update", "PATCH": "update", "POST": "update", "DELETE": "delete"}.get(method)
@@ -269,12 +273,19 @@ def _rest_intent(tool: PreparedTool, collections: frozenset[str] = frozenset()) 
     last_words = words(last.raw)
     plural = bool(last_words) and (is_plural(last_words[-1]) or (last_words[-1] in ("list", "collection") and len(last_words) > 1))
     if plural or method == "GET" and not prev_keyed and _has_search(tool):
+        named_row = _named_row_param(tool, last.noun) if method == "GET" else None
+        if named_row is not None:  # "GET /resources?resource=<identifier>": one row, named by the identifier
+            return Intent(kind="get", entity=last.noun, keys={named_row: "id"}, parents=parents,
+                          current_parent=current_parent)
         if method == "GET":
             kind = "search" if _has_search(tool) else "list"
             return Intent(kind=kind, entity=last.noun, parents=parents, current_parent=current_parent)
         if method == "POST":
             return Intent(kind="create", entity=last.noun, parents=parents, current_parent=current_parent)
         key = _id_param(tool, last.noun) or _identifier_param(tool, "delete" if method == "DELETE" else "update")
+        if key in {k for _, keys in parents for k in keys} and _lists_rows_by_id(tool):
+            key = None  # PATCH /budgets/{budget_id}/transactions {transactions: [{id, ...}]}: the budget's key names
+            # no transaction; the rows are the listed ones (a bulk write)
         if key is not None and method in ("PUT", "PATCH", "DELETE"):  # "PUT /users {id, ...}"
             return Intent(kind="delete" if method == "DELETE" else "update", entity=last.noun,
                           keys={key: "id" if _id_param(tool, last.noun) else key}, parents=parents,
@@ -301,6 +312,9 @@ def _rest_intent(tool: PreparedTool, collections: frozenset[str] = frozenset()) 
         key = _id_param(tool, last.noun)
         if key:
             return Intent(kind="update", entity=last.noun, keys={key: "id"}, parents=parents, current_parent=current_parent)
+        if not parents and _says_upsert(tool):  # "PUT /patient: create a new patient or update an existing one"
+            return Intent.simulated(f"HTTP {method} on {last.raw!r} is an upsert: it creates or updates the row "
+                                    "its body matches, never the current one")
         return Intent(kind="update", entity=last.noun, singleton=True, parents=parents)
     if method == "GET":
         key = _id_param(tool, last.noun, required_only=True)
@@ -424,6 +438,39 @@ def step_raw(step: Step) -> str:
 
 def _has_search(tool: PreparedTool) -> bool:
     return any(squash(p) in SEARCH_PARAMS for p in tool.properties)
+
+
+_UPSERT = re.compile(r"\bupsert|\b(create|insert|add)\s+(an?\s+)?(new\s+)?(\w+\s+)?or\s+(update|replace)", re.I)
+
+
+def _says_upsert(tool: PreparedTool) -> bool:
+    """Whether a write creates or updates, by what its body matches (an upsert)."""
+    return bool(_UPSERT.search(" ".join(str(x) for x in (tool.name, tool.source, tool.description) if x)))
+
+
+def _lists_rows_by_id(tool: PreparedTool) -> bool:
+    """Whether the body lists rows, each named by its ``id`` (``transactions: [{id, memo}, ...]``)."""
+    for schema in tool.properties.values():
+        items = schema.get("items") if schema.get("type") == "array" else None
+        if isinstance(items, dict) and isinstance(items.get("properties"), dict) and "id" in items["properties"]:
+            return True
+    return False
+
+
+def _presentation_choice(schema: dict[str, Any]) -> bool:
+    """A parameter that picks a format or version from documented values, with a default."""
+    return bool(schema.get("enum")) and schema.get("default") is not None and schema.get("default") in schema["enum"]
+
+
+def _named_row_param(tool: PreparedTool, noun: str) -> str | None:
+    """The required parameter of a collection read that names one row of it: called like the entity (Exavault's
+    ``GET /resources?resource=``) and documented as its identifier, never a filter on a column of it."""
+    for param in tool.required:
+        schema = tool.properties.get(param, {})
+        if squash(param) == squash(noun) and schema.get("type") in ("string", "integer") and not schema.get("enum") \
+                and re.search(r"\b(identifier|id)\b", str(schema.get("description", "")), re.I):
+            return param
+    return None
 
 
 def _id_param(tool: PreparedTool, noun: str, required_only: bool = False) -> str | None:
