@@ -117,7 +117,8 @@ def _build(runtime: ServiceRuntime, tool: ToolDef, rows: Rows, maker: ValueMaker
                 value = maker.value(schema, param, prefer_examples=prefer_examples)
         elif binding is not None and role == "field":
             if param in required or (optional and _simple(schema)):
-                value = _field_value(runtime, entity or "", binding.column or param, schema, param, rows, maker, prefer_examples)
+                value = _field_value(runtime, entity or "", binding.column or param, schema, param, rows, maker, prefer_examples,
+                                     row)
                 value = _within_owner(runtime, entity or "", binding.column or param, value, parents, rows)
         elif binding is None and behaviour.kind == "simulated" and _referenced_row(runtime, param, entity, rows):
             value = _referenced_row(runtime, param, entity, rows)["id"]  # a simulated tool refuses unknown ids
@@ -151,7 +152,7 @@ def _build(runtime: ServiceRuntime, tool: ToolDef, rows: Rows, maker: ValueMaker
         for param, binding in tool.bindings.items():
             if binding.role == "field" and param in properties:
                 args[param] = _fit(_field_value(runtime, entity or "", binding.column or param, properties[param], param,
-                                                rows, maker, prefer_examples), properties[param])
+                                                rows, maker, prefer_examples, row), properties[param])
                 break
     return Example(args, row)
 
@@ -263,11 +264,15 @@ def _parents(runtime: ServiceRuntime, tool: ToolDef, rows: Rows, row: dict[str, 
 
 
 def _field_value(runtime: ServiceRuntime, entity: str, column: str, schema: dict[str, Any], param: str, rows: Rows,
-                 maker: ValueMaker, prefer_examples: bool) -> Any:
+                 maker: ValueMaker, prefer_examples: bool, row: dict[str, Any] | None = None) -> Any:
+    """A value to write to ``column``; for a reference, a stored row of its kind, one the acted-on ``row`` does not
+    already point at when there is one (an update that moves an account to another institution changes it)."""
     definition = runtime.entities.get(entity)
     field = definition.field(column) if definition else None
     if field is not None and field.ref and rows.get(field.ref):
-        return rows[field.ref][0]["id"]
+        current = canonical(row.get(column)) if row is not None else None
+        other = next((r for r in rows[field.ref] if canonical(r["id"]) != current), rows[field.ref][0])
+        return other["id"]
     if definition is not None and definition.state and column == definition.state.field:
         values = [v for v in (schema.get("enum") or definition.state.values)]
         if values:
