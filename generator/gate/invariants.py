@@ -735,11 +735,12 @@ def _accepts(tc: ToolChecks, tool: str, param: str, example: dict[str, Any], sur
             return None  # the new row has no such parent: this tool cannot reach it
         arguments[step.params[-1]] = value
     consumer = tc.runtime.spec.tool(tool)
-    if consumer.behaviour.entity == entity and (route is None or route.rpc):
-        for other, binding in consumer.bindings.items():  # no path to read: the parents the tool names the row
-            # under (a comment's file) are the new row's own, as a person would pass them
-            if other != param and binding.role == "parent" and binding.column and (binding.lookup or "id") == "id" \
-                    and made.data.get(binding.column) is not None:
+    in_path = {p for step in route.parents for p in step.params} if route is not None and not route.rpc else set()
+    if consumer.behaviour.entity == entity:
+        for other, binding in consumer.bindings.items():  # the parents the tool names the row under outside its
+            # path (a comment's file, a message's project_id) are the new row's own, as a person would pass them
+            if other != param and other not in in_path and binding.role == "parent" and binding.column \
+                    and (binding.lookup or "id") == "id" and made.data.get(binding.column) is not None:
                 arguments[other] = made.data[binding.column]
     fitted = _fitted(tc, tool, arguments)
     if fitted is None:
