@@ -210,3 +210,30 @@ def test_the_services_the_suite_found_wanting_now_pass_it() -> None:
         implemented = [t.name for t in catalog.index[name].tools if t.status == "implemented"]
         trips = round_trips(catalog.service(name), implemented)
         assert trips.share >= 0.95, (name, sorted(trips.failing().items())[:3])
+
+
+def test_a_message_is_updated_within_its_project_and_the_gate_calls_it_there() -> None:
+    spec = _plan([
+        _tool("get_projects", "List projects.", {"per_page": {"type": "integer"}}, None, "GET", "/projects"),
+        _tool("get_projects_id", "Show a project.", {"id": {"type": "integer"}}, ["id"], "GET", "/projects/{id}"),
+        _tool("get_messages", "List messages.", {"project_id": {"type": "integer"}, "per_page": {"type": "integer"}},
+              ["project_id"], "GET", "/messages"),
+        _tool("post_messages", "Create a message.", {"project_id": {"type": "integer"}, "subject": S, "body": S},
+              ["project_id", "subject", "body"], "POST", "/messages"),
+        _tool("get_messages_id", "Show a message.", {"id": {"type": "integer"}}, ["id"], "GET", "/messages/{id}"),
+        _tool("patch_messages_id", "Update a message.", {"id": {"type": "integer"}, "project_id": {"type": "integer"},
+                                                         "subject": S, "body": S},
+              ["id", "project_id", "subject", "body"], "PATCH", "/messages/{id}"),
+    ], "team")
+    assert spec.tool("patch_messages_id").bindings["project_id"].role == "parent"
+    verdict, kept = gate_service(spec)
+    statuses = {t.name: (t.status, t.reason) for t in verdict.tools}
+    assert statuses["patch_messages_id"][0] == "implemented", statuses["patch_messages_id"]  # ids round-trip in place
+    assert kept is not None
+    with Episode([compile_service(kept)], 0) as episode:
+        made = episode.call("team", "post_messages", {"project_id": 2, "subject": "Kick-off", "body": "Agenda"}).data
+        moved = episode.call("team", "patch_messages_id", {"id": made["id"], "project_id": 3, "subject": "x", "body": "y"})
+        assert str(moved.error_code) == "not_found"
+        changed = episode.call("team", "patch_messages_id", {"id": made["id"], "project_id": 2, "subject": "Kick-off v2",
+                                                             "body": "Agenda"})
+        assert changed.success and changed.data["subject"] == "Kick-off v2" and changed.data["project_id"] == 2
