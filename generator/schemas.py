@@ -563,7 +563,7 @@ _NESTED_REPEAT = re.compile(r"\((?:[^()\\]|\\.)*(?<!\\)[*+}](?:\?)?\)[*+{]")
 
 
 def backtracks(pattern: str) -> bool:
-    """Whether ``pattern`` nests repeats (``(a+)+``, ``([\w .-]*)*``), so that a failing match can take
+    r"""Whether ``pattern`` nests repeats (``(a+)+``, ``([\w .-]*)*``), so that a failing match can take
     exponential time: such a pattern in a schema would let one argument stall a tool call."""
     return bool(_NESTED_REPEAT.search(pattern))
 
