@@ -367,10 +367,13 @@ class Scenario:
 
         return sorted(items, key=use)
 
-    def tried_in_vain(self, tool: ToolInfo) -> None:
-        """A tool no record let a request use: it counts as used, so a set does not try it first every time."""
-        self.used[tool.key] += 1
-        self.used[service_key(tool.service)] += 1
+    def tried_in_vain(self, *tools: ToolInfo) -> None:
+        """Tools no record let a request use (a kind's reads, tried together): each counts as used, and its service
+        once, so a set does not try them first every time."""
+        for tool in tools:
+            self.used[tool.key] += 1
+        for service in dict.fromkeys(service_key(tool.service) for tool in tools):
+            self.used[service] += 1
 
     def record(self, service: str, entity: str, key: Any) -> Rec:
         return self.view.record(service, entity, key)

@@ -176,7 +176,9 @@ def _pick(s: Scenario) -> tuple[Kind, Rec, FieldDef, tuple[dict[str, Any], str, 
                 continue
             named = identify(s, kind, rec)
             if named is not None and _findable(s, kind, rec, named[0], named[2]):
+                s.intended.extend(kind.readers)
                 return kind, rec, f, named
+        s.tried_in_vain(*kind.readers)  # the next question tries another kind first, not this one again
     raise Skip("no record with a field a colleague would ask about that a read shows")
 
 
