@@ -145,3 +145,47 @@ def test_a_question_names_its_record_once_and_never_comes_from_the_person_it_nam
         assert task.instruction.count(reference) == 1, task.id
         asker = task.instruction.split(" asked in ")[0].split(" emailed ")[0].split(" texted ")[0]
         assert asker not in reference, task.id
+
+
+def test_a_question_that_finds_nothing_in_a_kind_tries_other_kinds_next_time(monkeypatch: object) -> None:
+    import random
+
+    import pytest
+
+    from composer.archetypes import questions
+    from composer.scenario import Scenario, Skip
+
+    catalog = load_catalog(("crm", "helpdesk", "chat", "mailbox"))
+    runner = Runner(catalog, 0)
+    usage: Counter[str] = Counter()
+    tried: list[str] = []
+
+    def never(s: Scenario, kind: object, rec: object, where: object, label: object) -> bool:
+        tried.append(kind.key)  # type: ignore[attr-defined]
+        return False
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    monkeypatch.setattr(questions, "_findable", never)
+    first_tries: list[list[str]] = []
+    for i in range(2):
+        tried.clear()
+        s = Scenario(catalog, runner, random.Random(f"q:{i}"), ARCHETYPES["request-question"], used=usage)
+        with pytest.raises(Skip):
+            questions._pick(s)
+        first_tries.append(list(dict.fromkeys(tried)))
+    # Every kind the first question tried in vain counts as used: the second one starts with the others.
+    again = [kind in first_tries[0] for kind in first_tries[1]]
+    assert first_tries[0] and not again[0] and again == sorted(again)  # the untried kinds first, then the others
+
+
+def test_a_phrase_with_an_article_before_its_record_takes_the_referring_expression_without_it() -> None:
+    from dataclasses import replace
+
+    from composer.walk import phrase
+
+    catalog = load_catalog(("marketing",))
+    tool = next(t for t in catalog.tools.values() if t.intent == "send")
+    param = next(p.name for p in tool.params if p.required)
+    sending = replace(tool, phrases=(f"send a {{{param}}}",))
+    assert phrase(sending, {param: 'the campaign "Spring launch"'}) == 'send the campaign "Spring launch"'
+    assert phrase(replace(tool, phrases=(f"schedule an {{{param}}} now",)), {param: "Ana's campaign"}) == "schedule Ana's campaign now"
