@@ -8,6 +8,7 @@ items, or the object itself), and which field identifies the item (its entity id
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -22,6 +23,9 @@ ResultKind = Literal["page", "list", "object"]
 
 #: Untyped string parameters that take free text to search for (a name, a subject...).
 SEARCH_PARAMS = frozenset({"query", "q", "search", "text_query"})
+
+#: Header parameters of an HTTP API (``x_apideck_consumer_id``, ``X_Sds_Auth_Token``): plumbing a colleague never mentions.
+HEADER_PARAM = re.compile(r"^x_[a-z0-9_]+$", re.IGNORECASE)
 
 #: Semantic types that identify an item when it has no entity id.
 NATURAL_KEYS = ("product_sku", "email_address", "phone_number", "username", "channel_name", "file_ref")

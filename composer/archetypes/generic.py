@@ -12,13 +12,12 @@ what the data itself states: an id a customer quotes, a record the plan has just
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from mcp_services.kernel.world import Person
 
-from composer.catalog import Catalog, Param, ToolInfo
+from composer.catalog import HEADER_PARAM, Catalog, Param, ToolInfo
 from composer.kinds import system_name
 from composer.plan import ListOf, Lit, Ref
 from composer.scenario import Rec, Said, Scenario, Skip, Step, archetype, detail
@@ -32,12 +31,18 @@ _NAME_PARAMS = {"name": "name", "full_name": "name", "first_name": "first_name",
 _BY_TYPE = {"email_address": "email", "person_name": "name", "phone_number": "phone", "company_name": "company_name"}
 #: Entities a person can ask to be set up as, or ask about, themselves, and how they say it.
 _SELF_NOUNS = {"customer": "customer account", "applicant": "application", "member": "membership", "subscriber": "subscription"}
+#: Records a customer has with a company and asks about by the reference they were given (an order, a booking), and
+#: how they say it; each names the customer by an email address.
+_THEIR_NOUNS = {
+    "order": "order", "appointment": "appointment", "booking": "booking", "reservation": "reservation",
+    "subscription": "subscription", "transaction": "transaction", "payment link": "payment link", "charge": "payment",
+    "payment": "payment", "refund": "refund", "shipment": "shipment", "return": "return", "quote": "quote",
+    "application": "application",
+}
 #: Of those, the ones a customer asks us to open for them (an applicant applies on their own).
 _SIGNUP_NOUNS = ("customer", "member", "subscriber")
 #: Records of the people who work here, never made for a customer.
 _STAFF_NOUNS = frozenset({"user", "employee", "agent", "admin", "staff", "team member"})
-#: Header parameters of an HTTP API (``x_apideck_consumer_id``): plumbing a colleague never mentions.
-_HEADER = re.compile(r"^x_[a-z0-9_]+$")
 _STATE_FIELDS = ("status", "state", "stage")
 
 
@@ -319,22 +324,29 @@ def _is_key(tool: ToolInfo, param: Param) -> bool:
 
 
 def _plain(param: Param) -> bool:
-    return param.json_type == "string" and not param.enum and bool(_HEADER.match(param.name))
+    return param.json_type == "string" and not param.enum and bool(HEADER_PARAM.match(param.name))
 
 
 def _gets(catalog: Catalog) -> list[ToolInfo]:
-    """Get-by-id tools of generated services for a person-like record (an email and a name) with a state."""
+    """Get-by-id tools of generated services for a customer's record with a state: the customer's own (an email and
+    a name) or something of theirs that names them by email (an order, an appointment)."""
     library = _library()
     return sorted(
         (
             t for t in catalog.tools.values()
-            if t.intent == "get" and t.service not in library and t.entity and _noun(t) in _SELF_NOUNS
+            if t.intent == "get" and t.service not in library and t.entity and _noun(t) in {**_SELF_NOUNS, **_THEIR_NOUNS}
             and any(_is_key(t, p) for p in t.required) and all(_is_key(t, p) or _plain(p) for p in t.required)
-            and any(f.path == "email" and f.semtype == "email_address" for f in t.fields)
-            and any(f.path == "name" for f in t.fields) and _state_field(t) is not None
+            and _email_field(t) is not None and _state_field(t) is not None and (not t.simulated or t.state_backed)
+            and (_noun(t) not in _SELF_NOUNS or any(f.path == "name" for f in t.fields))
         ),
         key=lambda t: t.key,
     )
+
+
+def _email_field(tool: ToolInfo) -> str | None:
+    """The top-level field that names the record's person by email (``email``, ``buyer_email``)."""
+    fields = [f.path for f in tool.fields if f.semtype == "email_address" and "." not in f.path]
+    return "email" if "email" in fields else next(iter(fields), None)
 
 
 def _state_field(tool: ToolInfo) -> str | None:
@@ -350,17 +362,22 @@ def _word(value: Any) -> bool:
 
 
 def _people_records(s: Scenario, tool: ToolInfo) -> list[tuple[dict[str, Any], Any]]:
-    """Records of the tool's entity that belong to one of the world's customers (name and email agree)."""
+    """Records of the tool's entity that belong to one of the world's customers: their own record (name and email
+    agree, one per address), or one that names them by email (their order)."""
     customers = {p.email: p for p in s.world.people if p not in s.world.team}
+    email = _email_field(tool) or "email"
+    own = _noun(tool) in _SELF_NOUNS
     found = []
     for row in _rows(s, tool.service, tool.entity.split(".", 1)[1]):  # type: ignore[union-attr]
-        person = customers.get(row.get("email") or "")
-        if person is not None and row.get("name") == person.name:
+        person = customers.get(row.get(email) or "")
+        if person is not None and (not own or row.get("name") == person.name):
             found.append((row, person))
+    if not own:
+        return found
     by_email: dict[str, int] = {}
     for row, _ in found:
-        by_email[row["email"]] = by_email.get(row["email"], 0) + 1
-    return [(row, person) for row, person in found if by_email[row["email"]] == 1]
+        by_email[row[email]] = by_email.get(row[email], 0) + 1
+    return [(row, person) for row, person in found if by_email[row[email]] == 1]
 
 
 def _get_args(tool: ToolInfo, key: Any) -> dict[str, Any]:
@@ -380,32 +397,34 @@ def record_status_question(s: Scenario) -> None:
     tool, row, person = _spread(s, options, "no customer record with a plain state in another system")
     field = _state_field(tool) or "status"
     noun, title = _noun(tool), system_name(s.catalog, tool.service)
-    thing = _SELF_NOUNS[noun]
+    thing = _SELF_NOUNS.get(noun) or _THEIR_NOUNS[noun]
     trigger = arrive(s, person, Ask(
         subject=s.rng.choice((f"Question about my {thing}", f"My {thing} {field}")),
         text=s.rng.choice((
             f"Could you tell me what {field} my {thing} with you shows at the moment? My reference is {row['id']}.",
-            f"I'm not sure my {thing} is set up properly. Which {field} does it have on your side? The reference I was given is {row['id']}.",
+            f"I'm not sure my {thing} is set up properly. Which {field} does it have on your side? The reference I was given is {row['id']}."
+            if noun in _SELF_NOUNS else
+            f"I haven't heard anything about my {thing} yet. Which {field} does it have on your side? The reference is {row['id']}.",
         )),
         short=f"What {field} does my {thing} show? Ref {row['id']}.",
         relay=f"they want to know which {field} their {thing} shows; their reference is {row['id']}.",
     ), channels=CUSTOMER)
-    found = s.call(tool.service, tool.name, _get_args(tool, row["id"]), say=f"look up the {noun} record {person.first_name} quotes in {title}")
+    found = s.call(tool.service, tool.name, _get_args(tool, row["id"]), say=f"look up the {thing} {person.first_name} quotes in {title}")
     value = found.value(field)
     if value != row[field]:
         raise Skip(f"{tool.key} does not show the stored {field}")
     declared = tool.field_of(field)
     others = sorted({v for v in (declared.enum if declared else ()) if isinstance(v, str)} - {value})
-    s.ask(f"which {field} {person.first_name}'s {noun} record has in {title}", value,
+    s.ask(f"which {field} {person.first_name}'s {thing} has in {title}", value,
           forbidden=[v for v in others if value.lower() not in v.lower() and v.lower() not in value.lower()])
     s.brief.intro = f"{trigger.intro} asking about their {thing}"
-    s.brief.goal = f"Tell me which {field} {person.first_name}'s {noun} record has in {title}"
+    s.brief.goal = f"Tell me which {field} {person.first_name}'s {thing} has in {title}"
     s.brief.anchors += [person.name, title]
 
 
 def _updates(catalog: Catalog) -> list[tuple[ToolInfo, ToolInfo, str]]:
     """(update tool, get tool, state parameter) of generated services: a person-like record's state can be set."""
-    gets = {t.entity: t for t in _gets(catalog)}
+    gets = {t.entity: t for t in _gets(catalog) if _noun(t) in _SELF_NOUNS}  # a customer's own record, not their order
     found = []
     for t in catalog.tools.values():
         get = gets.get(t.entity)

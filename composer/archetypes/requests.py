@@ -23,7 +23,7 @@ from typing import Any
 
 from mcp_services.kernel.world import Person
 
-from composer.catalog import Param, ToolInfo
+from composer.catalog import HEADER_PARAM, Param, ToolInfo
 from composer.archetypes.generic import catalog_weight
 from composer.kinds import Kind, system_name
 from composer.resolve import resolve, value_at
@@ -101,8 +101,6 @@ NEW_NAMES = (
 )
 #: Records tried per tool: most records take most actions; few are in the state a restore or reopen needs.
 _TRIES = {"restore": 14, "reopen": 14, "publish": 12, "send": 10, "transition": 10, "cancel": 10, "pay": 10, "approve": 10, "reject": 10}
-#: Header parameters of an HTTP API (``x_apideck_consumer_id``): plumbing a colleague never mentions.
-_HEADER = re.compile(r"^x_[a-z0-9_]+$")
 #: Ids a system makes for itself (tor_0100, cmp_0011): nobody quotes them in a request.
 _INTERNAL_ID = re.compile(r"^[a-z]+_[0-9a-z]+$")
 #: Verbs of the tools' phrases, as a confirmation says them ("Done: I archived ...").
@@ -264,7 +262,7 @@ class _Plan:
         s, rec = self.s, self.rec
         current = rec.get(param.name)
         said = param.name.replace("_", " ")
-        if param.required and _HEADER.match(param.name) and param.json_type == "string":
+        if param.required and HEADER_PARAM.match(param.name) and param.json_type == "string":
             return _Planned(value="default", stated=False)  # an HTTP API's plumbing: any value works, nobody says it
         if param.required and self.params_given_back(param, current):
             return _Planned(value=current, stated=False)  # the API wants the record's own value back (a full update)

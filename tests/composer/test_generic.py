@@ -162,3 +162,30 @@ def test_a_generic_workflow_weighs_by_the_services_that_can_fill_it(catalog: Cat
     assert ARCHETYPES["contact-into-service"].weight_for(catalog) == services_weight(_creates)(catalog)
     assert (ARCHETYPES["contact-into-service"].weight_for(catalog) > ARCHETYPES["record-status-question"].weight_for(catalog)) == (
         len(creating) > len(getting))
+
+
+def test_a_customer_asks_where_their_order_or_appointment_stands_by_its_reference() -> None:
+    from mcp_services.registry import catalog_names
+
+    from composer.archetypes.generic import _gets
+
+    theirs = ("stripe", "onsched_consumer", "taxamo", "beezup")
+    if set(theirs) - set(catalog_names()):
+        pytest.skip("the package catalog lacks the services of this test")
+    catalog = load_catalog(("mailbox", "crm", *theirs))
+    gets = {t.key for t in _gets(catalog)}
+    assert {"stripe.get_orders_id", "onsched_consumer.get_consumer_v1_appointments_id", "taxamo.get_transaction"} <= gets
+    assert "beezup.get_subscription" not in gets  # simulated, and its world model does not answer from the episode's rows
+    tasks, report = generate(GenerateConfig(n=8, seed=0, services=tuple(catalog.services), archetypes=("record-status-question",),
+                                            distractor_services=0), catalog)
+    assert len(tasks) >= 6, report.summary()
+    runner = Runner(catalog, tasks[0].world_seed)
+    for task in tasks:
+        (get,) = [s for s in task.plan if s.service in theirs]
+        runner.fresh(task.setup)
+        row = runner.call(get.service, get.tool, get.arguments).data
+        owners = [p for p in runner.world.people if p.email in row.values()]  # whom the record names by email
+        assert owners and any(p.name in task.instruction for p in owners), (task.id, task.instruction)
+        assert verify_task(task, runner) == [], task.id
+        assert not task.grade(runner.diff(), "I could not find it.").passed
+    assert {s.service for t in tasks for s in t.plan} & {"onsched_consumer", "taxamo", "stripe"}
