@@ -221,15 +221,34 @@ class Kinds:
         return out
 
 
+#: How people name a vendor whose API host names it otherwise.
+_VENDORS = {"googleapis": "Google", "hubapi": "HubSpot"}
+#: Words of an API's title that say nothing about the product (its protocol, format, version, documentation).
+_BOILERPLATE = re.compile(
+    r"\b(?:the|restful|rest|json|web|api|apis|endpoints|documentation|specification|version\s*\d[\w.]*|v\d[\w.]*)\b|\(beta\)|\s-(?=\s|$)",
+    re.I,
+)
+#: A title that is only a generic word ("Accounting", "Data") names no product: the vendor goes in front of it.
+_GENERIC_TITLES = frozenset({"accounting", "data", "email activity", "airports", "kyc"})
+
+
 def system_name(catalog: Catalog, service: str) -> str:
     """How people name a service: its title without API boilerplate, with the vendor where the title lacks it
-    ("CRM API" of ``apideck_crm`` -> "Apideck CRM"; "Braze Endpoints" -> "Braze")."""
-    title = catalog.services[service].title or service.replace("_", " ")
-    title = re.sub(r"\s+(Platform\s+)?(REST\s+)?(API|APIs|Endpoints|Service)(\s+v?\d[\w.]*)?$", "", title.strip(), flags=re.I).strip()
+    ("CRM API" of ``apideck_crm`` -> "Apideck CRM"; "Braze Endpoints" -> "Braze"; "The SureVoIP RESTful API" ->
+    "SureVoIP"; "Twilio - Chat" -> "Twilio Chat"; "Googleapis Gmail" -> "Google Gmail")."""
+    raw = catalog.services[service].title or service.replace("_", " ")
+    title = re.sub(r"\s+(Platform\s+)?(REST\s+)?(API|APIs|Endpoints|Service)(\s+v?\d[\w.]*)?$", "", raw.strip(), flags=re.I)
+    title = re.sub(r"\s+", " ", _BOILERPLATE.sub(" ", title.replace("&amp;", "&"))).replace("( )", "")
+    title = re.sub(r"\s+([,:])", r"\1", title).strip(" -:,./–&")
+    title = re.sub(r"\s+(?:for|of|and|&)$", "", title)
     vendor = service.split("_", 1)[0]
-    if vendor.lower() not in title.lower().replace(" ", "") and "_" in service:
-        title = f"{vendor.capitalize()} {title}"
-    return title or service
+    named = _VENDORS.get(vendor, vendor.capitalize())
+    if title.lower().startswith(f"{vendor} ") and vendor in _VENDORS:
+        title = f"{named}{title[len(vendor):]}"
+    generic = title.lower() in _GENERIC_TITLES or not title
+    if generic or (vendor.lower() not in title.lower().replace(" ", "") and named.lower() not in title.lower() and "_" in service):
+        title = f"{named} {title}".strip()
+    return re.sub(rf"^{named} {named}\b", named, title) or service
 
 
 @lru_cache(maxsize=8)

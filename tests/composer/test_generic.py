@@ -126,6 +126,28 @@ def test_service_names_read_as_people_say_them(catalog: Catalog) -> None:
     assert system_name(catalog, "braze") == "Braze"
 
 
+@pytest.mark.parametrize(("service", "said"), [
+    ("surevoip", "SureVoIP"),  # "The SureVoIP RESTful API"
+    ("twilio_notify_v1", "Twilio Notify"),  # "Twilio - Notify"
+    ("googleapis_calendar", "Google Calendar"),
+    ("bulksms", "BulkSMS"),  # "BulkSMS JSON API"
+    ("xero", "Xero Accounting"),  # "Accounting API": a generic word takes its vendor
+    ("github_api_github_com", "GitHub"),  # "GitHub v3 REST API"
+    ("hubapi_files", "HubSpot Files"),
+])
+def test_generated_services_are_named_without_api_boilerplate(service: str, said: str) -> None:
+    from mcp_services.registry import catalog_names
+
+    if service not in catalog_names():
+        pytest.skip(f"the package catalog lacks {service}")
+    assert system_name(load_catalog((service,)), service) == said
+
+
+def test_library_services_keep_their_names() -> None:
+    catalog = load_catalog(("crm", "helpdesk", "docs", "kb"))
+    assert [system_name(catalog, n) for n in ("crm", "helpdesk")] == [catalog.services[n].title for n in ("crm", "helpdesk")]
+
+
 def test_a_library_only_catalog_gets_no_generic_archetype() -> None:
     catalog = load_catalog(("crm", "chat", "mailbox"))
     assert not any(ARCHETYPES[a].serves(catalog) for a in GENERIC)
