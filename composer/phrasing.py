@@ -53,6 +53,13 @@ _STRESSED_LAST = frozenset({"submit", "admit", "commit", "omit", "permit", "refe
                             "regret", "begin", "unpin", "reset", "upset", "occur", "compel"})
 
 
+def spoken_field(name: str) -> str:
+    """A field or parameter as people say it: "due_date" -> "due date", "GeoMatchLevel" -> "geo match level"; an
+    acronym stays as it is ("SKU")."""
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|_", " ", name).split()
+    return " ".join(w if w.isupper() and len(w) > 1 else w.lower() for w in words)
+
+
 def gerund(verb: str) -> str:
     """The -ing form: get -> getting, ship -> shipping, submit -> submitting, share -> sharing, open -> opening."""
     if verb.endswith("e") and not verb.endswith("ee"):

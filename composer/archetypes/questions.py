@@ -20,6 +20,7 @@ from composer.archetypes.generic import catalog_weight
 from composer.archetypes.requests import SERVICE_FAMILY, asker_for, by_condition, identify, same_name_trap, team_channel
 from composer.catalog import Catalog
 from composer.kinds import Kind, kinds_of, system_name
+from composer.phrasing import spoken_field
 from composer.plan import Lit
 from composer.scenario import Rec, Said, Scenario, Skip, archetype
 from composer.stages.channels import COLLEAGUE, Ask, arrive, reply, reply_clause
@@ -41,6 +42,11 @@ _OPENERS = (
 )
 #: Timestamps nobody asks about: they change with any edit.
 _BORING = frozenset({"updated_at", "modified_at", "last_modified", "last_modified_at", "last_activity_at"})
+#: Timestamps whose verb is not "was <stem>" ("when the message goes out", not "was send").
+_TIMED_VERBS = {"due": "is due", "start": "starts", "end": "ends", "send": "goes out"}
+#: Past participles that do not end in -ed ("when the invoice was paid").
+_PARTICIPLES = frozenset({"sent", "paid", "sold", "held", "won", "lost", "built", "made", "done", "set", "spent", "bought", "left",
+                          "met", "begun", "written", "taken", "given", "seen", "shut", "cut", "put", "read", "hidden", "chosen"})
 #: Records of a kind tried per question (each is one read of the world).
 _TRIES = 6
 
@@ -78,7 +84,7 @@ def _fits(catalog: Catalog) -> bool:
 def _field_noun(f: FieldDef) -> str:
     if f.mention and f.mention.startswith("the "):  # "the invoice total"; not "when the order shipped"
         return f.mention.removeprefix("the ")
-    return f.name.replace("_", " ")
+    return spoken_field(f.name)
 
 
 class _Question:
@@ -87,20 +93,29 @@ class _Question:
     @staticmethod
     def timed_noun(f: FieldDef) -> str | None:
         """How a question names a date field: "due date" (due_date), "created" (created_at: "when ... was created"),
-        or None for one with no plain question (last_paid_at)."""
+        or None for one with no plain question (last_paid_at, announcement_at)."""
         if f.name.endswith("_date"):
-            return f.name.replace("_", " ")
+            return spoken_field(f.name)
         stem = f.name.removesuffix("_at")
         if "_" in stem or not (f.name.endswith("_at") or stem.endswith("ed")):
             return None
-        return stem
+        return stem if _Question.timed_verb(stem) else None
+
+    @staticmethod
+    def timed_verb(stem: str) -> str | None:
+        """The verb of "when ... <verb>": "was created", "starts", "is due"; None for a stem that is no verb."""
+        if stem in _TIMED_VERBS:
+            return _TIMED_VERBS[stem]
+        if stem.endswith("s"):  # starts, expires
+            return stem
+        return f"was {stem}" if stem.endswith("ed") or stem in _PARTICIPLES else None
 
     def __init__(self, f: FieldDef, name: str) -> None:
         timed = f.semantic in ("date", "datetime") or f.type in ("date", "datetime")
         stem = self.timed_noun(f) if timed else None
         self.when = stem is not None and not stem.endswith(" date")
         if stem is not None and self.when:  # created_at -> "when ... was created"; starts_at -> "when ... starts"
-            verb = "is due" if stem == "due" else stem if stem.endswith("s") else f"was {stem}"  # starts, expires; was sent
+            verb = self.timed_verb(stem)
             self.question = f"when {name} {verb}"
             self.noun = self.asked = f"when it {verb}"
             self.answer = [f"{name[:1].upper()}{name[1:]} {verb} on "]

@@ -27,6 +27,7 @@ from composer.catalog import HEADER_PARAM, Param, ToolInfo
 from composer.archetypes.generic import catalog_weight
 from composer.kinds import Kind, system_name
 from composer.resolve import resolve, value_at
+from composer.phrasing import spoken_field
 from composer.plan import Expr, ListOf, Lit, Ref
 from composer.scenario import Family, Rec, Reference, Said, Scenario, Skip, Step, archetype
 from composer.stages.channels import COLLEAGUE, Ask, arrive, reply, reply_clause
@@ -123,7 +124,7 @@ class Choice:
 
 def _spoken_param(name: str) -> str:
     """A parameter as people name the field ("department_id" -> "department")."""
-    return re.sub(r"_ids?$", "", name).replace("_", " ")
+    return spoken_field(re.sub(r"_ids?$|Ids?$", "", name))
 
 
 def _choices(s: Scenario, intent: str) -> list[Choice]:
@@ -261,7 +262,7 @@ class _Plan:
     def _choose(self, param: Param) -> _Planned | None:
         s, rec = self.s, self.rec
         current = rec.get(param.name)
-        said = param.name.replace("_", " ")
+        said = spoken_field(param.name)
         if param.required and HEADER_PARAM.match(param.name) and param.json_type == "string":
             return _Planned(value="default", stated=False)  # an HTTP API's plumbing: any value works, nobody says it
         if param.required and self.params_given_back(param, current):

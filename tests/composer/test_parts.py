@@ -70,3 +70,26 @@ def test_guided_steps_never_repeat_a_connector_back_to_back() -> None:
         sentences = steps_text(clauses, random.Random(seed)).split(". ")
         openers = [s.split(" ")[0] for s in sentences[1:]]
         assert all(a != b for a, b in zip(openers, openers[1:])), sentences
+
+
+def test_fields_are_said_as_people_say_them() -> None:
+    from composer.phrasing import spoken_field
+
+    assert spoken_field("GeoMatchLevel") == "geo match level"
+    assert spoken_field("due_date") == "due date"
+    assert spoken_field("SKU") == "SKU"
+
+
+def test_a_question_about_a_time_uses_its_verb_or_is_not_asked() -> None:
+    from composer.archetypes.questions import _Question
+    from mcp_services.kernel.schema import FieldDef
+
+    def question(name: str) -> str | None:
+        f = FieldDef(name=name, type="string", semantic="datetime")
+        return _Question(f, "the invoice").question if _Question.timed_noun(f) else None
+
+    assert question("paid_at") == "when the invoice was paid"
+    assert question("created_at") == "when the invoice was created"
+    assert question("send_at") == "when the invoice goes out"
+    assert question("starts_at") == "when the invoice starts"
+    assert question("announcement_at") is None  # no "when ... was announcement"
