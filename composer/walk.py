@@ -108,7 +108,7 @@ def phrase(tool: ToolInfo, fills: Mapping[str, str]) -> str | None:
         if _REFERRING.match(fill):
             # "archive the call {call_id}" and "accept dispute {dispute_id}" take "the dispute for Ana" without
             # their own noun; "the customer of {label_id}" keeps its words.
-            text = re.sub(rf"\bthe (?:(?!of |for |to |with |from )[A-Za-z]+ ){{1,2}}(?=\{{{name}\}})", "", text)
+            text = re.sub(rf"\bthe (?:(?!of |for |to |with |from )[A-Za-z]+ ){{1,3}}(?=\{{{name}\}})", "", text)
             text = re.sub(rf"\b(?:an?|the) (?=\{{{name}\}})", "", text)  # "send a {campaign}": not "send a the campaign"
             words = fill.split()
             if fill.startswith("the ") and len(words) > 1:

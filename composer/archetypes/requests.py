@@ -27,7 +27,7 @@ from composer.catalog import HEADER_PARAM, Param, ToolInfo
 from composer.archetypes.generic import catalog_weight
 from composer.kinds import Kind, system_name
 from composer.resolve import resolve, value_at
-from composer.phrasing import spoken_field
+from composer.phrasing import gerund, spoken_field
 from composer.plan import Expr, ListOf, Lit, Ref
 from composer.scenario import Family, Rec, Reference, Said, Scenario, Skip, Step, archetype
 from composer.stages.channels import COLLEAGUE, Ask, arrive, reply, reply_clause
@@ -61,7 +61,9 @@ REASONS: dict[str, tuple[str, ...]] = {
     "ship": ("It is packed and ready to go.", "The customer is waiting on it."),
 }
 #: How an asker opens a request to a colleague, per channel kind.
-_OPENERS = ("Could you {do}?", "Can you please {do}?", "Would you mind if you {do}?", "When you get a moment, please {do}.")
+_OPENERS = ("Could you {do}?", "Can you please {do}?", "Would you mind {doing}?", "When you get a moment, please {do}.")
+#: Words that name the end of a time range in a parameter ("end_date", "validTo", "expires_at").
+_ENDS = frozenset({"end", "ends", "to", "until", "till", "finish", "stop", "expires", "expiry", "expiration"})
 #: The chat channel each family of work asks in.
 _CHANNEL_OF: dict[str, str] = {
     "support": "support", "sales": "sales", "finance": "finance", "operations": "general", "hr": "hiring",
@@ -298,7 +300,9 @@ class _Plan:
             self.facts.append(Said("who", Lit(self.colleague.first_name), "text"))
             return _Planned(value=self.colleague.email, person=self.colleague, is_list=param.is_list)
         if param.semtype in ("datetime", "date"):
-            iso = _future(s, s.rng.randint(2, 8), s.rng.choice((9, 10, 14, 15)))
+            # The end of a range ("end", "to", "until") always after its start: starts are 2-8 days out, ends 9-14.
+            ends = bool(_ENDS.intersection(spoken_field(param.name).split()))
+            iso = _future(s, s.rng.randint(9, 14) if ends else s.rng.randint(2, 8), s.rng.choice((9, 10, 14, 15)))
             value = iso if param.semtype == "datetime" else iso[:10]
             self.words[param.name] = _spoken_time(iso) if param.semtype == "datetime" else _spoken_time(iso)[:-9]
             self.facts.append(Said(f"the new {said}", Lit(value), "datetime" if param.semtype == "datetime" else "date"))
@@ -718,7 +722,8 @@ def _needs_lists(tool: ToolInfo) -> bool:
 
 def ask_text(s: Scenario, request: Request) -> str:
     reason = s.rng.choice(REASONS.get(request.choice.tool.intent or "", ("",))).format(it="it", It="It")
-    ask = s.rng.choice(_OPENERS).format(do=request.words)
+    verb, _, rest = request.words.partition(" ")
+    ask = s.rng.choice(_OPENERS).format(do=request.words, doing=f"{gerund(verb)} {rest}".strip())
     return f"{ask[0].upper()}{ask[1:]} {reason}".strip()
 
 

@@ -189,3 +189,41 @@ def test_a_phrase_with_an_article_before_its_record_takes_the_referring_expressi
     sending = replace(tool, phrases=(f"send a {{{param}}}",))
     assert phrase(sending, {param: 'the campaign "Spring launch"'}) == 'send the campaign "Spring launch"'
     assert phrase(replace(tool, phrases=(f"schedule an {{{param}}} now",)), {param: "Ana's campaign"}) == "schedule Ana's campaign now"
+
+
+def test_a_phrase_drops_a_three_word_noun_before_a_referring_expression() -> None:
+    from dataclasses import replace
+
+    from composer.walk import phrase
+
+    tool = next(t for t in load_catalog(("marketing",)).tools.values() if t.intent == "send")
+    param = next(p.name for p in tool.params if p.required)
+    denying = replace(tool, phrases=(f"deny the workspace invite request {{{param}}}",))
+    assert phrase(denying, {param: 'the invite request "Monitors"'}) == 'deny the invite request "Monitors"'
+
+
+def test_a_requested_time_range_ends_after_it_starts() -> None:
+    import random
+    from dataclasses import replace
+
+    from composer.archetypes.requests import Choice, _Plan
+    from composer.catalog import Param
+    from composer.kinds import kinds_of
+    from composer.scenario import Scenario
+
+    catalog = load_catalog(("calendar", "chat"))
+    runner = Runner(catalog, 0)
+    kind = next(k for k in kinds_of(catalog) if k.service == "calendar")
+    tool = next(t for t in catalog.tools.values() if t.service == "calendar" and t.is_write)
+    ranged = replace(tool, params=(Param("start", True, "datetime", "string"), Param("end_date", True, "date", "string")))
+    for seed in range(20):
+        s = Scenario(catalog, runner, random.Random(seed), ARCHETYPES["request-create"])
+        plan = _Plan(s, Choice(ranged, kind, {}), None, runner.world.team[0], new_name="Planning")
+        plan.choose()
+        assert plan.concrete()["start"][:10] < plan.concrete()["end_date"], plan.concrete()
+
+
+def test_a_request_asked_with_would_you_mind_uses_the_ing_form() -> None:
+    from composer.archetypes.requests import _OPENERS
+
+    assert "Would you mind {doing}?" in _OPENERS and not any("if you" in o for o in _OPENERS)
