@@ -46,7 +46,10 @@ def named_shares(tasks: Sequence[TaskSpec], top: int = 5) -> list[tuple[str, flo
 
 def task_stats(tasks: Sequence[TaskSpec], tools_by_service: Mapping[str, Iterable[str]] | None = None) -> dict[str, Any]:
     """The figures of a task set; ``tools_by_service``: every tool of the catalog, for coverage."""
+    from mcp_services.registry import LIBRARY
+
     n = len(tasks)
+    beyond = [{p.service for p in t.plan} - set(LIBRARY) for t in tasks]  # generated services a plan calls
     plans = [[(p.service, p.tool) for p in t.plan] for t in tasks]
     lengths = [len(p) for p in plans]
     used = Counter(step for plan in plans for step in plan)
@@ -90,6 +93,7 @@ def task_stats(tasks: Sequence[TaskSpec], tools_by_service: Mapping[str, Iterabl
             for key in ("records_combined", "hops", "traps", "rule_branches", "distractor_candidates")
         },
         "services": dict(sorted(Counter(s for t in tasks for s in t.services).items())),
+        "beyond_library": {"services": len(set().union(*beyond)) if beyond else 0, "tasks": sum(1 for b in beyond if b)},
         "tools_used": len(used),
         "top_tools": {f"{a}.{b}": c for (a, b), c in used.most_common(10)},
     }
@@ -131,6 +135,9 @@ def format_stats(stats: Mapping[str, Any]) -> str:
         "difficulty (per task)  " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in stats["difficulty"].items()),
         f"tools used             {stats['tools_used']}" + (f" ({stats['tool_coverage']:.0%} of the catalog)" if "tool_coverage" in stats else ""),
     ]
+    if stats["beyond_library"]["services"]:
+        lines.append(f"beyond the library     {stats['beyond_library']['services']} generated services called in kept plans, "
+                     f"by {stats['beyond_library']['tasks']} tasks")
     if "tool_coverage_by_service" in stats:
         lines.append("tools per service      " + ", ".join(
             f"{k} {v['used']}/{v['tools']}" for k, v in stats["tool_coverage_by_service"].items()))

@@ -211,3 +211,14 @@ def test_a_customer_asks_where_their_order_or_appointment_stands_by_its_referenc
         assert verify_task(task, runner) == [], task.id
         assert not task.grade(runner.diff(), "I could not find it.").passed
     assert {s.service for t in tasks for s in t.plan} & {"onsched_consumer", "taxamo", "stripe"}
+
+
+def test_stats_count_the_generated_services_kept_plans_call(generated: tuple[list[TaskSpec], GenerateReport]) -> None:
+    from composer.stats import format_stats, task_stats
+
+    tasks = generated[0]
+    called = {s.service for t in tasks for s in t.plan} & set(GENERATED)
+    stats = task_stats(tasks)
+    assert called and stats["beyond_library"] == {"services": len(called), "tasks": len(_touching(tasks))}
+    assert f"{len(called)} generated services called in kept plans" in format_stats(stats)
+    assert "beyond the library" not in format_stats(task_stats([t for t in tasks if t not in _touching(tasks)]))
