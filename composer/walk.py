@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
+from mcp_services.kernel.intents import PLACEHOLDER, placeholders
 from mcp_services.kernel.world import Person
 
 from composer.catalog import ToolInfo
@@ -62,7 +63,6 @@ MOVES = ("note", "tell", "tag", "assign", "invite", "close", "follow-up")
 #: How many follow-ups a walk adds, and how likely each count is.
 LENGTHS = (0, 1, 2, 3)
 LENGTH_WEIGHTS = (0.15, 0.35, 0.32, 0.18)
-_PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 #: A referring expression that names its own noun: "Ana's voicemail", "the ticket Ana opened".
 _REFERRING = re.compile(r"^(?:the |[A-Z][a-z]+'s )")
 _ASSIGNEE = ("assignee_email", "owner_email", "assignee")
@@ -99,11 +99,11 @@ def phrase(tool: ToolInfo, fills: Mapping[str, str]) -> str | None:
     A placeholder that a tool writes after its own noun ("archive the call {call_id}") takes a referring
     expression without that noun in front ("archive Ana's voicemail", not "archive the call Ana's voicemail").
     """
-    usable = [text for text in tool.phrases if all(n in fills for n in _PLACEHOLDER.findall(text))]
+    usable = [text for text in tool.phrases if all(n in fills for n in placeholders(text))]
     if not usable:
         return None
-    text = max(usable, key=lambda t: len(set(_PLACEHOLDER.findall(t))))  # max keeps the first of equals
-    for name in _PLACEHOLDER.findall(text):
+    text = max(usable, key=lambda t: len(set(placeholders(t))))  # max keeps the first of equals
+    for name in placeholders(text):
         fill = fills[name]
         if _REFERRING.match(fill):
             # "archive the call {call_id}" and "accept dispute {dispute_id}" take "the dispute for Ana" without
@@ -113,7 +113,7 @@ def phrase(tool: ToolInfo, fills: Mapping[str, str]) -> str | None:
             words = fill.split()
             if fill.startswith("the ") and len(words) > 1:
                 text = re.sub(rf"\b{re.escape(words[1])} (?=\{{{name}\}})", "", text)
-    return _PLACEHOLDER.sub(lambda m: fills[m.group(1)], text)
+    return PLACEHOLDER.sub(lambda m: fills[m.group(1)], text)
 
 
 class Walk:

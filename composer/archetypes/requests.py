@@ -530,8 +530,8 @@ def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = f
                 words = phrase(choice.tool, {**{k: name for k in choice.fixed()}, **plan.words})
                 if words is None and intent == "update":  # no phrase says this field: the change follows the record
                     words = f"update {name}"
-                if words is None or not plan.said_in(words := plan.complete(words)):
-                    break
+                if words is None or "{" in words or not plan.said_in(words := plan.complete(words)):
+                    break  # "{" : a placeholder the fills left open ("update the group {GroupId}")
                 plan.keep_facts_in(words)
                 s.intended.append(choice.tool)
                 return Request(choice, rec, where, name, value, plan, words)
@@ -558,7 +558,7 @@ def identify(s: Scenario, kind: Kind, rec: Rec) -> tuple[dict[str, Any], str, st
         if resolve(s.view, Reference("", rec, "parent", where)) != [rec.key]:
             return None
         return where, f'the {kind.noun} "{value}" of {parent[2]}', value
-    if isinstance(value, str) and 3 <= len(value) <= 80:
+    if isinstance(value, str) and 3 <= len(value) <= 80 and _reads_as_name(value):
         if _count(s, kind, str(label), value) == 1:
             return {str(label): value}, f'the {kind.noun} "{value}"', value
         for path in kind.people:
@@ -574,6 +574,12 @@ def identify(s: Scenario, kind: Kind, rec: Rec) -> tuple[dict[str, Any], str, st
     if kind.mentions().get("id") and not _INTERNAL_ID.match(rec.key):  # INV-1027, ENG-12: ids people quote
         return {"id": rec.key}, f"{kind.noun} {rec.key}", rec.key
     return _by_person(s, kind, rec)
+
+
+def _reads_as_name(label: str) -> bool:
+    """Whether a label is a name a colleague would quote ("Vendor comparison"), not a sentence stored where a name
+    would be (a generated payout labelled "Customer asked for an updated quote.")."""
+    return not label.rstrip().endswith((".", "!")) and not set(label) & set(";{}") and ": " not in label and len(label.split()) <= 8
 
 
 def _by_person(s: Scenario, kind: Kind, rec: Rec) -> tuple[dict[str, Any], str, str] | None:
@@ -700,7 +706,7 @@ def find_creation(s: Scenario, asker: Person, *, avoid: set[str] = frozenset()) 
             continue
         shown = plan.words.get(next(iter(plan.words), ""), f'"{name}"')
         words = phrase(tool, plan.words)
-        if words is None or not plan.said_in(words := plan.complete(words)):
+        if words is None or "{" in words or not plan.said_in(words := plan.complete(words)):
             s.tried_in_vain(tool)
             continue
         plan.keep_facts_in(words)

@@ -64,12 +64,13 @@ INTENTS: dict[str, tuple[Effect, str]] = {
 
 READ_INTENTS = frozenset(name for name, (effect, _) in INTENTS.items() if effect == "read")
 
-_PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
+#: A parameter in a phrase: ``{ticket_id}``, or a generated API's own spelling (``{GroupId}``).
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def placeholders(phrase: str) -> list[str]:
     """The parameter names a phrase refers to, in order."""
-    return _PLACEHOLDER.findall(phrase)
+    return PLACEHOLDER.findall(phrase)
 
 
 def intent_problems(intent: str | None, effect: Effect, phrases: Iterable[str], params: Iterable[str]) -> list[str]:

@@ -227,3 +227,23 @@ def test_a_request_asked_with_would_you_mind_uses_the_ing_form() -> None:
     from composer.archetypes.requests import _OPENERS
 
     assert "Would you mind {doing}?" in _OPENERS and not any("if you" in o for o in _OPENERS)
+
+
+def test_a_generated_api_s_camel_case_placeholder_is_filled_or_the_phrase_is_not_used() -> None:
+    from dataclasses import replace
+
+    from composer.walk import phrase
+
+    tool = next(t for t in load_catalog(("marketing",)).tools.values() if t.intent == "send")
+    grouped = replace(tool, phrases=("update the group {GroupId}",))
+    assert phrase(grouped, {"GroupId": 'the group "Engineering"'}) == 'update the group "Engineering"'
+    assert phrase(grouped, {}) is None  # never "update the group {GroupId}" in a request
+
+
+def test_a_sentence_stored_as_a_label_is_not_a_name_a_colleague_quotes() -> None:
+    from composer.archetypes.requests import _reads_as_name
+
+    assert _reads_as_name("Vendor comparison") and _reads_as_name("Refund for order #1083")
+    assert not _reads_as_name("Customer asked for an updated quote with volume pricing.")
+    assert not _reads_as_name("Internal note: confirm the billing address first")
+    assert not _reads_as_name("Renewal approved; send the contract for signature")
