@@ -579,7 +579,7 @@ def identify(s: Scenario, kind: Kind, rec: Rec) -> tuple[dict[str, Any], str, st
 def _reads_as_name(label: str) -> bool:
     """Whether a label is a name a colleague would quote ("Vendor comparison"), not a sentence stored where a name
     would be (a generated payout labelled "Customer asked for an updated quote.")."""
-    return not label.rstrip().endswith((".", "!")) and not set(label) & set(";{}") and ": " not in label and len(label.split()) <= 8
+    return not label.rstrip().endswith((".", "!")) and not set(label) & set(";{}") and len(label.split()) <= 12
 
 
 def _by_person(s: Scenario, kind: Kind, rec: Rec) -> tuple[dict[str, Any], str, str] | None:

