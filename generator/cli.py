@@ -113,7 +113,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     print(
         f"{len(result.written)} services written to {args.out}: {counts.get('implemented', 0)} tools implemented, "
         f"{counts.get('simulated', 0)} simulated, {counts.get('rejected', 0)} rejected "
-        f"(report: {args.out / 'gate_report.json'})"
+        f"(report: {result.report_path or args.out / 'gate_report.json'})"
     )
     if result.written:
         # Where the servers look: without the variable, only the package's own catalog is found.

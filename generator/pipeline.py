@@ -5,6 +5,7 @@ This is the library function behind ``generator import``; ``generator verify`` r
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ class ImportConfig:
 class ImportResult:
     report: GateReport
     written: list[str] = field(default_factory=list)
+    report_path: Path | None = None  # where the merged report was written
 
 
 def reserved_names() -> set[str]:
@@ -53,8 +55,9 @@ def reserved_names() -> set[str]:
 def import_file(path: Path, config: ImportConfig, progress: Progress | None = None) -> ImportResult:
     say = progress or (lambda message: None)
     wanted = {name.strip() for name in config.only if name.strip()}
-    keep = (lambda source: source in wanted or service_name(source) in wanted) if wanted else None
     taken = reserved_names()
+    keep = _matcher(wanted, taken, Catalog(config.out)) if wanted else None
+    read_report(config.out / REPORT)  # a report that cannot be merged into stops the import before the gate
     report = GateReport()
     jobs: list[GateJob] = []
     planner_rejections: dict[str, dict[str, str]] = {}
@@ -112,8 +115,20 @@ def import_file(path: Path, config: ImportConfig, progress: Progress | None = No
             entries[verdict.name] = entry_for(outcome.spec, verdict, sources.get(verdict.name, verdict.name))
     catalog = Catalog(config.out)
     catalog.write(specs, entries, {k: v for k, v in custom.items() if k in specs}, remove={s.name for s in report.services if s.name not in specs})
-    write_report(config.out / REPORT, report)
-    return ImportResult(report, sorted(specs))
+    written_report = write_report(config.out / REPORT, report)
+    return ImportResult(report, sorted(specs), written_report)
+
+
+def _matcher(wanted: set[str], reserved: set[str], existing: Catalog) -> Callable[[str], bool]:
+    """Whether a source is wanted: by its source name (``files.com``) or by the service name it gets
+    (``files_api``, as ``files`` is the library's), also as the folder being imported into names it."""
+    sources = set(wanted) | {entry.source_name for name, entry in existing.index.items() if name in wanted}
+
+    def keep(source: str) -> bool:
+        name = service_name(source)
+        return source in sources or name in wanted or _free_name(name, reserved) in wanted
+
+    return keep
 
 
 def _free_name(name: str, taken: set[str]) -> str:
@@ -148,20 +163,45 @@ def entry_for(spec: ServiceSpec, verdict: ServiceVerdict, source_name: str) -> S
     )
 
 
-def write_report(path: Path, report: GateReport) -> None:
-    """Write (merging into an existing report: services of the same name are replaced)."""
+def read_report(path: Path) -> dict[str, dict[str, object]]:
+    """The services of a folder's report by name: ``gate_report.json`` and the compressed
+    ``gate_report.json.gz`` (the package catalog's form) both, the plain one's entries winning where both
+    exist. A report that cannot be read is a ``SourceError``, never an empty report to overwrite it with."""
     merged: dict[str, dict[str, object]] = {}
-    if path.exists():
+    for existing, opener in ((_compressed(path), gzip.open), (path, open)):
+        if not existing.exists():
+            continue
         try:
-            for service in json.loads(path.read_text()).get("services", []):
-                merged[service["name"]] = service
-        except (json.JSONDecodeError, KeyError, TypeError):
-            merged = {}
+            with opener(existing, "rt", encoding="utf-8") as handle:  # type: ignore[operator]
+                services = json.load(handle).get("services", [])
+            merged.update({service["name"]: service for service in services})
+        except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, AttributeError) as error:
+            raise SourceError(f"cannot merge into {existing}: {error}") from error
+    return merged
+
+
+def write_report(path: Path, report: GateReport) -> Path:
+    """Write ``report``, merging into the folder's report (services of the same name are replaced), in the
+    form the folder keeps: compressed when it has ``gate_report.json.gz`` (then the plain one, merged into
+    it, goes). Returns the path written."""
+    merged = read_report(path)
     for service in report.services:
         merged[service.name] = service.to_json()
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = ",\n".join(json.dumps(merged[n], ensure_ascii=False) for n in sorted(merged))
-    path.write_text(f'{{"services": [\n{lines}\n]}}\n')  # one service per line: compact and diffable
+    text = f'{{"services": [\n{lines}\n]}}\n'  # one service per line: compact and diffable
+    compressed = _compressed(path)
+    if compressed.exists():
+        # as ``gzip -n`` writes it: no name, no timestamp, so the same report gives the same bytes
+        compressed.write_bytes(gzip.compress(text.encode(), mtime=0))
+        path.unlink(missing_ok=True)
+        return compressed
+    path.write_text(text)
+    return path
+
+
+def _compressed(path: Path) -> Path:
+    return path.with_name(path.name + ".gz")
 
 
 def verify(catalog: Catalog, names: list[str], *, workers: int = 2, limit: TimeLimit = TimeLimit(),

@@ -352,13 +352,18 @@ class _Suite:
         changed = self.call(updater, arguments)
         if not changed.success:
             return Trip(tools, "create, then update", f"the update failed: {changed.error_code}")
-        got = self.read_row(getter, row)
+        got = self.read_row(getter, self._now(updater, row))
         if got is None or not got.success:
             return Trip(tools, "create, then update", "the updated row cannot be read")
         written = {b.column: arguments[p] for p, b in updater.bindings.items() if b.role == "field" and p in arguments}
         wrong = [c for c, v in written.items() if c and canonical(got.data.get(c)) !=
                  canonical(self.runtime.coerce(updater.behaviour.entity or "", c, v))]
         return Trip(tools, "create, then update", f"{wrong[0]} did not change" if wrong else "")
+
+    def _now(self, tool: ToolDef, row: dict[str, Any]) -> dict[str, Any]:
+        """``row`` as stored after ``tool`` changed it: read where it is now (a card moved to another board
+        is read under that board)."""
+        return self.runtime_row(tool.behaviour.entity or "", row.get("id")) or row
 
     def _changes_row(self, tool: ToolDef) -> Trip:
         entity = tool.behaviour.entity or ""
@@ -372,7 +377,7 @@ class _Suite:
         row = example.row or (result.data if isinstance(result.data, dict) else None)
         if getter is None or row is None:
             return Trip((tool.name,), what.split(",")[0], "" if isinstance(result.data, dict) else "no row came back")
-        got = self.read_row(getter, row)
+        got = self.read_row(getter, self._now(tool, row))
         if got is None:
             return Trip((tool.name,), what.split(",")[0], "")
         if not got.success:

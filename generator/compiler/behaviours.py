@@ -8,7 +8,7 @@ referenced rows must exist, a transition must start from an allowed state, a rea
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -175,49 +175,143 @@ def run_create(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[s
     for f in definition.fields:
         if f.type == "boolean" and f.name not in values and f.name in _flag_fields(rt, entity):
             values[f.name] = False
-    _within_parent_amount(rt, ctx, entity, values)
+    _within_parent_amount(rt, ctx, entity, values,
+                          tuple(b.column for b in tool.bindings.values() if b.role == "field" and b.column))
     return rt.row_out(entity, rt.insert(ctx, entity, values))
 
 
 AMOUNT = "amount"
+#: Records that give back part of the row they name, whichever reference names it (a refund of the payment
+#: in its ``payment_id``, owner or not); other rows are a share only of an owner (a charge is no share of the
+#: source it is paid from).
+GIVING_BACK = ("refund", "reversal", "chargeback", "credit_note")
 
 
-def amount_owner(definition: Any, values: dict[str, Any], entities: dict[str, Any]) -> Any:
-    """The owner a row's amount is a share of: the first owner reference ``values`` set to a row kind with an
-    amount of its own (a refund of the charge it names, not of the application fee it has no link to; a charge
-    is no share of the source it is paid from, which does not own it)."""
-    refs = [f for f in definition.fields if f.ref and f.owner and f.ref in entities]
-    for f in refs:
-        target = entities[f.ref].field(AMOUNT)
-        if values.get(f.name) is not None and target is not None and target.type in ("integer", "number"):
-            return f
+def is_money(schema: Any) -> bool:
+    """A money object: an object holding an ``amount`` (Square's ``amount_money: {amount, currency}``)."""
+    amount = ((schema or {}).get("properties") or {}).get(AMOUNT) if isinstance(schema, dict) else None
+    return isinstance(amount, dict) and amount.get("type") in ("integer", "number")
+
+
+def names_own_amount(name: str, entity: str) -> bool:
+    """Whether a money object named ``name`` is the amount of a record of ``entity``: ``amount_money``, or one
+    named for it (a refund's ``refunded_money``), never a fee or a tip (``app_fee_money``)."""
+    stem = entity.split("_")[-1].removesuffix("e")
+    base = name.removesuffix("_money")
+    return name.endswith("_money") and (base == AMOUNT or bool(stem) and base.startswith(stem))
+
+
+def amount_columns(definition: Any, *, parent: bool = False) -> list[Any]:
+    """The columns holding a row's amount, the one to use first: a number ``amount``, else money objects (a
+    parent's ``total_money`` then ``amount_money``; a record's own, see ``names_own_amount``)."""
+    out = []
+    flat = definition.field(AMOUNT)
+    if flat is not None and flat.type in ("integer", "number"):
+        out.append(flat)
+    money = [f for f in definition.fields if f.stored and f.type == "object" and is_money(f.json_schema)]
+    if parent:
+        out += [f for name in ("total_money", "amount_money") for f in money if f.name == name]
+    else:
+        out += sorted((f for f in money if names_own_amount(f.name, definition.name)), key=lambda f: f.name != "amount_money")
+    return out
+
+
+def amount_of(row: dict[str, Any], columns: list[Any]) -> tuple[Any, float] | None:
+    """The first of ``columns`` holding an amount in ``row`` (a number, or a money object's ``amount``)."""
+    for f in columns:
+        value = row.get(f.name)
+        if f.type == "object":
+            value = value.get(AMOUNT) if isinstance(value, dict) else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return f, value
     return None
 
 
-def _within_parent_amount(rt: ServiceRuntime, ctx: ToolContext, entity: str, values: dict[str, Any]) -> None:
-    """A row created under an owner with an amount (a refund of a charge) takes at most what the owner has
-    left; without an amount it takes all of it."""
+def with_amount(f: Any, current: Any, amount: float, like: Any = None) -> Any:
+    """``amount`` as column ``f`` holds it: the number, or the money object with it (its other keys kept, the
+    currency taken from ``like``, the parent's money, where the object names none)."""
+    if f.type != "object":
+        return int(amount) if f.type == "integer" else amount
+    money = dict(current) if isinstance(current, dict) else {}
+    properties = (f.json_schema or {}).get("properties") or {}
+    for key, value in (like.items() if isinstance(like, dict) else ()):
+        if key != AMOUNT and key in properties and money.get(key) is None:
+            money[key] = value
+    kind = properties.get(AMOUNT, {}).get("type")
+    money[AMOUNT] = int(amount) if kind == "integer" else amount
+    return money
+
+
+def amount_parents(definition: Any, values: dict[str, Any], entities: dict[str, Any]) -> list[Any]:
+    """The references whose rows a row's amount is a share of, of those ``values`` sets: owner references to
+    a row kind with an amount of its own (a refund of the charge it names, not of the application fee it has
+    no link to; a charge is no share of the source it is paid from, which does not own it), then, for a record
+    that gives back (``GIVING_BACK``), any reference to one (Square's refund names its payment by
+    ``payment_id``)."""
+    refs = [f for f in definition.fields if f.ref and f.owner and f.ref in entities]
+    if any(word in definition.name for word in GIVING_BACK):
+        refs += [f for f in definition.fields if f.ref and not f.owner and f.ref in entities and f.ref != definition.name]
+    return [f for f in refs if values.get(f.name) is not None and amount_columns(entities[f.ref], parent=True)]
+
+
+def amount_owner(definition: Any, values: dict[str, Any], entities: dict[str, Any]) -> Any:
+    """The first of ``amount_parents`` (None when there is none)."""
+    return next(iter(amount_parents(definition, values, entities)), None)
+
+
+def amount_left(definition: Any, values: dict[str, Any], entities: dict[str, Any],
+                parent_row: Callable[[Any], dict[str, Any] | None],
+                siblings: Callable[[Any], Iterable[dict[str, Any]]]) -> tuple[float, float, Any, Any] | None:
+    """What is left of the amount of the parent with the least left (``left, total, parent reference, parent
+    row``), or None when no parent names an amount: the parent's amount less its records' (``siblings``, the
+    stored rows of the kind whose reference ``f`` names that parent)."""
+    mine = amount_columns(definition)
+    best: tuple[float, float, Any, Any] | None = None
+    if not mine:
+        return None
+    for f in amount_parents(definition, values, entities):
+        parent = parent_row(f)
+        found = amount_of(parent, amount_columns(entities[f.ref], parent=True)) if parent is not None else None
+        if found is None:
+            continue
+        taken = sum((amount_of(r, mine) or (None, 0))[1] for r in siblings(f))
+        left = found[1] - taken
+        if best is None or left < best[0]:
+            best = (left, found[1], f, parent)
+    return best
+
+
+def _within_parent_amount(rt: ServiceRuntime, ctx: ToolContext, entity: str, values: dict[str, Any],
+                          written: tuple[str, ...] = ()) -> None:
+    """A row created under a row with an amount (a refund of a charge, of a payment's ``amount_money``) takes at
+    most what that row has left; without an amount it takes all of it (in a column the tool writes, ``written``)."""
     definition = rt.entity(entity)
-    owner = amount_owner(definition, values, rt.entities)
-    mine = definition.field(AMOUNT)
-    if owner is None or owner.ref is None or mine is None or mine.type not in ("integer", "number"):
+    mine = amount_columns(definition)
+    found = amount_left(
+        definition, values, rt.entities,
+        lambda f: rt.find(ctx, f.ref, {"id": values[f.name]}),
+        lambda f: (rt.records[entity].dump(x) for x in rt.query(ctx, entity).where(**{f.name: values[f.name]}).all()),
+    )
+    if found is None:
         return
-    parent_id = values.get(owner.name)
-    parent = rt.find(ctx, owner.ref, {"id": parent_id}) if parent_id is not None else None
-    total = parent.get(AMOUNT) if parent is not None else None
-    if not isinstance(total, (int, float)) or isinstance(total, bool):
-        return
-    taken = sum(r.get(AMOUNT) or 0 for r in (rt.records[entity].dump(x) for x in
-                                              rt.query(ctx, entity).where(**{owner.name: parent_id}).all()))
-    left = total - taken
-    wanted = values.get(AMOUNT)
-    if wanted is None:
+    left, total, owner, parent = found
+    noun = rt.noun(owner.ref)
+    parent_column, _ = amount_of(parent, amount_columns(rt.entity(owner.ref), parent=True)) or (None, 0)
+    what = AMOUNT if parent_column is None or parent_column.type != "object" else f"{parent_column.name}.{AMOUNT}"
+    passed = amount_of(values, mine)
+    if passed is None:
         if left <= 0:
-            raise ToolError.invalid_state(f"Nothing is left of that {rt.noun(owner.ref)}'s {AMOUNT} ({total}).")
-        values[AMOUNT] = left
-    elif wanted > left:
+            raise ToolError.invalid_state(f"Nothing is left of that {noun}'s {what} ({total}).")
+        column = next((f for f in mine if values.get(f.name) is not None),
+                      next((f for f in mine if f.name in written), mine[0]))
+        like = parent.get(parent_column.name) if parent_column is not None else None
+        values[column.name] = with_amount(column, values.get(column.name), left, like)
+        return
+    column, wanted = passed
+    if wanted > left:
+        label = AMOUNT if column.type != "object" else f"{column.name}.{AMOUNT}"
         raise ToolError.invalid_argument(
-            f"'{AMOUNT}' {wanted} is more than is left of that {rt.noun(owner.ref)}'s {AMOUNT}: {left} of {total}."
+            f"'{label}' {wanted} is more than is left of that {noun}'s {what}: {max(left, 0)} of {total}; nothing was changed."
         )
 
 

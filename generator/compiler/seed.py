@@ -11,7 +11,7 @@ from typing import Any
 
 from mcp_services.kernel.context import COUNTERS_TABLE, ToolContext
 
-from generator.compiler.behaviours import AMOUNT, amount_owner
+from generator.compiler.behaviours import AMOUNT, amount_columns, amount_left, with_amount
 from generator.compiler.runtime import ServiceRuntime
 from generator.spec import EntityDef, FieldDef
 from generator.values import ValueMaker
@@ -74,7 +74,7 @@ def seed_service(rt: ServiceRuntime, ctx: ToolContext) -> None:
                 if f.name in natural.get(entity, ()) and not (f.enum or f.pattern or f.format):
                     value = _unique(value, used.setdefault(f.name, set()), index)
                 row[f.name] = value
-            _share_of_owner(definition, row, seeded, rng, rt.entities)
+            _share_of_owner(definition, row, seeded, rng, rt.entities, rows)
             if definition.timestamps:
                 created = -rng.randint(5, 400)
                 if "created_at" not in row:
@@ -100,19 +100,23 @@ def seed_service(rt: ServiceRuntime, ctx: ToolContext) -> None:
 
 
 def _share_of_owner(definition: EntityDef, row: dict[str, Any], seeded: dict[str, dict[Any, dict[str, Any]]],
-                    rng: Any, entities: dict[str, EntityDef]) -> None:
-    """A row under an owner with an amount takes a small share of it (a refund of part of its charge), so the
-    rows under one owner never add up to more than the owner's amount."""
-    owner = amount_owner(definition, row, entities)
-    mine = definition.field(AMOUNT)
-    if owner is None or owner.ref is None or mine is None or mine.type not in ("integer", "number"):
+                    rng: Any, entities: dict[str, EntityDef], earlier: list[dict[str, Any]]) -> None:
+    """A row under a row with an amount takes a small share of it (a refund of part of its charge, of its
+    payment's ``amount_money``), in every column holding its amount, and never more than is left of it (after
+    the ``earlier`` rows of its kind), so the rows under one parent never add up to more than its amount."""
+    found = amount_left(definition, row, entities, lambda f: seeded.get(f.ref, {}).get(row.get(f.name)),
+                        lambda f: (r for r in earlier if r.get(f.name) == row.get(f.name)))
+    if found is None:
         return
-    parent = seeded.get(owner.ref, {}).get(row.get(owner.name))
-    total = parent.get(AMOUNT) if parent is not None else None
-    if not isinstance(total, (int, float)) or isinstance(total, bool):
-        return
-    share = total * rng.uniform(0.05, 0.25)
-    row[AMOUNT] = int(share) if mine.type == "integer" else round(share, 2)
+    left, total, owner, parent = found
+    share = min(total * rng.uniform(0.05, 0.25), max(left, 0))
+    like = next((parent.get(f.name) for f in amount_columns(entities[owner.ref], parent=True)
+                 if isinstance(parent.get(f.name), dict)), None)
+    for f in amount_columns(definition):
+        if f.type == "object" and not isinstance(row.get(f.name), dict):
+            continue  # a money object the row does not hold stays so
+        integer = (f.type if f.type != "object" else (f.json_schema or {}).get("properties", {}).get(AMOUNT, {}).get("type")) == "integer"
+        row[f.name] = with_amount(f, row.get(f.name), int(share) if integer else round(share, 2), like)
 
 
 def _field_value(maker: ValueMaker, f: FieldDef, person: Any, index: int, entity: str, natural_key: bool) -> Any:

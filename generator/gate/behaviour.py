@@ -390,9 +390,10 @@ def _changes_only_passed(tc: ToolChecks) -> None:
 
 
 def _names_agree(param: str, column: str) -> bool:
-    """A parameter writes the column named like it (``topic`` -> ``topic``; a setter's ``value`` -> its column)."""
+    """A parameter writes the column named like it (``topic`` -> ``topic``; a setter's ``value`` -> its column;
+    a reference's id column: ``charge`` and Trello's id-first ``idList`` -> ``list_id``)."""
     p, c = squash(param), squash(column)
-    return param == "value" or p == c or c.endswith(p) or p.endswith(c)
+    return param == "value" or p == c or c.endswith(p) or p.endswith(c) or c in (f"{p}id", f"{p.removeprefix('id')}id")
 
 
 def _action_matches(tc: ToolChecks) -> None:

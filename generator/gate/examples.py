@@ -154,7 +154,44 @@ def _build(runtime: ServiceRuntime, tool: ToolDef, rows: Rows, maker: ValueMaker
                 args[param] = _fit(_field_value(runtime, entity or "", binding.column or param, properties[param], param,
                                                 rows, maker, prefer_examples, row), properties[param])
                 break
+    if behaviour.kind in ("create", "send") or behaviour.planned in ("create", "send"):
+        _amount_within_what_is_left(runtime, tool, args, rows)
     return Example(args, row)
+
+
+def _amount_within_what_is_left(runtime: ServiceRuntime, tool: ToolDef, args: dict[str, Any], rows: Rows) -> None:
+    """A new record's amount (a number or a money object, ``amount_money``) above what is left of the rows it is
+    a share of (a refund of more than is left of its payment) becomes a share of what is left."""
+    from generator.compiler.behaviours import AMOUNT, amount_columns, amount_left, amount_of, with_amount
+
+    entity = tool.behaviour.entity or ""
+    definition = runtime.entities.get(entity)
+    if definition is None or not amount_columns(definition):
+        return
+    columns: dict[str, str] = {}  # column -> the parameter writing it (by its binding, else by its name)
+    for param in args:
+        binding = tool.bindings.get(param)
+        column = binding.column if binding is not None and binding.role in ("field", "parent") else \
+            (param if binding is None and definition.field(param) is not None else None)
+        if column:
+            columns.setdefault(column, param)
+    values = {column: args[param] for column, param in columns.items()}
+
+    def parent_row(f: Any) -> dict[str, Any] | None:
+        return next((r for r in rows.get(f.ref, []) if canonical(r.get("id")) == canonical(values[f.name])), None)
+
+    def siblings(f: Any) -> list[dict[str, Any]]:
+        return [r for r in rows.get(entity, []) if canonical(r.get(f.name)) == canonical(values[f.name])]
+
+    found = amount_left(definition, values, runtime.entities, parent_row, siblings)
+    passed = amount_of(values, amount_columns(definition))
+    if found is None or passed is None or passed[1] <= found[0] or found[0] <= 0:
+        return
+    column, _ = passed
+    share = found[0] / 4
+    kind = column.type if column.type != "object" else ((column.json_schema or {}).get("properties", {}).get(AMOUNT, {}).get("type"))
+    amount = max(1, int(share)) if kind == "integer" and found[0] >= 1 else round(max(0.01, share), 2)
+    args[columns[column.name]] = with_amount(column, args[columns[column.name]], amount)
 
 
 _UNSET: Any = object()

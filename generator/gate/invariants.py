@@ -13,7 +13,8 @@ planner's reading of each tool (the consistency gate, ``contracts.py``, and the 
 - ``aliases_resolve``: values a parameter documents as aliases (``me``, ``primary``, the root folder
   ``0``) are accepted;
 - ``amount_within_parent``: a record created under a parent never exceeds the parent's amount (a
-  refund never exceeds its charge);
+  refund never exceeds its charge; amounts in money objects too: Square's ``amount_money.amount``, of the
+  payment its ``payment_id`` names);
 - ``status_from_enum``: status values are the ones the API documents, never invented ones.
 
 They run in the gate worker beside the other checks; a tool is implemented only when they pass too.
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from generator.compiler.behaviours import AMOUNT, GIVING_BACK, amount_columns, amount_of, is_money, names_own_amount
 from generator.compiler.validation import make_validator
 from generator.gate.behaviour import Failed, _changed, _initial_rows, _rows_now
 from generator.gate.examples import _fit, canonical
@@ -459,30 +461,49 @@ def _named_row(tc: ToolChecks, parent: str, arguments: dict[str, Any]) -> Any:
 def _amount_within_parent(tc: ToolChecks) -> None:
     assert tc.example is not None
     properties = tc.definition.parameters.get("properties", {})
-    if properties.get("amount", {}).get("type") not in ("integer", "number"):
+    own = tc.definition.behaviour.entity or ""
+    # the parameter of the new record's amount: a number ``amount``, or a money object (``amount_money``)
+    param = next((p for p, schema in properties.items() if isinstance(schema, dict) and (
+        p == AMOUNT and schema.get("type") in ("integer", "number")
+        or schema.get("type") == "object" and is_money(schema) and names_own_amount(p, own))), None)
+    if param is None:
         return
     surface = surface_of(tc)
     route = surface.routes.get(tc.name)
     candidates: list[tuple[str, str]] = []
     if route is not None:
         candidates += [(s.params[-1], e) for s in route.parents if s.params and (e := surface.entity_of(s.literal))]
-    own = tc.definition.behaviour.entity or ""
     for entity in surface.parents_of(own):  # POST /refunds {charge}: refunds are listed under charges
         candidates += [(p, entity) for t, p in surface.id_params(entity) if t == tc.name]
-    for param, entity in candidates:
-        value = tc.example.arguments.get(param)
+    if any(word in own for word in GIVING_BACK):  # POST /v2/refunds {payment_id}: a refund of the payment it names
+        candidates += [(p, entity) for entity in sorted(tc.runtime.entities) if entity != own
+                       for t, p in surface.id_params(entity) if t == tc.name]
+    for name, entity in candidates:
+        value = tc.example.arguments.get(name)
+        definition = tc.runtime.entities.get(entity)
+        columns = amount_columns(definition, parent=True) if definition is not None else []
         row = next((r for r in tc.rows.get(entity, []) if canonical(r.get("id")) == canonical(tc.runtime.coerce(
             entity, "id", value))), None) if value is not None else None
-        parent_amount = row.get("amount") if row is not None else None
-        if not isinstance(parent_amount, (int, float)) or isinstance(parent_amount, bool) or parent_amount <= 0:
+        named = value
+        if row is None and value is not None:  # the valid call names no stored one: name one with an amount
+            row = next((r for r in tc.rows.get(entity, []) if (amount_of(r, columns) or (None, 0))[1] > 0), None)
+            named = row.get("id") if row is not None else value
+        found = amount_of(row, columns) if row is not None else None
+        parent_amount = found[1] if found is not None else None
+        if parent_amount is None or parent_amount <= 0:
             continue
         too_much: float = parent_amount * 2 + 1
-        if properties["amount"].get("type") == "integer":
+        schema = properties[param]
+        amount_type = (schema.get("properties", {}).get(AMOUNT, {}) if schema.get("type") == "object" else schema).get("type")
+        if amount_type == "integer":
             too_much = int(too_much)
-        arguments = _fitted(tc, tc.name, {**tc.example.arguments, "amount": too_much})
+        current = tc.example.arguments.get(param)
+        passed: Any = ({**current, AMOUNT: too_much} if isinstance(current, dict) else {AMOUNT: too_much}) \
+            if schema.get("type") == "object" else too_much
+        arguments = _fitted(tc, tc.name, {**tc.example.arguments, name: named, param: passed})
         if arguments is None:
             return
-        tc.expect_refused(arguments, f"amount {too_much} on a {entity} of {parent_amount}")
+        tc.expect_refused(arguments, f"{param} {too_much} on a {entity} of {parent_amount}")
         return
 
 

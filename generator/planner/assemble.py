@@ -8,6 +8,7 @@ bound to what it means for that entity (key, parent, field, filter, paging, opti
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -411,11 +412,15 @@ class Assembler:
         return f
 
     def _ref_for(self, column: str) -> str | None:
+        """The entity a column names the id of: ``charge_id``, ``chargeId``, or id-first as Trello writes it
+        (``idList``)."""
         base = snake(column)
         for suffix in ("_id", "id"):
             if base.endswith(suffix):
                 base = base[: -len(suffix)].rstrip("_")
                 break
+        else:
+            base = base.removeprefix("id_")
         return base if base in self.entities and base else None
 
     def _finish_entities(self) -> dict[str, EntityDef]:
@@ -495,7 +500,8 @@ class Assembler:
         for f in list(entity.fields.values()):
             if f.name.lower() in entity.natural:
                 continue  # Bitbucket's /repositories/{workspace}/{repo_slug}: a repository is found by its workspace
-            target = self._ref_for(f.name) if snake(f.name) in self.entities or squash(f.name).endswith("id") else None
+            target = self._ref_for(f.name) if snake(f.name) in self.entities or squash(f.name).endswith("id") \
+                or snake(f.name).startswith("id_") else None
             if target is None or target == entity.name:
                 continue
             canonical = entity.get(f"{target}_id")
@@ -658,8 +664,9 @@ class Assembler:
             member = entity.field(column)
             for param in intent.members:
                 out[param] = Binding(role="member", column=column, entity=member.ref if member is not None else None)
-        if intent.setter is not None and entity.field(intent.setter[1]) is not None:
-            out[intent.setter[0]] = Binding(role="field", column=entity.field(intent.setter[1]).name)  # type: ignore[union-attr]
+        setter = entity.field(self._column(entity, intent.setter[1])) if intent.setter is not None else None
+        if intent.setter is not None and setter is not None:  # PUT /cards/{id}/idList {value}: the card's list_id
+            out[intent.setter[0]] = Binding(role="field", column=setter.name)
         for param, schema in tool.properties.items():
             if param in out:
                 continue
@@ -688,6 +695,12 @@ class Assembler:
                         # a revision's file_id in its update says where the revision is (its rows are listed
                         # only under a file): the row is looked up in that file, never moved to it
                         out[param] = Binding(role="parent", entity=f.ref, lookup="id", column=f.name)
+                    elif kind == "update" and param not in tool.required and f.ref and f.ref in entities \
+                            and _moves(schema) and not any(b.role == "parent" and b.column == f.name for b in out.values()):
+                        # an optional reference in an update moves the row (Trello's PUT /cards/{id} {idList}:
+                        # the card goes to that list), whoever owns it; one repeating the path's parent
+                        # (PATCH /attributes/{code}/options {attribute}) says where the row is
+                        out[param] = Binding(role="field", column=f.name)
                     else:
                         out[param] = self._ref_or_field(param, f, entities)
                 else:
@@ -850,6 +863,18 @@ class Assembler:
 _LINK_WORDS = frozenset({"add", "remove", "assign", "unassign", "attach", "detach", "associate", "dissociate",
                          "disassociate", "link", "unlink", "invite", "join", "leave", "kick", "enroll", "enrol",
                          "unenroll", "subscribe", "unsubscribe", "grant", "revoke"})
+
+
+#: What a parameter's description says when an update cannot change it (Jira's component ``project``: "Can't
+#: be updated"; Asana's section ``project``: "*Create-Only*").
+_FIXED = re.compile(r"can'?t be (?:updated|changed)|cannot be (?:updated|changed)|create[- ]only|read[- ]only|"
+                    r"not applicable when updating|only when creating|immutable", re.IGNORECASE)
+
+
+def _moves(schema: dict[str, Any]) -> bool:
+    """Whether an update's optional reference argument can move its row: an id (never an object describing the
+    parent, Blogger's ``blog``, or a list of them) whose description does not say it is fixed once created."""
+    return _json_type(schema) in ("string", "integer", "number") and not _FIXED.search(str(schema.get("description") or ""))
 
 
 def _says_link(tool: PreparedTool) -> bool:

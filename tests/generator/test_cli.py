@@ -85,3 +85,40 @@ def test_user_errors_are_one_line_with_exit_status_2(argv: list[str], message: s
     code, _, err = run(argv, capsys)
     assert code == 2
     assert err.count("\n") == 1 and message in err and "Traceback" not in err
+
+
+def test_an_import_into_a_folder_keeping_its_report_compressed_merges_into_it(tmp_path: Path, capsys: Any) -> None:
+    import gzip
+
+    code, _, _ = run(["import", str(SPECS_SAMPLE), "--only", "twilio_fax_v1,medium.com", "--out", str(tmp_path), "--quiet"], capsys)
+    assert code == 0
+    plain, compressed = tmp_path / "gate_report.json", tmp_path / "gate_report.json.gz"
+    compressed.write_bytes(gzip.compress(plain.read_bytes(), mtime=0))  # as the package keeps its catalog's report
+    plain.unlink()
+    code, out, _ = run(["import", str(OPENAPI_PETCLINIC), "--format", "openapi", "--out", str(tmp_path), "--quiet"], capsys)
+    assert code == 0 and f"(report: {compressed})" in out
+    assert not plain.exists()  # the folder keeps the compressed form
+    report = json.loads(gzip.decompress(compressed.read_bytes()))
+    assert [s["name"] for s in report["services"]] == ["generator_openapi_petclinic", "medium", "twilio_fax_v1"]
+    assert compressed.read_bytes()[4:8] == b"\0\0\0\0"  # no timestamp (gzip -n)
+
+
+def test_an_unreadable_report_stops_an_import_into_its_folder_before_anything_is_lost(tmp_path: Path, capsys: Any) -> None:
+    (tmp_path / "gate_report.json.gz").write_bytes(b"not gzip")
+    code, _, err = run(["import", str(MCP_NOTES), "--out", str(tmp_path), "--quiet"], capsys)
+    assert code == 2 and "cannot merge into" in err
+    assert not (tmp_path / "index.json").exists() and (tmp_path / "gate_report.json.gz").read_bytes() == b"not gzip"
+
+
+def test_only_takes_the_service_name_a_source_gets_when_its_own_is_the_library_s(tmp_path: Path, capsys: Any) -> None:
+    line = next(line for line in SPECS_SAMPLE.read_text().splitlines() if '"medium.com"' in line)
+    source = tmp_path / "specs.jsonl"
+    source.write_text(line.replace('"medium.com"', '"files.com"', 1) + "\n")  # 'files' is a hand-written service's
+    out = tmp_path / "catalog"
+    code, printed, _ = run(["import", str(source), "--only", "files_api", "--out", str(out), "--quiet"], capsys)
+    assert code == 0 and printed.startswith("1 services written"), printed
+    index = json.loads((out / "index.json").read_text())["services"]
+    assert list(index) == ["files_api"] and index["files_api"]["source_name"] == "files.com"
+    for name in ("files_api", "files.com"):  # again, into the folder that names it: replaced
+        code, printed, _ = run(["import", str(source), "--only", name, "--out", str(out), "--quiet"], capsys)
+        assert code == 0 and printed.startswith("1 services written"), printed

@@ -208,12 +208,73 @@ def test_a_refund_never_exceeds_what_is_left_of_its_charge_and_its_charge_filter
         assert rest["amount"] == 3000  # without an amount, what is left
         listed = episode.call("billing", "get_refunds", {"charge": charge["id"], "limit": 100}).data["items"]
         assert {r["id"] for r in listed} == {part["id"], rest["id"]}  # the filter reads the refund's own charge
+    verdict = _gated(_without_reference(spec, "refund", "charge"))["post_charges_charge_refunds"]
+    assert verdict.status == "simulated" and "amount_within_parent" in _failed(verdict)
+
+
+def _without_reference(spec: ServiceSpec, entity: str, ref: str) -> ServiceSpec:
+    """``spec`` with ``entity``'s id of a ``ref`` as a plain column: nothing caps an amount by it."""
     data = spec.model_dump(exclude_none=True)
-    refund = next(e for e in data["entities"] if e["name"] == "refund")
-    for f in refund["fields"]:
-        if f.get("ref") == "charge":
-            f.update(ref=None, owner=False, semantic=None)  # the charge's id as a plain column: nothing caps it
-    verdict = _gated(load_spec(data))["post_charges_charge_refunds"]
+    for f in next(e for e in data["entities"] if e["name"] == entity)["fields"]:
+        if f.get("ref") == ref:
+            f.update(ref=None, owner=False, semantic=None)
+    return load_spec(data)
+
+
+def money() -> dict[str, Any]:
+    return {"type": "object", "description": "Represents an amount of money.",
+            "properties": {"amount": {"type": "integer", "format": "int64"}, "currency": {"type": "string"}}}
+
+
+def payments() -> ServiceSpec:
+    """Square's payments and refunds: amounts are money objects, and a refund names its payment in its body."""
+    return _plan([
+        _rest("CreatePayment", "POST", "/v2/payments", "Creates a payment using the provided source.",
+              {"source_id": ID, "idempotency_key": ID, "amount_money": money(), "tip_money": money()},
+              ["source_id", "idempotency_key"]),
+        _rest("ListPayments", "GET", "/v2/payments", "Retrieves a list of payments.", {"limit": {"type": "integer"}}),
+        _rest("GetPayment", "GET", "/v2/payments/{payment_id}", "Retrieves details for a specific payment.",
+              {"payment_id": ID}, ["payment_id"]),
+        _rest("RefundPayment", "POST", "/v2/refunds", "Refunds a payment. You can refund the entire payment amount or "
+              "a portion of it.", {"idempotency_key": ID, "amount_money": money(), "app_fee_money": money(),
+                                   "payment_id": ID, "reason": ID}, ["idempotency_key", "amount_money", "payment_id"]),
+        _rest("ListPaymentRefunds", "GET", "/v2/refunds", "Retrieves a list of refunds for the account.",
+              {"limit": {"type": "integer"}}),
+        _rest("GetPaymentRefund", "GET", "/v2/refunds/{refund_id}", "Retrieves a specific refund.",
+              {"refund_id": ID}, ["refund_id"]),
+    ], "square")
+
+
+def test_a_refund_of_a_money_object_never_exceeds_what_is_left_of_the_payment_it_names() -> None:
+    spec = payments()
+    assert spec.tool("refund_payment").behaviour.kind == "create"
+    gated = _gated(spec)
+    assert gated["refund_payment"].status == "implemented", gated["refund_payment"].reason
+    with Episode([compile_service(spec)], 0) as episode:
+        paid = episode.call("square", "create_payment", {"source_id": "cnon:card", "idempotency_key": "p1",
+                                                         "amount_money": {"amount": 5000, "currency": "USD"}}).data
+        before = episode.dump()
+        too_much = episode.call("square", "refund_payment", {"payment_id": paid["id"], "idempotency_key": "r1",
+                                                             "amount_money": {"amount": 5001, "currency": "USD"}})
+        assert not too_much.success and too_much.error_code == "invalid_argument"
+        assert "'amount_money.amount' 5001 is more than is left" in (too_much.error_message or "")
+        assert "5000 of 5000" in (too_much.error_message or "") and episode.dump() == before  # nothing changed
+        part = episode.call("square", "refund_payment", {"payment_id": paid["id"], "idempotency_key": "r2",
+                                                         "amount_money": {"amount": 3000, "currency": "USD"}})
+        assert part.success and part.data["amount_money"] == {"amount": 3000, "currency": "USD"}
+        again = episode.call("square", "refund_payment", {"payment_id": paid["id"], "idempotency_key": "r3",
+                                                          "amount_money": {"amount": 2001, "currency": "USD"}})
+        assert not again.success and "2000 of 5000" in (again.error_message or "")  # what the first refund left
+        fee = episode.call("square", "refund_payment", {"payment_id": paid["id"], "idempotency_key": "r4",
+                                                        "amount_money": {"amount": 2000, "currency": "USD"},
+                                                        "app_fee_money": {"amount": 99_999, "currency": "USD"}})
+        assert fee.success  # a fee is no share of the payment
+        rows = episode.dump()["square"]
+        for payment in dict(rows["payments"]).values():  # seeded refunds are shares of their payments too
+            refunded = sum(r["amount_money"]["amount"] for r in dict(rows["refunds"]).values()
+                           if r["payment_id"] == payment["id"] and r["id"] not in (part.data["id"], fee.data["id"]))
+            assert refunded <= payment["amount_money"]["amount"], payment["id"]
+    verdict = _gated(_without_reference(spec, "refund", "payment"))["refund_payment"]
     assert verdict.status == "simulated" and "amount_within_parent" in _failed(verdict)
 
 

@@ -11,6 +11,7 @@ from generator.compiler import compile_service
 from generator.gate.contracts import gate_service
 from generator.importers.raw import RawService, RawTool
 from generator.planner import plan_service
+from generator.roundtrip import round_trips
 from generator.spec import ServiceSpec
 
 
@@ -144,3 +145,64 @@ def test_an_rpc_key_named_like_the_resource_takes_the_id_the_create_returned() -
         changed = episode.call("chat", "conversations_set_topic", {"channel": made.data["id"], "topic": "Q3 launch"})
         assert changed.success and changed.data["topic"] == "Q3 launch"
     assert topic.phrases[0] == "set the topic for a conversation {channel}"
+
+
+def boards_spec() -> ServiceSpec:
+    """Trello's boards, lists and cards: a card names its list id-first (``idList``), in its create and in its update."""
+    return _plan([
+        _rest("addBoards", "POST", "/boards", "Create a board.", {"name": ID}, ["name"]),
+        _rest("getBoardsByIdBoard", "GET", "/boards/{idBoard}", "Get a board.", {"idBoard": ID}, ["idBoard"]),
+        _rest("getBoardsListsByIdBoard", "GET", "/boards/{idBoard}/lists", "Get the lists of a board.",
+              {"idBoard": ID}, ["idBoard"]),
+        _rest("addLists", "POST", "/lists", "Create a list.", {"name": ID, "idBoard": ID}, ["name", "idBoard"]),
+        _rest("getListsByIdList", "GET", "/lists/{idList}", "Get a list.", {"idList": ID}, ["idList"]),
+        _rest("getListsCardsByIdList", "GET", "/lists/{idList}/cards", "Get the cards of a list.",
+              {"idList": ID, "limit": {"type": "integer"}}, ["idList"]),
+        _rest("addCards", "POST", "/cards", "Create a card.", {"name": ID, "desc": ID, "idList": ID}, ["idList"]),
+        _rest("getListsCardsByIdListByIdCard", "GET", "/lists/{idList}/cards/{idCard}", "Get a card of a list.",
+              {"idList": ID, "idCard": ID}, ["idList", "idCard"]),
+        _rest("getCardsByIdCard", "GET", "/cards/{idCard}", "Get a card.", {"idCard": ID}, ["idCard"]),
+        _rest("updateCardsByIdCard", "PUT", "/cards/{idCard}", "Update a card.",
+              {"idCard": ID, "name": ID, "desc": ID, "idList": ID}, ["idCard"]),
+        _rest("updateListsByIdList", "PUT", "/lists/{idList}", "Update a list.",
+              {"idList": ID, "name": ID, "idBoard": {"type": "string", "description": "The board of the list. Can't be updated."}},
+              ["idList"]),
+        _rest("updateCardsIdListByIdCard", "PUT", "/cards/{idCard}/idList", "Update the list of a card.",
+              {"idCard": ID, "value": {"type": "string", "description": "id of the list the card should be moved to"}},
+              ["idCard", "value"]),
+    ], "boards")
+
+
+def test_updating_a_cards_list_moves_it_to_that_list() -> None:
+    spec = boards_spec()
+    assert spec.entity("card").field("idList") is None  # idList is the card's list_id: one column
+    assert spec.tool("add_cards").bindings["idList"].column == "list_id"
+    move = spec.tool("update_cards_by_id_card").bindings["idList"]
+    assert (move.role, move.column) == ("field", "list_id")  # optional in the update: a move, not where to look
+    assert spec.tool("update_cards_id_list_by_id_card").bindings["value"].column == "list_id"
+    assert spec.tool("update_lists_by_id_list").bindings["idBoard"].role == "parent"  # documented as fixed: no move
+    verdict, _ = gate_service(spec)
+    statuses = {t.name: (t.status, t.reason) for t in verdict.tools}
+    assert all(status == "implemented" for status, _ in statuses.values()), statuses
+    with Episode([compile_service(spec)], 0) as episode:
+        first, second = ("list_0001", "list_0002")
+        card = episode.call("boards", "add_cards", {"name": "Fix the gate", "idList": first}).data
+        assert card["list_id"] == first
+
+        def listed(list_id: str) -> set[str]:
+            return {c["id"] for c in episode.call("boards", "get_lists_cards_by_id_list", {"idList": list_id, "limit": 100}).data["items"]}
+
+        assert card["id"] in listed(first) and card["id"] not in listed(second)
+        moved = episode.call("boards", "update_cards_by_id_card", {"idCard": card["id"], "idList": second})
+        assert moved.success and moved.data["list_id"] == second
+        assert card["id"] in listed(second) and card["id"] not in listed(first)
+        assert episode.call("boards", "get_cards_by_id_card", {"idCard": card["id"]}).data["list_id"] == second
+        before = episode.dump()
+        nowhere = episode.call("boards", "update_cards_by_id_card", {"idCard": card["id"], "idList": "list_9999"})
+        assert not nowhere.success and nowhere.error_code == "not_found" and episode.dump() == before
+        renamed = episode.call("boards", "update_cards_by_id_card", {"idCard": card["id"], "name": "Fixed"}).data
+        assert renamed["list_id"] == second  # an update that names no list leaves the card where it is
+        back = episode.call("boards", "update_cards_id_list_by_id_card", {"idCard": card["id"], "value": first})
+        assert back.success and card["id"] in listed(first) and card["id"] not in listed(second)  # PUT .../idList {value}
+    trips = round_trips(compile_service(spec), statuses)  # a moved card is read where it now is
+    assert trips.failing() == {}, trips.failing()
