@@ -236,7 +236,9 @@ def system_name(catalog: Catalog, service: str) -> str:
     """How people name a service: its title without API boilerplate, with the vendor where the title lacks it
     ("CRM API" of ``apideck_crm`` -> "Apideck CRM"; "Braze Endpoints" -> "Braze"; "The SureVoIP RESTful API" ->
     "SureVoIP"; "Twilio - Chat" -> "Twilio Chat"; "Googleapis Gmail" -> "Google Gmail")."""
-    raw = catalog.services[service].title or service.replace("_", " ")
+    raw = catalog.services[service].title or service
+    if re.fullmatch(r"[a-z0-9_]+", raw):  # a title that is only an identifier ("google_admin"): said as words
+        raw = raw.replace("_", " ").title()
     title = re.sub(r"\s+(Platform\s+)?(REST\s+)?(API|APIs|Endpoints|Service)(\s+v?\d[\w.]*)?$", "", raw.strip(), flags=re.I)
     title = re.sub(r"\s+", " ", _BOILERPLATE.sub(" ", title.replace("&amp;", "&"))).replace("( )", "")
     title = re.sub(r"\s+([,:])", r"\1", title).strip(" -:,./–&")

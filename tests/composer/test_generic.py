@@ -134,6 +134,7 @@ def test_service_names_read_as_people_say_them(catalog: Catalog) -> None:
     ("xero", "Xero Accounting"),  # "Accounting API": a generic word takes its vendor
     ("github_api_github_com", "GitHub"),  # "GitHub v3 REST API"
     ("hubapi_files", "HubSpot Files"),
+    ("google_admin", "Google Admin"),  # titled "google_admin"
 ])
 def test_generated_services_are_named_without_api_boilerplate(service: str, said: str) -> None:
     from mcp_services.registry import catalog_names
