@@ -296,8 +296,10 @@ def _derive(
         }
         checked = StepSpec(spec.service, spec.tool, tuple((n, e) for n, e in spec.args if n not in optional))
         arguments = {n: v for n, v in step.call.arguments.items() if n not in optional}
+        unstated = [v for n, v in step.call.arguments.items() if n in optional and isinstance(v, str)]
         found = row_checks(
-            catalog, spec.service, checked, arguments, items, step.changes, diff[spec.service], tables[spec.service], created
+            catalog, spec.service, checked, arguments, items, step.changes, diff[spec.service], tables[spec.service], created,
+            unstated,
         )
         found = [c for c in found if c.table not in note.incidental]  # a tool default: allowed (no collateral), not demanded
         tool = catalog.tool(spec.service, spec.tool)

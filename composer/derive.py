@@ -108,8 +108,11 @@ def row_checks(
     final: StateDiff,
     tables: Mapping[str, Table],
     created_keys: set[tuple[str, str]],
+    unstated: Sequence[Any] = (),
 ) -> list[RowExists]:
-    """``row_exists`` checks for the rows one write step added or changed (as they are at the end)."""
+    """``row_exists`` checks for the rows one write step added or changed (as they are at the end). ``unstated``: the
+    values of arguments the request leaves to the agent (a reason, a note's wording): a column holding one is
+    checked for being filled, never for those words."""
     checks: list[RowExists] = []
     args = _arg_values(spec, arguments, items)
     for table_name, t in sorted(changes.tables.items()):
@@ -160,6 +163,8 @@ def row_checks(
                     match[column] = from_arg
                 elif (column in _STATE_NAMES or column.endswith("_status")) and not is_timestamp(value):
                     match[column] = value
+                elif value in unstated:
+                    moved[column] = {"$filled": True}
                 elif not is_timestamp(value):
                     moved[column] = value
             if len(match) == len(pk):

@@ -10,7 +10,8 @@ matches loosely: ``{"$icontains": "re_0007"}`` (text contains, case-insensitive)
 ``{"$includes": ["a@x.example"]}`` (a list contains every item, case-insensitive for text),
 ``{"$approx": 120.5}`` (a number within 0.01), ``{"$in": ["room_0002", "room_0005"]}`` (any of these: a
 request that allows several right answers), ``{"$states": [{"kind": "money", "value": 2774.0}, ...]}`` (a text
-states every one of these facts in any usual surface form: ``mcp_services.tasks.surface``).
+states every one of these facts in any usual surface form: ``mcp_services.tasks.surface``), ``{"$filled": true}``
+(any value that is not empty: a detail the request leaves to the agent, such as a void reason in its own words).
 
 Negative checks (``row_unchanged``, ``no_collateral``) pass on inaction by design; a rubric criterion
 that uses one must also bind a positive check, which the composer guarantees.
@@ -345,6 +346,8 @@ def value_matches(expected: Any, actual: Any) -> bool:
             return all((_norm(t) if isinstance(t, str) else t) in have for t in target)
         if op == "$approx":
             return isinstance(actual, (int, float)) and abs(float(actual) - float(target)) <= 0.01
+        if op == "$filled":
+            return actual not in (None, "", [], {})
         if op == "$in":
             return isinstance(target, list) and any(value_matches(option, actual) for option in target)
         if op == "$states":

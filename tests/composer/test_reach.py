@@ -248,3 +248,26 @@ def test_a_sentence_stored_as_a_label_is_not_a_name_a_colleague_quotes() -> None
     assert _reads_as_name("Re: Duplicate charge for invoice INV-0005") and _reads_as_name("All-hands: March")  # subjects
     assert not _reads_as_name("Internal note: confirm the billing address first.")
     assert not _reads_as_name("Renewal approved; send the contract for signature")
+
+
+def test_a_detail_left_to_the_agent_is_checked_as_given_not_as_the_reference_worded_it() -> None:
+    from composer.verify import run_plan
+
+    tasks, report = generate(GenerateConfig(n=3, seed=0, services=("esign", "mailbox", "chat"), archetypes=("request-cancel",)))
+    assert tasks, report.summary()
+    catalog = load_catalog(tasks[0].services + tasks[0].distractor_services)
+    runner = Runner(catalog, tasks[0].world_seed)
+    for task in tasks:
+        voiding = next(s for s in task.plan if s.tool == "void_envelope")
+
+        def with_reason(reason: str | None) -> bool:
+            plan = [s if s is not voiding else s.model_copy(update={"arguments": {**s.arguments, "reason": reason}}) for s in task.plan]
+            if reason is None:  # the envelope left as it was
+                plan = [s for s in task.plan if s is not voiding]
+            runner.fresh(task.setup)
+            run_plan(runner.call, plan, stop=False)
+            return task.grade(runner.diff(), None).passed
+
+        assert with_reason(str(voiding.arguments["reason"]))
+        assert with_reason("The customer changed their mind, so we will not need it."), task.id  # the agent's own words
+        assert not with_reason(None)

@@ -127,3 +127,10 @@ def test_what_must_not_happen_and_an_answer_naming_every_candidate() -> None:
     only = AnswerExcludes(id="only", values=[4373.0, "INV-0008"])
     assert only.holds({}, "They owe 7,054.00 USD.")
     assert not only.holds({}, "Either 7,054.00 or 4,373.00 USD.") and not only.holds({}, "see inv-0008")
+
+
+@pytest.mark.parametrize(("actual", "filled"), [("Not needed any more.", True), (7, True), (["a"], True), (None, False), ("", False), ([], False)])
+def test_a_filled_matcher_takes_any_value_that_is_not_empty(actual: Any, filled: bool) -> None:
+    from mcp_services.tasks.checks import value_matches
+
+    assert value_matches({"$filled": True}, actual) is filled
