@@ -250,7 +250,7 @@ def system_name(catalog: Catalog, service: str) -> str:
     generic = title.lower() in _GENERIC_TITLES or not title
     if generic or (vendor.lower() not in title.lower().replace(" ", "") and named.lower() not in title.lower() and "_" in service):
         title = f"{named} {title}".strip()
-    return re.sub(rf"^{named} {named}\b", named, title) or service
+    return re.sub(rf"^{re.escape(named)} {re.escape(named)}\b", named, title) or service  # "Google Google Docs"
 
 
 @lru_cache(maxsize=8)

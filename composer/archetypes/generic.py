@@ -12,6 +12,7 @@ what the data itself states: an id a customer quotes, a record the plan has just
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -39,6 +40,8 @@ _THEIR_NOUNS = {
     "payment": "payment", "refund": "refund", "shipment": "shipment", "return": "return", "quote": "quote",
     "application": "application",
 }
+#: Every record a customer asks about, and how they say it.
+_ASKED_ABOUT = {**_THEIR_NOUNS, **_SELF_NOUNS}
 #: Of those, the ones a customer asks us to open for them (an applicant applies on their own).
 _SIGNUP_NOUNS = ("customer", "member", "subscriber")
 #: Records of the people who work here, never made for a customer.
@@ -334,7 +337,7 @@ def _gets(catalog: Catalog) -> list[ToolInfo]:
     return sorted(
         (
             t for t in catalog.tools.values()
-            if t.intent == "get" and t.service not in library and t.entity and _noun(t) in {**_SELF_NOUNS, **_THEIR_NOUNS}
+            if t.intent == "get" and t.service not in library and t.entity and _noun(t) in _ASKED_ABOUT
             and any(_is_key(t, p) for p in t.required) and all(_is_key(t, p) or _plain(p) for p in t.required)
             and _email_field(t) is not None and _state_field(t) is not None and (not t.simulated or t.state_backed)
             and (_noun(t) not in _SELF_NOUNS or any(f.path == "name" for f in t.fields))
@@ -374,9 +377,7 @@ def _people_records(s: Scenario, tool: ToolInfo) -> list[tuple[dict[str, Any], A
             found.append((row, person))
     if not own:
         return found
-    by_email: dict[str, int] = {}
-    for row, _ in found:
-        by_email[row[email]] = by_email.get(row[email], 0) + 1
+    by_email = Counter(row[email] for row, _ in found)
     return [(row, person) for row, person in found if by_email[row[email]] == 1]
 
 
@@ -397,7 +398,7 @@ def record_status_question(s: Scenario) -> None:
     tool, row, person = _spread(s, options, "no customer record with a plain state in another system")
     field = _state_field(tool) or "status"
     noun, title = _noun(tool), system_name(s.catalog, tool.service)
-    thing = _SELF_NOUNS.get(noun) or _THEIR_NOUNS[noun]
+    thing = _ASKED_ABOUT[noun]
     trigger = arrive(s, person, Ask(
         subject=s.rng.choice((f"Question about my {thing}", f"My {thing} {field}")),
         text=s.rng.choice((
