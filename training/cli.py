@@ -31,7 +31,9 @@ def _add_sft_parser(subparsers: Any) -> None:
     add = sft.add_argument
     add("--data", required=True, metavar="RUN_DIR", help="run folder written by `harness collect`")
     add("--out", required=True, metavar="DIR", help="where to save the model and training_summary.json")
-    add("--model", metavar="NAME|PATH", help="tiny-qwen3 (default), smollm2, or a local model folder")
+    add("--model", metavar="NAME|PATH",
+        help="tiny-qwen3, smollm2, Qwen/Qwen3-8B, Qwen/Qwen3-0.6B or a local model folder (or the config's model:)")
+    add("--dry-run", action="store_true", help="say the model it resolves and check the data, then stop")
     add("--chat-template", metavar="NAME", help="replace the tokenizer's template: qwen3, chatml-tools or a .jinja")
     add("--config", metavar="FILE", help="JSON or YAML settings, e.g. training/configs/qwen3-8b-sft.yaml")
     add("--lora", action="store_true", default=None, help="train a LoRA adapter instead of all weights")
@@ -65,7 +67,10 @@ def _add_rl_parser(subparsers: Any) -> None:
     add = rl.add_argument
     add("--tasks", required=True, metavar="FILE", help="tasks.jsonl from `composer generate`")
     add("--out", required=True, metavar="DIR", help="where to save the model, training_summary.json, rollouts.jsonl")
-    add("--model", metavar="NAME|PATH", help="tiny-qwen3 (default), smollm2, or a local model folder (e.g. from sft)")
+    add("--model", metavar="NAME|PATH",
+        help="tiny-qwen3, smollm2, Qwen/Qwen3-8B, Qwen/Qwen3-0.6B or a local model folder, e.g. from sft "
+        "(or the config's model:)")
+    add("--dry-run", action="store_true", help="say the model it resolves and check the tasks, then stop")
     add("--chat-template", metavar="NAME", help="replace the tokenizer's template: qwen3, chatml-tools or a .jinja")
     add("--config", metavar="FILE", help="JSON or YAML settings, e.g. training/configs/qwen3-8b-grpo.yaml")
     add("--reward", choices=REWARD_KINDS, help="cfrr (default), binary or rubric")
@@ -85,14 +90,14 @@ def _add_rl_parser(subparsers: Any) -> None:
 
 
 def _run_rl(args: argparse.Namespace) -> int:
-    from training.config_files import load_config_file
+    from training.config_files import settings_values
     from training.rl import run_rl
     from training.rl_settings import RLSettings
 
-    values: dict[str, Any] = load_config_file(args.config) if args.config else {}
-    fields = set(RLSettings.field_names())
-    values.update({name: value for name, value in vars(args).items() if name in fields and value is not None})
-    summary = run_rl(RLSettings.from_mapping(values))
+    values = settings_values(args.config, vars(args), RLSettings.field_names())
+    summary = run_rl(RLSettings.from_mapping(values), dry_run=args.dry_run)
+    if args.dry_run:
+        return 0
     rollouts = summary["rollouts"]
     last_reward = f"{summary['rewards'][-1]:.4f}" if summary["rewards"] else "not logged"
     print(
@@ -104,14 +109,14 @@ def _run_rl(args: argparse.Namespace) -> int:
 
 
 def _run_sft(args: argparse.Namespace) -> int:
+    from training.config_files import settings_values
     from training.sft import run_sft, summary_line
-    from training.sft_settings import SFTSettings, load_config_file
+    from training.sft_settings import SFTSettings
 
-    values: dict[str, Any] = load_config_file(args.config) if args.config else {}
-    # Flags are named like the settings (argparse dest), and only flags actually given override the file.
-    fields = set(SFTSettings.field_names())
-    values.update({name: value for name, value in vars(args).items() if name in fields and value is not None})
-    print(summary_line(run_sft(SFTSettings.from_mapping(values))))
+    values = settings_values(args.config, vars(args), SFTSettings.field_names())
+    summary = run_sft(SFTSettings.from_mapping(values), dry_run=args.dry_run)
+    if not args.dry_run:
+        print(summary_line(summary))
     return 0
 
 

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from training.errors import TrainingInputError
 
-__all__ = ["load_config_file", "settings_from_mapping", "typed_value"]
+__all__ = ["load_config_file", "settings_from_mapping", "settings_values", "typed_value"]
 
 T = TypeVar("T")
 
@@ -81,4 +81,16 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
         raise TrainingInputError(f"config file {path} must end in .json, .yaml or .yml")
     if not isinstance(values, dict):
         raise TrainingInputError(f"config file {path} must hold a mapping of setting names to values")
+    return values
+
+
+def settings_values(config: str | None, flags: Mapping[str, Any], fields: Sequence[str]) -> dict[str, Any]:
+    """A command's settings: the config file's, overridden by the flags actually given (argparse dests
+    named like the settings). The model must be named by one or the other: no silent default."""
+    values: dict[str, Any] = load_config_file(config) if config else {}
+    values.update({name: value for name, value in flags.items() if name in fields and value is not None})
+    if not values.get("model"):
+        from training.model_choice import resolve_model
+
+        resolve_model(None, config_file=config)  # raises: one line saying how to name one
     return values

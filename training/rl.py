@@ -35,6 +35,7 @@ from harness.agents.models import load_model, load_tokenizer
 from harness.runner import RunnerConfig
 from harness.tools import InProcessTransport
 from training.errors import TrainingInputError
+from training.model_choice import ModelChoice, announce_loaded, announce_model, require_weights, say
 from training.rl_agent import TurnLimits
 from training.rl_data import load_rl_tasks, prompt_dataset, prompt_messages
 from training.rl_generation import Generator, default_generator
@@ -43,7 +44,7 @@ from training.rl_rollout import EpisodeRollouts, RolloutConfig
 from training.rl_settings import RLSettings
 from training.rl_tokens import ChatTokens
 from training.rng import global_rng_preserved
-from training.sft import SUMMARY_FILE
+from training.sft import SUMMARY_FILE, checkpointing_field
 from training.trl_cpu import completion_only_scoring_on_cpu
 
 if TYPE_CHECKING:
@@ -119,14 +120,20 @@ def _longest_prompt(tasks: Sequence[TaskSpec], chat: ChatTokens, mode: str) -> t
     return max(lengths)
 
 
-def prepare_rl(settings: RLSettings) -> RLRun:
-    """The cheap checks, in order: output folder, vLLM, tasks, batch arithmetic, tokenizer and template."""
+def _checked_tasks(settings: RLSettings) -> list[TaskSpec]:
     if settings.out.exists() and not settings.out.is_dir():
         raise TrainingInputError(f"--out {settings.out} exists and is not a folder")
-    _check_vllm(settings)
     tasks = load_rl_tasks(settings.tasks)
     _check_task_count(settings, tasks)
-    tokenizer = load_tokenizer(settings.model, chat_template=settings.chat_template)
+    return tasks
+
+
+def prepare_rl(settings: RLSettings, *, load_from: str | None = None) -> RLRun:
+    """The cheap checks, in order: output folder, vLLM, tasks, batch arithmetic, tokenizer and template.
+    ``load_from`` is where the model's files are (default: ``settings.model``, a built-in name or folder)."""
+    _check_vllm(settings)
+    tasks = _checked_tasks(settings)
+    tokenizer = load_tokenizer(load_from or settings.model, chat_template=settings.chat_template)
     tokenizer.padding_side = "left"  # GRPOTrainer pads prompts on the left
     chat = ChatTokens(tokenizer, settings.chat_template_kwargs)
     chat.check()
@@ -172,8 +179,7 @@ def _grpo_config(settings: RLSettings, stop_ids: Sequence[int]) -> Any:
         "top_p": settings.top_p,
         "beta": settings.kl_beta,
         "bf16": bf16,
-        # transformers 5.24's name for gradient checkpointing (TRL's default is on, which only costs time on the CPU).
-        "activation_checkpointing": checkpointing,
+        checkpointing_field(GRPOConfig): checkpointing,  # TRL's default is on, which only costs time on the CPU
         "logging_steps": settings.logging_steps,
         "save_strategy": "steps" if settings.save_steps else "no",
         "report_to": "none",  # no hub, no trackers: nothing leaves the machine
@@ -290,9 +296,15 @@ def _versions() -> dict[str, str]:
 
 
 def train_rl(
-    run: RLRun, model: PreTrainedModel, *, wrap_generator: GeneratorWrapper | None = None
+    run: RLRun,
+    model: PreTrainedModel,
+    *,
+    wrap_generator: GeneratorWrapper | None = None,
+    resolved: ModelChoice | None = None,
 ) -> dict[str, Any]:
-    """Train ``model`` with GRPO, save it with its tokenizer and ``training_summary.json``; return the summary."""
+    """Train ``model`` with GRPO, save it with its tokenizer and ``training_summary.json``; return the summary.
+
+    ``--out`` is made before training: ``rollouts.jsonl`` grows there as episodes are graded."""
     settings = run.settings
     started = time.monotonic()
     settings.out.mkdir(parents=True, exist_ok=True)
@@ -311,6 +323,7 @@ def train_rl(
     summary: dict[str, Any] = {
         "kind": "rl",
         "model": settings.model,
+        "resolved_model": resolved.to_json() if resolved is not None else None,
         "saved": "lora-adapter" if settings.lora else "model",
         "steps": trainer.state.global_step,
         "n_tasks": len(run.tasks),
@@ -336,9 +349,27 @@ def train_rl(
     return summary
 
 
-def run_rl(settings: RLSettings, *, wrap_generator: GeneratorWrapper | None = None) -> dict[str, Any]:
-    """The whole ``training rl``: checks, then the model, then GRPO."""
-    run = prepare_rl(settings)
+def run_rl(
+    settings: RLSettings,
+    *,
+    wrap_generator: GeneratorWrapper | None = None,
+    dry_run: bool = False,
+    log: Callable[[str], None] = say,
+) -> dict[str, Any]:
+    """The whole ``training rl``: the model it names (said, and refused on a CPU when too large), the
+    checks, then the model's weights, then GRPO. With ``dry_run`` it stops after the model and the task checks."""
+    choice = announce_model(settings.model, log, dry_run=dry_run)
+    if dry_run:
+        tasks = _checked_tasks(settings)
+        log(
+            f"dry run: would train {choice.name} ({'LoRA' if settings.lora else 'all weights'}) with GRPO over "
+            f"{len(tasks)} tasks, groups of {settings.group_size}, {settings.reward} reward, "
+            f"{'vLLM ' + settings.vllm if settings.vllm else 'transformers'} generation; nothing loaded, nothing written"
+        )
+        return {"dry_run": True, "resolved_model": choice.to_json(), "n_tasks": len(tasks)}
+    load_from = require_weights(choice)
+    run = prepare_rl(settings, load_from=load_from)
     with global_rng_preserved():
-        model = load_model(settings.model, run.tokenizer, seed=settings.seed)
-    return train_rl(run, model, wrap_generator=wrap_generator)
+        model = load_model(load_from, run.tokenizer, seed=settings.seed)
+    choice = announce_loaded(choice, model, log)
+    return train_rl(run, model, wrap_generator=wrap_generator, resolved=choice)

@@ -16,14 +16,18 @@ user-facing problem is a ``TrainingInputError``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import statistics
+import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.agents.models import load_model, load_tokenizer
 from training.errors import TrainingInputError
+from training.model_choice import ModelChoice, announce_loaded, announce_model, require_weights, say
 from training.rng import global_rng_preserved
 from training.sft_data import SFTData, build_sft_data
 from training.sft_settings import SFTSettings
@@ -38,6 +42,8 @@ __all__ = [
     "LengthFit",
     "build_trainer",
     "check_chat_template",
+    "checkpointing_field",
+    "dry_run_line",
     "fit_lengths",
     "format_loss",
     "run_sft",
@@ -104,7 +110,15 @@ def check_chat_template(tokenizer: PreTrainedTokenizerBase) -> str | None:
     return template
 
 
-def _sft_config(settings: SFTSettings) -> Any:
+def checkpointing_field(config_class: type) -> str:
+    """The name of gradient checkpointing in a TRL config: transformers 5.24 renamed it (TRL's default is
+    on) to ``activation_checkpointing``, which wins while the old name mirrors it; older versions (the
+    lent GPU machine has 5.17) know only ``gradient_checkpointing``."""
+    names = {field.name for field in dataclasses.fields(config_class)}
+    return "activation_checkpointing" if "activation_checkpointing" in names else "gradient_checkpointing"
+
+
+def _sft_config(settings: SFTSettings, scratch: str) -> Any:
     import torch
     from trl import SFTConfig
 
@@ -113,7 +127,9 @@ def _sft_config(settings: SFTSettings) -> Any:
     # TRL turns gradient checkpointing on by default; on the CPU it only costs time.
     checkpointing = settings.gradient_checkpointing if settings.gradient_checkpointing is not None else on_gpu
     values: dict[str, Any] = {
-        "output_dir": str(settings.out),
+        # The Trainer creates its output_dir when it is built: a scratch folder, so that a run killed
+        # before the end leaves no empty --out behind (the model is saved to --out at the end).
+        "output_dir": scratch,
         "seed": settings.seed,
         "max_steps": settings.max_steps,
         "num_train_epochs": settings.num_train_epochs,
@@ -129,9 +145,7 @@ def _sft_config(settings: SFTSettings) -> Any:
         "logging_steps": settings.logging_steps,
         "packing": settings.packing,
         "bf16": bf16,
-        # transformers 5.24 renamed gradient_checkpointing (TRL's name, default True) to activation_checkpointing;
-        # the new name wins and the old one mirrors it, which TRL reads.
-        "activation_checkpointing": checkpointing,
+        checkpointing_field(SFTConfig): checkpointing,
         "assistant_only_loss": True,
         "report_to": "none",  # no hub, no trackers: nothing leaves the machine
         "save_strategy": "no",  # the final model is saved explicitly below
@@ -200,9 +214,14 @@ def _keep_within(dataset: Any, max_length: int) -> Any:
 
 
 def build_trainer(
-    settings: SFTSettings, data: SFTData, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase
+    settings: SFTSettings,
+    data: SFTData,
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    scratch: str,
 ) -> tuple[SFTTrainer, LengthFit]:
-    """An SFTTrainer over ``data`` (tokenised, labelled and fitted to ``max_length``; not yet trained)."""
+    """An SFTTrainer over ``data`` (tokenised, labelled and fitted to ``max_length``; not yet trained),
+    whose Trainer-managed files go to the folder ``scratch``."""
     from trl import SFTTrainer
 
     peft_config = None
@@ -218,7 +237,7 @@ def build_trainer(
         )
     trainer = SFTTrainer(
         model=model,
-        args=_sft_config(settings),
+        args=_sft_config(settings, scratch),
         train_dataset=data.train,
         eval_dataset=data.validation,
         processing_class=tokenizer,
@@ -275,15 +294,23 @@ def _versions() -> dict[str, str]:
 
 
 def train_and_save(
-    settings: SFTSettings, data: SFTData, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase
+    settings: SFTSettings,
+    data: SFTData,
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    *,
+    resolved: ModelChoice | None = None,
 ) -> dict[str, Any]:
-    """Train ``model`` on ``data``, save model + tokenizer + ``training_summary.json``, return the summary."""
+    """Train ``model`` on ``data``, save model + tokenizer + ``training_summary.json``, return the summary.
+
+    ``--out`` is created only when the model is saved: a run stopped earlier leaves no folder.
+    """
     if settings.out.exists() and not settings.out.is_dir():
         raise TrainingInputError(f"--out {settings.out} exists and is not a folder")
     started = time.monotonic()
     check_chat_template(tokenizer)
-    with global_rng_preserved():
-        trainer, lengths = build_trainer(settings, data, model, tokenizer)
+    with global_rng_preserved(), tempfile.TemporaryDirectory(prefix="compoworld-sft-") as scratch:
+        trainer, lengths = build_trainer(settings, data, model, tokenizer, scratch)
         with completion_only_scoring_on_cpu():  # score assistant tokens only: long agent trajectories on the CPU
             result = trainer.train()
             eval_loss = trainer.evaluate().get("eval_loss") if trainer.eval_dataset is not None else None
@@ -292,6 +319,7 @@ def train_and_save(
     summary: dict[str, Any] = {
         "kind": "sft",
         "model": settings.model,
+        "resolved_model": resolved.to_json() if resolved is not None else None,
         "saved": saved,
         "steps": trainer.state.global_step,
         "final_loss": _final_loss(trainer.state.log_history),
@@ -329,16 +357,35 @@ def summary_line(summary: dict[str, Any]) -> str:
     )
 
 
-def run_sft(settings: SFTSettings) -> dict[str, Any]:
-    """The whole ``training sft``: data, then tokenizer and template, then model, then training.
+def dry_run_line(choice: ModelChoice, settings: SFTSettings, data: SFTData) -> str:
+    """What ``training sft --dry-run`` prints after the model line: what the real run would train."""
+    weights = f"LoRA r={settings.lora_r}" if settings.lora else "all weights"
+    length = f"max_length {settings.max_length:,}" if settings.max_length else "max_length from the data"
+    steps = f"{settings.max_steps} steps" if settings.max_steps > 0 else f"{settings.num_train_epochs:g} epoch(s)"
+    return (
+        f"dry run: would train {choice.name} ({weights}) for {steps} on {data.stats['n_train_examples']} training "
+        f"and {data.stats['n_validation_examples']} validation examples ({length}); nothing loaded, nothing written"
+    )
 
-    Cheap checks come first so that bad input fails in seconds, before the model loads.
+
+def run_sft(settings: SFTSettings, *, dry_run: bool = False, log: Callable[[str], None] = say) -> dict[str, Any]:
+    """The whole ``training sft``: the model it names (said, and refused on a CPU when too large), the
+    data, then tokenizer and template, then the model's weights, then training.
+
+    Cheap checks come first so that bad input fails in seconds, before the model loads. With
+    ``dry_run`` it stops after the model and the data checks, and returns the plan.
     """
     if settings.out.exists() and not settings.out.is_dir():
         raise TrainingInputError(f"--out {settings.out} exists and is not a folder")
+    choice = announce_model(settings.model, log, dry_run=dry_run)
     data = build_sft_data(settings.data, val_fraction=settings.val_fraction, seed=settings.seed)
-    tokenizer = load_tokenizer(settings.model, chat_template=settings.chat_template)
+    if dry_run:
+        log(dry_run_line(choice, settings, data))
+        return {"dry_run": True, "resolved_model": choice.to_json(), "split": data.stats}
+    load_from = require_weights(choice)
+    tokenizer = load_tokenizer(load_from, chat_template=settings.chat_template)
     check_chat_template(tokenizer)
     with global_rng_preserved():
-        model = load_model(settings.model, tokenizer, seed=settings.seed)
-    return train_and_save(settings, data, model, tokenizer)
+        model = load_model(load_from, tokenizer, seed=settings.seed)
+    choice = announce_loaded(choice, model, log)
+    return train_and_save(settings, data, model, tokenizer, resolved=choice)

@@ -9,10 +9,10 @@ from mcp_services.tasks.grading import RubricItem
 from mcp_services.tasks.spec import PlanStep, TaskSpec
 
 
-def deal_question() -> TaskSpec:
-    """A question: one lookup, then the answer must state the deal's amount."""
+def deal_question(asked_by: str = "") -> TaskSpec:
+    """A question: one lookup, then the answer must state the deal's amount (``asked_by`` makes distinct tasks)."""
     return TaskSpec.build(
-        instruction="How much is deal dl_0002 worth? Answer with the amount.",
+        instruction=f"How much is deal dl_0002 worth? Answer with the amount.{asked_by}",
         services=["crm"],
         world_seed=0,
         plan=[PlanStep(service="crm", tool="get_deal", arguments={"deal_id": "dl_0002"})],

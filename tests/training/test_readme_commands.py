@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,23 +18,7 @@ import pytest
 pytestmark = [pytest.mark.train, pytest.mark.slow]
 pytest.importorskip("trl")
 
-REPO = Path(__file__).resolve().parents[2]
-_COMMAND = re.compile(r"^\.venv/bin/(harness|training) (.+?)(?:\s+#.*)?$")
-
-
-def readme_command(program: str, starts: str) -> list[str]:
-    """The arguments of the README command line ``.venv/bin/PROGRAM STARTS...`` (a comment after it is dropped)."""
-    for line in (REPO / "README.md").read_text(encoding="utf-8").splitlines():
-        for part in line.split("&&"):
-            match = _COMMAND.match(part.strip())
-            if match and match.group(1) == program and match.group(2).startswith(starts):
-                return shlex.split(match.group(2))
-    raise AssertionError(f"README.md has no `.venv/bin/{program} {starts}...` command")
-
-
-def in_folder(argv: list[str], folder: Path) -> list[str]:
-    """``argv`` with its ``runs/...`` paths moved under ``folder``."""
-    return [str(folder / arg) if arg.startswith("runs/") else arg for arg in argv]
+from tests.training.readme import in_folder, readme_command  # noqa: E402 - after the skip
 
 
 @pytest.fixture(scope="module")
@@ -74,11 +57,16 @@ def test_readme_sft_smoke_run_trains_on_the_default_run(default_run: Path, capsy
     assert lengths["chosen_by"] == "longest example" and lengths["n_dropped"] == 0
     assert lengths["max_length"] == lengths["longest_tokens"] <= lengths["context"]
     assert summary["steps"] == 2 and summary["n_train_examples_after_length_fit"] == summary["split"]["n_train_examples"]
+    stdout = capsys.readouterr().out.strip()
+    # It says which model it trained, how big it is and where, before training.
+    parameters = summary["resolved_model"]["n_parameters"]
+    line = rf"^model tiny-qwen3: Qwen3ForCausalLM, {parameters / 1e6:.1f}M parameters, .*; device (cpu|cuda \(.+\))$"
+    assert re.search(line, stdout, re.MULTILINE)
     # The line it prints: counts that agree with each other, and a loss to four significant digits.
     printed = re.search(
         r"final loss (\S+); .*; (\d+) of (\d+) examples kept: (\d+) of (\d+) training and "
         r"(\d+) of (\d+) validation examples$",
-        capsys.readouterr().out.strip(),
+        stdout,
     )
     assert printed is not None
     assert printed.group(1) == format_loss(summary["final_loss"])

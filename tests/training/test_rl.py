@@ -270,7 +270,7 @@ def test_a_prompt_longer_than_the_context_is_refused(tmp_path: Path, tasks_file:
 def test_cli_reports_bad_input_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
-    assert main(["rl", "--tasks", str(empty), "--out", str(tmp_path / "out"), "--group-size", "2"]) == 2
+    assert main(["rl", "--tasks", str(empty), "--out", str(tmp_path / "out"), "--group-size", "2", "--model", "tiny-qwen3"]) == 2
     error = capsys.readouterr().err
     assert error.startswith("training: error: task file") and error.count("\n") == 1
 

@@ -79,7 +79,9 @@ def test_qwen3_dataset_labels_only_assistant_tokens(write_run: WriteRun, qwen3_t
     run_dir = write_run([make_trajectory("a")])
     data = build_sft_data(run_dir, val_fraction=0.0)
     settings = SFTSettings(data=run_dir, out=tmp_path / "out", max_steps=1)
-    trainer, _ = build_trainer(settings, data, build_tiny_qwen3(qwen3_tokenizer, seed=0), qwen3_tokenizer)
+    trainer, _ = build_trainer(
+        settings, data, build_tiny_qwen3(qwen3_tokenizer, seed=0), qwen3_tokenizer, str(tmp_path / "scratch")
+    )
     example = trainer.train_dataset[0]
     rendered = qwen3_tokenizer.decode(example["input_ids"])
     assert rendered.startswith("<|im_start|>system\n" + SYSTEM)
@@ -212,7 +214,7 @@ def _cli_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
 
 
 def test_cli_missing_run_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    err = _cli_error(capsys, ["sft", "--data", str(tmp_path), "--out", str(tmp_path / "o")])
+    err = _cli_error(capsys, ["sft", "--data", str(tmp_path), "--out", str(tmp_path / "o"), "--model", "tiny-qwen3"])
     assert f"no trajectories.jsonl in {tmp_path}: run `harness collect` first" in err
 
 
@@ -222,7 +224,7 @@ def test_cli_unknown_model_is_one_line_and_exit_2(
     run_dir = write_run([short_trajectory("a")])
     argv = ["sft", "--data", str(run_dir), "--out", str(tmp_path / "o"), "--model", str(tmp_path / "nope")]
     err = _cli_error(capsys, argv)
-    assert "neither a local path that exists nor one of tiny-qwen3, smollm2" in err
+    assert "is neither a built-in name, a known model id nor a model folder" in err
 
 
 def test_cli_tokenizer_without_chat_template_is_rejected(
@@ -246,14 +248,14 @@ def test_cli_bad_config_is_one_line_and_exit_2(
     config = tmp_path / "c.json"
     config.write_text('{"learning_rate": 1e-5, "lora_rank": 8}')
     run_dir = write_run([short_trajectory("a")])
-    err = _cli_error(capsys, ["sft", "--data", str(run_dir), "--out", str(tmp_path / "o"), "--config", str(config)])
+    err = _cli_error(capsys, ["sft", "--data", str(run_dir), "--out", str(tmp_path / "o"), "--config", str(config), "--model", "tiny-qwen3"])
     assert "unknown setting(s) lora_rank" in err
     config.write_text("{not json")
     assert "is not valid JSON" in _cli_error(
-        capsys, ["sft", "--data", str(run_dir), "--out", str(tmp_path / "o"), "--config", str(config)]
+        capsys, ["sft", "--data", str(run_dir), "--out", str(tmp_path / "o"), "--config", str(config), "--model", "tiny-qwen3"]
     )
     assert "max_steps must be" in _cli_error(
-        capsys, ["sft", "--data", str(run_dir), "--out", str(tmp_path / "o"), "--max-steps", "0"]
+        capsys, ["sft", "--data", str(run_dir), "--out", str(tmp_path / "o"), "--max-steps", "0", "--model", "tiny-qwen3"]
     )
 
 
@@ -307,11 +309,13 @@ def test_a_given_max_length_drops_exactly_the_longer_examples_whole(
     run_dir = write_run([short_trajectory("a"), short_trajectory("b"), make_trajectory("c")])
     data = build_sft_data(run_dir, val_fraction=0.0)
     model = build_tiny_qwen3(qwen3_tokenizer, seed=0)
-    auto, fit = build_trainer(SFTSettings(data=run_dir, out=tmp_path / "o", max_steps=1), data, model, qwen3_tokenizer)
+    auto, fit = build_trainer(
+        SFTSettings(data=run_dir, out=tmp_path / "o", max_steps=1), data, model, qwen3_tokenizer, str(tmp_path)
+    )
     lengths = sorted(len(ids) for ids in auto.train_dataset["input_ids"])
     assert fit.max_length == lengths[-1] and fit.n_dropped == 0 and len(auto.train_dataset) == 3
     settings = SFTSettings(data=run_dir, out=tmp_path / "o", max_steps=1, max_length=lengths[-1] - 1)
-    trainer, fit = build_trainer(settings, data, model, qwen3_tokenizer)
+    trainer, fit = build_trainer(settings, data, model, qwen3_tokenizer, str(tmp_path))
     assert fit.n_dropped == 1 and len(trainer.train_dataset) == 2
     # The kept examples are whole: nothing was truncated.
     assert sorted(len(ids) for ids in trainer.train_dataset["input_ids"]) == lengths[:2]
@@ -321,7 +325,7 @@ def test_cli_max_length_that_keeps_nothing_is_one_line_and_exit_2(
     write_run: WriteRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     run_dir = write_run([short_trajectory("a"), short_trajectory("b")])
-    assert main(["sft", "--data", str(run_dir), "--out", str(tmp_path / "o"), "--max-length", "16"]) == 2
+    assert main(["sft", "--data", str(run_dir), "--out", str(tmp_path / "o"), "--max-length", "16", "--model", "tiny-qwen3"]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]  # after the datasets library's progress bars
     assert err.startswith("training: error: ") and "Traceback" not in err
     assert "every example is longer than max_length 16 (max_length setting): the shortest is" in err
