@@ -29,6 +29,7 @@ from generator.audit import audit_catalog  # noqa: E402
 from generator.catalog import PACKAGE_CATALOG, Catalog  # noqa: E402
 from generator.pipeline import ImportConfig, import_file  # noqa: E402
 from generator.roundtrip import round_trips, simulated_reads  # noqa: E402
+from harness.progress import Progress  # noqa: E402
 from mcp_services.kernel import Episode  # noqa: E402
 
 DEFAULT_SPECS = REPO.parent / "shared" / "specs" / "tool_specs.jsonl.gz"
@@ -123,6 +124,10 @@ def bench_figures(root: Path) -> None:
 def bench_roundtrip(root: Path, only: list[str]) -> None:
     catalog = Catalog(root)
     names = only or catalog.names()
+    print(f"round trips over {len(names)} services: a progress line every 5 s (on stderr), figures at the end",
+          flush=True)
+    # "passed" in the progress line: services whose implemented tools pass at least 95% of their trips.
+    progress = Progress(len(names), label="services")
     started = time.perf_counter()
     shares: list[tuple[float, str, int, dict[str, str]]] = []
     passing = covered = reads = from_state = 0
@@ -137,6 +142,8 @@ def bench_roundtrip(root: Path, only: list[str]) -> None:
         found = simulated_reads(service)
         reads += len(found.reads)
         from_state += len(found.from_state)
+        progress.update(trips.share >= 0.95)
+    progress.close()
     seconds = time.perf_counter() - started
     below = [s for s in shares if s[0] < 0.95]
     print(f"round trips ({seconds:.0f} s, {len(names)} services): {passing}/{covered} implemented tools pass "

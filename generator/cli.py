@@ -2,7 +2,7 @@
 
     generator import FILE [--format auto|mcp|openapi|specs-jsonl|spec] [--only NAME,...] --out DIR
     generator verify [NAME ... | --all] [--catalog DIR]
-    generator catalog [--list] [--json] [--catalog DIR]
+    generator catalog [--list | --reasons [NAME ...]] [--json] [--catalog DIR]
     generator show NAME [--catalog DIR]
 
 User errors are one line on stderr with exit status 2; progress goes to stderr.
@@ -55,6 +55,8 @@ def _parser() -> argparse.ArgumentParser:
 
     cat = sub.add_parser("catalog", help="counts of services and tools by status and by source; --list: every service")
     cat.add_argument("--list", action="store_true", help="one line per generated service: name, title, tool counts")
+    cat.add_argument("--reasons", nargs="*", metavar="NAME", default=None,
+                     help="every tool not implemented, and why (the gate's report), of every service or of these")
     cat.add_argument("--json", action="store_true")
     cat.add_argument("--catalog", type=Path, default=None, metavar="DIR", help="one catalog folder (default: all configured)")
 
@@ -148,6 +150,15 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_catalog(args: argparse.Namespace) -> int:
+    if args.reasons is not None:
+        reasons = catalog_reasons(args.catalog, args.reasons)
+        if args.json:
+            print(json.dumps(reasons, indent=1))
+            return 0
+        for row in reasons:
+            print(f"{row['service']}.{row['tool']}  {row['status']}: {row['reason']}")
+        print(f"{len(reasons)} tools not implemented, in {len({row['service'] for row in reasons})} services")
+        return 0
     if args.list:
         rows = catalog_rows(args.catalog)
         if args.json:
@@ -239,6 +250,28 @@ def catalog_rows(root: Path | None) -> list[dict[str, Any]]:
                           "implemented": statuses.count("implemented"), "simulated": statuses.count("simulated"),
                           "catalog": str(catalog.root)}
     return [rows[name] for name in sorted(rows)]
+
+
+def catalog_reasons(root: Path | None, names: list[str]) -> list[dict[str, str]]:
+    """Every tool of the catalogs (``root``, or all configured) that is not implemented, with the gate's reason,
+    from each catalog's gate report; only the services ``names`` when given."""
+    from generator.catalog import REPORT, Catalog, catalogs
+    from generator.pipeline import read_report
+
+    if root is not None and not (root / "index.json").exists():
+        raise CliError(f"{root} is not a catalog folder (no index.json)", "give a folder written by `generator import`")
+    services: dict[str, dict[str, Any]] = {}
+    for catalog in [Catalog(root)] if root is not None else list(catalogs()):
+        services.update(read_report(catalog.root / REPORT))  # a later catalog wins on a name, as when serving
+    unknown = [name for name in names if name not in services]
+    if unknown:
+        raise CliError(f"not in the catalog: {', '.join(unknown)}", "see `generator catalog --list`")
+    return [
+        {"service": name, "tool": tool["name"], "status": tool["status"], "reason": tool["reason"]}
+        for name in sorted(names or services)
+        for tool in services[name].get("tools", [])
+        if tool["status"] != "implemented"
+    ]
 
 
 def catalog_counts(root: Path | None) -> dict[str, Any]:

@@ -266,7 +266,11 @@ async def _collect(
         assert agent is not None
         transport = make_transport(config.transport)
         backend = LocalBackend(agent, transport, config.runner, config.concurrency)
-    progress = Progress(len(tasks) * config.rollouts, done=len(done), enabled=config.progress)
+    note = getattr(agent, "start_note", None)
+    if config.progress and note is not None and (line := note()):
+        log(f"harness: {line}")
+    progress = Progress(len(tasks) * config.rollouts, done=len(done), enabled=config.progress,
+                        warn=(lambda line: log(f"harness: {line}")) if config.progress else None)
     manifest = read_manifest(config.out) or {}
     counts = {"new": 0, "passed": 0}
     counter = token_counter()

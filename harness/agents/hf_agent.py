@@ -64,6 +64,17 @@ class HFAgent:
     def from_config(cls, target: str, config: AgentConfig, tasks: TaskBook) -> HFAgent:
         return cls(target, max_tokens=config.max_tokens, temperature=config.temperature, device=config.device)
 
+    def start_note(self) -> str | None:
+        """A line for the start of a run when every rollout will be slow: a transformers model on the CPU."""
+        import torch
+
+        if (self.device or ("cuda" if torch.cuda.is_available() else "cpu")) != "cpu":
+            return None
+        return (
+            f"{self.name} generates on the CPU, one turn at a time, which is slow: the first rollout gives "
+            "an estimate of the whole run"
+        )
+
     def _ensure_loaded(self) -> None:
         if self._model is None or self._tokenizer is None:
             self._model, self._tokenizer = load_hf_model(self.target)

@@ -122,3 +122,18 @@ def test_only_takes_the_service_name_a_source_gets_when_its_own_is_the_library_s
     for name in ("files_api", "files.com"):  # again, into the folder that names it: replaced
         code, printed, _ = run(["import", str(source), "--only", name, "--out", str(out), "--quiet"], capsys)
         assert code == 0 and printed.startswith("1 services written"), printed
+
+
+def test_catalog_reasons_give_the_gate_reason_of_every_tool_not_implemented(capsys: Any) -> None:
+    code, out, _ = run(["catalog", "--json"], capsys)
+    counts = json.loads(out)["generated"]["by_status"]
+    code, out, _ = run(["catalog", "--reasons", "--json"], capsys)
+    reasons = json.loads(out)
+    assert code == 0 and len(reasons) == counts["simulated"] + counts.get("rejected", 0)
+    assert all(row["reason"] and row["status"] in ("simulated", "rejected") for row in reasons)
+    code, out, _ = run(["catalog", "--reasons", "stripe"], capsys)
+    lines = out.splitlines()
+    assert lines[-1].endswith("tools not implemented, in 1 services") and len(lines) > 2
+    assert all(line.startswith("stripe.") and ": " in line for line in lines[:-1])
+    code, _, err = run(["catalog", "--reasons", "no_such_service"], capsys)
+    assert code == 2 and err.strip() == "generator: error: not in the catalog: no_such_service (see `generator catalog --list`)"
