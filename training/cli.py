@@ -45,6 +45,8 @@ def _add_sft_parser(subparsers: Any) -> None:
     add("--grad-accum", type=int, dest="gradient_accumulation_steps", metavar="N", help="gradient accumulation")
     add("--max-length", type=int, metavar="N",
         help="tokens per example; longer ones are dropped, not cut (default: the longest, within the model's context)")
+    add("--cut-long-examples", action="store_true", default=None,
+        help="cut a longer example at the end of its last assistant turn that fits, instead of dropping it")
     add("--val-fraction", type=float, metavar="F", help="share of tasks held out for validation (default 0.1)")
     add("--seed", type=int, metavar="N", help="seed for model init, data split and order (default 0)")
     sft.set_defaults(handler=_run_sft)

@@ -7,8 +7,9 @@ template that already has markers (our ChatML one for SmolLM2) is used as is.
 
 Lengths: every example is tokenized whole (TRL's own tokenization, no truncation), then
 ``max_length`` is the longest example's (within the model's context) unless a setting gives it;
-examples longer than it are dropped, never cut, and ``training_summary.json`` says how many and why
-(``lengths``). A trajectory cut at the end would teach the model to stop in the middle of a task.
+examples longer than it are dropped, or with ``cut_long_examples`` cut at the end of their last
+assistant turn that fits (never in the middle of a turn), and ``training_summary.json`` says how
+many and why (``lengths``).
 
 Everything is checked (data, model name, template) before any training step, and every
 user-facing problem is a ``TrainingInputError``.
@@ -21,7 +22,7 @@ import json
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -47,8 +48,10 @@ __all__ = [
     "fit_lengths",
     "format_loss",
     "run_sft",
+    "sft_config",
     "summary_line",
     "train_and_save",
+    "turn_cut",
 ]
 
 SUMMARY_FILE = "training_summary.json"
@@ -118,7 +121,8 @@ def checkpointing_field(config_class: type) -> str:
     return "activation_checkpointing" if "activation_checkpointing" in names else "gradient_checkpointing"
 
 
-def _sft_config(settings: SFTSettings, scratch: str) -> Any:
+def sft_config(settings: SFTSettings, scratch: str) -> Any:
+    """TRL's ``SFTConfig`` for ``settings`` (the Trainer's own files in ``scratch``); a bad setting is one line."""
     import torch
     from trl import SFTConfig
 
@@ -169,23 +173,50 @@ class LengthFit:
     max_length: int
     chosen_by: str  # "longest example", "max_length setting", "model context" or "packing"
     n_examples: int  # training and validation examples before the cut
-    n_dropped: int  # longer than max_length: dropped whole
+    n_dropped: int  # longer than max_length and not cut: dropped whole
     median_tokens: float
     longest_tokens: int
     context: int | None  # the model's max_position_embeddings, when it states one
+    n_cut: int = 0  # longer than max_length: cut at the end of their last assistant turn that fits
+    kept_mean_tokens: float = 0.0  # mean tokens of what is trained: the kept examples, cut ones as cut
 
     def describe(self) -> str:
         kept = f"{self.n_examples - self.n_dropped} of {self.n_examples} examples kept"
-        if not self.n_dropped:
+        changes = [f"{verb} {n}" for verb, n in (("cuts", self.n_cut), ("drops", self.n_dropped)) if n]
+        if not changes:
             return f"max_length {self.max_length:,} tokens ({self.chosen_by}); {kept}"
+        how = "; cut ones end with their last assistant turn that fits" if self.n_cut else ""
         return (
-            f"max_length {self.max_length:,} tokens ({self.chosen_by}) drops {self.n_dropped} of {self.n_examples} "
-            f"examples longer than it (longest {self.longest_tokens:,}); {kept}"
+            f"max_length {self.max_length:,} tokens ({self.chosen_by}) {' and '.join(changes)} of {self.n_examples} "
+            f"examples longer than it (longest {self.longest_tokens:,}{how}); {kept}"
         )
 
 
-def fit_lengths(lengths: list[int], max_length: int | None, context: int | None) -> LengthFit:
-    """Choose ``max_length`` for examples of ``lengths`` tokens; refuse a cut that keeps nothing."""
+def turn_cut(trained: Sequence[bool], max_length: int) -> int | None:
+    """The longest prefix of at most ``max_length`` tokens that ends where an assistant turn ends (its
+    end-of-turn token included: the template's generation span), or None when not even the first one fits.
+
+    A prefix that ends after one of the model's turns is a conversation the model really had: it
+    learns every turn it sees, and never a turn cut in the middle.
+    """
+    best = None
+    for end in range(1, min(len(trained), max_length) + 1):
+        if trained[end - 1] and (end == len(trained) or not trained[end]):
+            best = end
+    return best
+
+
+def fit_lengths(
+    lengths: list[int],
+    max_length: int | None,
+    context: int | None,
+    trained: Sequence[Sequence[bool]] | None = None,
+) -> LengthFit:
+    """Choose ``max_length`` for examples of ``lengths`` tokens; refuse a cut that keeps nothing.
+
+    With ``trained`` (per example, which tokens the loss covers) a longer example is cut at a turn
+    boundary (``turn_cut``) rather than dropped, where one fits.
+    """
     longest = max(lengths)
     if max_length is not None:
         limit, chosen_by = max_length, "max_length setting"
@@ -193,14 +224,21 @@ def fit_lengths(lengths: list[int], max_length: int | None, context: int | None)
         limit, chosen_by = context, "model context"
     else:
         limit, chosen_by = longest, "longest example"
-    dropped = sum(1 for n in lengths if n > limit)
-    if dropped == len(lengths):
+    kept = [n if n <= limit else (turn_cut(trained[i], limit) if trained is not None else None)
+            for i, n in enumerate(lengths)]
+    n_over = sum(1 for n in lengths if n > limit)
+    trained_lengths = [n for n in kept if n is not None]
+    if not trained_lengths:
         fix = "leave --max-length out to fit the longest" if max_length is not None else "use a model with a longer context"
         raise TrainingInputError(
             f"every example is longer than max_length {limit:,} ({chosen_by}): the shortest is {min(lengths):,} tokens, "
             f"the longest {longest:,}; {fix}, or collect shorter trajectories (--mode discover, fewer services)"
         )
-    return LengthFit(limit, chosen_by, len(lengths), dropped, float(statistics.median(lengths)), longest, context)
+    dropped = len(lengths) - len(trained_lengths)
+    return LengthFit(
+        limit, chosen_by, len(lengths), dropped, float(statistics.median(lengths)), longest, context,
+        n_cut=n_over - dropped, kept_mean_tokens=round(statistics.fmean(trained_lengths), 1),
+    )
 
 
 def _context(model: PreTrainedModel) -> int | None:
@@ -208,7 +246,23 @@ def _context(model: PreTrainedModel) -> int | None:
     return int(value) if value else None
 
 
-def _keep_within(dataset: Any, max_length: int) -> Any:
+def _trained(labels: Sequence[int]) -> list[bool]:
+    return [label != -100 for label in labels]
+
+
+def _fit_dataset(dataset: Any, max_length: int, cut: bool) -> Any:
+    """``dataset`` with its longer examples cut at a turn boundary (``cut``), then those still too long dropped."""
+    if cut:
+
+        def shorten(example: dict[str, Any]) -> dict[str, Any]:
+            n = len(example["input_ids"])
+            end = turn_cut(_trained(example["labels"]), max_length) if n > max_length else None
+            if end is None:
+                return example
+            return {key: value[:end] if isinstance(value, list) and len(value) == n else value
+                    for key, value in example.items()}
+
+        dataset = dataset.map(shorten, desc="Cutting long examples at a turn boundary")
     keep = [i for i, ids in enumerate(dataset["input_ids"]) if len(ids) <= max_length]
     return dataset if len(keep) == len(dataset) else dataset.select(keep)
 
@@ -237,7 +291,7 @@ def build_trainer(
         )
     trainer = SFTTrainer(
         model=model,
-        args=_sft_config(settings, scratch),
+        args=sft_config(settings, scratch),
         train_dataset=data.train,
         eval_dataset=data.validation,
         processing_class=tokenizer,
@@ -249,8 +303,9 @@ def build_trainer(
         return trainer, LengthFit(settings.max_length, "packing", n, 0, 0.0, 0, _context(model))
     datasets = [trainer.train_dataset] + ([trainer.eval_dataset] if trainer.eval_dataset is not None else [])
     lengths = [len(ids) for dataset in datasets for ids in dataset["input_ids"]]
-    fit = fit_lengths(lengths, settings.max_length, _context(model))
-    train = _keep_within(trainer.train_dataset, fit.max_length)
+    trained = [_trained(labels) for dataset in datasets for labels in dataset["labels"]] if settings.cut_long_examples else None
+    fit = fit_lengths(lengths, settings.max_length, _context(model), trained)
+    train = _fit_dataset(trainer.train_dataset, fit.max_length, settings.cut_long_examples)
     trainer.train_dataset = train
     if len(train) == 0:
         raise TrainingInputError(
@@ -258,7 +313,7 @@ def build_trainer(
             "raise --max-length or lower --val-fraction"
         )
     if trainer.eval_dataset is not None:
-        evaluation = _keep_within(trainer.eval_dataset, fit.max_length)
+        evaluation = _fit_dataset(trainer.eval_dataset, fit.max_length, settings.cut_long_examples)
         trainer.eval_dataset = evaluation if len(evaluation) else None
     return trainer, fit
 

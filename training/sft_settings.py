@@ -43,6 +43,9 @@ class SFTSettings:
     max_length: int | None = None
     """Tokens per example; None: the longest example's, within the model's context. Longer examples are
     dropped, never truncated (a cut trajectory would teach stopping midway); the summary says how many."""
+    cut_long_examples: bool = False
+    """Cut an example longer than max_length at the end of its last assistant turn that fits (a
+    conversation the model really had, ending with one of its own turns) instead of dropping it."""
     warmup: float = 0.0
     """Warmup steps (an int), or a ratio of the total steps (a float below 1)."""
     lr_scheduler_type: str = "linear"

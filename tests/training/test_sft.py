@@ -321,6 +321,43 @@ def test_a_given_max_length_drops_exactly_the_longer_examples_whole(
     assert sorted(len(ids) for ids in trainer.train_dataset["input_ids"]) == lengths[:2]
 
 
+def test_cut_long_examples_end_with_an_assistant_turn_instead_of_being_dropped(
+    write_run: WriteRun, qwen3_tokenizer: Any, tmp_path: Path
+) -> None:
+    from harness.agents.models import build_tiny_qwen3
+    from training.sft import build_trainer, turn_cut
+    from training.sft_data import build_sft_data
+    from training.sft_settings import SFTSettings
+
+    run_dir = write_run([short_trajectory("a"), make_trajectory("c")])
+    data = build_sft_data(run_dir, val_fraction=0.0)
+    model = build_tiny_qwen3(qwen3_tokenizer, seed=0)
+    whole, _ = build_trainer(SFTSettings(data=run_dir, out=tmp_path / "o", max_steps=1), data, model,
+                             qwen3_tokenizer, str(tmp_path))
+    examples = sorted(whole.train_dataset, key=lambda example: len(example["input_ids"]))
+    long_ids = examples[-1]["input_ids"]
+    limit = len(long_ids) - 1  # one token short: the final answer's turn cannot fit
+    settings = SFTSettings(data=run_dir, out=tmp_path / "o", max_steps=1, max_length=limit, cut_long_examples=True)
+    trainer, fit = build_trainer(settings, data, model, qwen3_tokenizer, str(tmp_path))
+    assert (fit.n_cut, fit.n_dropped, len(trainer.train_dataset)) == (1, 0, 2)
+    cut = max(trainer.train_dataset, key=lambda example: len(example["input_ids"]))
+    n = len(cut["input_ids"])
+    assert n == turn_cut([label != -100 for label in examples[-1]["labels"]], limit) < limit
+    assert cut["input_ids"] == long_ids[:n] and len(cut["labels"]) == n  # a prefix, labels cut alike
+    text = qwen3_tokenizer.decode(cut["input_ids"])
+    assert text.endswith("</tool_call><|im_end|>\n") and cut["labels"][-1] != -100  # the model's own end of turn
+    assert fit.kept_mean_tokens == (n + len(examples[0]["input_ids"])) / 2
+    assert fit.describe().startswith(f"max_length {limit:,} tokens (max_length setting) cuts 1 of 2 examples longer than it")
+    assert fit.describe().endswith("; cut ones end with their last assistant turn that fits); 2 of 2 examples kept")
+
+
+def test_turn_cut_keeps_whole_turns_only() -> None:
+    from training.sft import turn_cut
+
+    trained = [False, False, True, True, False, True, True, True, False]
+    assert turn_cut(trained, 9) == 8 and turn_cut(trained, 7) == 4 and turn_cut(trained, 3) is None
+
+
 def test_cli_max_length_that_keeps_nothing_is_one_line_and_exit_2(
     write_run: WriteRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -1,6 +1,6 @@
 """The GPU check: SFT, then a few GRPO steps with vLLM generation, on the SmolLM2-135M weights; prints throughput.
 
-    python -m training.experiments.gpu_check [--out DIR] [--no-vllm] [--dry-run]
+    python -m training.experiments.gpu_check [--out DIR] [--vllm] [--dry-run]
 
 Runs in one go on one GPU in a few minutes (budget: under 10) and needs no network:
 
@@ -8,15 +8,16 @@ Runs in one go on one GPU in a few minutes (budget: under 10) and needs no netwo
    at most four calls, ``training.experiments.short_tasks``) and replay their reference plans
    through the harness in discover mode, as GRPO runs (``reference/trajectories.jsonl``);
 2. ``training sft`` on those trajectories: SmolLM2-135M-Instruct (``smollm2``), full weights,
-   bf16, ``--sft-steps`` steps; prints the training throughput in tokens/s;
-3. ``training rl`` from the SFT model: GRPO, vLLM colocated in the trainer's process (TRL's
-   backend, weights synced every step), groups of 4 rollouts, each a private harness episode
-   through the task's tools, graded by the harness and rewarded by CFRR; prints the rollout
-   throughput (generated tokens/s, episodes/s) and the rewards.
+   bf16, ``--sft-steps`` steps, conversations longer than SmolLM2's 8,192 tokens cut at the end of
+   their last assistant turn that fits; prints the training throughput in tokens/s (of the tokens
+   trained on: kept examples, cut ones as cut);
+3. ``training rl`` from the SFT model: GRPO with transformers generation on the GPU (``--vllm``:
+   vLLM colocated in the trainer's process, TRL's backend, weights synced every step), groups of 4
+   rollouts, each a private harness episode through the task's tools, graded by the harness and
+   rewarded by CFRR; prints the rollout throughput (generated tokens/s, episodes/s) and the rewards.
 
-It needs the ``train`` and ``vllm`` extras on a CUDA machine (vLLM is not installable on the
-CPU machines). ``--no-vllm`` runs the GRPO steps with transformers generation on the GPU instead,
-to separate a vLLM problem from a training one. ``--dry-run`` does everything but the GPU work, on
+It needs the ``train`` extra on a CUDA machine; ``--vllm`` also the ``vllm`` extra (the lent GPU
+machine has no vLLM: ``training.experiments.gpu_bundle`` carries the rest there). ``--dry-run`` does everything but the GPU work, on
 any machine with the ``train`` extra: it composes, collects the reference trajectories, builds the
 SFT data and runs the GRPO checks (tasks, batch arithmetic, tokenizer and template, prompt
 lengths), then says what the real run would train. Without it the check refuses to start without
@@ -78,16 +79,17 @@ def compose_and_collect(out: Path) -> tuple[Path, Path]:
     return tasks_file, _reference(out, tasks_file)
 
 
-def _sft_lengths(run_dir: Path) -> list[int]:
+def _sft_examples(run_dir: Path) -> tuple[list[int], list[list[bool]]]:
     """SmolLM2 tokens of each conversation SFT trains on (passing, duplicates dropped as SFT drops them),
-    tools included."""
+    tools included, and which of them the loss covers (the assistant's turns)."""
     from harness.agents.generation import template_messages
     from harness.agents.models import load_tokenizer
     from training.sft_data import normalize_trajectory, read_trajectories
 
     tokenizer = load_tokenizer("smollm2")
     seen: set[str] = set()
-    lengths = []
+    lengths: list[int] = []
+    trained: list[list[bool]] = []
     for _, record in read_trajectories(run_dir):
         if not record["passed"]:
             continue
@@ -95,16 +97,18 @@ def _sft_lengths(run_dir: Path) -> list[int]:
         if key in seen:
             continue
         seen.add(key)
-        ids = tokenizer.apply_chat_template(
-            template_messages(record["messages"]), tools=record["tools"], tokenize=True, return_dict=False
+        rendered = tokenizer.apply_chat_template(
+            template_messages(record["messages"]), tools=record["tools"], tokenize=True, return_dict=True,
+            return_assistant_tokens_mask=True,
         )
-        lengths.append(len(ids))
-    return lengths
+        lengths.append(len(rendered["input_ids"]))
+        trained.append([bool(bit) for bit in rendered["assistant_masks"]])
+    return lengths, trained
 
 
-def _sft_tokens(lengths: list[int], steps: int) -> float:
-    """Mean tokens of a training conversation, times the conversations seen: SFT's token count."""
-    return sum(lengths) / len(lengths) * steps * _SFT_BATCH
+def _sft_tokens(kept_mean_tokens: float, steps: int) -> float:
+    """Mean tokens of a conversation trained on (kept examples, cut ones as cut), times those seen."""
+    return kept_mean_tokens * steps * _SFT_BATCH
 
 
 def _sft_settings(out: Path, run_dir: Path, steps: int) -> Any:
@@ -119,6 +123,7 @@ def _sft_settings(out: Path, run_dir: Path, steps: int) -> Any:
         learning_rate=1e-4,
         warmup=0.1,
         max_length=_SFT_MAX_LENGTH,
+        cut_long_examples=True,  # most conversations read a page of channel history and pass 8,192 tokens
         val_fraction=0.0,
         logging_steps=5,
     )
@@ -129,9 +134,9 @@ def _sft(out: Path, run_dir: Path, steps: int) -> tuple[Path, dict[str, Any]]:
 
     settings = _sft_settings(out, run_dir, steps)
     started = time.perf_counter()
-    summary = run_sft(settings)
+    summary = run_sft(settings, log=_log)
     seconds = time.perf_counter() - started
-    tokens = _sft_tokens(_sft_lengths(run_dir), summary["steps"])
+    tokens = _sft_tokens(summary["lengths"]["kept_mean_tokens"], summary["steps"])
     train_s = summary["train_runtime_s"]
     figures = {
         "steps": summary["steps"],
@@ -172,7 +177,7 @@ def _grpo(out: Path, tasks_file: Path, model_dir: Path, steps: int, vllm: bool) 
 
     settings = _grpo_settings(out, tasks_file, str(model_dir), steps, vllm)
     started = time.perf_counter()
-    summary = run_rl(settings)
+    summary = run_rl(settings, log=_log)
     seconds = time.perf_counter() - started
     rollouts = summary["rollouts"]
     figures = {
@@ -199,32 +204,36 @@ def _grpo(out: Path, tasks_file: Path, model_dir: Path, steps: int, vllm: bool) 
 def _dry_run(out: Path, args: argparse.Namespace) -> dict[str, Any]:
     """Everything but the GPU work: the data and the checks the real run starts with, and what it would train."""
     from training.rl import prepare_rl
-    from training.sft import fit_lengths
+    from training.sft import sft_config, fit_lengths
     from training.sft_data import build_sft_data
 
     tasks_file, run_dir = compose_and_collect(out)
     data = build_sft_data(run_dir, val_fraction=0.0, seed=_SEED)
-    lengths = _sft_lengths(run_dir)
-    fit = fit_lengths(lengths, _SFT_MAX_LENGTH, None)  # the SFT run's own cut: an error if it keeps nothing
-    tokens = _sft_tokens(lengths, args.sft_steps)
+    lengths, trained = _sft_examples(run_dir)
+    # The SFT run's own fit (cut at turn boundaries): an error if it keeps nothing.
+    fit = fit_lengths(lengths, _SFT_MAX_LENGTH, None, trained)
+    tokens = _sft_tokens(fit.kept_mean_tokens, args.sft_steps)
+    # The settings the real run builds, checked against the TRL and transformers installed here.
+    sft_config(_sft_settings(out, run_dir, args.sft_steps), str(out))
     # The real GRPO starts from the SFT model; its tokenizer is SmolLM2's, which the checks load here.
     # vLLM is left out of the checks: it needs the GPU.
     run = prepare_rl(_grpo_settings(out, tasks_file, "smollm2", args.grpo_steps, vllm=False))
     vllm_found = importlib.util.find_spec("vllm") is not None
     plan = {
         "dry_run": True,
-        "sft": {"examples": len(data.train), "steps": args.sft_steps, "batch_size": _SFT_BATCH,
+        "sft": {"examples": len(data.train), "kept": fit.n_examples - fit.n_dropped, "cut": fit.n_cut,
+                "steps": args.sft_steps, "batch_size": _SFT_BATCH, "mean_tokens_trained": fit.kept_mean_tokens,
                 "tokens_to_train_on": round(tokens), "lengths": fit.describe()},
         "grpo": {"tasks": len(run.tasks), "steps": args.grpo_steps, "longest_prompt_tokens": run.longest_prompt,
-                 "generation": "transformers" if args.no_vllm else "vllm-colocate",
+                 "generation": "vllm-colocate" if args.vllm else "transformers",
                  "vllm_installed": vllm_found},
     }
     _log(
-        f"dry run: SFT would train {args.sft_steps} steps on {len(data.train)} examples (~{round(tokens):,} tokens; "
-        f"{fit.describe()}), "
+        f"dry run: SFT would train {args.sft_steps} steps on {len(data.train)} examples (~{round(tokens):,} tokens, "
+        f"{fit.kept_mean_tokens:,.0f} per example trained on; {fit.describe()}), "
         f"GRPO {args.grpo_steps} steps over {len(run.tasks)} tasks (longest prompt {run.longest_prompt:,} tokens) "
         f"with {plan['grpo']['generation']} generation"
-        + ("" if args.no_vllm or vllm_found else "; vllm is not installed here: the real run needs it, or --no-vllm")
+        + ("; vllm is not installed here: --vllm needs it" if args.vllm and not vllm_found else "")
     )
     return plan
 
@@ -235,8 +244,8 @@ def _check(args: argparse.Namespace) -> int:
     if not args.dry_run:
         if not torch.cuda.is_available():
             raise InputError("no CUDA GPU here", "this check runs on a GPU machine; --dry-run runs the rest anywhere")
-        if not args.no_vllm and importlib.util.find_spec("vllm") is None:
-            raise InputError("vllm is not installed", "pip install 'compoworld[vllm]', or pass --no-vllm")
+        if args.vllm and importlib.util.find_spec("vllm") is None:
+            raise InputError("vllm is not installed", "pip install 'compoworld[vllm]', or leave --vllm out")
     if args.out.exists() and any(args.out.iterdir()):
         raise InputError(f"--out {args.out} is not empty", "pass a new folder")
     args.out.mkdir(parents=True, exist_ok=True)
@@ -247,7 +256,7 @@ def _check(args: argparse.Namespace) -> int:
         _log(f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
         tasks_file, run_dir = compose_and_collect(args.out)
         model_dir, sft = _sft(args.out, run_dir, args.sft_steps)
-        grpo = _grpo(args.out, tasks_file, model_dir, args.grpo_steps, vllm=not args.no_vllm)
+        grpo = _grpo(args.out, tasks_file, model_dir, args.grpo_steps, vllm=args.vllm)
         summary = {"device": torch.cuda.get_device_name(0), "sft": sft, "grpo": grpo}
     summary["total_seconds"] = round(time.perf_counter() - started, 1)
     (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
@@ -264,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("runs/gpu-check"), help="a new folder")
     parser.add_argument("--sft-steps", type=int, default=40)
     parser.add_argument("--grpo-steps", type=int, default=4)
-    parser.add_argument("--no-vllm", action="store_true", help="GRPO with transformers generation on the GPU")
+    parser.add_argument("--vllm", action="store_true", help="GRPO with vLLM colocated (default: transformers generation)")
     parser.add_argument("--dry-run", action="store_true", help="everything but the GPU work (compose, collect, checks)")
     args = parser.parse_args(argv)
     return run_command("gpu_check", lambda: _check(args))
