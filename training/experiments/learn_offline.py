@@ -190,6 +190,7 @@ def run_experiment(settings: ExperimentSettings) -> dict[str, Any]:
     import torch
 
     from harness.agents.models import load_model_and_tokenizer
+    from training.model_choice import resolve_model
     from training.rng import global_rng_preserved
     from training.sft import format_loss, train_and_save
     from training.sft_data import build_sft_data
@@ -207,6 +208,8 @@ def run_experiment(settings: ExperimentSettings) -> dict[str, Any]:
     _log("loading SmolLM2-135M-Instruct ...")
     with global_rng_preserved():
         model, tokenizer = load_model_and_tokenizer(MODEL, seed=settings.seed)
+    resolved = resolve_model(MODEL).with_count(model)
+    _log(resolved.describe())
     by_id = {t.task_id: t for t in reference if t.passed}
     short = [
         task
@@ -243,7 +246,7 @@ def run_experiment(settings: ExperimentSettings) -> dict[str, Any]:
         logging_steps=4,
     )
     sft_data = build_sft_data(data_dir, val_fraction=0.0, seed=settings.seed)
-    sft_summary = train_and_save(sft_settings, sft_data, model, tokenizer)
+    sft_summary = train_and_save(sft_settings, sft_data, model, tokenizer, resolved=resolved)
     timings["sft_s"] = time.monotonic() - mark
     _log(f"SFT: {sft_summary['steps']} steps, final loss {format_loss(sft_summary['final_loss'])}")
 
