@@ -510,13 +510,16 @@ class _Writer:
         )
 
     def won(self, at: datetime) -> tuple[str, dict[str, Any]] | None:
-        day = at.date().isoformat()
-        won = [d for d in self.deals if d.stage == "won" and d.close_date <= day]
+        """News of a deal won that day (or the day before, said so): never a deal won weeks ago as if it were new."""
+        day, yesterday = at.date().isoformat(), (at.date() - timedelta(days=1)).isoformat()
+        won = [d for d in self.deals if d.stage == "won" and d.close_date in (day, yesterday)]
         if not won:
             return None
         deal = self.rng.choice(won)
+        news = ("[{won_org} signed!|Signed: {won_org}.|We won {won_org}!|{won_org} is in!]" if deal.close_date == day
+                else "[{won_org} signed yesterday!|Signed yesterday: {won_org}.|We won {won_org} yesterday!]")
         return (
-            "[{won_org} signed!|Signed: {won_org}.|We won {won_org}!|{won_org} is in!] [{deal}|The {deal}] [for|at|worth] "
+            news + " [{deal}|The {deal}] [for|at|worth] "
             "{deal_amount}. [Great team effort.|Thanks {colleague_first} for the demo.|Onboarding kicks off next week.|]",
             {"won_org": d_org(self.world, deal.organisation_id), "deal": deal.name,
              "deal_amount": money(deal.amount, self.world.currency)},

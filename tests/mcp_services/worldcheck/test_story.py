@@ -1,0 +1,93 @@
+"""The story agrees with the data: news of a signed deal is told the day it is won, and a meeting lasts a day at
+most. Each check holds on the seeded world and catches the seam it exists for (issue 31's "Joyce-Rowe signed!" on
+a deal won in January, a "kickoff" that runs seven weeks)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+
+from mcp_services.kernel import Episode
+from tests.mcp_services.worldcheck.test_invariants import chat_message, violations_after
+
+
+@pytest.fixture
+def episode() -> Iterator[Episode]:
+    with Episode.create(["crm", "chat", "calendar"], 0) as ep:
+        yield ep
+
+
+def hours_before(ep: Episode, moment: datetime) -> float:
+    return (ep.world.now_dt - moment).total_seconds() / 3600
+
+
+def won_deals(ep: Episode) -> list[tuple[str, str]]:
+    """(company name, close date) of every won deal in the CRM."""
+    companies = ep.dump()["crm"]["companies"]
+    return [(companies[d["company_id"]]["name"], d["close_date"]) for d in ep.dump()["crm"]["deals"].values()
+            if d["stage"] == "won"]
+
+
+def test_every_world_has_a_deal_won_this_morning_that_the_days_news_may_announce(episode: Episode) -> None:
+    today = episode.world.now[:10]
+    (company,) = [c for c, day in won_deals(episode) if day == today]
+    found = violations_after(episode, [chat_message(episode, f"{company} signed! Great team effort.", hours_ago=0.5)])
+    assert "news" not in found
+
+
+def test_a_deal_won_weeks_ago_announced_as_signed_today_is_a_news_violation(episode: Episode) -> None:
+    # The seam: "Joyce-Rowe signed!" today, on a deal won in January.
+    today = episode.world.now[:10]
+    wins: dict[str, set[str]] = {}
+    for company, day in won_deals(episode):
+        wins.setdefault(company, set()).add(day)
+    company = next(c for c, days in wins.items() if today not in days and max(days) < today)
+    seeded = episode.snapshot()
+    found = violations_after(episode, [chat_message(episode, f"{company} signed! The renewal is in.", hours_ago=1)])
+    assert any(f"announces {company} signed on {today}" in v for v in found["news"])
+    # Said of the day it closed, the same words hold.
+    closed = datetime.fromisoformat(f"{max(wins[company])}T17:00:00+00:00")
+    episode.reset(seeded)
+    found = violations_after(episode, [chat_message(episode, f"We won {company}!", hours_ago=hours_before(episode, closed))])
+    assert "news" not in found
+    episode.reset(seeded)
+    found = violations_after(episode, [chat_message(
+        episode, f"{company} signed yesterday!", hours_ago=hours_before(episode, closed + timedelta(days=1)))])
+    assert "news" not in found
+
+
+def test_a_closed_deal_last_changed_before_it_closed_is_a_news_violation(episode: Episode) -> None:
+    deal = next(d for d in episode.dump()["crm"]["deals"].values() if d["stage"] == "lost")
+    early = dict(deal, id="dl_9001", updated_at=f"{int(deal['close_date'][:4]) - 1}-01-01T10:00:00Z")
+    found = violations_after(episode, [{"service": "crm", "table": "deals", "row": early}])
+    assert any("dl_9001: closed (lost)" in v and "last changed before" in v for v in found["news"])
+
+
+def event(ep: Episode, title: str, start: Any, end: Any) -> dict[str, Any]:
+    seeded = next(iter(ep.dump()["calendar"]["events"].values()))
+    stamp = "%Y-%m-%dT%H:%M:%SZ"
+    return {"service": "calendar", "table": "events", "row": dict(
+        seeded, id="evt_9001", title=title, room_id=None, start=start.strftime(stamp), end=end.strftime(stamp),
+        created_at=(start - timedelta(days=60)).strftime(stamp), updated_at=(start - timedelta(days=1)).strftime(stamp))}
+
+
+def test_a_kickoff_that_runs_seven_weeks_is_a_durations_violation(episode: Episode) -> None:
+    # The seam: a "kickoff" event that runs seven weeks and ended a month ago.
+    start = episode.world.now_dt - timedelta(weeks=11)
+    found = violations_after(episode, [event(episode, "Onboarding kickoff - Acme", start, start + timedelta(weeks=7))])
+    assert any("evt_9001: 'Onboarding kickoff - Acme' runs from" in v and "at most a day" in v for v in found["durations"])
+
+
+def test_an_event_that_ends_before_it_starts_is_a_durations_violation(episode: Episode) -> None:
+    start = episode.world.now_dt - timedelta(days=3)
+    found = violations_after(episode, [event(episode, "Budget planning", start, start - timedelta(hours=2))])
+    assert any("evt_9001: end" in v and "is before start" in v for v in found["durations"])
+
+
+def test_an_hour_long_kickoff_holds(episode: Episode) -> None:
+    start = episode.world.now_dt - timedelta(days=3)
+    found = violations_after(episode, [event(episode, "Onboarding kickoff - Acme", start, start + timedelta(hours=1))])
+    assert "durations" not in found
