@@ -37,6 +37,9 @@ def texts() -> None:
         print(f"  {table:<{width}}  world 0 {d.share:6.1%} ({d.distinct}/{d.total})   "
               f"worlds 0-4 {f.share:6.1%} ({f.distinct}/{f.total})")
     print(f"  lowest: world 0 {min(d.share for d in one.values()):.1%}, worlds 0-4 {min(d.share for d in five.values()):.1%}")
+    channels = {"email": "mailbox.messages.body", "chat": "chat.messages.text", "sms": "sms.messages.body",
+                "voice": "voice.calls.transcript"}
+    print("  people's messages by channel, worlds 0-4: " + ", ".join(f"{c} {five[t].share:.1%}" for c, t in channels.items()))
 
 
 def invariants(seeds: int, shape: WorldShape | None, label: str) -> None:
