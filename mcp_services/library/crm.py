@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Literal
 
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field, joined
@@ -153,6 +154,18 @@ _WHEN = ("next week", "on Monday", "after the QBR", "before month end", "in two 
 # -- seed ----------------------------------------------------------------------------------------
 
 
+#: Product categories no sales deal is about.
+_NOT_SOLD_IN_DEALS = ("pantry", "supplies", "merchandise")
+#: The smallest deal sales keeps in the pipeline (USD).
+MIN_DEAL = 500.0
+#: Why seeded deals were lost, as salespeople log it.
+_LOST_REASONS = (
+    "Chose a cheaper competitor", "Budget cut", "Project on hold", "Missing integrations", "No decision made",
+    "Stayed with their current supplier", "Timing: revisit next quarter", "Went with an in-house tool",
+    "Price above their budget", "Champion left the company",
+)
+
+
 def _closed_at(ctx: ToolContext, day: str) -> str:
     """When a deal that closed on ``day`` was marked so: that afternoon, or an hour ago if that is still ahead."""
     return min(f"{day}T16:00:00Z", ctx.days_from_now(-1 / 24))
@@ -221,13 +234,17 @@ def seed(ctx: ToolContext) -> None:
     ctx.insert_many(contacts)
     by_id = {c.id: c for c in companies}
     deals = []
+    # What a sales deal sells: plans, services, usage and equipment, never the pantry or the stationery cupboard.
+    sold = [p for p in world.products if p.category not in _NOT_SOLD_IN_DEALS]
+    reasons = ctx.rng("lost reasons")
     for _ in range(40):
         contact = rng.choice(contacts)
-        product = rng.choice(world.products)
+        product = rng.choice(sold)
         stage = rng.choice(("qualification", "proposal", "negotiation", "won", "won", "lost"))
         closed = stage in ("won", "lost")
         name = f"{product.name} for {by_id[contact.company_id or ''].name}"
-        amount = round(product.unit_price * rng.randint(1, 20), 2)
+        # Enough of it to be worth a salesperson's time (a deal of 34.50 USD is nobody's pipeline).
+        amount = round(product.unit_price * max(rng.randint(1, 20), math.ceil(MIN_DEAL / product.unit_price)), 2)
         # A deal won or lost closed in the past; an open one is expected to close soon (or is overdue).
         close_date = ctx.days_from_now(rng.randint(-120, -1) if closed else rng.randint(-20, 90))[:10]
         touched = ctx.days_from_now(-rng.randint(1, 60))
@@ -242,7 +259,7 @@ def seed(ctx: ToolContext) -> None:
                 stage=stage,
                 close_date=close_date,
                 owner_email=contact.owner_email,
-                lost_reason="Chose a competitor" if stage == "lost" else None,
+                lost_reason=reasons.choice(_LOST_REASONS) if stage == "lost" else None,
                 # A closed deal was last changed when it closed.
                 updated_at=_closed_at(ctx, close_date) if closed else touched,
             )
