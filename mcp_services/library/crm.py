@@ -592,6 +592,8 @@ def create_deal(
 def update_deal_stage(ctx: ToolContext, deal_id: DealId, stage: DealStage, lost_reason: str | None = None) -> Deal:
     """Move an open deal to another stage. Won and lost deals are closed: reopen_deal them first.
 
+    Closing a deal (won or lost) sets its close date to today, as HubSpot does.
+
     Args:
         deal_id: The deal to move.
         stage: The new stage: qualification, proposal, negotiation, won or lost.
@@ -605,7 +607,8 @@ def update_deal_stage(ctx: ToolContext, deal_id: DealId, stage: DealStage, lost_
     if stage == "lost" and not (lost_reason and lost_reason.strip()):
         raise ToolError.invalid_argument("A lost deal needs a lost_reason.")
     reason = lost_reason.strip() if stage == "lost" and lost_reason else None
-    return ctx.update(deal, stage=stage, lost_reason=reason, updated_at=ctx.now_iso)
+    closes = ctx.now_iso[:10] if stage in ("won", "lost") else deal.close_date
+    return ctx.update(deal, stage=stage, lost_reason=reason, close_date=closes, updated_at=ctx.now_iso)
 
 
 @service.tool("write", intent="reopen", phrases=("reopen {deal_id}",))

@@ -810,7 +810,8 @@ INVARIANTS: tuple[Invariant, ...] = (
     Invariant("audiences", "the people of a meeting are its attendees, and what goes to the team goes to the team",
               _audiences),
     Invariant("shared", "records two services share agree", _shared),
-    Invariant("news", "what a text announces as just signed was won that day", lambda facts: _story("news", facts)),
+    Invariant("news", "what a text announces as just signed was won that day, and a kickoff follows a won deal",
+              lambda facts: _story("news", facts)),
     Invariant("durations", "a record ends after it starts, and a meeting lasts at most a day",
               lambda facts: _story("durations", facts)),
 )

@@ -4,7 +4,8 @@ Two invariants of ``mcp-services world check`` (see ``invariants``):
 
 - ``news``: a text that announces a deal as just signed ("Ruiz Group signed!", "We won Ruiz Group",
   "Signed yesterday: Ruiz Group") is written on the day a won deal of that company closed (the day after,
-  where it says "yesterday"); and a closed deal was last changed on or after the day it closed.
+  where it says "yesterday"); a closed deal was last changed on or after the day it closed; and a
+  customer's kickoff takes place within two months after a deal it won.
 - ``durations``: a record with a start and an end ends after it starts, and a meeting of any kind (a
   kickoff, a call, a review, an interview: by its table or its title) lasts at most a day, so a "kickoff"
   that runs seven weeks is a violation.
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from mcp_services.worldcheck.invariants import Facts, Violation
 
-__all__ = ["MEETING_KINDS", "MEETING_MAX", "SPANS", "durations", "news"]
+__all__ = ["KICKOFF_AFTER", "MEETING_KINDS", "MEETING_MAX", "SPANS", "durations", "news"]
 
 #: A sentence that may announce a signed deal (the company's name is checked next to the words).
 _MAY_ANNOUNCE = re.compile(r"\bsigned\b|\bwe won\b|\bis in!", re.IGNORECASE)
@@ -56,6 +57,7 @@ def news(facts: Facts) -> Iterator[Violation]:
             if deal.get("stage") == "won":
                 closed[str(companies.get(deal.get("company_id") or ""))].add(day)
     names = {o.id: o.name for o in facts.world.organisations}
+    yield from _kickoffs(facts, closed, names)
     for table, key, row, text in facts.texts():
         if not _MAY_ANNOUNCE.search(text):
             continue
@@ -75,6 +77,32 @@ def news(facts: Facts) -> Iterator[Violation]:
                     won = ", ".join(sorted(closed.get(company, set()))) or "never"
                     yield Violation(f"{table.label} {key}", f"announces {company} signed on {meant} (written {written}), "
                                                             f"but its deals were won: {won}")
+
+
+#: How long after a deal is won its kickoff may take place.
+KICKOFF_AFTER = timedelta(days=60)
+_KICKOFF = re.compile(r"\bkick-?off\b", re.IGNORECASE)
+
+
+def _kickoffs(facts: Facts, closed: dict[str, set[str]], names: dict[str, str]) -> Iterator[Violation]:
+    """A customer's kickoff takes place within ``KICKOFF_AFTER`` of a deal it won (it is why there is a kickoff)."""
+    from mcp_services.worldcheck.invariants import Violation
+
+    for table in facts.seeded:
+        starts = [a for a, _ in SPANS if a in table.fields]
+        titles = [t for t in _TITLES if t in table.fields]
+        if not starts or not titles:
+            continue
+        for key, row in table.rows.items():
+            title, begin = row.get(titles[0]), row.get(starts[0])
+            if not isinstance(title, str) or not isinstance(begin, str) or not _KICKOFF.search(title):
+                continue
+            start = date.fromisoformat(begin[:10])
+            for org in facts.organisations_named(title):
+                won = closed.get(names[org], set())
+                if not any(timedelta(0) <= start - date.fromisoformat(day) <= KICKOFF_AFTER for day in won):
+                    yield Violation(f"{table.label} {key}", f"{title!r} on {begin[:10]}, but {names[org]} won no deal in "
+                                                            f"the {KICKOFF_AFTER.days} days before")
 
 
 #: Pairs of fields that bound a record in time, (start, end).

@@ -34,3 +34,12 @@ def test_one_deal_was_won_this_morning_and_it_is_the_only_deal_won_today() -> No
         won_today = [d for d in ep.dump()["crm"]["deals"].values() if d["stage"] == "won" and d["close_date"] == today]
     (deal,) = won_today
     assert str(deal["updated_at"])[:10] == today and str(deal["updated_at"]) < now
+
+
+def test_closing_a_deal_dates_it_today_so_a_won_deal_never_closes_in_the_future() -> None:
+    with Episode.create(["crm"], 0) as ep:
+        ahead = next(d for d in ep.dump()["crm"]["deals"].values()
+                     if d["stage"] in ("proposal", "negotiation") and str(d["close_date"]) > ep.world.now[:10])
+        result = ep.call("crm", "update_deal_stage", {"deal_id": ahead["id"], "stage": "won"})
+        assert result.success, result.envelope()
+        assert result.data["close_date"] == ep.world.now[:10] and result.data["stage"] == "won"

@@ -91,3 +91,19 @@ def test_an_hour_long_kickoff_holds(episode: Episode) -> None:
     start = episode.world.now_dt - timedelta(days=3)
     found = violations_after(episode, [event(episode, "Onboarding kickoff - Acme", start, start + timedelta(hours=1))])
     assert "durations" not in found
+
+
+def test_a_kickoff_for_a_customer_that_won_no_recent_deal_is_a_news_violation(episode: Episode) -> None:
+    recent = {c for c, day in won_deals(episode) if day >= (episode.world.now_dt - timedelta(days=90)).date().isoformat()}
+    company = next(o.name for o in episode.world.organisations[1:] if o.name not in recent)
+    start = episode.world.now_dt + timedelta(days=2)
+    found = violations_after(episode, [event(episode, f"Onboarding kickoff - {company}", start, start + timedelta(hours=1))])
+    assert any(f"'Onboarding kickoff - {company}'" in v and "won no deal" in v for v in found["news"])
+
+
+def test_the_seeded_kickoffs_follow_a_deal_their_customer_won(episode: Episode) -> None:
+    kickoffs = [e for e in episode.dump()["calendar"]["events"].values() if "kickoff" in e["title"].lower()]
+    wins = won_deals(episode)
+    for kickoff in kickoffs:
+        company = kickoff["title"].split(" - ", 1)[1]
+        assert any(c == company and day <= kickoff["start"][:10] for c, day in wins), kickoff["title"]
