@@ -281,7 +281,10 @@ def seed(ctx: ToolContext) -> None:
             org = world.organisation(person.organisation_id)
             section = made[-1] if done and layout == "board" else rng.choice(made[: max(1, len(made) - 1)])
             made_at = ctx.days_from_now(-rng.randint(3, 30))
-            finished = ctx.days_from_now(-rng.randint(0, 2)) if done else None
+            if due is not None and made_at[:10] > (today + timedelta(days=due)).isoformat():
+                made_at = ctx.days_from_now(due - 7)  # a task is set before it falls due: a week before
+            # Ticked off during a working day before now (never at the frozen instant itself).
+            finished = ctx.days_from_now(-rng.randint(0, 2) - 0.1) if done else None
             task = Task(
                 id=ctx.new_id("tsk"), project_id=project.id, section_id=section.id,
                 name=title.format(org=org.name, person=person.name), notes=None,

@@ -812,7 +812,8 @@ INVARIANTS: tuple[Invariant, ...] = (
     Invariant("shared", "records two services share agree", _shared),
     Invariant("news", "what a text announces as just signed was won that day, and a kickoff follows a won deal",
               lambda facts: _story("news", facts)),
-    Invariant("durations", "a record ends after it starts, and a meeting lasts at most a day",
+    Invariant("durations", "a record ends after it starts, a meeting lasts a day at most, nothing falls due before "
+              "it exists",
               lambda facts: _story("durations", facts)),
 )
 

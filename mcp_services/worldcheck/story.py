@@ -8,7 +8,7 @@ Two invariants of ``mcp-services world check`` (see ``invariants``):
   customer's kickoff takes place within two months after a deal it won.
 - ``durations``: a record with a start and an end ends after it starts, and a meeting of any kind (a
   kickoff, a call, a review, an interview: by its table or its title) lasts at most a day, so a "kickoff"
-  that runs seven weeks is a violation.
+  that runs seven weeks is a violation; a record with a due date was created before it fell due.
 
 The checks read field names and titles, not services, so a generated service's records are checked by
 the same rules when its seeded world is.
@@ -127,10 +127,19 @@ def _moment(value: str) -> datetime | None:
         return None
 
 
+#: Fields that say when a record falls due.
+_DUE = ("due_on", "due_date", "due_at", "due_by")
+
+
 def durations(facts: Facts) -> Iterator[Violation]:
     from mcp_services.worldcheck.invariants import Violation
 
     for table in facts.seeded:
+        for due_field in (d for d in _DUE if d in table.fields):
+            for key, row in table.rows.items():
+                due, made = row.get(due_field), facts.created_at(table, row)
+                if isinstance(due, str) and made is not None and due[:10] < made[:10]:
+                    yield Violation(f"{table.label} {key}", f"{due_field} {due[:10]} is before it was created ({made})")
         spans = [(a, b) for a, b in SPANS if a in table.fields and b in table.fields]
         if not spans:
             continue

@@ -107,3 +107,13 @@ def test_the_seeded_kickoffs_follow_a_deal_their_customer_won(episode: Episode) 
     for kickoff in kickoffs:
         company = kickoff["title"].split(" - ", 1)[1]
         assert any(c == company and day <= kickoff["start"][:10] for c, day in wins), kickoff["title"]
+
+
+def test_a_task_created_after_it_fell_due_is_a_durations_violation() -> None:
+    with Episode.create(["tasks"], 0) as ep:
+        seeded = next(t for t in ep.dump()["tasks"]["tasks"].values() if t["due_on"])
+        after = datetime.fromisoformat(seeded["due_on"]) + timedelta(days=3)
+        late = dict(seeded, id="tsk_9001", created_at=after.strftime("%Y-%m-%dT09:00:00Z"))
+        assert not violations_after(ep, [])  # the seeded tasks were all set before they fell due
+        found = violations_after(ep, [{"service": "tasks", "table": "tasks", "row": late}])
+        assert any("tsk_9001: due_on" in v and "before it was created" in v for v in found["durations"])
