@@ -525,6 +525,13 @@ class _Writer:
              "deal_amount": money(deal.amount, self.world.currency)},
         )
 
+    def kickoff(self, at: datetime, org_id: str | None) -> tuple[str, dict[str, Any]] | None:
+        """A kickoff booked with a customer that won a deal in the six weeks before: why there is a kickoff."""
+        day, since = at.date().isoformat(), (at.date() - timedelta(weeks=6)).isoformat()
+        if not any(d.organisation_id == org_id and d.stage == "won" and since <= d.close_date <= day for d in self.deals):
+            return None
+        return ("[Kickoff|The kickoff] with {org} [booked|is set for {weekday}]; main contact {name} <{email}>.", {})
+
     def proposal(self, at: datetime, org_id: str | None) -> tuple[str, dict[str, Any]] | None:
         day = at.date().isoformat()
         sent = [p for p in self.world.plan.proposals if p.date <= day and (org_id is None or p.organisation_id == org_id)]
@@ -681,7 +688,7 @@ _POSTS: dict[str, tuple[Any, ...]] = {
         _plain("[Great game last night.|Did anyone watch the match?|What a finish last night.]"),
     ),
     "customer": (
-        _plain("[Kickoff|The kickoff] with {org} [booked|is set for {weekday}]; main contact {name} <{email}>."),
+        lambda w, at, f: w.kickoff(at, f["org_id"]),
         _plain("{name} ({job}) wants to [expand to|add|try] {product} ({sku})[ for {site}|]."),
         _plain("{org}'s office is at {org_address} if anyone [visits|is nearby|drops by]."),
         _plain("{name} confirmed the renewal[; call them on {phone} with questions|. Questions to {phone}|]."),

@@ -85,24 +85,33 @@ _KICKOFF = re.compile(r"\bkick-?off\b", re.IGNORECASE)
 
 
 def _kickoffs(facts: Facts, closed: dict[str, set[str]], names: dict[str, str]) -> Iterator[Violation]:
-    """A customer's kickoff takes place within ``KICKOFF_AFTER`` of a deal it won (it is why there is a kickoff)."""
-    from mcp_services.worldcheck.invariants import Violation
+    """A customer's kickoff (an event, or a task or message about it) comes within ``KICKOFF_AFTER`` of a deal the
+    customer won: that deal is why there is a kickoff. An event counts from its start, anything else from when it
+    was written."""
+    from mcp_services.worldcheck.invariants import SENTENCE, Violation
 
     for table in facts.seeded:
         starts = [a for a, _ in SPANS if a in table.fields]
         titles = [t for t in _TITLES if t in table.fields]
-        if not starts or not titles:
-            continue
+        texts = [n for n, f in table.fields.items() if f.semantic in ("text", "subject")]
         for key, row in table.rows.items():
-            title, begin = row.get(titles[0]), row.get(starts[0])
-            if not isinstance(title, str) or not isinstance(begin, str) or not _KICKOFF.search(title):
+            if starts:
+                begin = row.get(starts[0])
+                said = [str(row[t]) for t in titles[:1] if isinstance(row.get(t), str)]
+            else:
+                begin = facts.written_at(table, row)
+                said = [str(row[t]) for t in dict.fromkeys(titles[:1] + texts) if isinstance(row.get(t), str)]
+            if not isinstance(begin, str):
                 continue
             start = date.fromisoformat(begin[:10])
-            for org in facts.organisations_named(title):
-                won = closed.get(names[org], set())
-                if not any(timedelta(0) <= start - date.fromisoformat(day) <= KICKOFF_AFTER for day in won):
-                    yield Violation(f"{table.label} {key}", f"{title!r} on {begin[:10]}, but {names[org]} won no deal in "
-                                                            f"the {KICKOFF_AFTER.days} days before")
+            for sentence in (s for text in said if _KICKOFF.search(text) for s in SENTENCE.findall(text)):
+                if not _KICKOFF.search(sentence):
+                    continue
+                for org in facts.organisations_named(sentence):
+                    won = closed.get(names[org], set())
+                    if not any(timedelta(0) <= start - date.fromisoformat(day) <= KICKOFF_AFTER for day in won):
+                        yield Violation(f"{table.label} {key}", f"{sentence.strip()!r} ({begin[:10]}), but {names[org]} "
+                                                                f"won no deal in the {KICKOFF_AFTER.days} days before")
 
 
 #: Pairs of fields that bound a record in time, (start, end).

@@ -117,3 +117,24 @@ def test_a_task_created_after_it_fell_due_is_a_durations_violation() -> None:
         assert not violations_after(ep, [])  # the seeded tasks were all set before they fell due
         found = violations_after(ep, [{"service": "tasks", "table": "tasks", "row": late}])
         assert any("tsk_9001: due_on" in v and "before it was created" in v for v in found["durations"])
+
+
+@pytest.mark.parametrize("seed", [0, 8])
+def test_kickoff_tasks_notes_and_posts_name_customers_who_signed_just_before(seed: int) -> None:
+    """The onboarding board, the call notes on the drive and the chat name a kickoff only for a customer that won a
+    deal in the weeks before (world 8's latest win is six weeks old: its onboarding board still holds it)."""
+    from mcp_services.worldcheck.invariants import check
+    from mcp_services.worldcheck.seeded import seeded_world
+
+    found = check(seeded_world(seed, services=["crm", "tasks", "files", "chat", "calendar"]))
+    assert not found["news"], [str(v) for v in found["news"][:3]]
+
+
+def test_a_kickoff_task_for_a_customer_that_signed_nothing_is_a_news_violation() -> None:
+    with Episode.create(["crm", "tasks"], 0) as ep:
+        task = next(t for t in ep.dump()["tasks"]["tasks"].values() if "kickoff" in t["name"])
+        recent = {c for c, day in won_deals(ep) if day >= (ep.world.now_dt - timedelta(days=90)).date().isoformat()}
+        company = next(o.name for o in ep.world.organisations[1:] if o.name not in recent)
+        found = violations_after(ep, [{"service": "tasks", "table": "tasks",
+                                       "row": dict(task, id="tsk_9001", name=f"{company}: kickoff call")}])
+        assert any("tsk_9001" in v and "won no deal" in v for v in found["news"])
