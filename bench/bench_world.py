@@ -1,6 +1,6 @@
 """The seeded world (issue 22): how varied its texts are, whether it holds together, how long a large one takes.
 
-    python bench/bench_world.py [--seeds 10] [--large-seeds 1] [--skip-large]
+    python bench/bench_world.py [--seeds 10] [--large-seeds 1] [--skip-large] [--generated]
 
 Prints figures, asserts nothing:
 1. per table of human-written text, the share of distinct texts once names and numbers are masked, in
@@ -8,6 +8,8 @@ Prints figures, asserts nothing:
 2. the invariant violations of worlds 0..N-1 at the default size (``mcp-services world check``), per invariant;
 3. a large world (500 organisations): the time to build the World and its plans, then to seed every library
    service from it (a cold start in a fresh process's caches), its rows, and its violations.
+
+With ``--generated``, only: the ``durations`` invariant on each generated service with start and end fields.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ def texts() -> None:
         print(f"  {table:<{width}}  world 0 {d.share:6.1%} ({d.distinct}/{d.total})   "
               f"worlds 0-4 {f.share:6.1%} ({f.distinct}/{f.total})")
     print(f"  lowest: world 0 {min(d.share for d in one.values()):.1%}, worlds 0-4 {min(d.share for d in five.values()):.1%}")
+    channels = {"email": "mailbox.messages.body", "chat": "chat.messages.text", "sms": "sms.messages.body",
+                "voice": "voice.calls.transcript"}
+    print("  people's messages by channel, worlds 0-4: " + ", ".join(f"{c} {five[t].share:.1%}" for c, t in channels.items()))
 
 
 def invariants(seeds: int, shape: WorldShape | None, label: str) -> None:
@@ -68,12 +73,38 @@ def large(seeds: int) -> None:
     invariants(seeds, shape, "large")
 
 
+def generated() -> None:
+    """The ``durations`` invariant on every generated service whose records have a start and an end (seed 0)."""
+    from generator.catalog import generated_names, generated_service
+    from mcp_services.worldcheck.invariants import Facts
+    from mcp_services.worldcheck.story import SPANS, durations
+
+    spanned = []
+    for name in generated_names():
+        service = generated_service(name)
+        fields = [{f.name for f in rt.definition.stored_fields} for rt in service.entities.values()] if service else []
+        if any(a in f and b in f for f in fields for a, b in SPANS):
+            spanned.append(name)
+    broken = 0
+    for name in spanned:
+        found = list(durations(Facts(seeded_world(0, services=[name]))))
+        broken += bool(found)
+        print(f"  {name}: {len(found)} violations" + (f" (first: {found[0]})" if found else ""))
+    print(f"  generated services with start/end fields: {len(spanned)}, breaking durations: {broken}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, default=10, help="default-size worlds to check (default 10)")
     parser.add_argument("--large-seeds", type=int, default=1, help="large worlds to build and check (default 1)")
     parser.add_argument("--skip-large", action="store_true", help="skip the large world (minutes)")
+    parser.add_argument("--generated", action="store_true",
+                        help="only check the generated services' start and end times (the durations invariant)")
     args = parser.parse_args()
+    if args.generated:
+        print("[generated] records that end before they start, meetings longer than a day (world 0)")
+        generated()
+        return
     texts()
     print("[invariants] violations per world at the default size")
     invariants(args.seeds, None, "default size")

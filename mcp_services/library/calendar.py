@@ -28,6 +28,7 @@ from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolE
 from mcp_services.kernel.entity import runtime_of
 from mcp_services.kernel.records import RecordAccess
 from mcp_services.kernel.schema import StateDef
+from mcp_services.kernel.plans.commerce import commerce_plan
 from mcp_services.kernel.prose import write
 from mcp_services.kernel.semantic import (
     URL,
@@ -388,6 +389,10 @@ _CANCEL_REASONS = ("Organiser unavailable", "No longer needed", "Rescheduled")
 _RESPONSES = ("accepted", "declined", "tentative", "needs_action")
 #: How guests have answered: most past invitations are settled, many future ones still open.
 _PAST_WEIGHTS, _FUTURE_WEIGHTS = (75, 10, 5, 10), (45, 5, 10, 40)
+#: What a customer demo shows: our plans (a service or a cable is not demoed).
+_DEMOED = ("subscriptions",)
+#: A kickoff takes place within this long after the deal is won.
+KICKOFF_WITHIN = timedelta(weeks=6)
 _CUSTOMER_FACING = ("sales lead", "account executive", "support lead", "product manager")
 
 
@@ -507,19 +512,34 @@ def seed(ctx: ToolContext) -> None:
                 )
     # Customer meetings, owned by customer-facing colleagues, with the CRM's contacts as guests.
     facing = [p for p in team if p.job_title in _CUSTOMER_FACING]
+    demoed = [p for p in world.products if p.category in _DEMOED] or list(world.products)
+    won = [(d.organisation_id, datetime.fromisoformat(d.close_date).replace(tzinfo=UTC))
+           for d in commerce_plan(world).deals if d.stage == "won"]
+
+    def newly_won(day: datetime) -> set[str]:
+        """The organisations with a deal won in the six weeks before ``day``."""
+        return {org for org, closed in won if timedelta(days=1) <= day - closed <= KICKOFF_WITHIN}
+
     for _ in range(70):
         day = random_day()
         if day is None:
             continue
         owner = rng.choice(facing)
-        customer = rng.choice(world.customers)
+        template = rng.choice(_CUSTOMER_TITLES)
+        people = world.customers
+        if template.startswith("Onboarding kickoff"):
+            # A kickoff follows a deal the customer signed in the weeks before it (the CRM holds the plan's deals).
+            people = tuple(c for c in world.customers if c.organisation_id in newly_won(day))
+            if not people:
+                template, people = "Support check-in: {org}", world.customers
+        customer = rng.choice(people)
         org = world.organisation(customer.organisation_id)
         colleagues = [c for c in world.customers if c.organisation_id == org.id and c.email != customer.email]
         invited = [customer.email] + ([rng.choice(colleagues).email] if colleagues and rng.random() < 0.4 else [])
         if rng.random() < 0.5:
             invited.append(rng.choice([p for p in team if p.email != owner.email]).email)
-        product = rng.choice(world.products)
-        title = rng.choice(_CUSTOMER_TITLES).format(product=product.name, org=org.name, person=customer.name)
+        product = rng.choice(demoed)  # a demo shows a plan or a service, never a cable
+        title = template.format(product=product.name, org=org.name, person=customer.name)
         onsite = rng.random() < 0.25
         add_event(
             calendars[owner.email], title, at(day), rng.choice((30, 45, 60)), invited,
@@ -537,6 +557,8 @@ def seed(ctx: ToolContext) -> None:
             continue
         owner = rng.choice(team)
         title, description = rng.choice(_INTERNAL_TITLES)
+        if title == "Month-end close" and 4 <= day.day <= 24:  # the close sits at the turn of the month
+            title, description = rng.choice([t for t in _INTERNAL_TITLES if t[0] != "Month-end close"])
         invited = rng.sample([p.email for p in team if p.email != owner.email], rng.randint(1, 4))
         add_event(
             calendars[owner.email], title, at(day), rng.choice((30, 45, 60, 90)), invited,

@@ -510,17 +510,27 @@ class _Writer:
         )
 
     def won(self, at: datetime) -> tuple[str, dict[str, Any]] | None:
-        day = at.date().isoformat()
-        won = [d for d in self.deals if d.stage == "won" and d.close_date <= day]
+        """News of a deal won that day (or the day before, said so): never a deal won weeks ago as if it were new."""
+        day, yesterday = at.date().isoformat(), (at.date() - timedelta(days=1)).isoformat()
+        won = [d for d in self.deals if d.stage == "won" and d.close_date in (day, yesterday)]
         if not won:
             return None
         deal = self.rng.choice(won)
+        news = ("[{won_org} signed!|Signed: {won_org}.|We won {won_org}!|{won_org} is in!]" if deal.close_date == day
+                else "[{won_org} signed yesterday!|Signed yesterday: {won_org}.|We won {won_org} yesterday!]")
         return (
-            "[{won_org} signed!|Signed: {won_org}.|We won {won_org}!|{won_org} is in!] [{deal}|The {deal}] [for|at|worth] "
+            news + " [{deal}|The {deal}] [for|at|worth] "
             "{deal_amount}. [Great team effort.|Thanks {colleague_first} for the demo.|Onboarding kicks off next week.|]",
             {"won_org": d_org(self.world, deal.organisation_id), "deal": deal.name,
              "deal_amount": money(deal.amount, self.world.currency)},
         )
+
+    def kickoff(self, at: datetime, org_id: str | None) -> tuple[str, dict[str, Any]] | None:
+        """A kickoff booked with a customer that won a deal in the six weeks before: why there is a kickoff."""
+        day, since = at.date().isoformat(), (at.date() - timedelta(weeks=6)).isoformat()
+        if not any(d.organisation_id == org_id and d.stage == "won" and since <= d.close_date <= day for d in self.deals):
+            return None
+        return ("[Kickoff|The kickoff] with {org} [booked|is set for {weekday}]; main contact {name} <{email}>.", {})
 
     def proposal(self, at: datetime, org_id: str | None) -> tuple[str, dict[str, Any]] | None:
         day = at.date().isoformat()
@@ -678,7 +688,7 @@ _POSTS: dict[str, tuple[Any, ...]] = {
         _plain("[Great game last night.|Did anyone watch the match?|What a finish last night.]"),
     ),
     "customer": (
-        _plain("[Kickoff|The kickoff] with {org} [booked|is set for {weekday}]; main contact {name} <{email}>."),
+        lambda w, at, f: w.kickoff(at, f["org_id"]),
         _plain("{name} ({job}) wants to [expand to|add|try] {product} ({sku})[ for {site}|]."),
         _plain("{org}'s office is at {org_address} if anyone [visits|is nearby|drops by]."),
         _plain("{name} confirmed the renewal[; call them on {phone} with questions|. Questions to {phone}|]."),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from typing import Literal
 
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field, joined
@@ -152,6 +154,43 @@ _WHEN = ("next week", "on Monday", "after the QBR", "before month end", "in two 
 # -- seed ----------------------------------------------------------------------------------------
 
 
+#: Product categories no sales deal is about.
+_NOT_SOLD_IN_DEALS = ("pantry", "supplies", "merchandise")
+#: The smallest deal sales keeps in the pipeline (USD).
+MIN_DEAL = 500.0
+#: Why seeded deals were lost, as salespeople log it.
+_LOST_REASONS = (
+    "Chose a cheaper competitor", "Budget cut", "Project on hold", "Missing integrations", "No decision made",
+    "Stayed with their current supplier", "Timing: revisit next quarter", "Went with an in-house tool",
+    "Price above their budget", "Champion left the company",
+)
+
+
+def _closed_at(ctx: ToolContext, day: str) -> str:
+    """When a deal that closed on ``day`` was marked so: that afternoon, or an hour ago if that is still ahead."""
+    return min(f"{day}T16:00:00Z", ctx.days_from_now(-1 / 24))
+
+
+def _won_today(ctx: ToolContext, deals: list[Deal], companies: dict[str, Company]) -> list[Deal]:
+    """``deals`` with one open deal won this morning: the deal a salesperson announces today ("X signed!").
+
+    Where it can, a company with no other won deal (the plan's deals counted), so "the deal they just signed" names
+    one record even by company. Drawn from a stream of its own, so the rest of the seed stays as it was.
+    """
+    won = {d.company_id for d in deals if d.stage == "won"}
+    won |= {c.id for c in companies.values() for d in commerce_plan(ctx.world).deals
+            if d.stage == "won" and ctx.world.organisation(d.organisation_id).name == c.name}
+    pool = [d for d in deals if d.stage in ("proposal", "negotiation")]
+    alone = [d for d in pool if d.company_id not in won]
+    if not pool:
+        return deals
+    chosen = ctx.rng("won today").choice(alone or pool)
+    hours = ctx.now.hour + ctx.now.minute / 60
+    at = ctx.days_from_now(-min(2.0, hours * 0.8) / 24)  # this morning, before now
+    today = dataclasses.replace(chosen, stage="won", close_date=ctx.now_iso[:10], updated_at=at)
+    return [today if d is chosen else d for d in deals]
+
+
 @service.seeder
 def seed(ctx: ToolContext) -> None:
     world = ctx.world
@@ -195,27 +234,37 @@ def seed(ctx: ToolContext) -> None:
     ctx.insert_many(contacts)
     by_id = {c.id: c for c in companies}
     deals = []
+    # What a sales deal sells: plans, services, usage and equipment, never the pantry or the stationery cupboard.
+    sold = [p for p in world.products if p.category not in _NOT_SOLD_IN_DEALS]
+    reasons = ctx.rng("lost reasons")
     for _ in range(40):
         contact = rng.choice(contacts)
-        product = rng.choice(world.products)
+        product = rng.choice(sold)
         stage = rng.choice(("qualification", "proposal", "negotiation", "won", "won", "lost"))
+        closed = stage in ("won", "lost")
+        name = f"{product.name} for {by_id[contact.company_id or ''].name}"
+        # Enough of it to be worth a salesperson's time (a deal of 34.50 USD is nobody's pipeline).
+        amount = round(product.unit_price * max(rng.randint(1, 20), math.ceil(MIN_DEAL / product.unit_price)), 2)
+        # A deal won or lost closed in the past; an open one is expected to close soon (or is overdue).
+        close_date = ctx.days_from_now(rng.randint(-120, -1) if closed else rng.randint(-20, 90))[:10]
+        touched = ctx.days_from_now(-rng.randint(1, 60))
         deals.append(
             Deal(
                 id=ctx.new_id("dl"),
-                name=f"{product.name} for {by_id[contact.company_id or ''].name}",
+                name=name,
                 company_id=contact.company_id or "",
                 contact_id=contact.id,
-                amount=round(product.unit_price * rng.randint(1, 20), 2),
+                amount=amount,
                 currency=world.currency,
                 stage=stage,
-                # A deal won or lost closed in the past; an open one is expected to close soon (or is overdue).
-                close_date=ctx.days_from_now(rng.randint(-120, -1) if stage in ("won", "lost") else rng.randint(-20, 90))[:10],
+                close_date=close_date,
                 owner_email=contact.owner_email,
-                lost_reason="Chose a competitor" if stage == "lost" else None,
-                updated_at=ctx.days_from_now(-rng.randint(1, 60)),
+                lost_reason=reasons.choice(_LOST_REASONS) if stage == "lost" else None,
+                # A closed deal was last changed when it closed.
+                updated_at=_closed_at(ctx, close_date) if closed else touched,
             )
         )
-    ctx.insert_many(deals)
+    ctx.insert_many(_won_today(ctx, deals, by_id))
     notes = []
     people = {p.email: p for p in world.customers}
     for _ in range(world.scaled(30)):
@@ -543,6 +592,8 @@ def create_deal(
 def update_deal_stage(ctx: ToolContext, deal_id: DealId, stage: DealStage, lost_reason: str | None = None) -> Deal:
     """Move an open deal to another stage. Won and lost deals are closed: reopen_deal them first.
 
+    Closing a deal (won or lost) sets its close date to today, as HubSpot does.
+
     Args:
         deal_id: The deal to move.
         stage: The new stage: qualification, proposal, negotiation, won or lost.
@@ -556,7 +607,8 @@ def update_deal_stage(ctx: ToolContext, deal_id: DealId, stage: DealStage, lost_
     if stage == "lost" and not (lost_reason and lost_reason.strip()):
         raise ToolError.invalid_argument("A lost deal needs a lost_reason.")
     reason = lost_reason.strip() if stage == "lost" and lost_reason else None
-    return ctx.update(deal, stage=stage, lost_reason=reason, updated_at=ctx.now_iso)
+    closes = ctx.now_iso[:10] if stage in ("won", "lost") else deal.close_date
+    return ctx.update(deal, stage=stage, lost_reason=reason, close_date=closes, updated_at=ctx.now_iso)
 
 
 @service.tool("write", intent="reopen", phrases=("reopen {deal_id}",))

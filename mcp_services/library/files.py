@@ -34,6 +34,7 @@ from pydantic import BaseModel
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field
 from mcp_services.kernel.entity import runtime_of
 from mcp_services.kernel.pagination import page_of
+from mcp_services.kernel.plans.commerce import commerce_plan
 from mcp_services.kernel.records import RecordAccess, check_search_text, like_pattern
 from mcp_services.kernel.semantic import (
     URL,
@@ -825,6 +826,8 @@ class _Drive:
             ours = rng.sample(world.team, 2)
             theirs = people[: rng.randint(1, len(people))]
             kind = rng.choice(_CALL_KINDS)
+            if kind == "Kickoff" and not self.signed_before(org.id, day):  # a kickoff follows a deal won
+                kind = "Quarterly review"
             notes = self.file(path, f"{org.name} - {kind} call {self.date(day)}.md", "\n".join([
                 f"# {org.name} - {kind} call, {self.date(day)}", "",
                 "Attendees: " + ", ".join(f"{p.name} <{p.email}>" for p in [*ours, *theirs]), "",
@@ -836,6 +839,13 @@ class _Drive:
                 f"- [ ] {theirs[0].name} to confirm the {rng.choice(services).description} rollout date",
             ]), ours[0], (-day, -day + 1))
             self.share(notes, ours[1].email, "editor", ours[0].email)
+
+    def signed_before(self, organisation_id: str, day: int) -> bool:
+        """Whether the organisation won a deal (the plan's) in the six weeks before ``day`` (days from now)."""
+        when = self.world.now_dt.date() + timedelta(days=day)
+        return any(d.organisation_id == organisation_id and d.stage == "won"
+                   and timedelta(0) <= when - date.fromisoformat(d.close_date) <= timedelta(weeks=6)
+                   for d in commerce_plan(self.world).deals)
 
     def series(self) -> None:
         """Documents that come in runs: receipts, notes, expenses, exports, orders."""

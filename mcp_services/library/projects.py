@@ -839,6 +839,8 @@ def seed(ctx: ToolContext) -> None:
             due = None
             if rng.random() < 0.6:
                 due = ctx.days_from_now(rng.randint(-20, 45) if not archived else -rng.randint(120, 200))[:10]
+                if due < ctx.days_from_now(-age)[:10]:  # nobody files an issue already past due: a week to do it
+                    due = ctx.days_from_now(-age + 7)[:10]
             updated = ctx.days_from_now(-age * rng.uniform(0, 0.8))
             priority = rng.choice(("highest", "high", "high", "medium", "medium", "medium", "low", "lowest"))
             resolution = ("done" if rng.random() < 0.9 else "won't do") if status == "done" else None

@@ -11,6 +11,11 @@ A sheet has a header row of column names (row 1); its data rows start at row 2 a
 Cells hold text, as a sheet shows it (no formulas). Rows are found by a cell's value (``find_rows``),
 read whole or by A1 range (``get_values``), appended, updated by column name and deleted; deleting a
 row moves the rows below it up, as in Google Sheets.
+
+Who may do what (the acting user is ``world.user``): everyone at the company may open and read every
+spreadsheet (link sharing within the organisation); only its owner and the people it is shared with as
+``writer`` may change it (rows, tabs, columns) or share it. A ``reader``, or a colleague it is not shared
+with, is refused with ``permission_denied`` and nothing changes: they ask the owner or a writer.
 """
 
 from __future__ import annotations
@@ -155,6 +160,34 @@ _ROW_HINT = "Use find_rows or list_rows to find row ids."
 
 def _sheet(ctx: ToolContext, sheet_id: str) -> Sheet:
     return ctx.get(Sheet, sheet_id, hint=_SHEET_HINT)
+
+
+def access_of(spreadsheet: Spreadsheet, email: str) -> Literal["owner", "writer", "reader"] | None:
+    """What ``email`` may do on a spreadsheet: owner, writer, reader, or None (not shared with them)."""
+    address = email.strip().lower()
+    if address == spreadsheet.owner_email:
+        return "owner"
+    role = spreadsheet.access.get(address)
+    return "writer" if role == "writer" else "reader" if role == "reader" else None
+
+
+def _editable(ctx: ToolContext, spreadsheet: Spreadsheet, action: str) -> Spreadsheet:
+    """The spreadsheet, if the user may change it (its owner or a writer); else permission_denied."""
+    role = access_of(spreadsheet, ctx.world.user.email)
+    if role in ("owner", "writer"):
+        return spreadsheet
+    standing = "only a reader of" if role == "reader" else "not among the people who may edit"
+    writers = [e for e, r in sorted(spreadsheet.access.items()) if r == "writer"]
+    ask = f"{spreadsheet.owner_email} (its owner)" + (f" or {', '.join(writers)} (writer)" if writers else "")
+    raise ToolError.permission_denied(
+        f"You are {standing} {spreadsheet.title!r}, so you cannot {action}; ask {ask} to do it or to make you a writer."
+    )
+
+
+def _editable_sheet(ctx: ToolContext, sheet_id: str, action: str) -> Sheet:
+    sheet = _sheet(ctx, sheet_id)
+    _editable(ctx, ctx.get(Spreadsheet, sheet.spreadsheet_id), action)
+    return sheet
 
 
 def _column_index(sheet: Sheet, name: str) -> int:
@@ -323,7 +356,8 @@ def seed(ctx: ToolContext) -> None:
         [(r.region, r.owner_name, r.owner_email) for r in plan.lead_routes],
     )
     for event in plan.events:
-        guests = book(event.guest_list_title, "office manager", ("sales lead", "operations manager"), 1)
+        # The operations manager runs the guest lists with the office manager; sales only reads them.
+        guests = book(event.guest_list_title, "office manager", ("operations manager", "sales lead"), 1)
         tab(
             guests,
             "Guests",
@@ -386,7 +420,9 @@ def list_spreadsheets(
     "read", intent="get", phrases=("open the spreadsheet {spreadsheet_id}", "look at the tabs of {spreadsheet_id}")
 )
 def get_spreadsheet(ctx: ToolContext, spreadsheet_id: SpreadsheetId) -> Spreadsheet:
-    """Get a spreadsheet with its tabs (sheet ids, titles and row counts) and who may open or edit it.
+    """Get a spreadsheet with its tabs (sheet ids, titles and row counts), its owner and who it is shared with.
+
+    Everyone at the company may read it; only the owner and its writers may change it.
 
     Args:
         spreadsheet_id: The spreadsheet's id, e.g. ss_0002 (see list_spreadsheets).
@@ -454,7 +490,7 @@ def create_spreadsheet(
     phrases=("add a tab {title} to {spreadsheet_id}", "create a new sheet {title} in {spreadsheet_id}"),
 )
 def add_sheet(ctx: ToolContext, spreadsheet_id: SpreadsheetId, title: ColumnName, columns: list[ColumnName]) -> Sheet:
-    """Add a tab at the end of a spreadsheet. Tab titles are unique within a spreadsheet.
+    """Add a tab at the end of a spreadsheet. Tab titles are unique within a spreadsheet. Owner and writers only.
 
     Args:
         spreadsheet_id: The spreadsheet.
@@ -462,6 +498,7 @@ def add_sheet(ctx: ToolContext, spreadsheet_id: SpreadsheetId, title: ColumnName
         columns: Its column names, in order (at most 26).
     """
     spreadsheet = ctx.get(Spreadsheet, spreadsheet_id, hint="Use list_spreadsheets to find spreadsheet ids.")
+    _editable(ctx, spreadsheet, "add a tab to it")
     clean = " ".join(title.split())
     if not clean:
         raise ToolError.invalid_argument("title must not be empty.")
@@ -486,13 +523,13 @@ def add_sheet(ctx: ToolContext, spreadsheet_id: SpreadsheetId, title: ColumnName
     "write", intent="update", phrases=("add a column {name} to {sheet_id}", "put a new {name} column on {sheet_id}")
 )
 def add_column(ctx: ToolContext, sheet_id: SheetId, name: ColumnName) -> Sheet:
-    """Add a column at the right end of a sheet; its cells start empty.
+    """Add a column at the right end of a sheet; its cells start empty. Owner and writers only.
 
     Args:
         sheet_id: The sheet (tab).
         name: The new column's name (unique in the sheet).
     """
-    sheet = _sheet(ctx, sheet_id)
+    sheet = _editable_sheet(ctx, sheet_id, "add a column to it")
     updated = ctx.update(sheet, columns=_columns([*sheet.columns, name]))
     _touch(ctx, sheet)
     return updated
@@ -508,12 +545,15 @@ def share_spreadsheet(
 ) -> Spreadsheet:
     """Share a spreadsheet with someone by email (reader: view only; writer: may edit), or change their access.
 
+    Only its owner and its writers may share it (see get_spreadsheet for who they are).
+
     Args:
         spreadsheet_id: The spreadsheet.
         email: Who to share it with.
         role: reader (default) or writer.
     """
     spreadsheet = ctx.get(Spreadsheet, spreadsheet_id, hint="Use list_spreadsheets to find spreadsheet ids.")
+    _editable(ctx, spreadsheet, "share it")
     address = email.strip().lower()
     if address == spreadsheet.owner_email:
         raise ToolError.invalid_state(f"{address} owns {spreadsheet.title!r} already.")
@@ -668,13 +708,14 @@ def append_row(
     """Add a row below the last row of a sheet.
 
     Give the cells either in column order (values) or by column name (fields); cells you leave out stay empty.
+    Only the spreadsheet's owner and writers may add rows; a reader is refused (see get_spreadsheet's access).
 
     Args:
         sheet_id: The sheet (tab) to add to (see get_spreadsheet for its columns).
         values: The cells in column order, e.g. ["Ana Ruiz", "ana@brightline.example"].
         fields: The cells by column name, e.g. {"Name": "Ana Ruiz", "Status": "Registered"}.
     """
-    sheet = _sheet(ctx, sheet_id)
+    sheet = _editable_sheet(ctx, sheet_id, "add rows to it")
     row = _new_row(ctx, sheet, _cells_from(sheet, values, fields))
     _touch(ctx, sheet)
     return row
@@ -686,14 +727,14 @@ def append_row(
     phrases=("update {row_id} with {fields}", "change the row {row_id} to {fields}"),
 )
 def update_row(ctx: ToolContext, row_id: RowId, fields: dict[ColumnName, Cell]) -> Row:
-    """Change cells of a row by column name; the other cells stay as they are.
+    """Change cells of a row by column name; the other cells stay as they are. Owner and writers only.
 
     Args:
         row_id: The row to change (see find_rows).
         fields: The new cell values by column name, e.g. {"Status": "Waitlist"}.
     """
     row = ctx.get(Row, row_id, hint=_ROW_HINT)
-    sheet = _sheet(ctx, row.sheet_id)
+    sheet = _editable_sheet(ctx, row.sheet_id, "change its rows")
     if not fields:
         raise ToolError.invalid_argument("Pass at least one column to change in fields.")
     cells = list(row.cells) + [""] * max(0, len(sheet.columns) - len(row.cells))
@@ -719,13 +760,13 @@ class DeletedRow(BaseModel):
 
 @service.tool("write", intent="delete", phrases=("delete the row {row_id}", "remove {row_id} from the sheet"))
 def delete_row(ctx: ToolContext, row_id: RowId) -> DeletedRow:
-    """Delete a row; the rows below it move up one row number. Returns what the row held.
+    """Delete a row; the rows below it move up one row number. Returns what the row held. Owner and writers only.
 
     Args:
         row_id: The row to delete.
     """
     row = ctx.get(Row, row_id, hint=_ROW_HINT)
-    sheet = _sheet(ctx, row.sheet_id)
+    sheet = _editable_sheet(ctx, row.sheet_id, "delete its rows")
     number = _row_numbers(ctx, [row])[0]
     ctx.delete(row)
     _touch(ctx, sheet)

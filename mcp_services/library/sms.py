@@ -362,68 +362,99 @@ def _send(
 #: (they text us). Texts name {facts} and make [choices].
 Script = tuple[tuple[str, str, str], ...]
 _THANKS = ("[Great, thanks!|Thanks!|Perfect, thank you.|Brilliant, thanks.|Got it, cheers.|Thanks for the update.|👍 thanks|"
-           "Lovely, thank you.|Noted, thanks.]")
-_SIGN = "[| - {first}| {first}| Thanks, {first}| Cheers, {first}|]"
+           "Lovely, thank you.|Noted, thanks.|Super, thanks for letting me know.|Ah good, thanks.|Excellent news, thank "
+           "you.|Thanks a lot!|Cheers for that.|Good to know, thanks.|Much appreciated.]")
+_SIGN = "[| - {first}| {first}| Thanks, {first}| Cheers, {first}| - {first}, {company}| ({first} at {company})|]"
+#: How one of us signs a text to a customer.
+_OUR_SIGN = ("[- {agent}|{agent}, {home}|{agent} at {home}|- {agent} ({home})|Thanks, {agent}|Best, {agent}|"
+             "{agent}|]")
+#: An aside people add to a text; the company's world shows through (its site, its work, its busy time).
+_ASIDE = ("[| {rush} is close, so good timing.| We're swamped with {work} this week.| Busy days at {site}.| It's "
+          "all hands on deck for {work} here.| Things are hectic before {rush}.| The team at {site} was asking.]")
 _SCRIPTS: dict[str, Script] = {
     "shipping": (
         ("out", "sales", "{home}: your order {order} ({qty} x {product}) has shipped. Tracking: {tracking}. "
          "Reply STOP to opt out."),
         ("in", "sales", _THANKS + " [We'll keep an eye out for it.|Is it signed for?|Can it be left at reception?|"
-         "Will it come before {rush}?|The team at {site} will be happy.|]" + _SIGN),
-        ("out", "sales", "[Hi {first}, |{first}, |Hello {first}! |]it [can be left at reception|doesn't need a "
-         "signature|will be left at the front desk|can go to your loading bay][, the carrier has your note|, I've "
-         "added a note|]. [Any questions, just text back.|Text me if anything changes.|- {agent}|{agent}, {home}]"),
+         "Will it come before {rush}?|The team at {site} will be happy.|Does the driver call ahead?|Can it go to "
+         "the side entrance?|Someone is at {site} all day.|Just in time for {work}.|Which carrier is it with?|]"
+         + _ASIDE + _SIGN),
+        ("out", "sales", "[Hi {first}, |{first}, |Hello {first}! |Thanks {first}. |Good question {first}: |]it "
+         "[can be left at reception|doesn't need a signature|will be left at the front desk|can go to your loading "
+         "bay|goes to the address on the order|will be handed to whoever is at {site}][, the carrier has your "
+         "note|, I've added a note|, the driver will see the note|, it's on the delivery notes|]. [Any questions, "
+         "just text back.|Text me if anything changes.|Shout if it doesn't show up.|Let me know when it's in.|"
+         "Hope it helps with {work}.|] " + _OUR_SIGN),
     ),
     "appointment": (
         ("out", "appointments", "Reminder: your {service} with {agent} is on {date} at {time}, {place}. Reply C to "
          "confirm or R to reschedule."),
-        ("in", "appointments", "[C|Yes, C|Confirmed, C|C 👍|C!][|, thanks|, see you then|, thank you {agent}|. See "
-         "you at {place}|. We'll be there|. Might be 5 min late|. {first} from {company}|. Is parking available?]"),
+        ("in", "appointments", "[C|Yes, C|Confirmed, C|C 👍|C!|C - confirmed|C, all good|Yes please, C|C. Confirmed "
+         "from our side][|, thanks|, see you then|, thank you {agent}|. See you at {place}|. We'll be there|. Might "
+         "be 5 min behind|. {first} from {company}|. Is parking available?|. Two of us will come|. Looking forward "
+         "to it|. Can I bring a colleague from {site}?|. Should we prepare anything?|. Is there a dial-in too?]"
+         "[|.| 🙂|!]"),
         ("auto", "appointments", "Thanks {first}, you're confirmed for {date} at {time}."),
     ),
     "reschedule": (
         ("out", "appointments", "Reminder: your {service} with {agent} is on {date} at {time}, {place}. Reply C to "
          "confirm or R to reschedule."),
         ("in", "appointments", "R - [could we do {alt_time} instead|is {alt_time} possible|can we move it to "
-         "{alt_time}|would {alt_time} work]? [Something came up at {site}.|Sorry for the change.|{rush} is "
-         "keeping us busy.|]" + _SIGN),
+         "{alt_time}|would {alt_time} work|any chance of {alt_time}|{alt_time} would suit us better|could it be "
+         "{alt_time}]? [Something came up at {site}.|Sorry for the change.|{rush} is keeping us busy.|Clash with "
+         "{work}, sorry.|Our team at {site} needs the morning.|Apologies for the short notice.|My colleague can't "
+         "make the earlier slot.|]" + _SIGN),
         ("out", "appointments", "[No problem {first}, you're now booked for {date} at {alt_time}.|Done: {date} at "
-         "{alt_time}. See you then!|Moved to {alt_time} on {date}, {first}.|Sure thing {first}, {alt_time} it is.] "
-         "[- {agent}|{agent} will meet you there.|See you at {place}.|]"),
+         "{alt_time}. See you then!|Moved to {alt_time} on {date}, {first}.|Sure thing {first}, {alt_time} it is.|"
+         "All set {first}: {alt_time} on {date}.|Of course. I've moved you to {alt_time}, {date}.|That works, "
+         "{first}. New time: {date} at {alt_time}.] [{agent} will meet you there.|See you at {place}.|Good luck "
+         "with {work}.|Thanks for letting us know.|] " + _OUR_SIGN),
     ),
     "invoice": (
         ("out", "billing", "{home} Billing: invoice {inv} for {amount} is due on {date}. Questions? Just reply "
          "to this message."),
         ("in", "billing", "[Paid this morning|We paid it today|Payment went out today|Sent the transfer today|Our AP "
-         "team paid it today][, by bank transfer|, by card|]. [Reference {inv}.|Please confirm.|Let me know if it "
-         "doesn't arrive.|]" + _SIGN),
+         "team paid it today|Transfer done this morning|It's paid as of today|Finance released it today][, by bank "
+         "transfer|, by card|, via our bank|]. [Reference {inv}.|Please confirm.|Let me know if it doesn't arrive.|"
+         "Should land in a day or two.|Can you send a receipt?|Shout if anything's missing.|]" + _ASIDE + _SIGN),
         ("out", "billing", "[Thanks {first}, we've received your payment for {inv}.|Got it, thanks {first}: {inv} is "
-         "paid.|Payment for {inv} received, thank you {first}!|{inv} is marked paid on our side, thanks {first}.] "
-         "[- {agent}|Have a good day.|{agent}, {home} billing|]"),
+         "paid.|Payment for {inv} received, thank you {first}!|{inv} is marked paid on our side, thanks {first}.|"
+         "All received for {inv}, {first}. Thank you!|Confirmed: {inv} is settled. Thanks {first}.] [Have a good "
+         "day.|Receipt is on its way by email.|Good luck with {work}.|Nothing else is open on your account.|] "
+         + _OUR_SIGN),
     ),
     "declined": (
         ("out", "billing", "{home} Billing: the card payment of {amount} for invoice {inv} was declined. Please "
          "update your card at https://pay.{domain}/{inv}"),
-        ("in", "billing", "[Sorry about that|Oops, sorry|Thanks for the heads up|Ah, apologies], [I've updated the "
-         "card|the new card is in|our card expired, updated now|finance changed cards]. [Can you retry the "
-         "charge?|Please try again.|Could you run it again?|Try now please.]" + _SIGN),
+        ("in", "billing", "[Sorry about that|Oops, sorry|Thanks for the heads up|Ah, apologies|Ugh, sorry|My mistake|"
+         "Thanks for flagging it], [I've updated the card|the new card is in|our card expired, updated now|finance "
+         "changed cards|the card details are fixed|we switched banks, new card added]. [Can you retry the charge?|"
+         "Please try again.|Could you run it again?|Try now please.|Should work this time.|Give it another go.]"
+         + _ASIDE + _SIGN),
     ),
     "support": (
-        ("in", "support", "[Hi, this is|Hello, it's|Hi! This is] {first} from {company}. {product} [stopped working "
-         "for us|keeps failing|is down for us] [this morning|since lunch|since yesterday][, it's holding up {work}|]. "
-         "[Can someone call me?|Could you call me back?|Please call when you can.]"),
+        ("in", "support", "[Hi, this is|Hello, it's|Hi! This is|Hey, it's|Morning, this is] {first} from {company}. "
+         "{product} [stopped working for us|keeps failing|is down for us|is acting up|won't start|throws errors] "
+         "[this morning|since lunch|since yesterday|since the weekend|for an hour now][, it's holding up {work}| and "
+         "{site} is waiting on it|, right before {rush}|]. [Can someone call me?|Could you call me back?|Please call "
+         "when you can.|Is anyone free to look?|Who can help?]"),
         ("out", "support", "[Hi {first}, this is {agent} from {home} support.|{first}, {agent} here from {home} "
-         "support.] [I've opened a ticket|I've logged it with the team|We're looking into it]; [we'll call you within "
-         "the hour|I'll call you shortly|expect a call in 30 minutes]."),
+         "support.|Hello {first}, {agent} at {home} support.|Thanks {first}, {agent} here.|Sorry to hear that, "
+         "{first}.] [I've opened a ticket|I've logged it with the team|We're looking into it|Our engineers are on "
+         "it|I've flagged it as urgent|I can see the errors on our side][; we'll call you within the hour|; I'll "
+         "call you shortly|; expect a call in 30 minutes|, and I'll ring you in a few minutes|. I'll call as soon "
+         "as I know more|. Talk to you shortly]. [Sorry it's hitting {work}.|We know {rush} is close.|]"),
         ("in", "support", "[Thanks, talk soon.|Great, thanks.|Thank you!|Appreciated.|Perfect, I'll keep my phone "
-         "on.] [We're at {site}.|Best number is this one.|I'm in meetings until 3.|]" + _SIGN),
+         "on.|Thanks, that's a relief.|OK, waiting for your call.|Good, thank you.] [We're at {site}.|Best number "
+         "is this one.|I'm in meetings until 3.|Ask for me at reception.|Our IT lead is here too.|]" + _SIGN),
     ),
     "code": (("out", "support", "Your {home} verification code is {code}. It expires in 10 minutes."),),
     "delivery": (
         ("out", "sales", "{home}: the delivery for order {order} is planned for {date} between 09:00 and 12:00. "
          "Reply 1 to confirm or call us to change it."),
-        ("in", "sales", "[1|1 thanks|1 - someone will be at {site}|1, confirmed|1, please ring the bell|1 - ask for "
-         "{first} at reception]"),
+        ("in", "sales", "[1|1 thanks|1, confirmed|1 - ok|1 👍|1 please][| - someone will be at {site}|, please ring "
+         "the bell|, ask for {first} at reception|, use the side entrance|, we're in all morning|, the loading bay "
+         "is open from 8|. Call {first} on arrival|. Leave it with security if nobody answers]"),
     ),
 }
 #: What an exchange is about when the person has no invoice or order that fits the one drawn.
@@ -442,11 +473,15 @@ _ALERTS = (
 )
 _ALERTED_ROLES = ("support lead", "support agent", "engineering lead")
 _STRANGERS = (
-    "[Hi, is this|Hello, is this|Is this] {home}? [I'd like a quote for|Could I get pricing for|Do you sell] "
-    "{qty} x {product}?",
-    "[Who is this?|Hi, who's this?|Sorry, who is this?] I got a missed call from this number[ this morning|].",
-    "[Wrong number, sorry!|Sorry, wrong number.|Oops, wrong person, sorry.]",
-    "[Do you deliver to|Hi, do you ship to|Can you deliver to] {city}? [It's for {site}.|We're a small team.|]",
+    "[Hi, is this|Hello, is this|Is this|Hi there, is this the number for] {home}? [I'd like a quote for|Could I "
+    "get pricing for|Do you sell|Do you have stock of] {qty} x {product}?[ It's for {site}.| We need them before "
+    "{rush}.| For {work}.|]",
+    "[Who is this?|Hi, who's this?|Sorry, who is this?|Hello? Who is this please?] I got a missed call from this "
+    "number[ this morning| earlier| at lunch| yesterday|][.| - was it about {product}?| - is this about an order?]",
+    "[Wrong number, sorry!|Sorry, wrong number.|Oops, wrong person, sorry.|Sorry, I meant to text someone else.]"
+    "[| Have a good day.| Ignore me!| My mistake.]",
+    "[Do you deliver to|Hi, do you ship to|Can you deliver to|Quick question: do you deliver to] {city}? [It's for "
+    "{site}.|We're a small team.|We'd need it before {rush}.|It's for {work}.|]",
 )
 #: (our line, text) of reminders scheduled for the coming days; the first two were canceled.
 _SCHEDULED = (
@@ -571,6 +606,7 @@ def _directory(ctx: ToolContext) -> dict[str, Phone]:
 @service.seeder
 def seed(ctx: ToolContext) -> None:
     world, rng, now = ctx.world, ctx.rng("seed"), ctx.now
+    words = ctx.rng("words")  # the wording's own stream: rewording a text leaves the rest of the seed as it was
     directory = _directory(ctx)
     ctx.insert_many(list(directory.values()))
     taken = set(directory)
@@ -603,7 +639,7 @@ def seed(ctx: ToolContext) -> None:
             at += timedelta(minutes=rng.randint(2, 300)) if i else timedelta(0)
             if at >= now - timedelta(minutes=5):
                 break
-            body = write(rng, text, facts)
+            body = write(words, text, facts)
             if who in ("out", "auto"):
                 # Our line's notice opens an exchange; after they wrote, a colleague answers in person.
                 answered = who == "out" and i > 0 and script[i - 1][0] == "in"
@@ -683,11 +719,11 @@ def seed(ctx: ToolContext) -> None:
             facts.update(_invoice_facts(world, story, invoice))
             play(_TO_LANDLINE, org.phone, facts, max(start, _morning_of(invoice.date, rng) + timedelta(days=1)), 1)
     for template in _STRANGERS:
-        texts.append(_Text("inbound", ours["support"], fresh_number(), write(rng, template, _facts(rng, world, None)),
+        texts.append(_Text("inbound", ours["support"], fresh_number(), write(words, template, _facts(rng, world, None)),
                            start_time(20.0), "received"))
     for colleague in (p for p in world.team[1:] if p.job_title in _ALERTED_ROLES):
         for template in _ALERTS:
-            body = write(rng, template, _facts(rng, world, rng.choice(world.customers)))
+            body = write(words, template, _facts(rng, world, rng.choice(world.customers)))
             texts.append(_Text("outbound-api", ours["support"], colleague.phone, body, start_time(30.0), "delivered"))
     for i, person in enumerate(rng.sample(regulars, 10)):  # never to people who opted out
         line, template = rng.choice(_SCHEDULED)
@@ -704,7 +740,7 @@ def seed(ctx: ToolContext) -> None:
         facts["date"] = f"{due:%a} {due.day} {due:%b}"  # the text speaks of 3 days after it is sent
         if invoice is not None:
             facts.update(_invoice_facts(world, "due_soon", invoice))
-        texts.append(_Text("outbound-api", ours[line], person.phone, write(rng, template, facts), created,
+        texts.append(_Text("outbound-api", ours[line], person.phone, write(words, template, facts), created,
                            "canceled" if i < 2 else "scheduled", send_at=send_at))
 
     texts.sort(key=lambda t: t.at)  # sids follow creation time, as in a real account

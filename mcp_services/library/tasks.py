@@ -16,6 +16,7 @@ from typing import Literal
 
 from mcp_services.kernel import Cursor, Limit, Page, Service, ToolContext, ToolError, derived, field, joined
 from mcp_services.kernel.entity import json_text
+from mcp_services.kernel.plans.commerce import commerce_plan
 from mcp_services.kernel.records import RecordAccess, like_pattern
 from mcp_services.kernel.prose import write
 from mcp_services.kernel.semantic import (
@@ -269,6 +270,13 @@ def seed(ctx: ToolContext) -> None:
     ])
     today = ctx.now.date()
     customers = list(world.customers)
+    # Onboarding is for customers who signed in the last eight weeks (the plan's won deals, as the CRM holds them).
+    since = (today - timedelta(weeks=8)).isoformat()
+    signed: dict[str, str] = {}  # organisation -> the day its latest deal was won
+    for deal in commerce_plan(world).deals:
+        if deal.stage == "won" and since <= deal.close_date <= today.isoformat():
+            signed[deal.organisation_id] = max(deal.close_date, signed.get(deal.organisation_id, ""))
+    onboarding = [p for p in customers if p.organisation_id in signed]
     for name, layout, owner_role, notes, sections, tasks in _PROJECTS:
         created = ctx.days_from_now(-rng.randint(90, 400))
         project = Project(id=ctx.new_id("prj"), workspace_id=workspace.id, name=name, notes=notes, layout=layout,
@@ -277,11 +285,18 @@ def seed(ctx: ToolContext) -> None:
         made = [Section(id=ctx.new_id("sec"), project_id=project.id, name=s, position=i) for i, s in enumerate(sections)]
         ctx.insert_many(made)
         for title, role, due, done, tags in tasks:
-            person = rng.choice(customers)
+            if name == "Customer onboarding" and not onboarding:
+                continue  # nobody signed lately: the onboarding board is empty
+            person = rng.choice(onboarding if name == "Customer onboarding" else customers)
             org = world.organisation(person.organisation_id)
             section = made[-1] if done and layout == "board" else rng.choice(made[: max(1, len(made) - 1)])
             made_at = ctx.days_from_now(-rng.randint(3, 30))
-            finished = ctx.days_from_now(-rng.randint(0, 2)) if done else None
+            if due is not None and made_at[:10] > (today + timedelta(days=due)).isoformat():
+                made_at = ctx.days_from_now(due - 7)  # a task is set before it falls due: a week before
+            if name == "Customer onboarding" and org.id in signed:  # set up once the customer signed
+                made_at = max(made_at, min(f"{signed[org.id]}T15:00:00Z", ctx.days_from_now(-1 / 24)))
+            # Ticked off during a working day before now (never at the frozen instant itself).
+            finished = ctx.days_from_now(-rng.randint(0, 2) - 0.1) if done else None
             task = Task(
                 id=ctx.new_id("tsk"), project_id=project.id, section_id=section.id,
                 name=title.format(org=org.name, person=person.name), notes=None,

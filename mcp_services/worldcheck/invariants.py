@@ -13,7 +13,9 @@ A world holds together as a real company's data does:
 - ``audiences``: the people a meeting names are its attendees, who asks to move a meeting attends
   it, and what is written to the team goes to the team;
 - ``shared``: records two services share agree (linked values exist, in one record; a person's
-  name, email and phone, and their company, are the same everywhere).
+  name, email and phone, and their company, are the same everywhere);
+- ``news`` and ``durations`` (``story``): what a text announces as just signed was won that day, and a
+  record ends after it starts, a meeting within a day.
 
 ``check`` runs them all and returns each invariant with its violations; the checks read the stores'
 declarations (semantic types, links, roles), so a new service is checked without being named here.
@@ -808,7 +810,20 @@ INVARIANTS: tuple[Invariant, ...] = (
     Invariant("audiences", "the people of a meeting are its attendees, and what goes to the team goes to the team",
               _audiences),
     Invariant("shared", "records two services share agree", _shared),
+    Invariant("news", "what a text announces as just signed was won that day, and a kickoff follows a won deal",
+              lambda facts: _story("news", facts)),
+    Invariant("durations", "a record ends after it starts, a meeting lasts a day at most, nothing falls due before "
+              "it exists",
+              lambda facts: _story("durations", facts)),
 )
+
+
+def _story(name: str, facts: Facts) -> Iterator[Violation]:
+    """An invariant of ``story`` (imported here, as it reads ``Facts`` and ``Violation`` of this module)."""
+    from mcp_services.worldcheck import story
+
+    check: Callable[[Facts], Iterator[Violation]] = getattr(story, name)
+    return check(facts)
 
 
 def check(seeded: SeededWorld, invariants: Iterable[Invariant] = INVARIANTS) -> dict[str, list[Violation]]:

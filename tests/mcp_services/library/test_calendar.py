@@ -80,6 +80,17 @@ def test_seeded_calendar_is_rich_and_spans_past_and_future(ep: Episode) -> None:
     assert {e["status"] for e in tables["events"].values()} == {"confirmed", "cancelled"}
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_seeded_meetings_fit_their_kind_demos_of_plans_and_the_close_at_the_turn_of_the_month(seed: int) -> None:
+    with Episode.create(["calendar"], seed) as episode:
+        events = list(episode.dump()["calendar"]["events"].values())
+        plans = {p.name for p in episode.world.products if p.category == "subscriptions"}
+    demos = [e["title"].split(" demo with ")[0] for e in events if " demo with " in e["title"]]
+    assert demos and set(demos) <= plans  # nobody demos a USB-C cable
+    closes = [int(e["start"][8:10]) for e in events if e["title"] == "Month-end close"]
+    assert all(day <= 3 or day >= 25 for day in closes), closes
+
+
 def test_customer_guests_are_the_crm_contacts_with_the_same_names() -> None:
     with Episode.create(["crm", "calendar"], world_seed=0) as episode:
         contacts = {c["email"]: c for c in episode.dump()["crm"]["contacts"].values()}

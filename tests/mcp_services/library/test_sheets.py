@@ -67,38 +67,69 @@ def test_a_lookup_across_a_spreadsheet_finds_the_product_in_every_years_tab(ep: 
 
 
 def test_a_row_appended_by_name_or_in_order_lands_below_the_last_row(sh: Calls) -> None:
-    sheet = tab(sh, "Routing", "Lead routing")
+    sheet = tab(sh, "Office supplies order", "This month")  # the user is a writer of it
     before = sh.all("list_rows", sheet_id=sheet["id"])
-    by_name = sh("append_row", sheet_id=sheet["id"], fields={"region": "Canada", "Owner email": "a@b.example"})
-    assert by_name["values"] == {"Region": "Canada", "Owner": "", "Owner email": "a@b.example"}
-    in_order = sh("append_row", sheet_id=sheet["id"], values=["Mexico", "Ana Ruiz"])
-    assert in_order["cells"] == ["Mexico", "Ana Ruiz", ""] and in_order["key"] == "Mexico"
+    by_name = sh("append_row", sheet_id=sheet["id"], fields={"item": "Desk lamp", "Status": "Requested"})
+    assert by_name["values"] == {"Item": "Desk lamp", "Quantity": "", "Requested by": "", "Status": "Requested"}
+    in_order = sh("append_row", sheet_id=sheet["id"], values=["Webcam HD", "2"])
+    assert in_order["cells"] == ["Webcam HD", "2", "", ""] and in_order["key"] == "Webcam HD"
     assert [r["row_number"] for r in sh.all("list_rows", sheet_id=sheet["id"])][-2:] == [
         len(before) + 2,
         len(before) + 3,
     ]
     sh.refused("append_row", "invalid_argument", sheet_id=sheet["id"])
-    sh.refused("append_row", "invalid_argument", sheet_id=sheet["id"], values=["a"], fields={"Region": "b"})
-    sh.refused("append_row", "invalid_argument", sheet_id=sheet["id"], values=["a", "b", "c", "d"])
+    sh.refused("append_row", "invalid_argument", sheet_id=sheet["id"], values=["a"], fields={"Item": "b"})
+    sh.refused("append_row", "invalid_argument", sheet_id=sheet["id"], values=["a", "b", "c", "d", "e"])
     sh.refused("append_row", "invalid_argument", sheet_id=sheet["id"], fields={"Colour": "red"})
     sh.refused("append_row", "invalid_argument", sheet_id=sheet["id"], values=["", " "])
 
 
 def test_an_update_changes_only_the_named_cells_and_a_deletion_moves_rows_up(sh: Calls) -> None:
-    sheet = tab(sh, "Routing", "Support queues")
+    sheet = tab(sh, "Office supplies order", "This month")
     rows = sh.all("list_rows", sheet_id=sheet["id"])
     first, second = rows[0], rows[1]
-    updated = sh("update_row", row_id=first["id"], fields={"Default priority": "urgent"})
-    assert updated["values"] == {**first["values"], "Default priority": "urgent"}
-    renamed = sh("update_row", row_id=first["id"], fields={"Category": "Payments"})
-    assert renamed["key"] == "Payments"
-    assert sh("find_rows", sheet_id=sheet["id"], value="payments", column="Category")["items"][0]["id"] == first["id"]
-    sh.refused("update_row", "invalid_argument", row_id=first["id"], fields={"Category": "Payments"})  # nothing changes
+    updated = sh("update_row", row_id=first["id"], fields={"Status": "Delivered"})
+    assert updated["values"] == {**first["values"], "Status": "Delivered"}
+    renamed = sh("update_row", row_id=first["id"], fields={"Item": "Sticky notes"})
+    assert renamed["key"] == "Sticky notes"
+    assert sh("find_rows", sheet_id=sheet["id"], value="sticky NOTES", column="Item")["items"][0]["id"] == first["id"]
+    sh.refused("update_row", "invalid_argument", row_id=first["id"], fields={"Item": "Sticky notes"})  # nothing changes
     sh.refused("update_row", "invalid_argument", row_id=first["id"], fields={})
     gone = sh("delete_row", row_id=first["id"])
-    assert gone["row_number"] == 2 and gone["values"]["Category"] == "Payments"
+    assert gone["row_number"] == 2 and gone["values"]["Item"] == "Sticky notes"
     assert sh("get_row", row_id=second["id"])["row_number"] == 2
     sh.refused("get_row", "not_found", row_id=first["id"])
+
+
+def test_a_reader_reads_the_sheet_but_every_change_is_refused_and_changes_nothing(ep: Episode, sh: Calls) -> None:
+    me = ep.world.user.email
+    accounts = book(sh, "Account hierarchy")
+    assert accounts["access"][me] == "reader"
+    sheet = tab(sh, "Account hierarchy", "Accounts")
+    row = sh.all("list_rows", sheet_id=sheet["id"])[0]  # reading is open to everyone at the company
+    message = sh.refused("append_row", "permission_denied", sheet_id=sheet["id"], values=["Acme"])
+    assert "reader" in message and accounts["owner_email"] in message  # says who to ask
+    sh.refused("update_row", "permission_denied", row_id=row["id"], fields={"Tier": "Gold"})
+    sh.refused("delete_row", "permission_denied", row_id=row["id"])
+    sh.refused("add_column", "permission_denied", sheet_id=sheet["id"], name="Notes")
+    sh.refused("add_sheet", "permission_denied", spreadsheet_id=accounts["id"], title="Old", columns=["A"])
+    sh.refused("share_spreadsheet", "permission_denied", spreadsheet_id=accounts["id"], email="a@b.example")
+    prices = book(sh, "Price list")  # not shared with the user at all
+    assert me not in prices["access"] and prices["owner_email"] != me
+    price_tab = prices["sheets"][0]["sheet_id"]
+    assert sh("get_values", sheet_id=price_tab, range="A1:A1")["values"] == [["SKU"]]
+    assert "not among" in sh.refused("append_row", "permission_denied", sheet_id=price_tab, values=["X-1"])
+
+
+def test_a_writer_may_change_and_share_what_it_was_shared_with(ep: Episode, sh: Calls) -> None:
+    me = ep.world.user.email
+    for event in policy_plan(ep.world).events:  # the guest lists are the registration workflow's to fill
+        guests = book(sh, event.guest_list_title)
+        assert guests["access"][me] == "writer"
+        row = sh("append_row", sheet_id=tab(sh, event.guest_list_title, "Guests")["id"], values=["Ana Ruiz"])
+        assert row["key"] == "Ana Ruiz"
+    shared = sh("share_spreadsheet", spreadsheet_id=guests["id"], email="ana@b.example")
+    assert shared["access"]["ana@b.example"] == "reader"
 
 
 def test_a1_ranges_read_the_header_and_cells_as_the_sheet_shows_them(sh: Calls) -> None:

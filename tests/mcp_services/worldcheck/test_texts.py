@@ -43,3 +43,13 @@ def test_across_five_worlds_every_table_is_at_least_half_distinct() -> None:
     low = {d.table: f"{d.share:.0%} ({d.distinct}/{d.total})" for d in results if d.share < 0.5}
     assert not low, low
     assert sum(d.total for d in results) > 5000  # the measure reads thousands of texts, not a handful
+
+
+@pytest.mark.slow
+def test_text_messages_vary_as_much_as_chat_across_five_worlds() -> None:
+    """Issue 31: sms replies were few fixed phrasings ("C 👍. We'll be there" in every world); now people's texts
+    vary as much as their chat posts and emails do."""
+    channels = [t for t in HUMAN_TEXTS if t.label in ("sms.messages.body", "chat.messages.text", "mailbox.messages.body")]
+    share = {d.table: d.share for d in distinctness(range(5), tables=channels)}
+    assert share["sms.messages.body"] >= max(0.9, share["chat.messages.text"]), share
+    assert min(share.values()) > 0.75, share  # README: each channel more than 75% distinct across worlds 0-4
