@@ -34,7 +34,7 @@ from mcp_services.tasks.checks import (
     RowExists,
     RowUnchanged,
 )
-from mcp_services.tasks.grading import RubricItem
+from mcp_services.tasks.grading import RubricItem, grade
 from mcp_services.tasks.spec import (
     CAPABILITIES,
     SCHEMA_VERSION,
@@ -47,8 +47,8 @@ from mcp_services.tasks.spec import (
 )
 
 from composer.catalog import Catalog
-from composer.content import content_checks, text_param
-from composer.counterfactuals import Unreachable, near_misses, stated_answer
+from composer.content import content_checks, facts_of, identifying_forms, reported_acts, text_param
+from composer.counterfactuals import Unreachable, natural_report, near_misses, stated_answer
 from composer.kinds import MESSAGE_INTENTS
 from composer.derive import deleted_checks, met_by_other_steps, row_checks, slug
 from composer.paraphrase import Complete, paraphrase
@@ -131,11 +131,16 @@ def _compose(
     except Unreachable as exc:
         raise Dropped("trap-unreachable", str(exc)) from None
 
+    natural = natural_report(s, runner, catalog, run, diff)
     checks, rubric, checked_messages = _derive(s, catalog, run, diff, runner.tables)
+    if natural is not None:
+        failing = [c for c, ok in grade(checks, rubric, natural.diff, natural.answer).criteria.items() if not ok]
+        if failing:
+            raise Dropped("near-miss-natural-report", f"a report naming its records in other forms fails {', '.join(failing)}")
     criteria = {item.id for item in rubric}
     counterfactuals = [
         Counterfactual(id=m.id, description=m.description, plan=m.run.calls, answer=m.answer,
-                       criteria=[m.target] if m.target == "answer" and m.target in criteria else [])
+                       criteria=[m.target] if m.target in criteria and m.id in _OWN_CRITERION else [])
         for m in misses
     ]
     cf_diffs = [m.diff for m in misses]
@@ -193,6 +198,7 @@ def _compose(
             "message_steps": sum(1 for spec in s.specs if catalog.tool(spec.service, spec.tool).intent in MESSAGE_INTENTS
                                  and catalog.tool(spec.service, spec.tool).is_write),
             "message_steps_checked": checked_messages,
+            **({"natural_report": "passed"} if natural is not None else {}),
             "difficulty": _difficulty(s, catalog),
             **({"paraphrased": paraphrased} if paraphrased is not None else {}),
         },
@@ -214,6 +220,10 @@ def _compose(
     if problems:
         raise Dropped(_reason(problems[0]), problems[0])
     return task
+
+
+#: Near misses that must fail the very criterion they aim at (not only the task as a whole).
+_OWN_CRITERION = ("list-answer", "claims-without-acting", "wrong-outcome")
 
 
 def _quoted(s: Scenario) -> str:
@@ -286,6 +296,7 @@ def _derive(
     step_checks: dict[int, list[str]] = {}
     created_by: dict[tuple[int, str], tuple[RowExists, str]] = {}
     feeds = {r.step for spec in s.specs for r in step_refs(spec)}
+    services = [spec.service for spec in s.specs]
     for j, (spec, step, note) in enumerate(zip(s.specs, run.steps, s.notes, strict=True)):
         if step.changes is None:
             continue
@@ -307,7 +318,7 @@ def _derive(
             continue  # opening a direct message to post in: the word itself is checked, by whichever channel it goes
         if note.facts or tool.intent in MESSAGE_INTENTS:
             found, carried, problems = content_checks(
-                spec, note, step.call.arguments, items, found, _touched(step.changes, diff[spec.service]), created_by
+                spec, note, step.call.arguments, items, found, _touched(step.changes, diff[spec.service]), created_by, services,
             )
             if problems:
                 raise Dropped("report-misses-fact", problems[0])
@@ -341,10 +352,14 @@ def _derive(
         if not ids:
             raise Dropped("unchecked-write", f"step {j + 1} ({spec.service}.{spec.tool}) changes nothing a check can name")
         step_checks[j] = ids
-        out.criterion(f"step-{j + 1}-{slug(spec.tool)}", _cap(note.say), ids)
+        # A report is credited only for what is true: its criterion holds the checks of the acts it reports.
+        told = [c for k in reported_acts(s.notes, j, tool.intent in MESSAGE_INTENTS) for c in step_checks.get(k, ())]
+        out.criterion(f"step-{j + 1}-{slug(spec.tool)}", _cap(note.say), list(dict.fromkeys([*ids, *told])))
+        # A record a message names has other forms than this literal: its content check reads it in any of them.
+        named = {f.value for f in facts_of(spec, note) if tool.intent in MESSAGE_INTENTS and identifying_forms(f, items, services)}
         for ref, noun in (note.mentions if note.told is None else ()):  # a word to a colleague: its any-of check holds it
             value = field_value(items[ref.step], ref.field)
-            if value is None or (carried and (ref.step, ref.field) in created_by):
+            if value is None or (carried and (ref.step, ref.field) in created_by) or ref in named:
                 continue  # a value of a record the plan made is checked through the agent's own record, never this literal
             for table, row in _touched(step.changes, diff[spec.service]):
                 column = next((c for c, cell in row.items() if _holds(value, cell)), None)
@@ -612,6 +627,9 @@ def _reason(problem: str) -> str:
         return "trap-not-detected"
     if problem.startswith("counterfactual ignores-policy"):
         return "policy-not-detected"
+    for near in ("claims-without-acting", "wrong-outcome"):
+        if problem.startswith(f"counterfactual {near}"):
+            return f"near-miss-{near}"
     for shortcut in ("empty-report", "list-answer", "list-report", "first-match"):
         if problem.startswith(f"counterfactual {shortcut}"):
             return f"shortcut-{shortcut}"

@@ -221,7 +221,7 @@ def request_question(s: Scenario) -> None:
     if found.value(f.name) != rec[f.name]:
         raise Skip(f"the read of {kind.key} does not show its {f.name}")
     same_name_trap(s, kind, rec, where, found)
-    fact = Said(q.noun, found.ref(f.name), _fact_kind(f))
+    fact = Said(q.noun, found.ref(f.name), _fact_kind(f), exact=True)
     replied = reply(s, trigger, [*q.answer, found.ref(f.name), "."], say=reply_clause(trigger, q.noun), facts=[fact],
                     subject=f"Re: {kind.noun.capitalize()}: {label}")
     s.notes[replied.index].unsaid = [Said(f"another {q.noun.removeprefix('the ')}", Lit(v)) for v in _others(s, kind, f, rec, rec[f.name])]

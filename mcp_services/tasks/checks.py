@@ -261,11 +261,21 @@ class AnswerExcludes(CheckBase):
 
 
 class Fact(BaseModel):
-    """One fact a text must state: a value read as ``kind`` (an amount, a date, an id, a decision...)."""
+    """One fact a text must state: a value read as ``kind`` (an amount, a date, an id, a decision...), or any of
+    ``forms``: the record's other identifying forms (its number for its title, the customer for their only order)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     kind: FactKind
     value: str | int | float
+    forms: list[str | int | float] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _omit_empty(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _without(handler(self), "forms")
+
+    def stated_in(self, text: str | None) -> bool:
+        """Whether ``text`` states this fact in any of its forms."""
+        return any(states(text, self.kind if n == 0 else kind_of(v), v) for n, v in enumerate([self.value, *self.forms]))
 
 
 class CarriedValue(CheckBase):
@@ -352,7 +362,7 @@ def value_matches(expected: Any, actual: Any) -> bool:
             return isinstance(target, list) and any(value_matches(option, actual) for option in target)
         if op == "$states":
             facts = [f if isinstance(f, Fact) else Fact.model_validate(f) for f in target]
-            return bool(facts) and all(states(actual if isinstance(actual, str) else None, f.kind, f.value) for f in facts)
+            return bool(facts) and all(f.stated_in(actual if isinstance(actual, str) else None) for f in facts)
         raise ValueError(f"unknown matcher {op!r}")
     if isinstance(expected, str) and isinstance(actual, str):
         return expected == actual

@@ -1,0 +1,113 @@
+"""Grades that check the truth, in the agent's own words (issue 30).
+
+A report earns its criterion only when what it says is true in the final state: a reply saying "Done" after an act
+the service refused, or one that was never made, fails; a message stating the other outcome fails. A correct report in
+other words passes: it may name a record by any of its identifying forms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from composer.catalog import Catalog, load_catalog
+from composer.generate import GenerateConfig, GenerateReport, generate
+from composer.runner import Runner
+from composer.verify import reference_answer, run_plan
+from mcp_services.tasks.grading import Grade
+from mcp_services.tasks.spec import PlanStep, TaskSpec
+
+from tests.composer.archetype_checks import with_reply
+
+ARCHETYPES = ("expense-report-review", "request-restore", "application-screening", "ticket-fixed-confirmation",
+              "time-off-decision", "store-return-refund")
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    return load_catalog()
+
+
+@pytest.fixture(scope="module")
+def generated(catalog: Catalog) -> tuple[list[TaskSpec], GenerateReport]:
+    return generate(GenerateConfig(n=30, seed=3, archetypes=ARCHETYPES), catalog)
+
+
+@pytest.fixture(scope="module")
+def runner(catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport]) -> Runner:
+    return Runner(catalog, generated[0][0].world_seed)
+
+
+def _of(generated: tuple[list[TaskSpec], GenerateReport], archetype: str) -> list[TaskSpec]:
+    found = [t for t in generated[0] if t.scenario is not None and t.scenario.archetype == archetype]
+    assert found, (archetype, generated[1].details)
+    return found
+
+
+def _grade(task: TaskSpec, runner: Runner, plan: Sequence[PlanStep]) -> Grade:
+    runner.fresh(task.setup)
+    run_plan(runner.call, plan, stop=False)
+    return task.grade(runner.diff(), reference_answer(task))
+
+
+def _report_criterion(task: TaskSpec) -> str:
+    """The criterion of the last report step (the answer to whoever asked)."""
+    assert task.scenario
+    j = max(i for i, stage in enumerate(task.scenario.stages) if stage == "report")
+    return next(r.id for r in task.rubric if r.id.startswith(f"step-{j + 1}-"))
+
+
+def _without(task: TaskSpec, tool: str) -> list[PlanStep]:
+    return [s for s in task.plan if s.tool != tool]
+
+
+def test_a_refused_approval_reported_as_done_fails(generated: tuple[list[TaskSpec], GenerateReport], runner: Runner) -> None:
+    # The service refused the approval (the agent was not the approver); the agent replied "Done: ... approved".
+    approved = [t for t in _of(generated, "expense-report-review") if any(s.tool == "approve_report" for s in t.plan)]
+    assert approved
+    for task in approved:
+        grade = _grade(task, runner, _without(task, "approve_report"))
+        assert not grade.criteria[_report_criterion(task)], task.id
+        assert not grade.passed
+
+
+def test_a_hollow_restore_fails(generated: tuple[list[TaskSpec], GenerateReport], runner: Runner) -> None:
+    # "Done: I restored ..." while the file stays where it was.
+    for task in _of(generated, "request-restore"):
+        acts = [j for j, stage in enumerate(task.scenario.stages) if stage == "act"] if task.scenario else []
+        plan = [s for j, s in enumerate(task.plan) if j != acts[-1]]
+        grade = _grade(task, runner, plan)
+        assert not grade.criteria[_report_criterion(task)], task.id
+        assert _grade(task, runner, task.plan).passed
+
+
+def test_a_negated_invitation_fails(generated: tuple[list[TaskSpec], GenerateReport], runner: Runner) -> None:
+    invited = [t for t in _of(generated, "application-screening") if not any(s.tool == "reject_application" for s in t.plan)]
+    assert invited
+    for task in invited:
+        plan = with_reply(task, "Hi, thank you for applying. Unfortunately we will not move you on to the phone screen.")
+        assert not _grade(task, runner, plan).criteria[_report_criterion(task)], task.id
+        plan = with_reply(task, "Hi, thanks for applying! Next step: a phone screen. We'll be in touch to find a time.")
+        assert _grade(task, runner, plan).passed, task.id
+
+
+def test_every_report_that_tells_of_acts_has_its_near_misses(generated: tuple[list[TaskSpec], GenerateReport]) -> None:
+    """claims-without-acting and wrong-outcome are verified to fail the report's own criterion; natural-report to pass."""
+    tasks = generated[0]
+    claims = [t for t in tasks if any(cf.id == "claims-without-acting" for cf in t.counterfactuals)]
+    assert len(claims) >= len(tasks) * 0.7
+    for task in claims:
+        cf = next(cf for cf in task.counterfactuals if cf.id == "claims-without-acting")
+        assert cf.criteria and cf.criteria[0] in {r.id for r in task.rubric}
+    decided = [t for t in tasks if any(cf.id == "wrong-outcome" for cf in t.counterfactuals)]
+    assert decided
+    assert any(t.stats.get("natural_report") == "passed" for t in tasks)
+
+
+def test_the_wrong_outcome_and_the_claim_fail_when_replayed(generated: tuple[list[TaskSpec], GenerateReport], runner: Runner) -> None:
+    for task in generated[0]:
+        for cf in task.counterfactuals:
+            if cf.id in ("claims-without-acting", "wrong-outcome"):
+                grade = _grade(task, runner, cf.plan)
+                assert not grade.passed and not any(grade.criteria[c] for c in cf.criteria), (task.id, cf.id)
