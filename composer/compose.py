@@ -47,13 +47,13 @@ from mcp_services.tasks.spec import (
 )
 
 from composer.catalog import Catalog
-from composer.content import content_checks, facts_of, identifying_forms, reported_acts, text_param
-from composer.counterfactuals import Unreachable, natural_report, near_misses, stated_answer
+from composer.content import content_checks, facts_of, guessable, identifying_forms, reported_acts, text_param
+from composer.counterfactuals import Unreachable, natural_report, near_misses, read_figures, stated_answer
 from composer.kinds import MESSAGE_INTENTS
 from composer.derive import deleted_checks, met_by_other_steps, row_checks, slug
 from composer.paraphrase import Complete, paraphrase
 from composer.phrasing import instruction
-from composer.plan import Composed, ListOf, Lit, StepSpec, field_value, refs_of, step_refs, text_of
+from composer.plan import Composed, ListOf, Lit, StepSpec, field_value, refs_of, resolve, step_refs, text_of
 from composer.resolve import relation_of, unresolved
 from composer.runner import Run, Runner, StepRun
 from composer.scenario import Archetype, Phrasing, Scenario, Skip
@@ -145,15 +145,15 @@ def _compose(
     ]
     cf_diffs = [m.diff for m in misses]
     stated = {_norm(a) for a in s.brief.anchors}
-    # Where the request gives a text to use (a title, a reason), checks match it: say to keep it verbatim.
-    verbatim = any(
-        isinstance(e, Lit) and e.stated and isinstance(e.value, str) and f'"{e.value}"' in _quoted(s)
-        for spec in s.specs if catalog.tool(spec.service, spec.tool).is_write for _, e in spec.args
-    )
     text = instruction(
-        s.brief, s.notes, phrasing, random.Random(f"{seed_key}:words"), now=s.world.now, verbatim=verbatim,
+        s.brief, s.notes, phrasing, random.Random(f"{seed_key}:words"), now=s.world.now,
         question=s.answer.question if s.answer is not None else None,
     )
+    asked = [*(resolve(f.value, run.items) for note in s.notes for f in note.facts if f.exact),
+             *([s.answer.value] if s.answer is not None else [])]
+    given = next((a for a in asked if guessable(a, [text])), None)
+    if given is not None:
+        raise Dropped("guessable-answer", f"the answer {given!r} is words of the request")
     missing = [a for a in s.brief.anchors if _norm(a) not in _norm(text)]
     if missing:
         raise Dropped("anchor-lost", f"the request does not state {missing[0]!r}")
@@ -394,8 +394,10 @@ def _derive(
             )
         )
         ids = [aid]
-        if s.answer.forbidden:
-            ids.append(out.add(AnswerExcludes(id="answer-only", description="The answer names no other candidate", values=list(s.answer.forbidden))))
+        # Beside the right figure, no other: not a candidate, nor any amount of the records the reference run read.
+        others = list(dict.fromkeys([*s.answer.forbidden, *read_figures(s, catalog, run)]))
+        if others:
+            ids.append(out.add(AnswerExcludes(id="answer-only", description="The answer names no other candidate", values=others)))
         out.criterion("answer", f"Answers: {s.answer.question}", ids)
         anchor = anchor or aid
 
@@ -462,7 +464,7 @@ def _budget(diff: Mapping[str, StateDiff], told: int) -> dict[str, dict[str, int
 
 def _says_something(check: RowExists) -> bool:
     """Whether a row check reads a message's text (a fact it states, or a looked-up value inside it)."""
-    return any(isinstance(want, dict) and next(iter(want), "") in ("$states", "$icontains") for want in check.match.values())
+    return any(isinstance(want, dict) and next(iter(want), "") in ("$states", "$icontains", "$names") for want in check.match.values())
 
 
 def _by_what_changed(check: RowExists, tables: Mapping[str, Any]) -> RowExists:
@@ -504,7 +506,7 @@ def _accept_alternatives(out: _Checks, ids: Sequence[str], accept: Mapping[str, 
         for param, options in accept.items():
             chosen = arguments.get(param)
             for column, want in match.items():
-                if want == chosen or (isinstance(want, dict) and want.get("$icontains") == chosen):
+                if want == chosen or (isinstance(want, dict) and chosen in (want.get("$icontains"), want.get("$names"))):
                     match[column] = {"$in": list(options)}
         out.checks[n] = check.model_copy(update={"match": match})
 

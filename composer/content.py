@@ -69,6 +69,19 @@ def reported_acts(notes: Sequence[StepNote], step: int, message: bool) -> list[i
     return [k for k in range(step) if notes[k].stage in _WORK_STAGES]
 
 
+def guessable(value: Any, words: Sequence[str]) -> bool:
+    """Whether an answer is only a normalisation of words the request states (the carrier "USPS" -> code ``usps``;
+    "Pro Plan" -> ``pro_plan``): an agent could answer it without looking anything up."""
+    if not isinstance(value, str):
+        return False
+    want = _words(value)
+    return bool(want) and any(f" {want} " in f" {_words(text)} " for text in words)
+
+
+def _words(text: str) -> str:
+    return " ".join(re.sub(r"[^a-z0-9]+", " ", text.casefold()).split())
+
+
 def _bare(noun: str) -> str:
     """A fact's noun without its article, as a step's words name it ("the meeting link" -> "meeting link")."""
     return noun.lower().removeprefix("the ").removeprefix("a ").removeprefix("an ")
@@ -210,4 +223,4 @@ def _value(fact: Said, items: Sequence[Mapping[str, Any] | None]) -> Any:
     return value if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
 
 
-__all__ = ["EMPTY_TEXT", "content_checks", "facts_of", "identifying_forms", "reported_acts", "text_param"]
+__all__ = ["EMPTY_TEXT", "content_checks", "facts_of", "guessable", "identifying_forms", "reported_acts", "text_param"]

@@ -255,8 +255,9 @@ def shortcuts(
         run, diff = _replay(runner, s, reference, reference_diff, lazy)
         found.append(NearMiss("empty-report", "every message says only \"Thanks, this is handled.\"", run, diff, answer))
     # An answer that lists every candidate, the right one among them.
-    if s.answer is not None and s.answer.forbidden:
-        values = [s.answer.value, *s.answer.forbidden]
+    others = list(dict.fromkeys([*s.answer.forbidden, *read_figures(s, catalog, reference)])) if s.answer is not None else []
+    if s.answer is not None and others:
+        values = [s.answer.value, *others]
         listing = "It is one of these: " + ", ".join(str(v) for v in values) + "."
         # The same work as the reference, only the answer differs: no replay needed.
         found.append(NearMiss("list-answer", "the answer lists every candidate", reference, reference_diff, listing, "answer"))
@@ -292,6 +293,23 @@ def shortcuts(
     return found
 
 
+def read_figures(s: Scenario, catalog: Catalog, reference: Run) -> list[float]:
+    """The other amounts the reference run's reads showed (each invoice's total, each payment), where the answer is an
+    amount: an answer that states one of them beside the right figure lists figures instead of answering."""
+    if s.answer is None or isinstance(s.answer.value, bool) or not isinstance(s.answer.value, float):
+        return []
+    found: list[float] = []
+    for spec, step in zip(s.specs, reference.steps, strict=False):
+        tool = catalog.tool(spec.service, spec.tool)
+        if tool.is_write or not step.ok:
+            continue
+        for item in result_items(tool, step.data):
+            for value in item.values():
+                if isinstance(value, float) and value > 0 and abs(value - s.answer.value) > 0.005 and value not in found:
+                    found.append(value)
+    return found
+
+
 def feeds_a_write(specs: Sequence[StepSpec], catalog: Catalog) -> set[int]:
     """The steps whose results a write needs, directly or through the reads between them."""
     needed: set[int] = set()
@@ -305,5 +323,5 @@ def _writes(run: Run, catalog: Catalog) -> list[dict[str, object]]:
     return [c.model_dump() for c in run.calls if catalog.tool(c.service, c.tool).is_write]
 
 
-__all__ = ["NearMiss", "Unreachable", "criterion_of", "false_reports", "natural_report", "near_misses", "other_outcome", "report_steps", "shortcuts",
+__all__ = ["NearMiss", "Unreachable", "criterion_of", "false_reports", "natural_report", "near_misses", "other_outcome", "read_figures", "report_steps", "shortcuts",
            "stated_answer", "without"]

@@ -10,7 +10,8 @@ matches loosely: ``{"$icontains": "re_0007"}`` (text contains, case-insensitive)
 ``{"$includes": ["a@x.example"]}`` (a list contains every item, case-insensitive for text),
 ``{"$approx": 120.5}`` (a number within 0.01), ``{"$in": ["room_0002", "room_0005"]}`` (any of these: a
 request that allows several right answers), ``{"$states": [{"kind": "money", "value": 2774.0}, ...]}`` (a text
-states every one of these facts in any usual surface form: ``mcp_services.tasks.surface``), ``{"$filled": true}``
+states every one of these facts in any usual surface form: ``mcp_services.tasks.surface``), ``{"$names": "Q3 Travel"}``
+(a name or title the request stated, case, quotes and punctuation aside: ``names``), ``{"$filled": true}``
 (any value that is not empty: a detail the request leaves to the agent, such as a void reason in its own words).
 
 Negative checks (``row_unchanged``, ``no_collateral``) pass on inaction by design; a rubric criterion
@@ -19,6 +20,7 @@ that uses one must also bind a positive check, which the composer guarantees.
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Literal
@@ -42,6 +44,7 @@ __all__ = [
     "CarriedValue",
     "Fact",
     "RowUnchanged",
+    "names",
     "value_matches",
 ]
 
@@ -356,6 +359,8 @@ def value_matches(expected: Any, actual: Any) -> bool:
             return all((_norm(t) if isinstance(t, str) else t) in have for t in target)
         if op == "$approx":
             return isinstance(actual, (int, float)) and abs(float(actual) - float(target)) <= 0.01
+        if op == "$names":
+            return isinstance(actual, str) and names(str(target), actual)
         if op == "$filled":
             return actual not in (None, "", [], {})
         if op == "$in":
@@ -373,6 +378,17 @@ def value_matches(expected: Any, actual: Any) -> bool:
 
 def _norm(text: str) -> str:
     return " ".join(text.lower().split())
+
+
+def names(name: str, actual: str) -> bool:
+    """Whether a cell holds a name or title the request stated, as people write it: case, quotes, punctuation and
+    spacing aside ("Q3 Travel" is 'q3-travel'); a long one (a sentence of a title) may sit in more words."""
+    want, have = _words(name), _words(actual)
+    return bool(want) and (want == have or (len(name) > 12 and f" {want} " in f" {have} "))
+
+
+def _words(text: str) -> str:
+    return " ".join(re.sub(r"[^a-z0-9]+", " ", text.casefold().replace("\u2019", "'").replace("'", "")).split())
 
 
 def _candidate_rows(diff: Diff, service: str, table: str, change: ChangeKind) -> list[dict[str, Any]]:

@@ -15,13 +15,14 @@ from composer.catalog import Catalog, load_catalog
 from composer.generate import GenerateConfig, GenerateReport, generate
 from composer.runner import Runner
 from composer.verify import reference_answer, run_plan
+from mcp_services.tasks.checks import RowExists
 from mcp_services.tasks.grading import Grade
 from mcp_services.tasks.spec import PlanStep, TaskSpec
 
 from tests.composer.archetype_checks import with_reply
 
 ARCHETYPES = ("expense-report-review", "request-restore", "application-screening", "ticket-fixed-confirmation",
-              "time-off-decision", "store-return-refund")
+              "time-off-decision", "store-return-refund", "request-create", "request-update", "request-pair")
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +32,7 @@ def catalog() -> Catalog:
 
 @pytest.fixture(scope="module")
 def generated(catalog: Catalog) -> tuple[list[TaskSpec], GenerateReport]:
-    return generate(GenerateConfig(n=30, seed=3, archetypes=ARCHETYPES), catalog)
+    return generate(GenerateConfig(n=40, seed=3, archetypes=ARCHETYPES), catalog)
 
 
 @pytest.fixture(scope="module")
@@ -64,10 +65,10 @@ def _without(task: TaskSpec, tool: str) -> list[PlanStep]:
 
 def test_a_refused_approval_reported_as_done_fails(generated: tuple[list[TaskSpec], GenerateReport], runner: Runner) -> None:
     # The service refused the approval (the agent was not the approver); the agent replied "Done: ... approved".
-    approved = [t for t in _of(generated, "expense-report-review") if any(s.tool == "approve_report" for s in t.plan)]
+    approved = [(t, s.tool) for t in generated[0] for s in t.plan if s.tool.startswith("approve")]
     assert approved
-    for task in approved:
-        grade = _grade(task, runner, _without(task, "approve_report"))
+    for task, tool in approved:
+        grade = _grade(task, runner, _without(task, tool))
         assert not grade.criteria[_report_criterion(task)], task.id
         assert not grade.passed
 
@@ -111,3 +112,50 @@ def test_the_wrong_outcome_and_the_claim_fail_when_replayed(generated: tuple[lis
             if cf.id in ("claims-without-acting", "wrong-outcome"):
                 grade = _grade(task, runner, cf.plan)
                 assert not grade.passed and not any(grade.criteria[c] for c in cf.criteria), (task.id, cf.id)
+
+
+def test_no_request_asks_for_names_exactly_as_written(generated: tuple[list[TaskSpec], GenerateReport]) -> None:
+    assert not [t.id for t in generated[0] if "exactly as I have written" in t.instruction]
+
+
+def test_a_stated_title_written_otherwise_passes(generated: tuple[list[TaskSpec], GenerateReport], runner: Runner) -> None:
+    """A title the request states, typed in lower case with its punctuation dropped, is the same title."""
+    import re
+
+    named = [(t, c) for t in generated[0] for c in t.checks if isinstance(c, RowExists) and '"$names"' in c.model_dump_json()]
+    assert named
+    for task, check in named:
+        titles = {w["$names"] for w in check.model_dump()["match"].values() if isinstance(w, dict) and "$names" in w}
+        plan = [s.model_copy(update={"arguments": {k: re.sub(r"[^\w ]+", " ", v).lower() if isinstance(v, str) and v in titles else v
+                                                   for k, v in s.arguments.items()}}) for s in task.plan]
+        assert plan != task.plan
+        assert _grade(task, runner, plan).passed, task.id
+
+
+def test_a_created_contact_is_not_asked_for_fields_the_request_never_names() -> None:
+    """"Set them up with their name and email": an agent that fills the company otherwise (never asked for) passes, and
+    its own new record carries the number the reply states (the honest solution scored 0.2)."""
+    from mcp_services.registry import catalog_names
+
+    services = ("crm", "chat", "mailbox", "apideck_crm")
+    if "apideck_crm" not in catalog_names():
+        pytest.skip("the package catalog lacks apideck_crm")
+    catalog = load_catalog(services)
+    tasks, report = generate(GenerateConfig(n=10, seed=0, services=services,
+                                            archetypes=("contact-into-service", "signup-reply-with-number")), catalog)
+    created = [(t, s) for t in tasks for s in t.plan if s.service == "apideck_crm" and "company_name" in s.arguments]
+    assert created, report.details
+    runner = Runner(catalog, tasks[0].world_seed)
+    for task, step in created:
+        plan = [s.model_copy(update={"arguments": {**s.arguments, "company_name": "Self-employed"}}) if s is step else s
+                for s in task.plan]
+        assert _grade(task, runner, plan).passed, task.id
+
+
+def test_an_answer_in_the_words_of_the_request_is_guessable() -> None:
+    from composer.content import guessable
+
+    assert guessable("usps", ["What is the code of the carrier USPS?"])
+    assert guessable("pro_plan", ["Which plan is Ana on, the Pro Plan?"])
+    assert not guessable("fdx", ["What is the code of the carrier FedEx?"])
+    assert not guessable(2350.6, ["What does Smith Inc still owe?"])
