@@ -428,6 +428,8 @@ def _derive(
             pids = [pid]
         out.criterion("policy", f"Follows the rule in the data: {s.policy.rule}", pids)
 
+    people = correspondents(s)
+    recipients = {service: tables for service, tables in s.kinds.recipients.items() if s.has(service)} if people else {}
     collateral = NoCollateral(
         id="no-collateral",
         description="Nothing changed beyond what the task needs",
@@ -437,23 +439,43 @@ def _derive(
             for service, state in diff.items()
             if any(t.changed or t.deleted for t in state.tables.values())
         },
-        added_counts=_budget(diff, sum(1 for note in s.notes if note.told is not None)),
+        added_counts={},
+        correspondents=people if recipients else [],
+        recipients=recipients,
     )
+    # The reference's own messages to them are implied writes too: the budget counts only the rest.
+    collateral = collateral.model_copy(update={"added_counts": _budget(diff, sum(1 for note in s.notes if note.told is not None),
+                                                                       collateral)})
     cid = out.add(collateral)
     if anchor is not None:
         out.criterion("no-collateral", "Changes nothing the task does not ask for", [cid, anchor])
     return out.checks, out.rubric, checked_messages
 
 
-#: The rows a word to a colleague may add by the channel the reference did not use (an email and its thread; a new
-#: direct message, its two members and the post): an agent that picks the other channel adds those instead.
-_TOLD_ROWS = {"mailbox": {"messages": 1, "threads": 1}, "chat": {"messages": 1, "channels": 1, "channel_members": 2}}
+#: The rows a word to a colleague may add by the channel the reference did not use (a new direct message, its two
+#: members and the post): an agent that picks the other channel adds those instead. (An email to them is a message to
+#: a correspondent: never collateral.)
+_TOLD_ROWS = {"chat": {"messages": 1, "channels": 1, "channel_members": 2}}
 
 
-def _budget(diff: Mapping[str, StateDiff], told: int) -> dict[str, dict[str, int]]:
-    """How many rows each table may gain: what the reference added, plus room for each word to a colleague sent by the
-    other channel."""
-    out = {service: {table: len(t.added) for table, t in state.tables.items() if t.added} for service, state in diff.items()}
+def correspondents(s: Scenario) -> list[str]:
+    """The people the work is for, by address and number: whoever asked (and the colleague who passed it on), and
+    whoever the plan tells. A message to one of them is a write the request implies (docs/composer.md, "Collateral")."""
+    found: list[str] = []
+    trigger = s.arrival
+    if trigger is not None:
+        for person in {trigger.person.email: trigger.person, trigger.sender.email: trigger.sender}.values():
+            found += [person.email, person.phone]
+    found += [note.told for note in s.notes if note.told is not None]
+    return sorted({p for p in found if p})
+
+
+def _budget(diff: Mapping[str, StateDiff], told: int, collateral: NoCollateral) -> dict[str, dict[str, int]]:
+    """How many rows each table may gain beyond the messages to the people the work is for: what else the reference
+    added, plus room for each word to a colleague sent by the other channel."""
+    free = {service: collateral.implied(service, state) for service, state in diff.items()}
+    out = {service: {table: n for table, t in state.tables.items() if (n := len([k for k in t.added if (table, k) not in free[service]]))}
+           for service, state in diff.items()}
     for _ in range(told):
         for service, tables in _TOLD_ROWS.items():
             if service in diff:

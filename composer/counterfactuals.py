@@ -169,7 +169,8 @@ def false_reports(
 _FLIPS: dict[str, tuple[tuple[str, str], ...]] = {
     "approve": ((r"\bapproved\b", "declined"), (r"\bapprove\b", "decline"), (r"\bgranted\b", "refused"),
                 (r"\baccepted\b", "declined"), (r"\bGood news\b", "Sorry"), (r"\bgo ahead\b", "not go ahead")),
-    "deny": ((r"\b(?:not|n't) (?:be |been )?approved\b", "approved"), (r"\b(?:can ?not|can't|cannot|won't|will not|couldn't|could not|"
+    "deny": ((r"\b(?:had|have) to (?:deny|reject|decline)\b", "approved"), (r",? ?(?:and )?sen[dt] (?:it|this) back to you", ""),
+             (r"\b(?:not|n't) (?:be |been )?approved\b", "approved"), (r"\b(?:can ?not|can't|cannot|won't|will not|couldn't|could not|"
              r"unable to|not able to) approve\b", "can approve"), (r"\bdeclined\b", "approved"), (r"\bdenied\b", "approved"),
              (r"\brejected\b", "approved"), (r"\bdecline\b", "approve"), (r"\bdeny\b", "approve"), (r"\brefused\b", "granted")),
     "pending": ((r"\b(?:under review|pending|awaiting (?:\w+ )?(?:approval|review))\b", "approved"),

@@ -154,7 +154,8 @@ class NoCollateral(CheckBase):
     """Nothing changed beyond what the task needs.
 
     ``changed_keys``: per service and table, the only rows that may be changed or deleted;
-    ``added_counts``: per service and table, at most this many rows may be added.
+    ``added_counts``: per service and table, at most this many rows may be added, beyond the messages to the people
+    the work is for (``correspondents``): the one collateral rule (docs/composer.md, "Collateral").
     """
 
     kind: Literal["no_collateral"] = "no_collateral"
@@ -162,19 +163,40 @@ class NoCollateral(CheckBase):
     added_counts: dict[str, dict[str, int]] = Field(default_factory=dict)
     #: Per service and table, columns whose change is never collateral (read flags, labels added while working).
     incidental: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
+    #: The people the work is for (the customer who asked, the colleague who passed it on, whoever must be told), by
+    #: address or number, and per service and table the columns that name a message's recipients: a message to one of
+    #: them (and the thread it starts) is a write the request implies, never collateral.
+    correspondents: list[str] = Field(default_factory=list)
+    recipients: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
 
     negative: ClassVar[bool] = True
 
     @model_serializer(mode="wrap")
     def _omit_empty(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return _without(handler(self), "incidental")
+        return _without(_without(_without(handler(self), "incidental"), "correspondents"), "recipients")
 
     def holds(self, diff: Diff, answer: str | None) -> bool:
         return not self.collateral(diff)
 
+    def implied(self, service: str, state: StateDiff) -> set[tuple[str, str]]:
+        """(table, key) of the rows a run added that are messages to the people the work is for, and the rows those
+        messages start (a new email's thread)."""
+        people = {p.casefold() for p in self.correspondents}
+        free: set[tuple[str, str]] = set()
+        for table, columns in self.recipients.get(service, {}).items():
+            for key, row in state.table(table).added.items():
+                cells = [c for column in columns for c in _cells(row.get(column))]
+                if any(isinstance(c, str) and c.casefold() in people for c in cells):
+                    free.add((table, key))
+        named = {cell for table, key in free for cell in state.table(table).added[key].values() if isinstance(cell, str)}
+        for name, table_diff in state.tables.items():
+            free |= {(name, key) for key in table_diff.added if key in named}
+        return free
+
     def collateral(self, diff: Diff) -> list[str]:
         found: list[str] = []
         for service, state in sorted(diff.items()):
+            free = self.implied(service, state)
             for name, table in sorted(state.tables.items()):
                 allowed_keys = set(self.changed_keys.get(service, {}).get(name, ()))
                 harmless = set(self.incidental.get(service, {}).get(name, ()))
@@ -185,8 +207,9 @@ class NoCollateral(CheckBase):
                         verb = "changed" if key in table.changed else "deleted"
                         found.append(f"{service}.{name} row {key} was {verb}")
                 budget = self.added_counts.get(service, {}).get(name, 0)
-                if len(table.added) > budget:
-                    found.append(f"{service}.{name}: {len(table.added)} rows added, at most {budget} expected")
+                added = len([key for key in table.added if (name, key) not in free])
+                if added > budget:
+                    found.append(f"{service}.{name}: {added} rows added, at most {budget} expected")
         return found
 
 
@@ -378,6 +401,11 @@ def value_matches(expected: Any, actual: Any) -> bool:
 
 def _norm(text: str) -> str:
     return " ".join(text.lower().split())
+
+
+def _cells(value: Any) -> list[Any]:
+    """A cell's values: a list's items, or the value itself."""
+    return list(value) if isinstance(value, list) else [value]
 
 
 def names(name: str, actual: str) -> bool:

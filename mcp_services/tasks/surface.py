@@ -79,9 +79,9 @@ def _has_token(text: str, needle: str) -> bool:
     pattern = re.compile(r"(?<![a-z0-9])" + r"[^a-z0-9]+".join(map(re.escape, words)) + r"(?![a-z0-9])")
     norm = _spelled(text).replace("\u2019", "'")
     flat = norm.replace("n't", "nt").replace("'", " ")  # won't -> wont, Wendy's -> wendy s: as _plain reads the needle
-    # A negation unsays an outcome (a state, a next step: a few words), never a name or a number ("we will not text
-    # +1 768 555 1729 again" states the number).
-    outcome = len(words) <= 3 and not any(ch.isdigit() for ch in needle)
+    # A negation unsays an outcome (a state, a next step: a few lower-case words), never a name or a number ("we will
+    # not text +1 768 555 1729 again" states the number; "no receipt for the United Airlines flight" states the merchant).
+    outcome = len(words) <= 3 and needle == needle.lower() and not any(ch.isdigit() for ch in needle)
     for match in pattern.finditer(flat):
         if not outcome or not _negated(_CLAUSE_END.split(flat[: match.start()])[-1]):
             return True
@@ -170,7 +170,7 @@ _PENDING = re.compile(
 _DENY = re.compile(
     r"\b(?:den(?:y|ied|ial)|declin(?:e|ed)|reject(?:ed)?|turn(?:ed)? down|refus(?:e|ed)|unable to approve|"
     r"(?:can ?not|can't|cannot|won't|will not|couldn't|could not|not able to|not be able to) (?:approve|grant|accept|agree)|"
-    r"(?:not|n't) (?:be |been )?(?:approved|granted|accepted))\b"
+    r"(?:not|n't) (?:be |been )?(?:approved|granted|accepted)|(?:sent|send|sending|returned|handed)(?: \S+){0,4}? back)\b"
 )
 
 

@@ -159,3 +159,22 @@ def test_an_answer_in_the_words_of_the_request_is_guessable() -> None:
     assert guessable("pro_plan", ["Which plan is Ana on, the Pro Plan?"])
     assert not guessable("fdx", ["What is the code of the carrier FedEx?"])
     assert not guessable(2350.6, ["What does Smith Inc still owe?"])
+
+
+def test_a_message_to_the_customer_the_work_is_for_is_not_collateral(
+    generated: tuple[list[TaskSpec], GenerateReport], runner: Runner
+) -> None:
+    """One collateral rule: an extra email to the person the work is for (the return label they wait on) is implied by
+    the request; the same email to anyone else is collateral."""
+    from mcp_services.tasks.checks import NoCollateral
+
+    mailed = [(t, c) for t in generated[0] for c in t.checks if isinstance(c, NoCollateral)
+              and "mailbox" in t.services and any("@" in p for p in c.correspondents)]
+    assert mailed
+    for task, check in mailed[:6]:
+        person = next(p for p in check.correspondents if "@" in p)
+        for to, fine in ((person, True), ("someone.else@elsewhere.example", False)):
+            extra = PlanStep(service="mailbox", tool="send_email",
+                             arguments={"to": [to], "subject": "Your return label", "body": "Here is the label you asked for."})
+            grade = _grade(task, runner, [*task.plan, extra])
+            assert grade.criteria["no-collateral"] is fine, (task.id, to)

@@ -175,3 +175,18 @@ def test_a_refusal_in_the_future_tense_is_a_denial(text: str) -> None:
 def test_a_title_reads_case_quote_and_punctuation_insensitive(text: str) -> None:
     assert states(text, "text", "Q3 Travel")
     assert not states(text, "text", "Q3 Travel Plan")
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("No receipt for the United Airlines flight.", "United Airlines"),
+    ("We will not send any more texts to +17685551729.", "+17685551729"),
+    ("Not out yet: it needs Wendy's sign-off first.", "Wendy"),
+])
+def test_a_negation_never_unsays_a_name_or_a_number(text: str, value: str) -> None:
+    assert states(text, "text", value)
+
+
+@pytest.mark.parametrize("text", ["I've sent your customer-visit report back to you: no receipt.", "I returned it back to you to fix."])
+def test_a_report_sent_back_is_a_denial(text: str) -> None:
+    assert states(text, "decision", "deny")
+    assert not states(text, "decision", "approve")
