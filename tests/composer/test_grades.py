@@ -178,3 +178,12 @@ def test_a_message_to_the_customer_the_work_is_for_is_not_collateral(
                              arguments={"to": [to], "subject": "Your return label", "body": "Here is the label you asked for."})
             grade = _grade(task, runner, [*task.plan, extra])
             assert grade.criteria["no-collateral"] is fine, (task.id, to)
+
+
+def test_a_phone_number_is_no_title_to_name_a_call_by() -> None:
+    """Requests name records the way people do: not 'unarchive the call "+12295556922"'."""
+    from composer.archetypes.requests import _reads_as_name
+
+    assert not _reads_as_name("+12295556922")
+    assert not _reads_as_name("+1 (229) 555-6922")
+    assert _reads_as_name("Vendor comparison")
