@@ -187,3 +187,16 @@ def test_a_phone_number_is_no_title_to_name_a_call_by() -> None:
     assert not _reads_as_name("+12295556922")
     assert not _reads_as_name("+1 (229) 555-6922")
     assert _reads_as_name("Vendor comparison")
+
+
+def test_stats_and_audit_show_the_near_misses(catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport]) -> None:
+    from composer.audit import audit_records, format_audit
+    from composer.stats import format_stats, task_stats
+
+    tasks = generated[0]
+    printed = format_stats(task_stats(tasks))
+    assert "claims-without-acting" in printed and "near misses passed     natural-report" in printed
+    natural = next(t for t in tasks if t.stats.get("natural_report") == "passed")
+    shown = format_audit(next(audit_records([natural], catalog)))
+    assert "near miss natural-report" in shown and "must pass, verified" in shown
+    assert "near miss claims-without-acting" in shown
