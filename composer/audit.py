@@ -58,6 +58,10 @@ def audit_records(tasks: Sequence[TaskSpec], catalog: Catalog) -> Iterator[dict[
             "traps": [t.model_dump() for t in task.traps],
             "checks": [c.model_dump(mode="json") for c in task.checks],
             "rubric": [r.model_dump(mode="json") for r in task.rubric],
+            "near_misses": [
+                {"id": cf.id, "description": cf.description, "must": "fail", "criteria": list(cf.criteria)} for cf in task.counterfactuals
+            ] + [{"id": "natural-report", "description": "every message names its records by another identifying form",
+                  "must": "pass", "criteria": []} for _ in range(task.stats.get("natural_report") == "passed")],
         }
 
 
@@ -74,6 +78,9 @@ def format_audit(record: dict[str, Any]) -> str:
         lines.append(f"  flow: {flow['value']!r} from {flow['from']} to {flow['to']}")
     for trap in record["traps"]:
         lines.append(f"  trap ({trap['kind']}): {trap['description']} = {trap['service']}.{trap['table']} {trap['key']}")
+    for miss in record.get("near_misses", []):
+        caught = f" (caught by {', '.join(miss['criteria'])})" if miss["criteria"] else ""
+        lines.append(f"  near miss {miss['id']}: {miss['description']} -> must {miss['must']}, verified{caught}")
     for item in record["rubric"]:
         lines.append(f"  criterion {item['id']}: {item['description']}  [{', '.join(item['checks'])}]")
     return "\n".join(lines)

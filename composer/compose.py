@@ -34,7 +34,7 @@ from mcp_services.tasks.checks import (
     RowExists,
     RowUnchanged,
 )
-from mcp_services.tasks.grading import RubricItem
+from mcp_services.tasks.grading import RubricItem, grade
 from mcp_services.tasks.spec import (
     CAPABILITIES,
     SCHEMA_VERSION,
@@ -47,13 +47,13 @@ from mcp_services.tasks.spec import (
 )
 
 from composer.catalog import Catalog
-from composer.content import content_checks, text_param
-from composer.counterfactuals import Unreachable, near_misses, stated_answer
+from composer.content import content_checks, facts_of, guessable, identifying_forms, reported_acts, text_param
+from composer.counterfactuals import Unreachable, natural_report, near_misses, read_figures, stated_answer
 from composer.kinds import MESSAGE_INTENTS
 from composer.derive import deleted_checks, met_by_other_steps, row_checks, slug
 from composer.paraphrase import Complete, paraphrase
 from composer.phrasing import instruction
-from composer.plan import Composed, ListOf, Lit, StepSpec, field_value, refs_of, step_refs, text_of
+from composer.plan import Composed, ListOf, Lit, StepSpec, field_value, refs_of, resolve, step_refs, text_of
 from composer.resolve import relation_of, unresolved
 from composer.runner import Run, Runner, StepRun
 from composer.scenario import Archetype, Phrasing, Scenario, Skip
@@ -131,24 +131,29 @@ def _compose(
     except Unreachable as exc:
         raise Dropped("trap-unreachable", str(exc)) from None
 
+    natural = natural_report(s, runner, catalog, run, diff)
     checks, rubric, checked_messages = _derive(s, catalog, run, diff, runner.tables)
+    if natural is not None:
+        failing = [c for c, ok in grade(checks, rubric, natural.diff, natural.answer).criteria.items() if not ok]
+        if failing:
+            raise Dropped("near-miss-natural-report", f"a report naming its records in other forms fails {', '.join(failing)}")
     criteria = {item.id for item in rubric}
     counterfactuals = [
         Counterfactual(id=m.id, description=m.description, plan=m.run.calls, answer=m.answer,
-                       criteria=[m.target] if m.target == "answer" and m.target in criteria else [])
+                       criteria=[m.target] if m.target in criteria and m.id in _OWN_CRITERION else [])
         for m in misses
     ]
     cf_diffs = [m.diff for m in misses]
     stated = {_norm(a) for a in s.brief.anchors}
-    # Where the request gives a text to use (a title, a reason), checks match it: say to keep it verbatim.
-    verbatim = any(
-        isinstance(e, Lit) and e.stated and isinstance(e.value, str) and f'"{e.value}"' in _quoted(s)
-        for spec in s.specs if catalog.tool(spec.service, spec.tool).is_write for _, e in spec.args
-    )
     text = instruction(
-        s.brief, s.notes, phrasing, random.Random(f"{seed_key}:words"), now=s.world.now, verbatim=verbatim,
+        s.brief, s.notes, phrasing, random.Random(f"{seed_key}:words"), now=s.world.now,
         question=s.answer.question if s.answer is not None else None,
     )
+    asked = [*(resolve(f.value, run.items) for note in s.notes for f in note.facts if f.exact),
+             *([s.answer.value] if s.answer is not None else [])]
+    given = next((a for a in asked if guessable(a, [text])), None)
+    if given is not None:
+        raise Dropped("guessable-answer", f"the answer {given!r} is words of the request")
     missing = [a for a in s.brief.anchors if _norm(a) not in _norm(text)]
     if missing:
         raise Dropped("anchor-lost", f"the request does not state {missing[0]!r}")
@@ -193,6 +198,7 @@ def _compose(
             "message_steps": sum(1 for spec in s.specs if catalog.tool(spec.service, spec.tool).intent in MESSAGE_INTENTS
                                  and catalog.tool(spec.service, spec.tool).is_write),
             "message_steps_checked": checked_messages,
+            **({"natural_report": "passed"} if natural is not None else {}),
             "difficulty": _difficulty(s, catalog),
             **({"paraphrased": paraphrased} if paraphrased is not None else {}),
         },
@@ -214,6 +220,10 @@ def _compose(
     if problems:
         raise Dropped(_reason(problems[0]), problems[0])
     return task
+
+
+#: Near misses that must fail the very criterion they aim at (not only the task as a whole).
+_OWN_CRITERION = ("list-answer", "claims-without-acting", "wrong-outcome")
 
 
 def _quoted(s: Scenario) -> str:
@@ -286,6 +296,7 @@ def _derive(
     step_checks: dict[int, list[str]] = {}
     created_by: dict[tuple[int, str], tuple[RowExists, str]] = {}
     feeds = {r.step for spec in s.specs for r in step_refs(spec)}
+    services = [spec.service for spec in s.specs]
     for j, (spec, step, note) in enumerate(zip(s.specs, run.steps, s.notes, strict=True)):
         if step.changes is None:
             continue
@@ -307,7 +318,7 @@ def _derive(
             continue  # opening a direct message to post in: the word itself is checked, by whichever channel it goes
         if note.facts or tool.intent in MESSAGE_INTENTS:
             found, carried, problems = content_checks(
-                spec, note, step.call.arguments, items, found, _touched(step.changes, diff[spec.service]), created_by
+                spec, note, step.call.arguments, items, found, _touched(step.changes, diff[spec.service]), created_by, services,
             )
             if problems:
                 raise Dropped("report-misses-fact", problems[0])
@@ -341,10 +352,14 @@ def _derive(
         if not ids:
             raise Dropped("unchecked-write", f"step {j + 1} ({spec.service}.{spec.tool}) changes nothing a check can name")
         step_checks[j] = ids
-        out.criterion(f"step-{j + 1}-{slug(spec.tool)}", _cap(note.say), ids)
+        # A report is credited only for what is true: its criterion holds the checks of the acts it reports.
+        told = [c for k in reported_acts(s.notes, j, tool.intent in MESSAGE_INTENTS) for c in step_checks.get(k, ())]
+        out.criterion(f"step-{j + 1}-{slug(spec.tool)}", _cap(note.say), list(dict.fromkeys([*ids, *told])))
+        # A record a message names has other forms than this literal: its content check reads it in any of them.
+        named = {f.value for f in facts_of(spec, note) if tool.intent in MESSAGE_INTENTS and identifying_forms(f, items, services)}
         for ref, noun in (note.mentions if note.told is None else ()):  # a word to a colleague: its any-of check holds it
             value = field_value(items[ref.step], ref.field)
-            if value is None or (carried and (ref.step, ref.field) in created_by):
+            if value is None or (carried and (ref.step, ref.field) in created_by) or ref in named:
                 continue  # a value of a record the plan made is checked through the agent's own record, never this literal
             for table, row in _touched(step.changes, diff[spec.service]):
                 column = next((c for c, cell in row.items() if _holds(value, cell)), None)
@@ -379,8 +394,10 @@ def _derive(
             )
         )
         ids = [aid]
-        if s.answer.forbidden:
-            ids.append(out.add(AnswerExcludes(id="answer-only", description="The answer names no other candidate", values=list(s.answer.forbidden))))
+        # Beside the right figure, no other: not a candidate, nor any amount of the records the reference run read.
+        others = list(dict.fromkeys([*s.answer.forbidden, *read_figures(s, catalog, run)]))
+        if others:
+            ids.append(out.add(AnswerExcludes(id="answer-only", description="The answer names no other candidate", values=others)))
         out.criterion("answer", f"Answers: {s.answer.question}", ids)
         anchor = anchor or aid
 
@@ -411,6 +428,8 @@ def _derive(
             pids = [pid]
         out.criterion("policy", f"Follows the rule in the data: {s.policy.rule}", pids)
 
+    people = correspondents(s)
+    recipients = {service: tables for service, tables in s.kinds.recipients.items() if s.has(service)} if people else {}
     collateral = NoCollateral(
         id="no-collateral",
         description="Nothing changed beyond what the task needs",
@@ -420,23 +439,43 @@ def _derive(
             for service, state in diff.items()
             if any(t.changed or t.deleted for t in state.tables.values())
         },
-        added_counts=_budget(diff, sum(1 for note in s.notes if note.told is not None)),
+        added_counts={},
+        correspondents=people if recipients else [],
+        recipients=recipients,
     )
+    # The reference's own messages to them are implied writes too: the budget counts only the rest.
+    collateral = collateral.model_copy(update={"added_counts": _budget(diff, sum(1 for note in s.notes if note.told is not None),
+                                                                       collateral)})
     cid = out.add(collateral)
     if anchor is not None:
         out.criterion("no-collateral", "Changes nothing the task does not ask for", [cid, anchor])
     return out.checks, out.rubric, checked_messages
 
 
-#: The rows a word to a colleague may add by the channel the reference did not use (an email and its thread; a new
-#: direct message, its two members and the post): an agent that picks the other channel adds those instead.
-_TOLD_ROWS = {"mailbox": {"messages": 1, "threads": 1}, "chat": {"messages": 1, "channels": 1, "channel_members": 2}}
+#: The rows a word to a colleague may add by the channel the reference did not use (a new direct message, its two
+#: members and the post): an agent that picks the other channel adds those instead. (An email to them is a message to
+#: a correspondent: never collateral.)
+_TOLD_ROWS = {"chat": {"messages": 1, "channels": 1, "channel_members": 2}}
 
 
-def _budget(diff: Mapping[str, StateDiff], told: int) -> dict[str, dict[str, int]]:
-    """How many rows each table may gain: what the reference added, plus room for each word to a colleague sent by the
-    other channel."""
-    out = {service: {table: len(t.added) for table, t in state.tables.items() if t.added} for service, state in diff.items()}
+def correspondents(s: Scenario) -> list[str]:
+    """The people the work is for, by address and number: whoever asked (and the colleague who passed it on), and
+    whoever the plan tells. A message to one of them is a write the request implies (docs/composer.md, "Collateral")."""
+    found: list[str] = []
+    trigger = s.arrival
+    if trigger is not None:
+        for person in {trigger.person.email: trigger.person, trigger.sender.email: trigger.sender}.values():
+            found += [person.email, person.phone]
+    found += [note.told for note in s.notes if note.told is not None]
+    return sorted({p for p in found if p})
+
+
+def _budget(diff: Mapping[str, StateDiff], told: int, collateral: NoCollateral) -> dict[str, dict[str, int]]:
+    """How many rows each table may gain beyond the messages to the people the work is for: what else the reference
+    added, plus room for each word to a colleague sent by the other channel."""
+    free = {service: collateral.implied(service, state) for service, state in diff.items()}
+    out = {service: {table: n for table, t in state.tables.items() if (n := len([k for k in t.added if (table, k) not in free[service]]))}
+           for service, state in diff.items()}
     for _ in range(told):
         for service, tables in _TOLD_ROWS.items():
             if service in diff:
@@ -447,7 +486,7 @@ def _budget(diff: Mapping[str, StateDiff], told: int) -> dict[str, dict[str, int
 
 def _says_something(check: RowExists) -> bool:
     """Whether a row check reads a message's text (a fact it states, or a looked-up value inside it)."""
-    return any(isinstance(want, dict) and next(iter(want), "") in ("$states", "$icontains") for want in check.match.values())
+    return any(isinstance(want, dict) and next(iter(want), "") in ("$states", "$icontains", "$names") for want in check.match.values())
 
 
 def _by_what_changed(check: RowExists, tables: Mapping[str, Any]) -> RowExists:
@@ -489,7 +528,7 @@ def _accept_alternatives(out: _Checks, ids: Sequence[str], accept: Mapping[str, 
         for param, options in accept.items():
             chosen = arguments.get(param)
             for column, want in match.items():
-                if want == chosen or (isinstance(want, dict) and want.get("$icontains") == chosen):
+                if want == chosen or (isinstance(want, dict) and chosen in (want.get("$icontains"), want.get("$names"))):
                     match[column] = {"$in": list(options)}
         out.checks[n] = check.model_copy(update={"match": match})
 
@@ -612,6 +651,9 @@ def _reason(problem: str) -> str:
         return "trap-not-detected"
     if problem.startswith("counterfactual ignores-policy"):
         return "policy-not-detected"
+    for near in ("claims-without-acting", "wrong-outcome"):
+        if problem.startswith(f"counterfactual {near}"):
+            return f"near-miss-{near}"
     for shortcut in ("empty-report", "list-answer", "list-report", "first-match"):
         if problem.startswith(f"counterfactual {shortcut}"):
             return f"shortcut-{shortcut}"

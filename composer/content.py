@@ -12,6 +12,7 @@ candidates), so that a message listing every candidate fails.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -55,6 +56,32 @@ def facts_of(spec: StepSpec, note: StepNote) -> list[Said]:
     return found
 
 
+#: The stages whose writes are the work a report tells of (lookups, the trigger and follow-ups are not).
+_WORK_STAGES = ("act", "decide")
+
+
+def reported_acts(notes: Sequence[StepNote], step: int, message: bool) -> list[int]:
+    """The steps whose outcome a message step reports: every earlier act of the workflow, when the step is a message of
+    the report stage. Its criterion holds their checks too, so "Done: I restored the file" earns nothing while the file
+    stays in the trash, and a refused approval reported as approved fails."""
+    if not message or notes[step].stage != "report":
+        return []
+    return [k for k in range(step) if notes[k].stage in _WORK_STAGES]
+
+
+def guessable(value: Any, words: Sequence[str]) -> bool:
+    """Whether an answer is only a normalisation of words the request states (the carrier "USPS" -> code ``usps``;
+    "Pro Plan" -> ``pro_plan``): an agent could answer it without looking anything up."""
+    if not isinstance(value, str):
+        return False
+    want = _words(value)
+    return bool(want) and any(f" {want} " in f" {_words(text)} " for text in words)
+
+
+def _words(text: str) -> str:
+    return " ".join(re.sub(r"[^a-z0-9]+", " ", text.casefold()).split())
+
+
 def _bare(noun: str) -> str:
     """A fact's noun without its article, as a step's words name it ("the meeting link" -> "meeting link")."""
     return noun.lower().removeprefix("the ").removeprefix("a ").removeprefix("an ")
@@ -75,11 +102,13 @@ def content_checks(
     step_checks: Sequence[RowExists],
     touched: Sequence[tuple[str, Mapping[str, Any]]],
     created: Mapping[tuple[int, str], tuple[RowExists, str]],
+    services: Sequence[str] = (),
 ) -> tuple[list[RowExists], list[Check], list[str]]:
     """The step's row checks with its facts demanded in the message text, the carried-value checks, and problems.
 
     ``touched``: (table, row) the step added or changed, as they are at the end of the run; ``created``: (step,
-    field) -> the row check of the record an earlier write created (its values are the agent's own). A problem is
+    field) -> the row check of the record an earlier write created (its values are the agent's own); ``services``: the
+    service of each step (a record's other forms are told apart among the same service's records). A problem is
     a declared fact the reference's own text does not state, or a message the run stored nowhere.
     """
     facts = facts_of(spec, note)
@@ -119,9 +148,10 @@ def content_checks(
                 )
             )
         elif states(text, kind, value):
-            literal.append({"kind": kind, "value": value})
+            forms = identifying_forms(fact, items, services) if kind == "text" else []
+            literal.append({"kind": kind, "value": value, **({"forms": forms} if forms else {})})
         else:
-            problems.append(f"{spec.service}.{spec.tool}: the text does not state {fact.noun} ({value!r})")
+            problems.append(f"{spec.service}.{spec.tool}: the text does not state {fact.noun} ({value!r}): {text[:120]!r}")
     match = {c: w for c, w in check.match.items() if c != column}
     if literal:
         match[column] = {"$states": literal}
@@ -129,6 +159,41 @@ def content_checks(
     if literal or carried:  # a message that states its facts must not also state the other candidates
         carried += _unsaid_checks(note, items, check, column)
     return rows, carried, problems
+
+
+#: Fields that name a record: its id, number, key or reference, title or label.
+_NAMING = re.compile(r"^(?:id|key|code|number|reference|ref|title|name|subject|label|display_name|"
+                     r"(?!phone|po_|tax|fax|vat|routing|account|bank)[a-z]+_number)$")
+#: Fields that say whose a record is: the person or company it belongs to.
+_OWNER = re.compile(r"^(?:customer|company|client|contact|requester|recipient|account|caller|from|vendor|payee)_?name$")
+
+
+def identifying_forms(fact: Said, items: Sequence[Mapping[str, Any] | None], services: Sequence[str]) -> list[str]:
+    """The other forms that name the record a fact names (a Ref to its id, number or title): its other identifying
+    fields, and the person or company it belongs to where no other record of its service that the task touches
+    belongs to them too. A message naming the record by any of them names it."""
+    ref = fact.value
+    if fact.exact or not isinstance(ref, Ref) or ref.step >= len(items) or not _NAMING.match(ref.field):
+        return []
+    record = items[ref.step]
+    if not isinstance(record, Mapping):
+        return []
+    own = field_value(record, ref.field)
+    others = [item for k, item in enumerate(items) if isinstance(item, Mapping) and k < len(services) and ref.step < len(services)
+              and services[k] == services[ref.step] and item.get("id") != record.get("id")]
+    forms: list[str] = []
+    for name, cell in record.items():
+        if not isinstance(cell, str) or len(cell.strip()) < 3 or cell == own or name == ref.field or "@" in cell:
+            continue
+        naming = bool(_NAMING.match(name))
+        owner = bool(_OWNER.match(name))
+        if not (naming or owner):
+            continue
+        if owner and any(cell in (v for v in item.values() if isinstance(v, str)) for item in others):
+            continue  # they own another record the task touches: their name alone does not pick this one out
+        if cell not in forms:
+            forms.append(cell)
+    return forms
 
 
 def _unsaid_checks(note: StepNote, items: Sequence[Mapping[str, Any] | None], check: RowExists, column: str) -> list[Check]:
@@ -158,4 +223,4 @@ def _value(fact: Said, items: Sequence[Mapping[str, Any] | None]) -> Any:
     return value if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
 
 
-__all__ = ["EMPTY_TEXT", "content_checks", "facts_of", "text_param"]
+__all__ = ["EMPTY_TEXT", "content_checks", "facts_of", "guessable", "identifying_forms", "reported_acts", "text_param"]

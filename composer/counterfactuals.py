@@ -8,7 +8,13 @@ whatever the task:
 - ``list-answer``: the answer (or a message whose step names what it must not state) lists every candidate, the
   right one among them;
 - ``first-match``: a search's first match instead of the record the request points at (only where
-  that changes what the plan does next).
+  that changes what the plan does next);
+- ``claims-without-acting``: the last act a report tells of is skipped, the report is sent as written: the report's
+  criterion must fail (it holds the checks of the acts it reports: ``composer.content.reported_acts``);
+- ``wrong-outcome``: a report that states a decision states the other one: the report's criterion must fail.
+
+``natural_report`` is the near miss a kept task must pass: every message names its records by another identifying
+form than the reference's (the title for the number, the customer for the order).
 
 Each near miss names the kind of criterion that must catch it (``target``): the trap's, the policy's,
 the answer's; a shortcut must fail the task, whichever criterion catches it.
@@ -16,16 +22,21 @@ the answer's; a shortcut must fail the task, whichever criterion catches it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from mcp_services.kernel.diff import StateDiff
 
 from composer.catalog import Catalog
-from composer.content import EMPTY_TEXT, text_param
+from mcp_services.tasks.spec import PlanStep
+from mcp_services.tasks.surface import states
+
+from composer.content import EMPTY_TEXT, facts_of, identifying_forms, reported_acts, text_param
+from composer.derive import slug
 from composer.kinds import MESSAGE_INTENTS
-from composer.plan import Composed, Lit, StepSpec, resolve, step_refs, text_of
-from composer.runner import Run, Runner, result_items
+from composer.plan import Composed, Lit, Ref, StepSpec, resolve, step_refs, text_of
+from composer.runner import Run, Runner, StepRun, result_items
 from composer.scenario import Scenario
 
 
@@ -99,7 +110,132 @@ def near_misses(
         run, diff = _replay(runner, s, reference, reference_diff, ignored)
         found.append(NearMiss("ignores-policy", f"ignores the rule: {policy.rule}", run, diff, answer, "policy"))
     found += shortcuts(s, runner, catalog, reference, reference_diff)
+    found += false_reports(s, runner, catalog, reference, reference_diff)
     return found
+
+
+def report_steps(s: Scenario, catalog: Catalog) -> list[int]:
+    """The message steps of the report stage that tell of acts (their criteria hold those acts' checks)."""
+    found = []
+    for j, spec in enumerate(s.specs):
+        tool = catalog.tool(spec.service, spec.tool)
+        message = tool.is_write and tool.intent in MESSAGE_INTENTS and text_param(spec) is not None
+        if message and s.notes[j].told is None and reported_acts(s.notes, j, True):
+            found.append(j)
+    return found
+
+
+def criterion_of(spec: StepSpec, j: int) -> str:
+    """The rubric criterion of a write step (as ``composer.compose`` names it)."""
+    return f"step-{j + 1}-{slug(spec.tool)}"
+
+
+def false_reports(
+    s: Scenario, runner: Runner, catalog: Catalog, reference: Run, reference_diff: Mapping[str, StateDiff]
+) -> list[NearMiss]:
+    """Reports that claim what is not true: the last act skipped with the report sent as written, and a report stating
+    the other outcome of the decision. Each must fail the report's own criterion."""
+    found: list[NearMiss] = []
+    answer = stated_answer(s)
+    reports = report_steps(s, catalog)
+    if reports:
+        last = reports[-1]
+        acts = [k for k in reported_acts(s.notes, last, True) if catalog.tool(s.specs[k].service, s.specs[k].tool).is_write]
+        if acts:
+            skipped = acts[-1]
+            calls = [c for k, c in enumerate(reference.calls) if k != skipped]
+            run, diff = _replay_calls(runner, s, calls)
+            found.append(NearMiss("claims-without-acting", f"skips step {skipped + 1} ({s.specs[skipped].tool}) and still sends the "
+                                  "report as written", run, diff, answer, criterion_of(s.specs[last], last)))
+    for j in reports:
+        decided = next((f for f in s.notes[j].facts if f.kind == "decision" and isinstance(f.value, Lit)), None)
+        param = text_param(s.specs[j])
+        if decided is None or param is None:
+            continue
+        text = reference.calls[j].arguments.get(param)
+        flipped = other_outcome(text, str(decided.value.value)) if isinstance(text, str) else None  # type: ignore[union-attr]
+        if flipped is None:
+            continue
+        specs = list(s.specs)
+        specs[j] = specs[j].with_arg(param, Lit(flipped))
+        run, diff = _replay(runner, s, reference, reference_diff, specs)
+        found.append(NearMiss("wrong-outcome", f"the report of step {j + 1} states the other decision", run, diff, answer,
+                              criterion_of(s.specs[j], j)))
+        break
+    return found
+
+
+#: How a report says each decision, and the words that say the other one instead.
+_FLIPS: dict[str, tuple[tuple[str, str], ...]] = {
+    "approve": ((r"\bapproved\b", "declined"), (r"\bapprove\b", "decline"), (r"\bgranted\b", "refused"),
+                (r"\baccepted\b", "declined"), (r"\bGood news\b", "Sorry"), (r"\bgo ahead\b", "not go ahead")),
+    "deny": ((r"\b(?:had|have) to (?:deny|reject|decline)\b", "approved"), (r",? ?(?:and )?sen[dt] (?:it|this) back to you", ""),
+             (r"\b(?:not|n't) (?:be |been )?approved\b", "approved"), (r"\b(?:can ?not|can't|cannot|won't|will not|couldn't|could not|"
+             r"unable to|not able to) approve\b", "can approve"), (r"\bdeclined\b", "approved"), (r"\bdenied\b", "approved"),
+             (r"\brejected\b", "approved"), (r"\bdecline\b", "approve"), (r"\bdeny\b", "approve"), (r"\brefused\b", "granted")),
+    "pending": ((r"\b(?:under review|pending|awaiting (?:\w+ )?(?:approval|review))\b", "approved"),
+                (r"\bpassed (?:it |this )?on\b", "approved it"), (r"\bfor (?:\w+ )?approval\b", "approved")),
+}
+_OTHER = {"approve": "deny", "deny": "approve", "pending": "approve"}
+
+
+def other_outcome(text: str, decision: str) -> str | None:
+    """The report ``text`` stating the other decision ("approved" -> "declined"), or None where its words cannot be
+    turned into a text that states the other decision and not this one."""
+    flipped = text
+    for pattern, words in _FLIPS.get(decision, ()):
+        flipped = re.sub(pattern, words, flipped, flags=re.IGNORECASE)
+    other = _OTHER.get(decision)
+    if other is None or flipped == text or states(flipped, "decision", decision) or not states(flipped, "decision", other):
+        return None
+    return flipped
+
+
+def natural_report(
+    s: Scenario, runner: Runner, catalog: Catalog, reference: Run, reference_diff: Mapping[str, StateDiff]
+) -> NearMiss | None:
+    """The reference with every message naming its records by another identifying form than the reference's (the
+    room's name for its id, the customer for their only order), or None where no message names a record that has one.
+    A kept task must pass it: a correct report in other words is a correct report."""
+    services = [spec.service for spec in s.specs]
+    specs = list(s.specs)
+    for j, (spec, note) in enumerate(zip(s.specs, s.notes, strict=True)):
+        tool = catalog.tool(spec.service, spec.tool)
+        param = text_param(spec)
+        text = spec.arg(param) if param else None
+        if not (tool.is_write and tool.intent in MESSAGE_INTENTS) or not isinstance(text, Composed) or param is None:
+            continue
+        other: dict[Ref, str] = {}
+        for fact in facts_of(spec, note):
+            made = isinstance(fact.value, Ref) and catalog.tool(s.specs[fact.value.step].service, s.specs[fact.value.step].tool).is_write
+            # A record the plan made is named by what the agent's act gave it (the new ticket's id): that form stays.
+            forms = identifying_forms(fact, reference.items, services) if isinstance(fact.value, Ref) and not made else []
+            human = [f for f in forms if not _ID.match(f)]
+            if forms and fact.kind in (None, "text"):
+                other[fact.value] = (human or forms)[0]  # type: ignore[index]
+        if not other:
+            continue
+        words = "".join(other[p] if isinstance(p, Ref) and p in other else p if isinstance(p, str) else text_of(resolve(p, reference.items))
+                        for p in text.parts)
+        specs[j] = spec.with_arg(param, Lit(words))
+    if specs == list(s.specs):
+        return None
+    run, diff = _replay(runner, s, reference, reference_diff, specs)
+    return NearMiss("natural-report", "every message names its records by another identifying form", run, diff, stated_answer(s))
+
+
+#: An id as a service makes it (room_0003, evt_0071): a form people seldom say when the record has a name.
+_ID = re.compile(r"^[a-z]+_\d+$")
+
+
+def _replay_calls(runner: Runner, s: Scenario, calls: Sequence[PlanStep]) -> tuple[Run, dict[str, StateDiff]]:
+    """Concrete calls run as written on a fresh episode (a failed one is skipped, as an agent would move on)."""
+    runner.fresh(s.setup)
+    steps = []
+    for call in calls:
+        result = runner.call(call.service, call.tool, dict(call.arguments))
+        steps.append(StepRun(call, result.success, None if result.success else result.error_message))
+    return Run(steps=steps), runner.diff()
 
 
 def shortcuts(
@@ -120,8 +256,9 @@ def shortcuts(
         run, diff = _replay(runner, s, reference, reference_diff, lazy)
         found.append(NearMiss("empty-report", "every message says only \"Thanks, this is handled.\"", run, diff, answer))
     # An answer that lists every candidate, the right one among them.
-    if s.answer is not None and s.answer.forbidden:
-        values = [s.answer.value, *s.answer.forbidden]
+    others = list(dict.fromkeys([*s.answer.forbidden, *read_figures(s, catalog, reference)])) if s.answer is not None else []
+    if s.answer is not None and others:
+        values = [s.answer.value, *others]
         listing = "It is one of these: " + ", ".join(str(v) for v in values) + "."
         # The same work as the reference, only the answer differs: no replay needed.
         found.append(NearMiss("list-answer", "the answer lists every candidate", reference, reference_diff, listing, "answer"))
@@ -157,6 +294,23 @@ def shortcuts(
     return found
 
 
+def read_figures(s: Scenario, catalog: Catalog, reference: Run) -> list[float]:
+    """The other amounts the reference run's reads showed (each invoice's total, each payment), where the answer is an
+    amount: an answer that states one of them beside the right figure lists figures instead of answering."""
+    if s.answer is None or isinstance(s.answer.value, bool) or not isinstance(s.answer.value, float):
+        return []
+    found: list[float] = []
+    for spec, step in zip(s.specs, reference.steps, strict=False):
+        tool = catalog.tool(spec.service, spec.tool)
+        if tool.is_write or not step.ok:
+            continue
+        for item in result_items(tool, step.data):
+            for value in item.values():
+                if isinstance(value, float) and value > 0 and abs(value - s.answer.value) > 0.005 and value not in found:
+                    found.append(value)
+    return found
+
+
 def feeds_a_write(specs: Sequence[StepSpec], catalog: Catalog) -> set[int]:
     """The steps whose results a write needs, directly or through the reads between them."""
     needed: set[int] = set()
@@ -170,4 +324,5 @@ def _writes(run: Run, catalog: Catalog) -> list[dict[str, object]]:
     return [c.model_dump() for c in run.calls if catalog.tool(c.service, c.tool).is_write]
 
 
-__all__ = ["NearMiss", "Unreachable", "near_misses", "shortcuts", "stated_answer", "without"]
+__all__ = ["NearMiss", "Unreachable", "criterion_of", "false_reports", "natural_report", "near_misses", "other_outcome", "read_figures", "report_steps", "shortcuts",
+           "stated_answer", "without"]

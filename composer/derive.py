@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import Table
 
 from mcp_services.kernel.diff import StateDiff
-from mcp_services.tasks.checks import ChangeKind, RowDeleted, RowExists
+from mcp_services.tasks.checks import ChangeKind, RowDeleted, RowExists, names
 from mcp_services.tasks.surface import kind_of
 
 from composer.catalog import Catalog
@@ -67,13 +67,19 @@ def _matcher(expr: Any, arg: Any, value: Any, items: Sequence[Any]) -> Any | Non
     if isinstance(arg, (int, float)) and isinstance(value, (int, float)):
         return {"$approx": value} if abs(float(arg) - float(value)) <= 0.005 else None
     if isinstance(arg, str) and isinstance(value, str):
+        # A name or title the request states is matched as people write it: case, quotes and punctuation aside.
+        if isinstance(expr, Lit) and expr.stated and _is_name(arg) and (names(arg, value) or (len(arg) > 12 and arg.lower() in value.lower())):
+            return {"$names": arg}
         if arg == value or arg.lower() == value.lower():
             if isinstance(expr, Lit) and expr.stated and len(arg) > 12:
                 return {"$icontains": arg}
             return value
-        if isinstance(expr, Lit) and expr.stated and len(arg) > 12 and arg.lower() in value.lower():
-            return {"$icontains": arg}
     return None
+
+
+def _is_name(text: str) -> bool:
+    """Words a request states as a name or title (not a time, an address or a code it gives as written)."""
+    return " " in text.strip() and any(c.isalpha() for c in text) and not is_timestamp(text) and "@" not in text
 
 
 def _contains(values: list[Any], item: Any) -> bool:

@@ -212,6 +212,18 @@ class Kinds:
         return out
 
     @cached_property
+    def recipients(self) -> dict[str, dict[str, list[str]]]:
+        """Per service and table, the columns that name a message's recipients (an email's to, cc and bcc; a text's to)."""
+        out: dict[str, dict[str, list[str]]] = {}
+        for kind in self:
+            if not any(tool.intent in MESSAGE_INTENTS for tool in kind.writers):
+                continue  # a campaign's recipient list or an order's ship-to is a record, not a message
+            columns = sorted(f.name for f in kind.runtime.definition.fields if f.role == "recipient" and f.stored)
+            if columns:
+                out.setdefault(kind.service, {})[kind.runtime.table.name] = columns
+        return out
+
+    @cached_property
     def by_tool(self) -> dict[str, Kind]:
         """The kind each write tool acts on (its first required id of its own service)."""
         out: dict[str, Kind] = {}

@@ -36,7 +36,6 @@ _LIST_OPENERS = ("Could you:", "Please:", "Steps:")
 _FIRST = ("", "First, ", "Start by ", "Please ")
 _THEN = ("Then ", "After that, ", "Next, ")
 _LAST = ("Finally, ", "Last, ", "Then ")
-_VERBATIM = "Use the names and titles exactly as I have written them here."
 
 
 def _cap(text: str) -> str:
@@ -119,7 +118,7 @@ def steps_text(clauses: Sequence[str], rng: random.Random) -> str:
 
 
 def instruction(
-    brief: Brief, notes: Sequence[StepNote], phrasing: Phrasing, rng: random.Random, *, now: str, verbatim: bool,
+    brief: Brief, notes: Sequence[StepNote], phrasing: Phrasing, rng: random.Random, *, now: str,
     question: str | None = None,
 ) -> str:
     """The whole request."""
@@ -136,8 +135,6 @@ def instruction(
         if brief.also:
             parts.append(_sentence(rng.choice(_ALSO) + _listed(brief.also)))
     parts += [_sentence(c) for c in brief.constraints]
-    if verbatim:
-        parts.append(_VERBATIM)
     if brief.needs_date or any(_NEEDS_TODAY.search(part) for part in parts):
         parts.insert(0, rng.choice(_DATE_LINES).format(date=long_date(now)))
     return _join(parts)

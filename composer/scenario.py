@@ -195,6 +195,7 @@ class Said:
     noun: str
     value: Expr
     kind: FactKind | None = None  # None: read as the value's type says (an amount, a date, an id)
+    exact: bool = False  # the value itself is what was asked (a carrier's code): no other form of its record will do
 
 
 @dataclass

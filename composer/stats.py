@@ -18,7 +18,9 @@ from typing import Any
 from mcp_services.tasks.spec import CAPABILITIES, TaskSpec
 
 #: The shortcuts and near misses a kept task was verified to fail, by the prefix of their counterfactual id.
-NEAR_MISSES = ("trap", "ignores-policy", "empty-report", "list-answer", "first-match")
+NEAR_MISSES = ("trap", "ignores-policy", "empty-report", "list-answer", "first-match", "claims-without-acting", "wrong-outcome")
+#: The near misses a kept task was verified to pass (recorded in its stats: a correct solution in other words).
+PASSED_NEAR_MISSES = ("natural_report",)
 
 
 def _share(count: int, total: int) -> float:
@@ -88,6 +90,7 @@ def task_stats(tasks: Sequence[TaskSpec], tools_by_service: Mapping[str, Iterabl
         "message_steps_checked": sum(t.stats.get("message_steps_checked", 0) for t in tasks),
         "near_misses": {k: near[k] for k in NEAR_MISSES if near[k]},
         "tasks_with_near_miss": {k: _share(near_tasks[k], n) for k in NEAR_MISSES if near_tasks[k]},
+        "near_misses_passed": {k.replace("_", "-"): sum(1 for t in tasks if t.stats.get(k) == "passed") for k in PASSED_NEAR_MISSES},
         "difficulty": {
             key: round(sum(float(d.get(key, 0)) for d in difficulty) / n, 3) if n else 0.0
             for key in ("records_combined", "hops", "traps", "rule_branches", "distractor_candidates")
@@ -132,6 +135,7 @@ def format_stats(stats: Mapping[str, Any]) -> str:
         "families               " + shares(stats["families"]),
         f"messages checked       {stats['message_steps_checked']} of {stats['message_steps']} message steps have checks on what they say",
         "near misses failed     " + shares(stats["near_misses"]),
+        "near misses passed     " + shares(stats.get("near_misses_passed", {})),
         "difficulty (per task)  " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in stats["difficulty"].items()),
         f"tools used             {stats['tools_used']}" + (f" ({stats['tool_coverage']:.0%} of the catalog)" if "tool_coverage" in stats else ""),
     ]

@@ -139,6 +139,8 @@ def _fill(s: Scenario, tool: ToolInfo, found: Step) -> tuple[dict[str, Any], lis
         if source is not None and found.value(source) is not None and not (param.is_list and param.item_type == "object"):
             value: Any = found.ref(source)
             args[param.name] = ListOf((value,)) if param.is_list else value
+            if source not in ("email", "name", "first_name", "last_name"):  # the request names only their name and email
+                args[param.name] = detail([found.value(source)] if param.is_list else found.value(source))
             has_email = has_email or source == "email"
             has_name = has_name or source in ("name", "first_name", "last_name")
         elif nested is not None and found.value("email") is not None:

@@ -21,6 +21,7 @@ from composer.archetypes.requests import SERVICE_FAMILY, asker_for, by_condition
 from composer.catalog import Catalog
 from composer.kinds import Kind, kinds_of, system_name
 from composer.phrasing import spoken_field
+from composer.content import guessable
 from composer.plan import Lit
 from composer.scenario import Rec, Said, Scenario, Skip, archetype
 from composer.stages.channels import COLLEAGUE, Ask, arrive, reply, reply_clause
@@ -190,6 +191,8 @@ def _pick(s: Scenario) -> tuple[Kind, Rec, FieldDef, tuple[dict[str, Any], str, 
             if value in (None, "", []) or isinstance(value, (bool, list, dict)):
                 continue
             named = identify(s, kind, rec)
+            if named is not None and guessable(value, [named[1], named[2], *map(str, named[0].values())]):
+                continue  # the carrier "USPS" whose code is usps: the answer is in the question's own words
             if named is not None and _findable(s, kind, rec, named[0], named[2]):
                 s.intended.extend(kind.readers)
                 return kind, rec, f, named
@@ -221,7 +224,7 @@ def request_question(s: Scenario) -> None:
     if found.value(f.name) != rec[f.name]:
         raise Skip(f"the read of {kind.key} does not show its {f.name}")
     same_name_trap(s, kind, rec, where, found)
-    fact = Said(q.noun, found.ref(f.name), _fact_kind(f))
+    fact = Said(q.noun, found.ref(f.name), _fact_kind(f), exact=True)
     replied = reply(s, trigger, [*q.answer, found.ref(f.name), "."], say=reply_clause(trigger, q.noun), facts=[fact],
                     subject=f"Re: {kind.noun.capitalize()}: {label}")
     s.notes[replied.index].unsaid = [Said(f"another {q.noun.removeprefix('the ')}", Lit(v)) for v in _others(s, kind, f, rec, rec[f.name])]

@@ -579,6 +579,8 @@ def identify(s: Scenario, kind: Kind, rec: Rec) -> tuple[dict[str, Any], str, st
 def _reads_as_name(label: str) -> bool:
     """Whether a label is a name a colleague would quote ("Vendor comparison"), not a sentence stored where a name
     would be (a generated payout labelled "Customer asked for an updated quote.")."""
+    if re.fullmatch(r"[+\d\s().-]{6,}", label):  # a phone number is no title: a call is named by its caller and time
+        return False
     return not label.rstrip().endswith((".", "!")) and not set(label) & set(";{}") and len(label.split()) <= 12
 
 

@@ -413,9 +413,14 @@ def _relay_parts(trigger: Trigger, facts: Sequence[Said]) -> list[str | Ref]:
         if isinstance(fact.value, Ref):
             parts.append(fact.value)
         elif isinstance(fact.value, Lit):
-            parts.append(_spoken(fact.value.value))
+            value = fact.value.value
+            parts.append(_DECIDED.get(str(value), str(value)) if fact.kind == "decision" else _spoken(value))
     parts.append(". I'll leave it to you to let them know." if facts else ".")
     return parts
+
+
+#: A decision as a line to a colleague says it ("the decision: approved").
+_DECIDED = {"approve": "approved", "deny": "declined", "pending": "passed on for review"}
 
 
 def _spoken(value: object) -> str:

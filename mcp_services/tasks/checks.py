@@ -10,7 +10,8 @@ matches loosely: ``{"$icontains": "re_0007"}`` (text contains, case-insensitive)
 ``{"$includes": ["a@x.example"]}`` (a list contains every item, case-insensitive for text),
 ``{"$approx": 120.5}`` (a number within 0.01), ``{"$in": ["room_0002", "room_0005"]}`` (any of these: a
 request that allows several right answers), ``{"$states": [{"kind": "money", "value": 2774.0}, ...]}`` (a text
-states every one of these facts in any usual surface form: ``mcp_services.tasks.surface``), ``{"$filled": true}``
+states every one of these facts in any usual surface form: ``mcp_services.tasks.surface``), ``{"$names": "Q3 Travel"}``
+(a name or title the request stated, case, quotes and punctuation aside: ``names``), ``{"$filled": true}``
 (any value that is not empty: a detail the request leaves to the agent, such as a void reason in its own words).
 
 Negative checks (``row_unchanged``, ``no_collateral``) pass on inaction by design; a rubric criterion
@@ -19,6 +20,7 @@ that uses one must also bind a positive check, which the composer guarantees.
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Literal
@@ -42,6 +44,7 @@ __all__ = [
     "CarriedValue",
     "Fact",
     "RowUnchanged",
+    "names",
     "value_matches",
 ]
 
@@ -151,7 +154,8 @@ class NoCollateral(CheckBase):
     """Nothing changed beyond what the task needs.
 
     ``changed_keys``: per service and table, the only rows that may be changed or deleted;
-    ``added_counts``: per service and table, at most this many rows may be added.
+    ``added_counts``: per service and table, at most this many rows may be added, beyond the messages to the people
+    the work is for (``correspondents``): the one collateral rule (docs/composer.md, "Collateral").
     """
 
     kind: Literal["no_collateral"] = "no_collateral"
@@ -159,19 +163,40 @@ class NoCollateral(CheckBase):
     added_counts: dict[str, dict[str, int]] = Field(default_factory=dict)
     #: Per service and table, columns whose change is never collateral (read flags, labels added while working).
     incidental: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
+    #: The people the work is for (the customer who asked, the colleague who passed it on, whoever must be told), by
+    #: address or number, and per service and table the columns that name a message's recipients: a message to one of
+    #: them (and the thread it starts) is a write the request implies, never collateral.
+    correspondents: list[str] = Field(default_factory=list)
+    recipients: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
 
     negative: ClassVar[bool] = True
 
     @model_serializer(mode="wrap")
     def _omit_empty(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return _without(handler(self), "incidental")
+        return _without(_without(_without(handler(self), "incidental"), "correspondents"), "recipients")
 
     def holds(self, diff: Diff, answer: str | None) -> bool:
         return not self.collateral(diff)
 
+    def implied(self, service: str, state: StateDiff) -> set[tuple[str, str]]:
+        """(table, key) of the rows a run added that are messages to the people the work is for, and the rows those
+        messages start (a new email's thread)."""
+        people = {p.casefold() for p in self.correspondents}
+        free: set[tuple[str, str]] = set()
+        for table, columns in self.recipients.get(service, {}).items():
+            for key, row in state.table(table).added.items():
+                cells = [c for column in columns for c in _cells(row.get(column))]
+                if any(isinstance(c, str) and c.casefold() in people for c in cells):
+                    free.add((table, key))
+        named = {cell for table, key in free for cell in state.table(table).added[key].values() if isinstance(cell, str)}
+        for name, table_diff in state.tables.items():
+            free |= {(name, key) for key in table_diff.added if key in named}
+        return free
+
     def collateral(self, diff: Diff) -> list[str]:
         found: list[str] = []
         for service, state in sorted(diff.items()):
+            free = self.implied(service, state)
             for name, table in sorted(state.tables.items()):
                 allowed_keys = set(self.changed_keys.get(service, {}).get(name, ()))
                 harmless = set(self.incidental.get(service, {}).get(name, ()))
@@ -182,8 +207,9 @@ class NoCollateral(CheckBase):
                         verb = "changed" if key in table.changed else "deleted"
                         found.append(f"{service}.{name} row {key} was {verb}")
                 budget = self.added_counts.get(service, {}).get(name, 0)
-                if len(table.added) > budget:
-                    found.append(f"{service}.{name}: {len(table.added)} rows added, at most {budget} expected")
+                added = len([key for key in table.added if (name, key) not in free])
+                if added > budget:
+                    found.append(f"{service}.{name}: {added} rows added, at most {budget} expected")
         return found
 
 
@@ -261,11 +287,21 @@ class AnswerExcludes(CheckBase):
 
 
 class Fact(BaseModel):
-    """One fact a text must state: a value read as ``kind`` (an amount, a date, an id, a decision...)."""
+    """One fact a text must state: a value read as ``kind`` (an amount, a date, an id, a decision...), or any of
+    ``forms``: the record's other identifying forms (its number for its title, the customer for their only order)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     kind: FactKind
     value: str | int | float
+    forms: list[str | int | float] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _omit_empty(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _without(handler(self), "forms")
+
+    def stated_in(self, text: str | None) -> bool:
+        """Whether ``text`` states this fact in any of its forms."""
+        return any(states(text, self.kind if n == 0 else kind_of(v), v) for n, v in enumerate([self.value, *self.forms]))
 
 
 class CarriedValue(CheckBase):
@@ -346,13 +382,15 @@ def value_matches(expected: Any, actual: Any) -> bool:
             return all((_norm(t) if isinstance(t, str) else t) in have for t in target)
         if op == "$approx":
             return isinstance(actual, (int, float)) and abs(float(actual) - float(target)) <= 0.01
+        if op == "$names":
+            return isinstance(actual, str) and names(str(target), actual)
         if op == "$filled":
             return actual not in (None, "", [], {})
         if op == "$in":
             return isinstance(target, list) and any(value_matches(option, actual) for option in target)
         if op == "$states":
             facts = [f if isinstance(f, Fact) else Fact.model_validate(f) for f in target]
-            return bool(facts) and all(states(actual if isinstance(actual, str) else None, f.kind, f.value) for f in facts)
+            return bool(facts) and all(f.stated_in(actual if isinstance(actual, str) else None) for f in facts)
         raise ValueError(f"unknown matcher {op!r}")
     if isinstance(expected, str) and isinstance(actual, str):
         return expected == actual
@@ -363,6 +401,22 @@ def value_matches(expected: Any, actual: Any) -> bool:
 
 def _norm(text: str) -> str:
     return " ".join(text.lower().split())
+
+
+def _cells(value: Any) -> list[Any]:
+    """A cell's values: a list's items, or the value itself."""
+    return list(value) if isinstance(value, list) else [value]
+
+
+def names(name: str, actual: str) -> bool:
+    """Whether a cell holds a name or title the request stated, as people write it: case, quotes, punctuation and
+    spacing aside ("Q3 Travel" is 'q3-travel'); a long one (a sentence of a title) may sit in more words."""
+    want, have = _words(name), _words(actual)
+    return bool(want) and (want == have or (len(name) > 12 and f" {want} " in f" {have} "))
+
+
+def _words(text: str) -> str:
+    return " ".join(re.sub(r"[^a-z0-9]+", " ", text.casefold().replace("\u2019", "'").replace("'", "")).split())
 
 
 def _candidate_rows(diff: Diff, service: str, table: str, change: ChangeKind) -> list[dict[str, Any]]:

@@ -70,15 +70,46 @@ def _spelled(text: str) -> str:
 
 def _has_token(text: str, needle: str) -> bool:
     """``needle`` stands in ``text`` on its own: not as part of a longer id or word (INV-1027 is not in INV-10270),
-    and not just after a negation ("no longer pending" does not say pending); either spelling of cancel(l)ed."""
-    needle = _spelled(needle)
-    if not needle:
+    and, for an outcome, not negated in its clause ("we will not move you on to the phone screen" does not say the
+    phone screen; "no longer pending" does not say pending); case, quotes and punctuation aside ("Q3 plan" is 'q3-plan'),
+    either spelling of cancel(l)ed."""
+    words = _plain(needle).split()
+    if not words:
         return False
-    pattern = (r"(?<![a-z0-9])" if needle[0].isalnum() else "") + re.escape(needle) + (
-        r"(?![a-z0-9])" if needle[-1].isalnum() else ""
-    )
+    pattern = re.compile(r"(?<![a-z0-9])" + r"[^a-z0-9]+".join(map(re.escape, words)) + r"(?![a-z0-9])")
     norm = _spelled(text).replace("\u2019", "'")
-    return any(not _NEGATION.search(norm[max(0, m.start() - 30) : m.start()]) for m in re.finditer(pattern, norm))
+    flat = norm.replace("n't", "nt").replace("'", " ")  # won't -> wont, Wendy's -> wendy s: as _plain reads the needle
+    # A negation unsays an outcome (a state, a next step: a few lower-case words), never a name or a number ("we will
+    # not text +1 768 555 1729 again" states the number; "no receipt for the United Airlines flight" states the merchant).
+    outcome = len(words) <= 3 and needle == needle.lower() and not any(ch.isdigit() for ch in needle)
+    for match in pattern.finditer(flat):
+        if not outcome or not _negated(_CLAUSE_END.split(flat[: match.start()])[-1]):
+            return True
+    return False
+
+
+#: Where a clause ends: a stop, a comma or a colon before a space (not inside 2,774.00 or INV.1027), or "but".
+_CLAUSE_END = re.compile(r"[.;:!?,\n]+(?=\s|$)|\s(?:but|however|although)\s")
+#: A negation that governs the words after it in its clause (up to six of them: "will not move you on to the").
+_NEGATED = re.compile(
+    r"\b(?:not|never|no|none|nor|cannot|unable|cant|wont|isnt|wasnt|dont|didnt|doesnt|arent|werent|couldnt|wouldnt|"
+    r"shouldnt|havent|hasnt|hadnt|neither)\b(?:\s+\w+){0,6}\s*$"
+)
+
+
+def _clauses(text: str) -> list[str]:
+    return _CLAUSE_END.split(_spelled(text).replace("\u2019", "'"))
+
+
+def _plain(text: str) -> str:
+    """Words only: lower case, won't -> wont, other punctuation and quotes (a possessive's too) as spaces."""
+    text = _spelled(text).replace("\u2019", "'").replace("n't", "nt")
+    return " ".join(re.sub(r"[^a-z0-9]+", " ", text).split())
+
+
+def _negated(before: str) -> bool:
+    """Whether the words just before a phrase in its clause negate it."""
+    return bool(_NEGATED.search(_plain(before)))
 
 
 def _date_of(value: Any) -> date | None:
@@ -138,17 +169,15 @@ _PENDING = re.compile(
 )
 _DENY = re.compile(
     r"\b(?:den(?:y|ied|ial)|declin(?:e|ed)|reject(?:ed)?|turn(?:ed)? down|refus(?:e|ed)|unable to approve|"
-    r"(?:can ?not|can't|cannot|won't|will not|couldn't|could not|not able to) (?:approve|grant|accept|agree)|"
-    r"(?:not|n't) (?:be |been )?(?:approved|granted|accepted))\b"
+    r"(?:can ?not|can't|cannot|won't|will not|couldn't|could not|not able to|not be able to) (?:approve|grant|accept|agree)|"
+    r"(?:not|n't) (?:be |been )?(?:approved|granted|accepted)|(?:sent|send|sending|returned|handed)(?: \S+){0,4}? back)\b"
 )
-_NEGATION = re.compile(r"\b(?:not|n't|never|no|cannot|unable|can't|won't|isn't|wasn't)\b(?:\W+\w+){0,2}\W*$")
 
 
 def _claims(text: str, pattern: re.Pattern[str]) -> bool:
     """Whether the text states ``pattern`` without a negation just before it ("not approved" claims no approval)."""
-    norm = _norm(text).replace("\u2019", "'")
-    for match in pattern.finditer(norm):
-        if not _NEGATION.search(norm[max(0, match.start() - 30) : match.start()]):
+    for clause in _clauses(text):
+        if any(not _negated(clause[: match.start()]) for match in pattern.finditer(clause)):
             return True
     return False
 

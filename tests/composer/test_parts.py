@@ -54,7 +54,7 @@ def test_a_paraphrase_that_loses_an_anchor_or_leaks_a_value_is_rejected() -> Non
 def test_a_request_states_the_date_only_when_it_leans_on_it() -> None:
     def request(goal: str, needs_date: bool = False) -> str:
         brief = Brief(intro="Ana Ruiz emailed this morning", goal=goal, needs_date=needs_date)
-        return instruction(brief, [], "goal", random.Random(0), now="2025-03-13T09:00:00Z", verbatim=False)
+        return instruction(brief, [], "goal", random.Random(0), now="2025-03-13T09:00:00Z")
 
     date = "Thursday 13 March 2025"
     for goal in ("Move her meeting on Friday to Monday", "Record the payment, dated today", "Book it for next week"):

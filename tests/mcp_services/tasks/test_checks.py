@@ -8,7 +8,7 @@ import pytest
 from pydantic import TypeAdapter, ValidationError
 
 from mcp_services.kernel.diff import RowChange, StateDiff, TableDiff
-from mcp_services.tasks.checks import AnswerCheck, Check, InfoFlow, NoCollateral, RowExists, RowUnchanged
+from mcp_services.tasks.checks import AnswerCheck, Check, InfoFlow, NoCollateral, RowExists, RowUnchanged, value_matches
 from mcp_services.tasks.grading import RubricItem, grade
 
 CONTACT = {"id": "ct_1", "email": "ana@x.example", "stage": "lead", "tags": ["VIP", "emea"], "score": 12.0}
@@ -134,3 +134,17 @@ def test_a_filled_matcher_takes_any_value_that_is_not_empty(actual: Any, filled:
     from mcp_services.tasks.checks import value_matches
 
     assert value_matches({"$filled": True}, actual) is filled
+
+
+@pytest.mark.parametrize("cell", ["Q3 Travel", "q3 travel", "“Q3 Travel”", "Q3-Travel", "  Q3   TRAVEL "])
+def test_a_stated_title_matches_as_people_write_it(cell: str) -> None:
+    assert value_matches({"$names": "Q3 Travel"}, cell)
+
+
+@pytest.mark.parametrize("cell", ["Q3 Travel Plan", "Q4 Travel", "", "Travel"])
+def test_another_title_is_not_the_stated_one(cell: str) -> None:
+    assert not value_matches({"$names": "Q3 Travel"}, cell)
+
+
+def test_a_long_stated_title_may_sit_in_more_words() -> None:
+    assert value_matches({"$names": "Customer visit: Lake Emily"}, "Re: customer visit - Lake Emily (rescheduled)")

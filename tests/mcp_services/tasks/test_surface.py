@@ -138,3 +138,55 @@ def test_a_state_reads_in_either_spelling_and_not_after_a_negation() -> None:
     assert states(reply, "text", "canceled") and states("It was canceled.", "text", "cancelled")
     assert not states(reply, "text", "pending") and not states("It is not scheduled any more.", "text", "scheduled")
     assert states("It is still pending.", "text", "pending")
+
+
+@pytest.mark.parametrize("text", [
+    "Unfortunately we will not move you on to the phone screen.",
+    "We won't be inviting you to a phone screen this time.",
+    "Sadly there will be no phone screen.",
+])
+def test_a_negated_outcome_does_not_state_it(text: str) -> None:
+    # The screening email that declined the candidate passed the invitation check because it held "phone screen".
+    assert not states(text, "text", "phone screen")
+
+
+@pytest.mark.parametrize("text", [
+    "Good news: we would like to move you on to the phone screen.",
+    "No problem, I've booked your phone screen for Monday.",
+    "We could not be sure at first, but the phone screen is yours.",
+])
+def test_an_outcome_negated_only_in_another_clause_is_stated(text: str) -> None:
+    assert states(text, "text", "phone screen")
+
+
+@pytest.mark.parametrize("text", ["It is no longer pending.", "The request is not pending any more."])
+def test_no_longer_pending_is_not_pending(text: str) -> None:
+    assert not states(text, "text", "pending")
+    assert not states(text, "decision", "pending")
+
+
+@pytest.mark.parametrize("text", ["I'm afraid we will not be able to approve it.", "We will not approve this one."])
+def test_a_refusal_in_the_future_tense_is_a_denial(text: str) -> None:
+    assert states(text, "decision", "deny")
+    assert not states(text, "decision", "approve")
+
+
+@pytest.mark.parametrize("text", ["The report 'Q3 Travel' is filed.", "the report q3 travel is filed", 'Report "Q3-Travel" filed.'])
+def test_a_title_reads_case_quote_and_punctuation_insensitive(text: str) -> None:
+    assert states(text, "text", "Q3 Travel")
+    assert not states(text, "text", "Q3 Travel Plan")
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("No receipt for the United Airlines flight.", "United Airlines"),
+    ("We will not send any more texts to +17685551729.", "+17685551729"),
+    ("Not out yet: it needs Wendy's sign-off first.", "Wendy"),
+])
+def test_a_negation_never_unsays_a_name_or_a_number(text: str, value: str) -> None:
+    assert states(text, "text", value)
+
+
+@pytest.mark.parametrize("text", ["I've sent your customer-visit report back to you: no receipt.", "I returned it back to you to fix."])
+def test_a_report_sent_back_is_a_denial(text: str) -> None:
+    assert states(text, "decision", "deny")
+    assert not states(text, "decision", "approve")
