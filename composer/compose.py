@@ -77,6 +77,8 @@ class ComposeSettings:
     #: How many kept plans of this set call each tool so far (``service.tool``): a choice among equally good
     #: tools takes the less used first, so a set reaches every tool it can instead of the likeliest ones.
     usage: Counter[str] = field(default_factory=Counter)
+    #: Drop a candidate in which nothing in the data decides any of the work (``no-decision``).
+    require_decision: bool = False
 
 
 def _norm(value: Any) -> str:
@@ -108,6 +110,9 @@ def _compose(
     if not s.specs:
         raise Dropped("no-fit", f"{archetype.id}: the scenario made no calls")
     walked = extend(s, random.Random(f"{seed_key}:walk"))
+    decisions = s.decided()
+    if not decisions and settings.require_decision:
+        raise Dropped("no-decision", f"{archetype.id}: nothing in the data decides any of the work")
 
     runner.fresh(s.setup)
     problems = unresolved(s)
@@ -194,6 +199,7 @@ def _compose(
                                  and catalog.tool(spec.service, spec.tool).is_write),
             "message_steps_checked": checked_messages,
             "difficulty": _difficulty(s, catalog),
+            "decisions": [d.as_stats() for d in decisions],
             **({"paraphrased": paraphrased} if paraphrased is not None else {}),
         },
         counterfactuals=counterfactuals,

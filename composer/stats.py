@@ -17,6 +17,8 @@ from typing import Any
 
 from mcp_services.tasks.spec import CAPABILITIES, TaskSpec
 
+from composer.decisions import decision_stats, format_decisions, stock_follow_up
+
 #: The shortcuts and near misses a kept task was verified to fail, by the prefix of their counterfactual id.
 NEAR_MISSES = ("trap", "ignores-policy", "empty-report", "list-answer", "first-match")
 
@@ -94,6 +96,8 @@ def task_stats(tasks: Sequence[TaskSpec], tools_by_service: Mapping[str, Iterabl
         },
         "services": dict(sorted(Counter(s for t in tasks for s in t.services).items())),
         "beyond_library": {"services": len(set().union(*beyond)) if beyond else 0, "tasks": sum(1 for b in beyond if b)},
+        "decisions": decision_stats([t.stats.get("decisions", []) for t in tasks], sum(
+            1 for t in tasks if stock_follow_up(t.instruction, t.scenario.walk if t.scenario else [], t.stats.get("decisions", [])))),
         "tools_used": len(used),
         "top_tools": {f"{a}.{b}": c for (a, b), c in used.most_common(10)},
     }
@@ -133,6 +137,7 @@ def format_stats(stats: Mapping[str, Any]) -> str:
         f"messages checked       {stats['message_steps_checked']} of {stats['message_steps']} message steps have checks on what they say",
         "near misses failed     " + shares(stats["near_misses"]),
         "difficulty (per task)  " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in stats["difficulty"].items()),
+        *format_decisions(stats["decisions"]),
         f"tools used             {stats['tools_used']}" + (f" ({stats['tool_coverage']:.0%} of the catalog)" if "tool_coverage" in stats else ""),
     ]
     if stats["beyond_library"]["services"]:

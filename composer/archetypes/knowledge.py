@@ -64,6 +64,7 @@ def _read_page(s: Scenario, title: str, say: str) -> tuple[Rec, Step]:
     page = _page(s, title)
     step = lookup(s, page, {"title": title, "space_key": page["space_key"], "query": title}, say=say, stage="consult")
     s.refer(page, f"the wiki page {title!r}", relation="title", where={"title": title, "status": "current"})
+    s.read_rule(title)
     return page, step
 
 

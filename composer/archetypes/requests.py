@@ -501,11 +501,20 @@ class Request:
     value: str  # its label (or, for a new record, its name): what the confirmation says
     plan: _Plan
     words: str  # what is asked, in the tool's phrase with the record's name inside
+    #: Where the asker's premise is false (the work is done already): the record's state that shows it, else None.
+    already: str | None = None
+
+
+#: Intents whose premise the record's state can make false (closing what is closed already, paying what is paid).
+ALREADY = frozenset({"close", "reopen", "restore", "cancel", "publish", "approve", "reject", "submit", "pay", "ship", "send"})
+#: How often a request of those intents finds its work done already (the agent changes nothing and says why).
+FALSE_PREMISE = 0.5
 
 
 def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = frozenset()) -> Request:  # type: ignore[assignment]
     """A request for ``intent`` that some record of some mounted service can take, tried on the world as it is."""
     colleague = _someone_else(s, asker)
+    false_premise = intent in ALREADY and s.rng.random() < FALSE_PREMISE
     for choice in [c for c in _choices(s, intent) if c.tool.key not in avoid][:16]:
         kind = choice.kind
         records = by_condition(s, kind, s.records(kind.service, kind.entity))
@@ -525,7 +534,14 @@ def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = f
                 except Skip:
                     break
                 named = {**{k: _plain(v) for k, v in choice.named.items()}, choice.param: rec[choice.field]}
-                if not s.would_succeed(choice.tool.service, choice.tool.name, {**named, **plan.concrete()}):
+                state = rec.get(kind.state_field) if kind.state_field else None
+                if false_premise:
+                    refused = s.already(choice.tool.service, choice.tool.name, {**named, **plan.concrete()})
+                    spoken = str(state).replace("_", " ").lower() if isinstance(state, str) else ""
+                    if not spoken or refused is None or (refused and spoken not in refused.replace("_", " ").lower()) \
+                            or spoken in name.lower():  # "the denied time off request" would say the premise is false
+                        continue  # done already, and its state says so (a refusal that names another state does not)
+                elif not s.would_succeed(choice.tool.service, choice.tool.name, {**named, **plan.concrete()}):
                     continue
                 words = phrase(choice.tool, {**{k: name for k in choice.fixed()}, **plan.words})
                 if words is None and intent == "update":  # no phrase says this field: the change follows the record
@@ -534,7 +550,8 @@ def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = f
                     break  # "{" : a placeholder the fills left open ("update the group {GroupId}")
                 plan.keep_facts_in(words)
                 s.intended.append(choice.tool)
-                return Request(choice, rec, where, name, value, plan, words)
+                return Request(choice, rec, where, name, value, plan, words,
+                               already=str(state).replace("_", " ") if false_premise else None)
         s.tried_in_vain(choice.tool)
     raise Skip(f"no record any tool can do {intent!r} on")
 
@@ -749,6 +766,12 @@ def do_request(s: Scenario, request: Request) -> list[Said]:
              **{k: v for k, v in request.where.items() if k not in refs}}
     found = lookup(s, rec, known, say=f"find {request.name}", name=request.name)
     same_name_trap(s, choice.kind, rec, request.where, found)
+    if request.already is not None:  # the work is done already: nothing to change, and the asker hears why
+        s.decide("premise", f"{request.name} still needs {gerund(request.words.split()[0])}", default=False)
+        return [Said(f"the {choice.kind.noun}", Lit(value), "text"), Said("that it was so already", Lit("already"), "text"),
+                Said("where it stands", Lit(request.already), "text")]
+    if choice.tool.intent in ALREADY:
+        s.decide("premise", f"{request.name} still needs {gerund(request.words.split()[0])}", default=True)
     named = {**choice.named, **({choice.param: found.ref(choice.field)} if choice.param else {})}
     s.call(choice.tool.service, choice.tool.name, {**named, **request.plan.steps()}, say=request.words, require_change=True)
     return request.plan.facts or [Said(f"the {choice.kind.noun}", Lit(value), "text")]
@@ -782,8 +805,10 @@ def colleague_request(s: Scenario, intent: str, *, then: str | None = None) -> N
     facts: list[Said] = []
     for request in requests:
         facts += do_request(s, request)
-    done = " and ".join(_past(r.words) for r in requests)
-    parts: list[Any] = [f"Done: I {done}."]
+    done = " and ".join(_past(r.words) for r in requests if r.already is None)
+    parts: list[Any] = [f"Done: I {done}." if done else "I have not changed anything."]
+    parts += [f" {_cap(r.name)} is already {r.already}, so there was nothing to do." for r in requests
+              if r.already is not None]
     for fact in facts:
         if isinstance(fact.value, Ref):  # what the plan made: its number goes in the reply
             parts += [f" {fact.noun[:1].upper()}{fact.noun[1:]}: ", fact.value, "."]
@@ -798,6 +823,10 @@ def colleague_request(s: Scenario, intent: str, *, then: str | None = None) -> N
 
 def _find(s: Scenario, intent: str, asker: Person, avoid: set[str]) -> Request:
     return find_creation(s, asker, avoid=avoid) if intent == "create" else find_request(s, intent, asker, avoid=avoid)
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _plain(value: Any) -> Any:

@@ -76,6 +76,7 @@ def consult(
     else:
         raise Skip("no place for a written rule")
     step = lookup(s, rec, known, say=f"check our {title.lower()}", stage="consult") if read else None
+    s.read_rule(title)
     return Rule(rec, step, pointer, where)
 
 
