@@ -50,6 +50,7 @@ from composer.catalog import Catalog
 from composer.content import content_checks, text_param
 from composer.counterfactuals import Unreachable, near_misses, stated_answer
 from composer.kinds import MESSAGE_INTENTS
+from composer.literal import literal_fails
 from composer.derive import deleted_checks, met_by_other_steps, row_checks, slug
 from composer.paraphrase import Complete, paraphrase
 from composer.phrasing import instruction
@@ -172,7 +173,7 @@ def _compose(
     writes = [j for j, spec in enumerate(s.specs) if catalog.tool(spec.service, spec.tool).is_write]
     needed = [j for j, note in enumerate(s.notes) if note.needed]
     trigger = s.trigger
-    task = TaskSpec.build(
+    fields = dict(
         schema_version=SCHEMA_VERSION,
         instruction=text,
         services=services,
@@ -216,10 +217,13 @@ def _compose(
         ),
         traps=[TrapInfo(service=t.rec.service, table=t.rec.table, key=t.rec.key, kind=t.kind, description=t.description) for t in s.traps],
     )
+    task = TaskSpec.build(**fields)
     problems = judge(task, (diff, []), cf_diffs)
     if problems:
         raise Dropped(_reason(problems[0]), problems[0])
-    return task
+    # The literal agent is measured, never required: its outcome is recorded for `composer stats`.
+    fields["stats"] = {**task.stats, "literal_fails": literal_fails(s, runner, task, run, diff)}
+    return TaskSpec.build(**fields)
 
 
 def _quoted(s: Scenario) -> str:

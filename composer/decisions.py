@@ -71,7 +71,7 @@ def merged(decisions: Sequence[Decision]) -> list[Decision]:
 
 #: The stock chores a walk used to add, as requests said them: a check-in hold, a follow-up task in a fixed project, a
 #: reaction, a word to a colleague with no reason.
-_STOCK = re.compile(r'"Check in with |"Follow up with |react to .{1,80} with a ✅|\blet [A-Z][a-z]+ [A-Z][a-z]+ know the ')
+_STOCK = re.compile(r'"Check in with |add a task "Follow up with |react to .{1,80} with a ✅|\blet [A-Z][a-z]+ [A-Z][a-z]+ know the ')
 
 
 def stock_follow_up(instruction: str, walk: Sequence[str], decisions: Sequence[Mapping[str, Any]]) -> bool:
@@ -86,9 +86,9 @@ def kinds_of(decisions: Sequence[Mapping[str, Any]]) -> list[str]:
     return [k for k in DECISION_KINDS if k in found]
 
 
-def decision_stats(recorded: Sequence[Sequence[Mapping[str, Any]]], stock: int = 0) -> dict[str, Any]:
+def decision_stats(recorded: Sequence[Sequence[Mapping[str, Any]]], stock: int = 0, literal: float = 0.0) -> dict[str, Any]:
     """The figures ``composer stats`` prints about decisions, from each task's ``stats["decisions"]`` (``stock``: how many
-    tasks have a stock follow-up)."""
+    tasks have a stock follow-up; ``literal``: the share of tasks the literal agent fails)."""
     n = len(recorded)
 
     def share(count: int, total: int) -> float:
@@ -105,6 +105,7 @@ def decision_stats(recorded: Sequence[Sequence[Mapping[str, Any]]], stock: int =
         "rule_non_default": share(sum(1 for r in rule_tasks if any(x.get("default") is False for x in r)), len(rule_tasks)),
         "rule_near_threshold": share(sum(1 for r in rule_tasks if any(x.get("near") for x in r)), len(rule_tasks)),
         "stock_follow_ups": stock,
+        "literal_agent_fails": literal,
         "premise_false": share(sum(1 for p in premises if any(x.get("default") is False for x in p)), n),
     }
 
@@ -116,6 +117,8 @@ def format_decisions(stats: Mapping[str, Any]) -> list[str]:
         f"rules                  {stats['rule_tasks']} rule tasks, non-default outcome {stats['rule_non_default']:.0%}, "
         f"near the threshold {stats['rule_near_threshold']:.0%}; premise false {stats['premise_false']:.0%} of tasks; "
         f"{stats['stock_follow_ups']} stock follow-ups",
+        f"literal agent          fails {stats['literal_agent_fails']:.0%} of tasks (does what the words say, default branch, "
+        "first match, no premise checked, no procedure read)",
     ]
 
 

@@ -345,6 +345,10 @@ class Scenario:
         self.decisions: list[Decision] = []
         #: The rules the work reads (their titles): a rule read that changes nothing is a rule decision at its default.
         self.rules_read: list[str] = []
+        #: What a literal agent writes that the plan does not (the refund a false premise asks for): ``composer.literal``.
+        self.literal_writes: list[StepSpec] = []
+        #: Steps a literal agent does otherwise (its reply says it did what was asked), by their index in the plan.
+        self.literal_steps: dict[int, StepSpec] = {}
         #: The trigger as it arrived (channel, the step that found it), when the workflow used ``stages.channels``.
         self.arrival: Any = None
         #: What the work is about, in a few words (the trigger's subject line): notes and follow-ups cite it.

@@ -18,6 +18,7 @@ from typing import Any
 from mcp_services.tasks.spec import CAPABILITIES, TaskSpec
 
 from composer.decisions import decision_stats, format_decisions, stock_follow_up
+from composer.literal import literal_share
 
 #: The shortcuts and near misses a kept task was verified to fail, by the prefix of their counterfactual id.
 NEAR_MISSES = ("trap", "ignores-policy", "empty-report", "list-answer", "first-match")
@@ -97,7 +98,8 @@ def task_stats(tasks: Sequence[TaskSpec], tools_by_service: Mapping[str, Iterabl
         "services": dict(sorted(Counter(s for t in tasks for s in t.services).items())),
         "beyond_library": {"services": len(set().union(*beyond)) if beyond else 0, "tasks": sum(1 for b in beyond if b)},
         "decisions": decision_stats([t.stats.get("decisions", []) for t in tasks], sum(
-            1 for t in tasks if stock_follow_up(t.instruction, t.scenario.walk if t.scenario else [], t.stats.get("decisions", [])))),
+            1 for t in tasks if stock_follow_up(t.instruction, t.scenario.walk if t.scenario else [], t.stats.get("decisions", []))),
+            literal_share(tasks)),
         "tools_used": len(used),
         "top_tools": {f"{a}.{b}": c for (a, b), c in used.most_common(10)},
     }

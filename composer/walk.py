@@ -289,23 +289,23 @@ class Walk:
     def procedure(self, rules: Sequence[str]) -> str:
         """Write down the procedure that asks for ``rules`` (a document in the Policies folder, or a manager's standing
         email, wherever the plan has not written yet), add the step that reads it, and point the request at it."""
-        from composer.stages.rules import colleague, policy_document, policy_email
+        from composer.stages.rules import policy_document, policy_email
 
         s = self.s
         title = PROCEDURES.get(self.family(), PROCEDURES["operations"])
         ours, other = ("customer", "colleague") if self.customer else ("colleague", "customer")
         text = (f"Once a request from a {ours} is handled:\n\n" + "".join(f"- {_cap(r)}.\n" for r in rules)
                 + f"\nOnce a request from a {other} is handled: {OTHER_BRANCH[other]}.")
-        places = [p for p in ("files", "mailbox") if s.has(p) and not s.written(p)]
+        manager = self._author()
+        places = [p for p in ("files", "mailbox") if s.has(p) and not s.written(p) and (p == "files" or manager is not None)]
         if not places:
             raise Skip("nowhere left to write a procedure down")
         where = s.rng.choice(places)
-        if where == "files":
+        if where == "files" or manager is None:
             rec = policy_document(s, title, text)
             known = {"query": title, "name": f"{title}.md"}
             pointer = f"then follow our {title.lower()} (in the Policies folder of the shared drive)"
         else:
-            manager = colleague(s, "operations manager")
             body = f"Hi all,\n\nFrom now on, please stick to this {title.lower()}:\n\n{text}\n\nThanks,\n{manager.name}"
             rec = policy_email(s, manager, title, body)
             known = {"query": title, "subject": title, "from_email": manager.email}
@@ -400,6 +400,17 @@ class Walk:
         """The colleague as a written procedure names them: "the support lead (Dana Lee)"."""
         colleague = self.colleague()
         return f"the {self._role} ({colleague.name})"
+
+    def _author(self) -> Person | None:
+        """The manager who emails the team this family's procedure (the first of its roles who is not the user)."""
+        for role in (*FAMILY_ROLES.get(self.family(), ())[:2], "operations manager", "office manager"):
+            try:
+                person = self.s.world.team_member(role)
+            except KeyError:
+                continue
+            if person.email != self.s.world.user.email:
+                return person
+        return None
 
     def colleague(self) -> Person:
         """A colleague this family of work involves (the same one for the whole walk), never the user or the asker."""

@@ -659,6 +659,7 @@ def discount_request(s: Scenario) -> None:
         "contact_id": found.ref("id"),
         "close_date": detail((s.world.now_dt + timedelta(days=14)).date().isoformat()),
     }
+    s.decide("rule", "discounts beyond what sales may give need approval", default=not beyond, value=asked, threshold=allowed)
     if not beyond:
         logged = s.call("crm", "create_deal", deal,
                         say=f"if the policy lets us give it, log the deal in the CRM for {org.name} at the discounted "
@@ -1016,6 +1017,8 @@ def event_registration(s: Scenario) -> None:
                      {"value": EVENTS.registered, "spreadsheet_id": opened.ref("id"), "column": "Status"},
                      say="count who is registered on the event's guest list", stage="consult")
     status = EVENTS.waitlisted if event.is_full else EVENTS.registered
+    s.decide("rule", "once the event is full, new registrants go on the waitlist", default=not event.is_full,
+             value=event.registered, threshold=event.capacity)
     other = EVENTS.registered if event.is_full else EVENTS.waitlisted
     cells = (found.ref("answers.full_name"), found.ref("answers.email"), found.ref("answers.company"))
     added = s.call(

@@ -376,6 +376,7 @@ def time_off_decision(s: Scenario) -> None:
     _answer(s, trigger, person, parts, say=reply_clause(trigger, what) if trigger else f"let {first} know {what}",
             facts=facts, subject="Your time-off request")
     rule = f"a request cannot exceed the available {words} balance, after other requests still waiting"
+    s.decide("rule", rule, default=approve, value=length, threshold=room)
     if approve:
         s.policy_documents.append(policy)
     else:
@@ -682,6 +683,7 @@ def application_screening(s: Scenario) -> None:
     lookup(s, s.record("recruiting", "job", job.key), {"id": applied.ref("job_id")}, prefer=("get_job",),
            say="check the job's salary range")
     decide = f"move {first}'s application on to the phone screen, or reject it if the screening rules say so"
+    s.decide("rule", "expectations above the top of the range are rejected", default=not too_high, value=expected, threshold=top)
     currency = job["currency"]
     if too_high:
         reason = lookup(s, s.records("recruiting", "rejection_reason", where={"name": _TOO_HIGH})[0],
@@ -897,6 +899,8 @@ def offer_request(s: Scenario) -> None:
     decide = (f"if the offer sign-off rules let it go out now, make the offer {asker.first_name} asks for; if not, "
               f"ask whoever has to sign it off first")
     terms = {"salary": salary, "start_date": start}
+    s.decide("rule", "an offer above the midpoint of the range needs the finance lead's sign-off first", default=not above,
+             value=salary, threshold=(job["salary_min"] + job["salary_max"]) / 2)
     if not above:
         act(s, "send", applied, terms, say=decide, stage="decide", prefer="create_offer")
         reply(s, trigger, [f"Hi {asker.first_name},\n\nDone: the offer to {first} is out, at {pay} a year, starting "
@@ -1100,11 +1104,13 @@ def _spoil(s: Scenario, items: list[dict[str, Any]], limits: dict[str, float | N
     if missing and (not over or s.rng.random() < 0.5):
         k = s.rng.choice(missing)
         items[k]["receipt"] = False
+        s.decide("rule", _EXPENSE_RULE, default=False, value=items[k]["amount"], threshold=receipt_over)
         return f"the {items[k]['merchant']} expense has no receipt", items[k]["merchant"]
     k = s.pick(over, "no expense with a limit to go over")
     limit = limits[items[k]["category"]]
     assert limit is not None
     items[k]["amount"] = round(limit * s.rng.uniform(1.01, 1.08), 2)
+    s.decide("rule", _EXPENSE_RULE, default=False, value=items[k]["amount"], threshold=limit)
     return f"the {items[k]['merchant']} expense is over the {items[k]['category']} limit", items[k]["merchant"]
 
 
@@ -1116,9 +1122,15 @@ def _within(s: Scenario, items: list[dict[str, Any]], limits: dict[str, float | 
     if s.rng.random() < 0.5 and limit and items[k]["category"] != "Airfare":
         items[k]["amount"] = round(limit * s.rng.uniform(0.93, 0.995), 2)
         items[k]["receipt"] = True
+        s.decide("rule", _EXPENSE_RULE, default=True, value=items[k]["amount"], threshold=limit)
     elif limit is None or limit >= receipt_over:
         items[k]["amount"] = round(receipt_over * s.rng.uniform(0.85, 0.99), 2)
         items[k]["receipt"] = False
+        s.decide("rule", _EXPENSE_RULE, default=True, value=items[k]["amount"], threshold=receipt_over)
+
+
+#: The expense rule a report is checked against (limits per category, receipts above a threshold).
+_EXPENSE_RULE = "expenses stay within their category's limit and carry a receipt above the threshold"
 
 
 _EXPENSE_GUIDELINES = (

@@ -24,6 +24,7 @@ from typing import Any
 from mcp_services.kernel.world import Person
 
 from composer.catalog import HEADER_PARAM, Param, ToolInfo
+from composer.content import text_param
 from composer.archetypes.generic import catalog_weight
 from composer.kinds import Kind, system_name
 from composer.resolve import resolve, value_at
@@ -768,6 +769,8 @@ def do_request(s: Scenario, request: Request) -> list[Said]:
     same_name_trap(s, choice.kind, rec, request.where, found)
     if request.already is not None:  # the work is done already: nothing to change, and the asker hears why
         s.decide("premise", f"{request.name} still needs {gerund(request.words.split()[0])}", default=False)
+        named = {**choice.named, **({choice.param: found.ref(choice.field)} if choice.param else {})}
+        s.literal_writes.append(s.spec(choice.tool.service, choice.tool.name, {**named, **request.plan.steps()}))
         return [Said(f"the {choice.kind.noun}", Lit(value), "text"), Said("that it was so already", Lit("already"), "text"),
                 Said("where it stands", Lit(request.already), "text")]
     if choice.tool.intent in ALREADY:
@@ -812,7 +815,11 @@ def colleague_request(s: Scenario, intent: str, *, then: str | None = None) -> N
     for fact in facts:
         if isinstance(fact.value, Ref):  # what the plan made: its number goes in the reply
             parts += [f" {fact.noun[:1].upper()}{fact.noun[1:]}: ", fact.value, "."]
-    reply(s, trigger, parts, say=reply_clause(trigger, "a word saying what you did"), facts=facts, subject=f"Re: {subject}")
+    said = reply(s, trigger, parts, say=reply_clause(trigger, "a word saying what you did"), facts=facts, subject=f"Re: {subject}")
+    param = text_param(s.specs[said.index])
+    if param is not None and any(r.already is not None for r in requests):  # a literal agent did it, and says so
+        done_all = " and ".join(_past(r.words) for r in requests)
+        s.literal_steps[said.index] = s.specs[said.index].with_arg(param, Lit(f"Done: I {done_all}."))
     systems = sorted({system_name(s.catalog, r.choice.kind.service) for r in requests})
     s.brief.intro = f"{trigger.intro} for {'a change' if len(requests) == 1 else 'two changes'} in {' and '.join(systems)}"
     things = "both things" if len(requests) == 2 else "what"

@@ -54,8 +54,8 @@ def test_follow_ups_come_from_a_procedure_the_request_only_points_at(catalog: Ca
     runner = Runner(catalog, walked[0].world_seed)
     for task in walked:
         assert "procedure" in {d["kind"] for d in task.stats["decisions"]}
-        procedure = next(r for r in task.setup if "follow-up procedure" in str(r.row))
-        assert "Once a request from a customer is handled" in str(procedure.row)
+        written = [r for r in task.setup if "follow-up procedure" in str(r.row)]
+        assert any("Once a request from a customer is handled" in str(r.row) for r in written)
         assert "procedure" in task.instruction and "Check in with" not in task.instruction
         # An agent that does what the words say and never reads the procedure fails.
         follow_ups = len(task.scenario.walk)
@@ -76,6 +76,7 @@ def test_a_request_done_already_changes_nothing_and_says_why(catalog: Catalog) -
     assert false
     runner = Runner(library, false[0].world_seed)
     for task in false:
+        assert task.stats["literal_fails"], task.id  # an agent that does as asked without checking fails it
         writes = [s for s in task.plan if library.tool(s.service, s.tool).is_write]
         assert all(library.tool(s.service, s.tool).intent in ("reply", "send", "tag") for s in writes), [s.tool for s in writes]
         # Doing as asked anyway, then saying it is done, fails.
@@ -99,6 +100,33 @@ def test_stats_print_the_kinds_their_shares_the_rule_figures_and_stock_follow_up
     text = format_stats(stats)
     assert "decisions              100% of tasks have one; kinds: rule" in text
     assert "non-default outcome" in text and "near the threshold" in text and "0 stock follow-ups" in text
+    assert f"literal agent          fails {stats['decisions']['literal_agent_fails']:.0%} of tasks" in text
+
+
+def test_a_customer_wrong_about_a_double_charge_gets_no_refund_and_hears_what_the_charge_paid(catalog: Catalog) -> None:
+    tasks, _ = generate(GenerateConfig(n=16, seed=0, services=SERVICES, archetypes=("double-charge-refund",)), catalog)
+    false = [t for t in tasks if any(d["kind"] == "premise" and d["default"] is False for d in t.stats["decisions"])]
+    true = [t for t in tasks if any(d["kind"] == "premise" and d["default"] is True for d in t.stats["decisions"])]
+    assert false and true
+    for task in false:
+        assert not any(step.tool == "refund_charge" for step in task.plan)
+        assert task.stats["literal_fails"]  # refunding "the duplicate" anyway fails
+        # The request reads the same either way: it does not say whether there is a duplicate.
+        assert "refund the duplicate if there is one" in task.instruction
+
+
+def test_a_rule_s_limit_lies_near_the_value_it_decides_most_of_the_time() -> None:
+    import random
+
+    from composer.stages.rules import limit_near
+
+    class _S:
+        rng = random.Random(0)
+
+    limits = [limit_near(_S(), amount) for amount in (87.5, 240.0, 1645.75, 3380.0, 512.3) * 20]  # type: ignore[arg-type]
+    amounts = (87.5, 240.0, 1645.75, 3380.0, 512.3) * 20
+    assert all(limit != amount for limit, amount in zip(limits, amounts))
+    assert sum(near_threshold(a, l) for a, l in zip(amounts, limits)) >= 0.6 * len(limits)
 
 
 def test_a_stock_chore_or_a_walk_no_procedure_asks_for_is_a_stock_follow_up() -> None:
