@@ -558,17 +558,16 @@ class Scenario:
             store.restore(image)
 
     def already(self, service: str, tool: str, args: Mapping[str, Any]) -> str | None:
-        """Whether a call finds its work done already: the service's refusal that says so ("... is already closed"), or
-        "" where the call would change nothing that matters (a closed ticket closed again); None where it would do the
-        work (or fails for another reason). Leaves nothing behind."""
+        """Whether a call may find its work done already: the service's refusal ("Meeting mtg_0019 is cancelled; only
+        scheduled ones can be cancelled"), for the caller to read, or "" where the call would change nothing that matters
+        (a closed ticket closed again); None where it would do the work. Leaves nothing behind."""
         store = self.runner.episode.stores[service]
         image = store.snapshot()
         arguments = {name: self._value(_expr(value)) for name, value in args.items()}
         try:
             result = self.runner.episode.call(service, tool, arguments)
             if not result.success:
-                message = str(result.error_message)
-                return message if "already" in message.lower() else None
+                return str(result.error_message)
             before, after = store.changed_rows_since(image)
             changed = any(_differs(before.get(table, {}).get(key), row) for table, rows in after.items() for key, row in rows.items())
             gone = any(key not in after.get(table, {}) for table, rows in before.items() for key in rows)

@@ -1129,6 +1129,8 @@ def _within(s: Scenario, items: list[dict[str, Any]], limits: dict[str, float | 
         s.decide("rule", _EXPENSE_RULE, default=True, value=items[k]["amount"], threshold=receipt_over)
 
 
+#: How often a colleague's email says the receipt is attached when it is not (the premise is false).
+FORGOTTEN_RECEIPT = 0.35
 #: The expense rule a report is checked against (limits per category, receipts above a threshold).
 _EXPENSE_RULE = "expenses stay within their category's limit and carry a receipt above the threshold"
 
@@ -1339,13 +1341,15 @@ def expense_missing_receipt(s: Scenario) -> None:
     if len(expense) != 1:
         raise Skip("the expense without a receipt is not the only one of its merchant that day")
     receipt = f"receipt-{missing['date']}-{_slug(missing['merchant'])[:20]}.pdf"
+    # Now and then the receipt did not make it onto the email either: nothing to attach, and the report waits.
+    forgot = s.rng.random() < FORGOTTEN_RECEIPT
     # The receipt is attached to an email: the work comes by email.
     trigger = _emailed(
         s, person, f"Receipt for {missing['merchant']}",
         f"Hi {s.world.user.first_name},\n\nThe {missing['merchant']} receipt didn't make it onto my report \"{title}\" "
         "when I submitted it - I found it in my inbox, it's attached. Could you add it and get the report "
         f"approved?\n\nThanks,\n{first}",
-        hours_ago=hours, attachments=(receipt,),
+        hours_ago=hours, attachments=() if forgot else (receipt,),
     )
     guide = _expense_guidelines(s)
     name = s.refer(report, f"the report {first} names", relation="submitter",
@@ -1363,16 +1367,8 @@ def expense_missing_receipt(s: Scenario) -> None:
     if receipted:
         _trap(s, "other-expense", receipted[0], f"the {receipted[0]['merchant']} expense on the same report, which has its "
               "receipt", listed)
-    act(s, "link", listed, {"file_name": receipt}, say=f"attach the receipt {first} sent to the {missing['merchant']} expense",
-        prefer="attach_receipt")
     decide = "approve the report if nothing else breaks the policy, and otherwise send it back with the reason"
     where = "where the report stands (and why, if it goes back)"
-    _settle(s, guide.rec, trigger, found, report, problem=problem, merchant=merchant, say=decide, where=where,
-            approved=f"Hi {first},\n\nThanks - the receipt is on the {missing['merchant']} expense and I've approved "
-                     f"\"{title}\".",
-            sent_back=f"Hi {first},\n\nThanks - the receipt is on. I've still had to reject \"{title}\" and send it back "
-                      f"to you, though: {problem}. Could you fix that and submit it again?",
-            subject=f"Re: Receipt for {missing['merchant']}")
     s.brief.intro = f"{trigger.intro} with a receipt missing from an expense report ({first} reports to you)"
     s.brief.goal = (f"Put the receipt {first} sent on the expense it belongs to, then settle the report the way our "
                     f"expense approval guidelines say, and {reply_clause(trigger, where)}")
@@ -1380,3 +1376,20 @@ def expense_missing_receipt(s: Scenario) -> None:
     if any(t.kind == "earlier-report" for t in s.traps):
         s.brief.constraints.append(f"Only that report: {first}'s other reports stay as they are")
     s.brief.anchors += [member["name"]]
+    s.decide("premise", f"{first}'s email carries the receipt", default=not forgot)
+    if forgot:  # the report still lacks its receipt: it stays as it is, and they hear why
+        s.traps.clear()  # nothing is written, so no look-alike record can be written instead
+        s.literal_writes.append(s.spec("expenses", "attach_receipt", {"expense_id": listed.ref("id"), "file_name": receipt}))
+        reply(s, trigger, [f"Hi {first},\n\nYour email came through without the {missing['merchant']} receipt: it was not "
+                           f"attached. I've left \"{title}\" as it is for now; could you send the receipt again?"],
+              say=reply_clause(trigger, where), subject=f"Re: Receipt for {missing['merchant']}",
+              facts=[Said("that the receipt was not attached", Lit("not attached"), "text")])
+        return
+    act(s, "link", listed, {"file_name": receipt}, say=f"attach the receipt {first} sent to the {missing['merchant']} expense",
+        prefer="attach_receipt")
+    _settle(s, guide.rec, trigger, found, report, problem=problem, merchant=merchant, say=decide, where=where,
+            approved=f"Hi {first},\n\nThanks - the receipt is on the {missing['merchant']} expense and I've approved "
+                     f"\"{title}\".",
+            sent_back=f"Hi {first},\n\nThanks - the receipt is on. I've still had to reject \"{title}\" and send it back "
+                      f"to you, though: {problem}. Could you fix that and submit it again?",
+            subject=f"Re: Receipt for {missing['merchant']}")

@@ -513,16 +513,58 @@ FALSE_PREMISE = 0.5
 
 
 def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = frozenset()) -> Request:  # type: ignore[assignment]
-    """A request for ``intent`` that some record of some mounted service can take, tried on the world as it is."""
+    """A request for ``intent`` that some record of some mounted service can take, tried on the world as it is; now and
+    then (``FALSE_PREMISE``) one whose work is done already, where some record is so."""
     colleague = _someone_else(s, asker)
-    false_premise = intent in ALREADY and s.rng.random() < FALSE_PREMISE
+    if intent in ALREADY and s.rng.random() < FALSE_PREMISE:
+        try:
+            return _find_request(s, intent, asker, colleague, avoid, false_premise=True)
+        except Skip:
+            pass  # no record is done already: the request finds one that still needs it
+    return _find_request(s, intent, asker, colleague, avoid, false_premise=False)
+
+
+def _done_first(intent: str, kind: Kind, records: list[Rec]) -> list[Rec]:
+    """Records whose state reads as the work done already (closed for a close) first."""
+    words = _DONE_STATES.get(intent, ())
+    field = kind.state_field
+    if not field or not words:
+        return records
+    return sorted(records, key=lambda r: not any(w in str(r.get(field, "")).lower() for w in words))
+
+
+#: What a record's state reads like once the work an intent asks for is done.
+_DONE_STATES: dict[str, tuple[str, ...]] = {
+    "close": ("closed", "solved", "resolved", "done", "completed"), "reopen": ("open",), "restore": ("active",),
+    "cancel": ("cancel", "void"), "publish": ("publish", "live"), "approve": ("approv",), "reject": ("reject", "denied", "declined"),
+    "submit": ("submit",), "pay": ("paid",), "ship": ("shipped", "fulfilled", "transit", "delivered"), "send": ("sent", "delivered"),
+}
+
+
+def _done_already(intent: str, state: str, refused: str | None) -> bool:
+    """Whether a request's work is done already: the call would change nothing, or the service refuses it naming the
+    record's state, and that state is the work done ("already", or a state the intent leads to: cancelled for a cancel)."""
+    if not state or refused is None:
+        return False
+    if refused == "":
+        return True
+    said = refused.replace("_", " ").lower()
+    return state in said and f"not {state}" not in said and (
+        "already" in said or any(word in state for word in _DONE_STATES.get(intent, ())))
+
+
+def _find_request(
+    s: Scenario, intent: str, asker: Person, colleague: Person, avoid: set[str], *, false_premise: bool
+) -> Request:
     for choice in [c for c in _choices(s, intent) if c.tool.key not in avoid][:16]:
         kind = choice.kind
         records = by_condition(s, kind, s.records(kind.service, kind.entity))
         if kind.label and s.rng.random() < 0.5:  # a record whose name another one shares: named with its person
             records.sort(key=lambda r: _count(s, kind, str(kind.label), r.get(str(kind.label))) < 2)
-        if intent == "restore":  # what comes back was archived, trashed or deleted first
+        if intent == "restore" and not false_premise:  # what comes back was archived, trashed or deleted first
             records.sort(key=lambda r: not _looks_removed(r))
+        if false_premise:
+            records = _done_first(intent, kind, records)
         for rec in records[: _TRIES.get(intent, 5)]:
             named_as = identify(s, kind, rec)
             if named_as is None:
@@ -539,9 +581,8 @@ def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = f
                 if false_premise:
                     refused = s.already(choice.tool.service, choice.tool.name, {**named, **plan.concrete()})
                     spoken = str(state).replace("_", " ").lower() if isinstance(state, str) else ""
-                    if not spoken or refused is None or (refused and spoken not in refused.replace("_", " ").lower()) \
-                            or spoken in name.lower():  # "the denied time off request" would say the premise is false
-                        continue  # done already, and its state says so (a refusal that names another state does not)
+                    if not _done_already(intent, spoken, refused) or spoken in name.lower():
+                        continue  # "the denied time off request" would say the premise is false in its name
                 elif not s.would_succeed(choice.tool.service, choice.tool.name, {**named, **plan.concrete()}):
                     continue
                 words = phrase(choice.tool, {**{k: name for k in choice.fixed()}, **plan.words})
@@ -553,8 +594,9 @@ def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = f
                 s.intended.append(choice.tool)
                 return Request(choice, rec, where, name, value, plan, words,
                                already=str(state).replace("_", " ") if false_premise else None)
-        s.tried_in_vain(choice.tool)
-    raise Skip(f"no record any tool can do {intent!r} on")
+        if not false_premise:
+            s.tried_in_vain(choice.tool)
+    raise Skip(f"no record any tool can do {intent!r} on" + (" that is done already" if false_premise else ""))
 
 
 #: How a record relates to the person it is named through ("the onboarding task "Laptop" for Karl Matthews").
@@ -766,13 +808,13 @@ def do_request(s: Scenario, request: Request) -> list[Said]:
     known = {"query": value, "name": value, "title": value, "subject": value,
              **{k: v for k, v in request.where.items() if k not in refs}}
     found = lookup(s, rec, known, say=f"find {request.name}", name=request.name)
-    same_name_trap(s, choice.kind, rec, request.where, found)
     if request.already is not None:  # the work is done already: nothing to change, and the asker hears why
         s.decide("premise", f"{request.name} still needs {gerund(request.words.split()[0])}", default=False)
         named = {**choice.named, **({choice.param: found.ref(choice.field)} if choice.param else {})}
         s.literal_writes.append(s.spec(choice.tool.service, choice.tool.name, {**named, **request.plan.steps()}))
         return [Said(f"the {choice.kind.noun}", Lit(value), "text"), Said("that it was so already", Lit("already"), "text"),
                 Said("where it stands", Lit(request.already), "text")]
+    same_name_trap(s, choice.kind, rec, request.where, found)  # (a record left as it is cannot be confused by writing it)
     if choice.tool.intent in ALREADY:
         s.decide("premise", f"{request.name} still needs {gerund(request.words.split()[0])}", default=True)
     named = {**choice.named, **({choice.param: found.ref(choice.field)} if choice.param else {})}
@@ -820,8 +862,9 @@ def colleague_request(s: Scenario, intent: str, *, then: str | None = None) -> N
     if param is not None and any(r.already is not None for r in requests):  # a literal agent did it, and says so
         done_all = " and ".join(_past(r.words) for r in requests)
         s.literal_steps[said.index] = s.specs[said.index].with_arg(param, Lit(f"Done: I {done_all}."))
-    systems = sorted({system_name(s.catalog, r.choice.kind.service) for r in requests})
-    s.brief.intro = f"{trigger.intro} for {'a change' if len(requests) == 1 else 'two changes'} in {' and '.join(systems)}"
+    # The work is named by what it is about (the record, in the system that holds it), never "a change in Expenses".
+    about = " and ".join(_about(s, r) for r in requests)
+    s.brief.intro = f"{trigger.intro} about {about}"
     things = "both things" if len(requests) == 2 else "what"
     s.brief.goal = (f"Do {things} {asker.first_name} asks" if len(requests) == 2 else f"Do what {asker.first_name} asks") + (
         f" and {reply_clause(trigger, 'a word on what you did once it is done')}")
@@ -830,6 +873,15 @@ def colleague_request(s: Scenario, intent: str, *, then: str | None = None) -> N
 
 def _find(s: Scenario, intent: str, asker: Person, avoid: set[str]) -> Request:
     return find_creation(s, asker, avoid=avoid) if intent == "create" else find_request(s, intent, asker, avoid=avoid)
+
+
+def _about(s: Scenario, request: Request) -> str:
+    """What a request is about, as the person who hands it on says it: "the form "Refund request" in Forms", or "a new
+    folder in Files"."""
+    system = system_name(s.catalog, request.choice.kind.service)
+    if request.rec is None:
+        return f"a new {request.choice.kind.noun} in {system}"
+    return f"{request.name} in {system}"
 
 
 def _cap(text: str) -> str:
