@@ -395,6 +395,7 @@ def bank_payment_recorded(s: Scenario) -> None:
                f"today, with their reference {reference}")
     facts = [Said("the amount recorded", Lit(paid), "money")]
     if part:
+        s.decide("figure", "what is still due once the part payment is recorded")
         facts.append(Said("what is still due", Lit(left), "money"))
         words = f"We've recorded your payment of {money(paid, currency)}; {money(left, currency)} is still due on it."
     else:

@@ -660,6 +660,8 @@ def discount_request(s: Scenario) -> None:
         "close_date": detail((s.world.now_dt + timedelta(days=14)).date().isoformat()),
     }
     s.decide("rule", "discounts beyond what sales may give need approval", default=not beyond, value=asked, threshold=allowed)
+    # What sales may give comes from the product's row and the account's tier; the total from the price and quantity.
+    s.decide("figure", "the discount sales may give, and the discounted total")
     if not beyond:
         logged = s.call("crm", "create_deal", deal,
                         say=f"if the policy lets us give it, log the deal in the CRM for {org.name} at the discounted "

@@ -377,6 +377,7 @@ def time_off_decision(s: Scenario) -> None:
             facts=facts, subject="Your time-off request")
     rule = f"a request cannot exceed the available {words} balance, after other requests still waiting"
     s.decide("rule", rule, default=approve, value=length, threshold=room)
+    s.decide("figure", "the days left once the requests still waiting are counted")
     if approve:
         s.policy_documents.append(policy)
     else:
