@@ -72,9 +72,11 @@ PROCEDURES: dict[str, str] = {
     "hr": "People team follow-up procedure",
     "marketing": "Marketing request follow-up procedure",
 }
+#: Who a procedure's branch is for: someone outside the company (a customer, a candidate), or a colleague.
+ASKERS = {"customer": "outside the company (a customer, a candidate, a partner)", "colleague": "a colleague"}
 #: What the procedure asks after the other kind of request (the branch that does not apply to this one).
 OTHER_BRANCH = {
-    "customer": "note what was done on the customer's CRM contact and let their account owner know",
+    "customer": "note what was done on their CRM contact and let their account owner know",
     "colleague": "mark their message done, nothing more",
 }
 #: How many follow-ups a walk adds, and how likely each count is.
@@ -294,8 +296,8 @@ class Walk:
         s = self.s
         title = PROCEDURES.get(self.family(), PROCEDURES["operations"])
         ours, other = ("customer", "colleague") if self.customer else ("colleague", "customer")
-        text = (f"Once a request from a {ours} is handled:\n\n" + "".join(f"- {_cap(r)}.\n" for r in rules)
-                + f"\nOnce a request from a {other} is handled: {OTHER_BRANCH[other]}.")
+        text = (f"Once a request from {ASKERS[ours]} is handled:\n\n" + "".join(f"- {_cap(r)}.\n" for r in rules)
+                + f"\nOnce a request from {ASKERS[other]} is handled: {OTHER_BRANCH[other]}.")
         manager = self._author()
         places = [p for p in ("files", "mailbox") if s.has(p) and not s.written(p) and (p == "files" or manager is not None)]
         if not places:

@@ -55,7 +55,7 @@ def test_follow_ups_come_from_a_procedure_the_request_only_points_at(catalog: Ca
     for task in walked:
         assert "procedure" in {d["kind"] for d in task.stats["decisions"]}
         written = [r for r in task.setup if "follow-up procedure" in str(r.row)]
-        assert any("Once a request from a customer is handled" in str(r.row) for r in written)
+        assert any("Once a request from outside the company" in str(r.row) for r in written)
         assert "procedure" in task.instruction and "Check in with" not in task.instruction
         # An agent that does what the words say and never reads the procedure fails.
         follow_ups = len(task.scenario.walk)
