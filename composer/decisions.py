@@ -71,7 +71,7 @@ def merged(decisions: Sequence[Decision]) -> list[Decision]:
 
 #: The stock chores a walk used to add, as requests said them: a check-in hold, a follow-up task in a fixed project, a
 #: reaction, a word to a colleague with no reason.
-_STOCK = re.compile(r'"Check in with |add a task "Follow up with |react to .{1,80} with a ✅|\blet [A-Z][a-z]+ [A-Z][a-z]+ know the ')
+_STOCK = re.compile(r'called "Check in with |add a task "Follow up with |react to .{1,80} with a ✅|\blet [A-Z][a-z]+ [A-Z][a-z]+ know the ')
 
 
 def stock_follow_up(instruction: str, walk: Sequence[str], decisions: Sequence[Mapping[str, Any]]) -> bool:

@@ -37,7 +37,7 @@ from composer.walk import directory, phrase
 
 #: Why people ask for each intent, written as the asker would ("{it}" is how they name the record).
 REASONS: dict[str, tuple[str, ...]] = {
-    "delete": ("{It} is out of date now.", "Nobody uses {it} any more.", "{It} was a duplicate, it only confuses people."),
+    "delete": ("{It} is out of date now.", "Nobody uses {it} any more."),  # (no "a duplicate" where no duplicate exists)
     "restore": ("{It} was archived by mistake, I still need it.", "Looks like {it} got removed, but we are still working from it."),
     "tag": ("We are pulling these together for the quarterly review.", "It helps the team find these later."),
     "update": ("The details on {it} are out of date.", "We agreed on a change this morning."),
@@ -509,7 +509,7 @@ class Request:
 #: Intents whose premise the record's state can make false (closing what is closed already, paying what is paid).
 ALREADY = frozenset({"close", "reopen", "restore", "cancel", "publish", "approve", "reject", "submit", "pay", "ship", "send"})
 #: How often a request of those intents finds its work done already (the agent changes nothing and says why).
-FALSE_PREMISE = 0.7
+FALSE_PREMISE = 0.5
 
 
 def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = frozenset()) -> Request:  # type: ignore[assignment]
@@ -881,6 +881,8 @@ def _about(s: Scenario, request: Request) -> str:
     system = system_name(s.catalog, request.choice.kind.service)
     if request.rec is None:
         return f"a new {request.choice.kind.noun} in {system}"
+    if request.name not in request.words:  # the record the tool takes is not the one the ask names (a new signer's)
+        return f"{'an' if request.choice.kind.noun[:1] in 'aeiou' else 'a'} {request.choice.kind.noun} in {system}"
     return f"{request.name} in {system}"
 
 
