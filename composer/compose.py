@@ -50,6 +50,7 @@ from composer.catalog import Catalog
 from composer.content import content_checks, facts_of, guessable, identifying_forms, reported_acts, text_param
 from composer.counterfactuals import Unreachable, natural_report, near_misses, read_figures, stated_answer
 from composer.kinds import MESSAGE_INTENTS
+from composer.literal import literal_fails
 from composer.derive import deleted_checks, met_by_other_steps, row_checks, slug
 from composer.paraphrase import Complete, paraphrase
 from composer.phrasing import instruction
@@ -77,6 +78,8 @@ class ComposeSettings:
     #: How many kept plans of this set call each tool so far (``service.tool``): a choice among equally good
     #: tools takes the less used first, so a set reaches every tool it can instead of the likeliest ones.
     usage: Counter[str] = field(default_factory=Counter)
+    #: Drop a candidate in which nothing in the data decides any of the work (``no-decision``).
+    require_decision: bool = False
 
 
 def _norm(value: Any) -> str:
@@ -108,6 +111,9 @@ def _compose(
     if not s.specs:
         raise Dropped("no-fit", f"{archetype.id}: the scenario made no calls")
     walked = extend(s, random.Random(f"{seed_key}:walk"))
+    decisions = s.decided()
+    if not decisions and settings.require_decision:
+        raise Dropped("no-decision", f"{archetype.id}: nothing in the data decides any of the work")
 
     runner.fresh(s.setup)
     problems = unresolved(s)
@@ -172,7 +178,7 @@ def _compose(
     writes = [j for j, spec in enumerate(s.specs) if catalog.tool(spec.service, spec.tool).is_write]
     needed = [j for j, note in enumerate(s.notes) if note.needed]
     trigger = s.trigger
-    task = TaskSpec.build(
+    fields = dict(
         schema_version=SCHEMA_VERSION,
         instruction=text,
         services=services,
@@ -200,6 +206,7 @@ def _compose(
             "message_steps_checked": checked_messages,
             **({"natural_report": "passed"} if natural is not None else {}),
             "difficulty": _difficulty(s, catalog),
+            "decisions": [d.as_stats() for d in decisions],
             **({"paraphrased": paraphrased} if paraphrased is not None else {}),
         },
         counterfactuals=counterfactuals,
@@ -216,10 +223,13 @@ def _compose(
         ),
         traps=[TrapInfo(service=t.rec.service, table=t.rec.table, key=t.rec.key, kind=t.kind, description=t.description) for t in s.traps],
     )
+    task = TaskSpec.build(**fields)
     problems = judge(task, (diff, []), cf_diffs)
     if problems:
         raise Dropped(_reason(problems[0]), problems[0])
-    return task
+    # The literal agent is measured, never required: its outcome is recorded for `composer stats`.
+    fields["stats"] = {**task.stats, "literal_fails": literal_fails(s, runner, task, run, diff)}
+    return TaskSpec.build(**fields)
 
 
 #: Near misses that must fail the very criterion they aim at (not only the task as a whole).

@@ -35,6 +35,7 @@ from mcp_services.tasks.spec import SetupRecord
 from mcp_services.tasks.surface import FactKind
 
 from composer.catalog import Catalog, ToolInfo
+from composer.decisions import Decision, DecisionKind, merged, near_threshold
 from composer.kinds import Kinds, kinds_of
 from composer.plan import Composed, Expr, ListOf, Lit, Ref, StepSpec, field_value
 from composer.runner import Runner, StepRun
@@ -341,6 +342,14 @@ class Scenario:
         self.answer: Answer | None = None
         self.trigger: Rec | None = None
         self.subject: Person | None = None
+        #: What the data decides in this task (``decide``; rules read, traps and questions record theirs themselves).
+        self.decisions: list[Decision] = []
+        #: The rules the work reads (their titles): a rule read that changes nothing is a rule decision at its default.
+        self.rules_read: list[str] = []
+        #: What a literal agent writes that the plan does not (the refund a false premise asks for): ``composer.literal``.
+        self.literal_writes: list[StepSpec] = []
+        #: Steps a literal agent does otherwise (its reply says it did what was asked), by their index in the plan.
+        self.literal_steps: dict[int, StepSpec] = {}
         #: The trigger as it arrived (channel, the step that found it), when the workflow used ``stages.channels``.
         self.arrival: Any = None
         #: What the work is about, in a few words (the trigger's subject line): notes and follow-ups cite it.
@@ -349,7 +358,8 @@ class Scenario:
         self.names: dict[int, str] = {}
         self._attempts: list[dict[str, bytes]] = []
         self.brief = Brief()
-        self._wrote = False
+        #: Services the plan has written to: setup may still be planted in the others (a procedure a walk writes down).
+        self._written: set[str] = set()
 
     # -- reading the world (the composer's own view, never the agent's) ----------------------------------
 
@@ -394,15 +404,21 @@ class Scenario:
     def has(self, service: str) -> bool:
         return service in self.catalog.services
 
+    def written(self, service: str) -> bool:
+        """Whether the plan wrote to ``service`` already (no setup can be planted there any more)."""
+        return service in self._written
+
     # -- planting the setup: what has happened before the request ----------------------------------------
 
     def _plant(self, service: str, action: Callable[[ToolContext], Any]) -> Any:
-        if self._wrote:
-            raise RuntimeError("plant the setup before the first write of the plan")
+        if service in self._written:
+            raise RuntimeError(f"plant the setup in {service} before the plan's first write there")
         if service not in self.runner.episode.stores:
             raise Skip(f"needs {service}")
         store = self.runner.episode.stores[service]
         image = store.snapshot()
+        if self._attempts:  # an attempt that fails takes what it planted back
+            self._attempts[-1].setdefault(service, image)
         with store.transaction() as tx:
             result = action(ToolContext(tx, self.world, service))
         before, after = store.changed_rows_since(image)
@@ -494,7 +510,7 @@ class Scenario:
         if run.changes is not None and not _meaningful(run.changes):
             raise Skip(f"{service}.{tool} changes nothing that matters here")
         if info.is_write:
-            self._wrote = True
+            self._written.add(service)
         self.specs.append(spec)
         self.items.append(run.item)
         self.notes.append(
@@ -511,7 +527,8 @@ class Scenario:
     @contextmanager
     def attempt(self) -> Iterator[None]:
         """Steps added inside either all stay or, when the block raises ``Skip``, leave no trace (plan and world)."""
-        sizes = (len(self.specs), len(self.notes), len(self.items), len(self.references), len(self.traps), len(self.brief.also))
+        sizes = (len(self.specs), len(self.notes), len(self.items), len(self.references), len(self.traps), len(self.brief.also),
+                 len(self.decisions), len(self.setup))
         images: dict[str, bytes] = {}
         self._attempts.append(images)
         try:
@@ -521,6 +538,7 @@ class Scenario:
                 self.runner.episode.stores[service].restore(image)
             del self.specs[sizes[0]:], self.notes[sizes[1]:], self.items[sizes[2]:]
             del self.references[sizes[3]:], self.traps[sizes[4]:], self.brief.also[sizes[5]:]
+            del self.decisions[sizes[6]:], self.setup[sizes[7]:]
             for index in [i for i in self.names if i >= sizes[0]]:
                 del self.names[index]
             raise
@@ -537,6 +555,24 @@ class Scenario:
         arguments = {name: self._value(_expr(value)) for name, value in args.items()}
         try:
             return self.runner.episode.call(service, tool, arguments).success
+        finally:
+            store.restore(image)
+
+    def already(self, service: str, tool: str, args: Mapping[str, Any]) -> str | None:
+        """Whether a call may find its work done already: the service's refusal ("Meeting mtg_0019 is cancelled; only
+        scheduled ones can be cancelled"), for the caller to read, or "" where the call would change nothing that matters
+        (a closed ticket closed again); None where it would do the work. Leaves nothing behind."""
+        store = self.runner.episode.stores[service]
+        image = store.snapshot()
+        arguments = {name: self._value(_expr(value)) for name, value in args.items()}
+        try:
+            result = self.runner.episode.call(service, tool, arguments)
+            if not result.success:
+                return str(result.error_message)
+            before, after = store.changed_rows_since(image)
+            changed = any(_differs(before.get(table, {}).get(key), row) for table, rows in after.items() for key, row in rows.items())
+            gone = any(key not in after.get(table, {}) for table, rows in before.items() for key in rows)
+            return None if changed or gone else ""
         finally:
             store.restore(image)
 
@@ -598,6 +634,47 @@ class Scenario:
 
     def ask(self, question: str, value: Any, forbidden: Iterable[Any] = ()) -> None:
         self.answer = Answer(question, value, tuple(forbidden))
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            self.decide("figure", question)
+        if self.answer.forbidden:
+            self.decide("pick", question)
+
+    # -- what the data decides ------------------------------------------------------------------------
+
+    def decide(
+        self, kind: DecisionKind, what: str, *, default: bool | None = None, value: float | None = None,
+        threshold: float | None = None,
+    ) -> None:
+        """Record a decision the data makes here (see ``composer.decisions``). For a rule with a threshold, ``value`` and
+        ``threshold`` say how close the deciding value came to it; ``default``: whether the outcome is the one the words
+        of the request alone give (a rule), or whether the premise holds (a premise)."""
+        near = near_threshold(value, threshold) if value is not None and threshold is not None else None
+        self.decisions.append(Decision(kind, what, default, near))
+
+    def read_rule(self, title: str) -> None:
+        """The work reads the rule ``title`` (a policy page, a manager's email)."""
+        self.rules_read.append(title)
+
+    def decided(self) -> list[Decision]:
+        """Every decision of the built scenario: those recorded, the traps (picks), and the rules read (at their default
+        unless a rule changed the plan: ``policy``)."""
+        found = list(self.decisions)
+        found += [Decision("pick", trap.description) for trap in self.traps]
+        changed = self.policy is not None
+        rules = [d for d in found if d.kind == "rule"]
+        found = [d if d.kind != "rule" or d.default is not None else dataclasses.replace(d, default=not changed) for d in found]
+        if self.policy is not None and not rules:
+            found.append(Decision("rule", self.policy.rule, default=False))
+        if not rules and self.policy is None:
+            found += [Decision("rule", title, default=True) for title in dict.fromkeys(self.rules_read)]
+        return merged(found)
+
+
+def _differs(before: Mapping[str, Any] | None, after: Mapping[str, Any]) -> bool:
+    """Whether a row changed beyond when it was last touched (or is new)."""
+    if before is None:
+        return True
+    return any(before.get(f) != v for f, v in after.items() if not f.endswith(("_at", "updated", "modified")))
 
 
 def _meaningful(changes: StateDiff) -> bool:

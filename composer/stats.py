@@ -17,6 +17,9 @@ from typing import Any
 
 from mcp_services.tasks.spec import CAPABILITIES, TaskSpec
 
+from composer.decisions import decision_stats, format_decisions, stock_follow_up
+from composer.literal import literal_share
+
 #: The shortcuts and near misses a kept task was verified to fail, by the prefix of their counterfactual id.
 NEAR_MISSES = ("trap", "ignores-policy", "empty-report", "list-answer", "first-match", "claims-without-acting", "wrong-outcome")
 #: The near misses a kept task was verified to pass (recorded in its stats: a correct solution in other words).
@@ -97,6 +100,9 @@ def task_stats(tasks: Sequence[TaskSpec], tools_by_service: Mapping[str, Iterabl
         },
         "services": dict(sorted(Counter(s for t in tasks for s in t.services).items())),
         "beyond_library": {"services": len(set().union(*beyond)) if beyond else 0, "tasks": sum(1 for b in beyond if b)},
+        "decisions": decision_stats([t.stats.get("decisions", []) for t in tasks], sum(
+            1 for t in tasks if stock_follow_up(t.instruction, t.scenario.walk if t.scenario else [], t.stats.get("decisions", []))),
+            literal_share(tasks)),
         "tools_used": len(used),
         "top_tools": {f"{a}.{b}": c for (a, b), c in used.most_common(10)},
     }
@@ -137,6 +143,7 @@ def format_stats(stats: Mapping[str, Any]) -> str:
         "near misses failed     " + shares(stats["near_misses"]),
         "near misses passed     " + shares(stats.get("near_misses_passed", {})),
         "difficulty (per task)  " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in stats["difficulty"].items()),
+        *format_decisions(stats["decisions"]),
         f"tools used             {stats['tools_used']}" + (f" ({stats['tool_coverage']:.0%} of the catalog)" if "tool_coverage" in stats else ""),
     ]
     if stats["beyond_library"]["services"]:

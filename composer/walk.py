@@ -1,22 +1,26 @@
-"""Random walks that extend a workflow with the follow-ups real work has.
+"""Follow-ups a company's written procedure asks for, after a workflow's own work.
 
-From the records a workflow found or wrote (the records in play) and the values it produced that
-people pass on (declared ``mention``s: a refund id, a ticket number, a new time), a seeded walk adds
-follow-up steps along natural flows only:
+No follow-up is a stock chore: each comes from a procedure written in the data (a document in the
+Policies folder of the shared drive, or a manager's standing email to the team) that the request only
+points at, so the agent must read it and work out what it asks for this request. From the records a
+workflow found or wrote (the records in play) and the values it produced that people pass on (declared
+``mention``s: a refund id, a ticket number, a new time), a seeded walk tries follow-ups along natural
+flows only:
 
 - ``note``: the value goes on a record in play, or on the person's own record in another system
   (a CRM contact, a candidate), found through its ``self`` role;
-- ``tell``: a colleague hears about it (the person's account owner, through the CRM's owner role, or
-  the colleague the family of work involves), by a direct message or an email, after finding them
-  in a directory;
-- ``tag``, ``assign``, ``invite``: a record in play gets a stated label, an owner, a watcher;
-- ``close``: the message that started the work is marked done (a voicemail archived, a ticket solved);
-- ``follow-up``: a task, a calendar hold or a callback to check on it later, at a stated time.
+- ``tell``: a colleague the family of work involves hears about it, by a direct message or an email,
+  after finding them in a directory (for a customer's request);
+- ``tag``, ``assign``, ``invite``: a record in play gets a label, an owner, a watcher;
+- ``close``: the message that started the work is marked done (a voicemail archived, a chat message
+  reacted to).
 
-Every step is chosen by intent on the record's kind, among whatever service holds it, so a generated
-service that declares intents takes part. Each added step gets its clause in the request (the goal's
-"also ..."), its checks (derived like every step's) and its place in the plan. A move that cannot be
-completed leaves nothing behind (``Scenario.attempt``). Same scenario, same seed: same walk.
+The follow-ups that the world lets this work have become the procedure's clauses for requests of this
+kind (from a customer or from a colleague; the other kind's clause is written beside them and does not
+apply). The procedure is planted, the plan reads it, then does what it asks: those steps are not said in
+the request (the agent reads them), and are checked like every step. Every step is chosen by intent on
+the record's kind, among whatever service holds it, so a generated service that declares intents takes
+part. Same scenario, same seed: same walk.
 """
 
 from __future__ import annotations
@@ -26,7 +30,6 @@ import random
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
 
 from mcp_services.kernel.intents import PLACEHOLDER, placeholders
 from mcp_services.kernel.world import Person
@@ -59,12 +62,28 @@ FAMILY_TAGS: dict[str, tuple[str, ...]] = {
 #: The names a check mark reaction goes by in chat: any of them marks a message done.
 _CHECK_MARKS = ("white_check_mark", "heavy_check_mark", "ballot_box_with_check", "✅")
 #: The kinds of follow-up a walk adds (the stage graph draws them).
-MOVES = ("note", "tell", "tag", "assign", "invite", "close", "follow-up")
+MOVES = ("note", "tell", "tag", "assign", "invite", "close")
+#: The procedure each family of work writes its follow-ups down in.
+PROCEDURES: dict[str, str] = {
+    "support": "Support request follow-up procedure",
+    "finance": "Billing request follow-up procedure",
+    "sales": "Sales request follow-up procedure",
+    "operations": "Request follow-up procedure",
+    "hr": "People team follow-up procedure",
+    "marketing": "Marketing request follow-up procedure",
+}
+#: Who a procedure's branch is for: someone outside the company (a customer, a candidate), or a colleague.
+ASKERS = {"customer": "outside the company (a customer, a candidate, a partner)", "colleague": "a colleague"}
+#: What the procedure asks after the other kind of request (the branch that does not apply to this one).
+OTHER_BRANCH = {
+    "customer": "note what was done on their CRM contact and let their account owner know",
+    "colleague": "mark their message done, nothing more",
+}
 #: How many follow-ups a walk adds, and how likely each count is.
 LENGTHS = (0, 1, 2, 3)
 LENGTH_WEIGHTS = (0.15, 0.35, 0.32, 0.18)
 #: A referring expression that names its own noun: "Ana's voicemail", "the ticket Ana opened".
-_REFERRING = re.compile(r"^(?:the |[A-Z][a-z]+'s )")
+_REFERRING = re.compile(r"^(?:the |their |[A-Z][a-z]+'s )")
 _ASSIGNEE = ("assignee_email", "owner_email", "assignee")
 
 
@@ -111,7 +130,7 @@ def phrase(tool: ToolInfo, fills: Mapping[str, str]) -> str | None:
             text = re.sub(rf"\bthe (?:(?!of |for |to |with |from )[A-Za-z]+ ){{1,3}}(?=\{{{name}\}})", "", text)
             text = re.sub(rf"\b(?:an?|the) (?=\{{{name}\}})", "", text)  # "send a {campaign}": not "send a the campaign"
             words = fill.split()
-            if fill.startswith("the ") and len(words) > 1:
+            if fill.startswith(("the ", "their ")) and len(words) > 1:
                 text = re.sub(rf"\b{re.escape(words[1])} (?=\{{{name}\}})", "", text)
     return PLACEHOLDER.sub(lambda m: fills[m.group(1)], text)
 
@@ -125,6 +144,7 @@ class Walk:
         self.done: list[str] = []
         self._used: set[tuple[str, int]] = set()
         self._colleague: Person | None = None
+        self._role = ""  # the colleague's role, as a procedure names them
 
     # -- what is in play -------------------------------------------------------------------------------
 
@@ -184,18 +204,55 @@ class Walk:
     # -- the walk -------------------------------------------------------------------------------------
 
     def extend(self, count: int) -> list[str]:
+        """Up to ``count`` follow-ups that a procedure written in the data asks for (``procedure``): none without one."""
+        if count <= 0:
+            return []
+        s = self.s
+        states = (self.rng.getstate(), s.rng.getstate())
+        try:  # a trial: which follow-ups the world lets this work have (then undone, to be done after reading the procedure)
+            with s.attempt():
+                rules = self._moves(count)
+                raise Skip("trial")
+        except Skip:
+            pass
+        if not rules:
+            return []
+        self._reset(states)
+        try:
+            with s.attempt():
+                read = self.procedure(rules)
+                self._reset(states)
+                start = len(s.specs)
+                if self._moves(count) != rules:
+                    raise Skip("the follow-ups came out otherwise after reading the procedure")
+                for note in s.notes[start:]:
+                    note.guided = False  # the request points at the procedure; what it asks the agent reads there
+                s.decide("procedure", read)
+        except Skip:
+            self.done = []
+            return []
+        return self.done
+
+    def _reset(self, states: tuple[object, object]) -> None:
+        self.rng.setstate(states[0])  # type: ignore[arg-type]
+        self.s.rng.setstate(states[1])  # type: ignore[arg-type]
+        self.done, self._used, self._colleague, self._role = [], set(), None, ""
+
+    def _moves(self, count: int) -> list[str]:
+        """Do up to ``count`` follow-ups (each in its own attempt); returns how the procedure words each."""
         moves: list[tuple[str, Callable[[], str]]] = []
         records = self.in_play()
         values = self.passed()
         person = self.person
+        customer = self.customer
         for value in values[:1]:
             for record in records:
                 if record.step != value.ref.step:
                     moves.append(("note", lambda r=record, v=value: self.note_on(r, v)))
             if person is not None:
                 moves.append(("note", lambda v=value: self.note_on_person(v)))
-            moves.append(("tell", lambda v=value: self.tell(v)))
-        customer = person is not None and person.organisation_id != self.s.world.home_organisation_id
+            if customer:
+                moves.append(("tell", lambda v=value: self.tell(v)))
         trigger = self.s.arrival.step.index if self.s.arrival is not None else None
         for record in records:
             if self._is_message_we_wrote(record):
@@ -208,10 +265,9 @@ class Walk:
                 moves.append(("invite", lambda r=record: self.invite(r)))
         if self.s.arrival is not None:
             moves.append(("close", self.close_trigger))
-        if customer:
-            moves.append(("follow-up", self.follow_up))  # a check-in is owed to a customer, not to a colleague
         self.rng.shuffle(moves)
         kinds_done: set[str] = set()
+        rules: list[str] = []
         for kind, move in moves:
             if len(self.done) >= count:
                 break
@@ -224,8 +280,41 @@ class Walk:
                 continue
             kinds_done.add(kind)
             self.done.append(kind)
-            self.s.brief.also.append(clause)
-        return self.done
+            rules.append(clause)
+        return rules
+
+    @property
+    def customer(self) -> bool:
+        person = self.person
+        return person is not None and person.organisation_id != self.s.world.home_organisation_id
+
+    def procedure(self, rules: Sequence[str]) -> str:
+        """Write down the procedure that asks for ``rules`` (a document in the Policies folder, or a manager's standing
+        email, wherever the plan has not written yet), add the step that reads it, and point the request at it."""
+        from composer.stages.rules import policy_document, policy_email
+
+        s = self.s
+        title = PROCEDURES.get(self.family(), PROCEDURES["operations"])
+        ours, other = ("customer", "colleague") if self.customer else ("colleague", "customer")
+        text = (f"Once a request from {ASKERS[ours]} is handled:\n\n" + "".join(f"- {_cap(r)}.\n" for r in rules)
+                + f"\nOnce a request from {ASKERS[other]} is handled: {OTHER_BRANCH[other]}.")
+        manager = self._author()
+        places = [p for p in ("files", "mailbox") if s.has(p) and not s.written(p) and (p == "files" or manager is not None)]
+        if not places:
+            raise Skip("nowhere left to write a procedure down")
+        where = s.rng.choice(places)
+        if where == "files" or manager is None:
+            rec = policy_document(s, title, text)
+            known = {"query": title, "name": f"{title}.md"}
+            pointer = f"then follow our {title.lower()} (in the Policies folder of the shared drive)"
+        else:
+            body = f"Hi all,\n\nFrom now on, please stick to this {title.lower()}:\n\n{text}\n\nThanks,\n{manager.name}"
+            rec = policy_email(s, manager, title, body)
+            known = {"query": title, "subject": title, "from_email": manager.email}
+            pointer = f"then do what the {title.lower()} {manager.first_name} emailed the team asks"
+        lookup(s, rec, known, say=f"check our {title.lower()}", stage="consult")
+        s.brief.constraints.append(_cap(pointer.removeprefix("then ")))
+        return title
 
     # -- the moves --------------------------------------------------------------------------------------
 
@@ -259,7 +348,7 @@ class Walk:
         if self.said_on(record.step, value.ref):
             raise Skip("the workflow's own message there states it already")
         self._used.add(("note", record.step))
-        return self._note(self._step(record), record.name, value)
+        return self._note(self._step(record), f"the {record.kind.noun}", value)
 
     def _acted(self, record: InPlay, intent: str) -> bool:
         """Whether a step of the workflow already did ``intent`` on ``record`` (named it by its id)."""
@@ -305,8 +394,25 @@ class Walk:
             name = record_name(s, kind, person)
             found = lookup(s, rec, {"email": person.email, "query": person.name, "name": person.name},
                            say=f"find {name}", stage="follow-up", name=name)
-            return self._note(found, name, value)
+            title = system_name(s.catalog, kind.service)
+            return self._note(found, f"their {title} {kind.noun}" if title.isupper() else f"their record in {title}", value)
         raise Skip("the person has no record with notes elsewhere")
+
+    def role(self) -> str:
+        """The colleague as a written procedure names them: "the support lead (Dana Lee)"."""
+        colleague = self.colleague()
+        return f"the {self._role} ({colleague.name})"
+
+    def _author(self) -> Person | None:
+        """The manager who emails the team this family's procedure (the first of its roles who is not the user)."""
+        for role in (*FAMILY_ROLES.get(self.family(), ())[:2], "operations manager", "office manager"):
+            try:
+                person = self.s.world.team_member(role)
+            except KeyError:
+                continue
+            if person.email != self.s.world.user.email:
+                return person
+        return None
 
     def colleague(self) -> Person:
         """A colleague this family of work involves (the same one for the whole walk), never the user or the asker."""
@@ -322,7 +428,7 @@ class Walk:
             except KeyError:
                 continue
             if person.email not in (s.world.user.email, asker):
-                self._colleague = person
+                self._colleague, self._role = person, role
                 return person
         raise Skip("no colleague to involve")
 
@@ -352,7 +458,7 @@ class Walk:
         customer = person is not None and person.organisation_id != s.world.home_organisation_id
         about = f" about {person.first_name}" if customer and person is not None else ""
         body = Composed((f"FYI{about}: {value.noun} is ", value.ref, "."))
-        clause = f"let {colleague.name} know {value.noun}"
+        clause = f"let {self.role()} know {value.noun}"
         facts = [Said(value.noun, value.ref)]
         if s.has("chat") and (not s.has("mailbox") or self.rng.random() < 0.5):
             dm = s.call("chat", "open_direct_message", {"user_email": recipient}, say="", stage="follow-up", guided=False)
@@ -376,16 +482,17 @@ class Walk:
             if param is None:
                 continue
             if param.semtype is None and not param.is_list:  # a reaction (by its emoji's name), not a label
-                s.call(tool.service, tool.name, {**named, param.name: _CHECK_MARKS[0]}, say=f"react to {record.name} with a ✅",
+                words = f"react to their {record.kind.noun} with a ✅"
+                s.call(tool.service, tool.name, {**named, param.name: _CHECK_MARKS[0]}, say=words,
                        stage="follow-up", require_change=True, accept={param.name: list(_CHECK_MARKS)})
-                return f"react to {record.name} with a ✅"
+                return words
             label = self.rng.choice(FAMILY_TAGS.get(self.family(), ("follow-up",)))
             value: Expr = ListOf((Lit(label),)) if param.is_list else Lit(label)
-            words = phrase(tool, {**{k: record.name for k in named}, param.name: f'"{label}"'})
-            if words is None:
+            labelled = phrase(tool, {**{k: f"the {record.kind.noun}" for k in named}, param.name: f'"{label}"'})
+            if labelled is None:
                 continue
-            s.call(tool.service, tool.name, {**named, param.name: value}, say=words, stage="follow-up", require_change=True)
-            return words
+            s.call(tool.service, tool.name, {**named, param.name: value}, say=labelled, stage="follow-up", require_change=True)
+            return labelled
         raise Skip("no tag tool")
 
     def decided(self, step: int, params: Sequence[str] = (), intents: Sequence[str] = ()) -> bool:
@@ -414,7 +521,7 @@ class Walk:
             if param is None:
                 continue
             recipient, _ = directory(s, colleague)
-            words = f"assign {record.name} to {colleague.name}"
+            words = f"assign the {record.kind.noun} to {self.role()}"
             s.call(tool.service, tool.name, {**named, param: recipient}, say=words, stage="follow-up", require_change=True)
             return words
         raise Skip("no assign tool")
@@ -428,7 +535,8 @@ class Walk:
                 continue
             recipient, _ = directory(s, colleague)
             value: Expr = ListOf((recipient,)) if param.is_list else recipient
-            words = phrase(tool, {**{k: record.name for k in named}, param.name: colleague.name}) or f"add {colleague.name} to {record.name}"
+            words = phrase(tool, {**{k: f"the {record.kind.noun}" for k in named}, param.name: self.role()}) or \
+                f"add {self.role()} to the {record.kind.noun}"
             s.call(tool.service, tool.name, {**named, param.name: value}, say=words, stage="follow-up", require_change=True)
             return words
         raise Skip("no invite tool")
@@ -441,75 +549,13 @@ class Walk:
         for tool, named in tools_for(s, arrival.step, "close"):
             if any(p.required and p.name not in named for p in tool.params):
                 continue
-            words = phrase(tool, {k: arrival.reference for k in named})
+            kind = s.kinds.get(*tool.entity.split(".", 1)) if tool.entity else None
+            words = phrase(tool, {k: f"their {kind.noun if kind is not None else 'message'}" for k in named})
             if words is None:
                 continue
             s.call(tool.service, tool.name, dict(named), say=f"{words} once it is handled", stage="follow-up", require_change=True)
             return f"{words} once it is handled"
         raise Skip("the trigger has nothing to close")
-
-    def _follow_up_project(self) -> Rec:
-        """Where follow-ups go: a project named for them, else one a colleague of this family of work owns."""
-        s = self.s
-        projects = [p for p in s.records("tasks", "project") if not p.get("archived")]
-        named = [p for p in projects if "follow" in str(p["name"]).lower()]
-        if named and self.family() in ("support", "sales", "finance"):
-            return named[0]
-        owners = set()
-        for role in FAMILY_ROLES.get(self.family(), ()):
-            try:
-                owners.add(s.world.team_member(role).email)
-            except KeyError:
-                continue
-        owned = [p for p in projects if p.get("owner_email") in owners]
-        if not owned:
-            raise Skip("no project for follow-ups")
-        return owned[0]
-
-    def follow_up(self) -> str:
-        s = self.s
-        person = self.person
-        assert person is not None
-        if person.organisation_id == s.world.home_organisation_id:
-            raise Skip("a teammate's question needs no follow-up with them")
-        when = _next_working_day(s, self.rng.randint(2, 6))
-        spoken = f"{when.strftime('%A')} {when.day} {when.strftime('%B')}"
-        topic = s.topic or s.archetype.title.split(":")[0]
-        options = []
-        if s.has("tasks"):
-            options.append("task")
-        if s.has("calendar"):
-            options.append("hold")
-        if s.arrival is not None and s.arrival.channel == "voice":
-            options.append("callback")
-        if not options:
-            raise Skip("nowhere to put a follow-up")
-        choice = self.rng.choice(options)
-        if choice == "task":
-            project = self._follow_up_project()
-            found = lookup(s, project, {"query": project["name"], "name": project["name"]}, say=f"find the {project['name']} project",
-                           stage="follow-up")
-            name = f"Follow up with {person.name}"
-            s.call("tasks", "create_task", {"project_id": found.ref("id"), "name": name, "due_on": when.strftime("%Y-%m-%d"),
-                                            "notes": Lit(f"Re {topic}", stated=False)},
-                   say=f'add a task "{name}" to the {project["name"]} project, due {spoken}', stage="follow-up", require_change=True)
-            s.brief.anchors.append(project["name"])
-            return f'add a task "{name}" to the {project["name"]} project, due {spoken}'
-        at = when.replace(hour=self.rng.choice((9, 10, 14, 15)), minute=0, second=0)
-        iso = at.strftime("%Y-%m-%dT%H:%M:%SZ")
-        clock = at.strftime("%H:%M")
-        if choice == "hold":
-            title = f"Check in with {person.name}"
-            end = (at + timedelta(minutes=30)).strftime("%Y-%m-%dT%H:%M:%SZ")
-            s.call("calendar", "create_event", {"title": title, "start": iso, "end": end,
-                                                "description": Lit(f"Re {topic}", stated=False)},
-                   say=f'put half an hour in the calendar on {spoken} at {clock} called "{title}"', stage="follow-up", require_change=True)
-            return f'put half an hour in the calendar on {spoken} at {clock} called "{title}"'
-        colleague = self.colleague()
-        recipient, _ = directory(s, colleague)
-        s.call("voice", "schedule_callback", {"call_id": s.arrival.step.ref("id"), "assignee_email": recipient, "due_at": iso},
-               say=f"have {colleague.name} call {person.first_name} back on {spoken} at {clock}", stage="follow-up", require_change=True)
-        return f"have {colleague.name} call {person.first_name} back on {spoken} at {clock}"
 
 
 _TEXT = ("body", "note", "text", "content", "comment", "message")
@@ -573,11 +619,8 @@ def directory(s: Scenario, colleague: Person) -> tuple[Expr, Step | None]:
 _DIRECTORIES = frozenset({"chat", "hr", "tasks", "meetings", "voice", "recruiting", "expenses", "projects"})
 
 
-def _next_working_day(s: Scenario, days: int):  # type: ignore[no-untyped-def]
-    moment = s.world.now_dt + timedelta(days=days)
-    while moment.weekday() >= 5:
-        moment += timedelta(days=1)
-    return moment
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def walk_length(rng: random.Random) -> int:

@@ -21,7 +21,7 @@ from composer.scenario import Rec, Said, Scenario, Skip, archetype, detail
 from composer.stages.acts import act, tell
 from composer.stages.channels import COLLEAGUE, Ask, arrive, asking, can_arrive, email_of, reply, reply_clause
 from composer.stages.lookup import lookup, shows
-from composer.stages.rules import colleague, consult
+from composer.stages.rules import colleague, consult, limit_near
 
 #: Why a customer sends an item back, as they would write it (reason code, the note they leave).
 _RETURN_NOTES = (
@@ -53,15 +53,7 @@ def _escalation_contact(s: Scenario) -> Person:
 
 def _threshold_near(s: Scenario, amount: float) -> float:
     """A round limit a rule might state, a little below or a little above ``amount`` (never far from it, never on it)."""
-    options = {
-        value
-        for step in ((10, 20, 25) if amount < 200 else (25, 50, 100))
-        for value in (amount // step * step, (amount // step + 1) * step)
-        if value > 0 and 0.75 * amount <= value <= 1.3 * amount and abs(value - amount) >= 1
-    }
-    if not options:
-        raise Skip(f"no round limit near {amount}")
-    return float(s.rng.choice(sorted(options)))
+    return limit_near(s, amount, (5, 10, 20, 25) if amount < 200 else (10, 25, 50, 100))
 
 
 def _delivered_orders(s: Scenario) -> set[str] | None:
@@ -226,6 +218,9 @@ def goodwill_discount(s: Scenario) -> None:
     ))
     _find_order(s, order)
     percent = large if order["total_price"] >= threshold else small
+    # Either size is what the rule gives (an agent that ignores it may give either): the larger one is the rule biting.
+    s.decide("rule", "the goodwill discount follows the order's size", default=percent == small,
+             value=float(order["total_price"]), threshold=threshold)
     created = s.call(
         "commerce", "create_discount_code",
         {"code": detail(f"SORRY{order['name'].lstrip('#')}"), "kind": "percentage",
@@ -316,6 +311,8 @@ def parcel_exception(s: Scenario) -> None:
            say=f"track the parcel of order {order['name']}", guided=True)
     s.refer(shipment, f"the shipment of order {order['name']}", relation="order", where={"order_number": order["name"]})
     happened = Said("what happened", Lit("damaged"))
+    s.decide("rule", "orders above the limit are claimed, not refunded", default=total < threshold, value=total,
+             threshold=threshold)
     if total < threshold:
         placed = _find_order(s, order)
         refund = act(s, "refund", placed, {"amount": placed.ref("refundable"), "reason": detail("Parcel damaged in transit")},

@@ -10,6 +10,7 @@ them, and no tool enforces them.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from datetime import datetime, timedelta
 
@@ -19,7 +20,7 @@ from composer.scenario import Rec, Said, Scenario, Skip, archetype, detail
 from composer.stages.acts import act, tell
 from composer.stages.channels import COLLEAGUE, Ask, arrive, channels_for, reply, reply_clause
 from composer.stages.lookup import lookup, shows
-from composer.stages.rules import colleague, consult, instead
+from composer.stages.rules import colleague, consult, instead, limit_near
 from mcp_services.kernel.world import Person
 
 
@@ -46,7 +47,12 @@ def double_charge_refund(s: Scenario) -> None:
     org = org_of(s, person)
     s.subject = person
     invoice, amount = charge["invoice_number"], money(charge["amount"], charge["currency"])
-    duplicate = s.copy(charge, created=_later(charge["created"], s.rng.randint(2, 9)))
+    # Now and then the customer is wrong: the second charge of the same amount pays another invoice (a plan billed
+    # monthly), so nothing is refunded and they hear what the second charge was for.
+    used = {c["invoice_number"] for c in charges if c["invoice_number"]}
+    other = _unused_invoice(invoice, used) if s.rng.random() < FALSE_DUPLICATE else None
+    later = _later(charge["created"], s.rng.randint(2, 9))
+    duplicate = s.copy(charge, created=later) if other is None else s.copy(charge, created=later, invoice_number=other)
     card = charge["card"][-4:]
     trigger = arrive(s, person, Ask(
         subject=s.rng.choice((f"Charged twice for invoice {invoice}", f"Duplicate payment - {invoice}", "Double charge on our card")),
@@ -61,9 +67,27 @@ def double_charge_refund(s: Scenario) -> None:
         relay=f"{person.first_name} says invoice {invoice} ({amount}) was charged twice on the card ending {card} and wants the duplicate refunded.",
     ))
 
+    s.brief.intro = f"{trigger.intro} about being charged twice"
+    s.brief.goal = (f"Look into the double charge, refund the duplicate if there is one, and "
+                    f"{reply_clause(trigger, 'what you found (the refund reference and the amount, if you refunded it)')}")
+    s.brief.constraints.append("Leave the original charge alone")
+    s.brief.anchors += [person.name, org.name]
+    if other is not None:
+        found = lookup(s, duplicate, {"customer_email": person.email, "query": person.email},
+                       say=f"look up the charges on {person.first_name}'s card", name="the second charge")
+        s.decide("premise", f"invoice {invoice} was charged twice", default=False)
+        s.literal_writes.append(s.spec("payments", "refund_charge", {"charge_id": found.ref("id")}))
+        reply(s, trigger,
+              [f"Hi {person.first_name},\n\nI looked into it: the second charge of {amount} on the card ending {card} pays "
+               "invoice ", found.ref("invoice_number"), f", not {invoice} a second time. Nothing was charged twice, so I "
+               "have not refunded anything."],
+              say=reply_clause(trigger, "what the second charge was for"),
+              facts=[Said("the invoice the second charge pays", found.ref("invoice_number"))], subject=f"Invoice {invoice}")
+        return
+    s.decide("premise", f"invoice {invoice} was charged twice", default=True)
     lead = colleague(s, "finance lead")
     # The rule sits on both sides of its threshold: some duplicates need the finance lead told, some do not.
-    threshold = float(s.rng.choice(_nearby_thresholds(charge["amount"]))) if s.rng.random() < 0.5 else None
+    threshold = limit_near(s, charge["amount"]) if s.rng.random() < 0.5 else None
     rule = None
     if threshold is not None:
         rule = consult(
@@ -88,6 +112,8 @@ def double_charge_refund(s: Scenario) -> None:
         mentions=[(refund.ref("id"), "the refund id")],
     )
     if rule is not None and threshold is not None:
+        s.decide("rule", "refunds above the limit are reported to the finance lead", default=charge["amount"] <= threshold,
+                 value=charge["amount"], threshold=threshold)
         if charge["amount"] > threshold:
             told = tell(s, lead, [f"Refunded a duplicate charge of {amount} on invoice {invoice} for {org.name}: refund ",
                                   refund.ref("id"), "."], say=f"let {lead.first_name} know, as the refund policy asks",
@@ -97,22 +123,19 @@ def double_charge_refund(s: Scenario) -> None:
         else:
             s.policy_documents.append(rule.rec)
         s.brief.constraints.append(rule.pointer)
-    s.brief.intro = f"{trigger.intro} about being charged twice"
-    s.brief.goal = f"Sort out the double charge and {reply_clause(trigger, 'the refund reference and the amount')}"
-    s.brief.constraints.append("Leave the original charge alone")
-    s.brief.anchors += [person.name, org.name]
 
 
-def _nearby_thresholds(amount: float) -> list[int]:
-    """Round thresholds a rule might state, a little below and a little above ``amount`` (never far from it)."""
-    steps = (50, 100, 250, 500)
-    options = set()
-    for step in steps:
-        below, above = int(amount // step * step), int((amount // step + 1) * step)
-        for value in (below, above):
-            if value > 0 and 0.6 * amount <= value <= 1.5 * amount and abs(value - amount) > 0.01:
-                options.add(value)
-    return sorted(options) or [max(50, int(round(amount, -2)))]
+#: How often the charge a customer calls a duplicate pays another invoice (the premise is false).
+FALSE_DUPLICATE = 0.35
+
+
+def _unused_invoice(invoice: str, used: set[str]) -> str | None:
+    """The next invoice number after ``invoice`` that no charge pays yet (None for a number of another shape)."""
+    match = re.fullmatch(r"([A-Z]+-)(\d+)", invoice)
+    if match is None:
+        return None
+    prefix, digits = match.groups()
+    return next(f"{prefix}{n:0{len(digits)}d}" for n in range(int(digits) + 1, int(digits) + 500) if f"{prefix}{n:0{len(digits)}d}" not in used)
 
 
 @archetype(
@@ -165,6 +188,7 @@ def overdue_invoice_chase(s: Scenario) -> None:
             author_role="finance lead",
         )
         cc = [lead.email] if late > days else []
+        s.decide("rule", "invoices overdue beyond the line copy the finance lead", default=not cc, value=late, threshold=days)
     sent = act(
         s, "send", found,
         {"cc": ListOf(tuple(Lit(c) for c in cc)), "message": detail(
@@ -211,7 +235,7 @@ def refund_needs_approval(s: Scenario) -> None:
     s.subject = person
     lead = colleague(s, "finance lead")
     # The limit sits near the charge, on either side of it: the refund tool takes any amount up to what was charged.
-    limit = float(s.rng.choice(_nearby_thresholds(charge["amount"])))
+    limit = limit_near(s, charge["amount"])
     amount = money(charge["amount"], charge["currency"])
     what = charge["description"] or "our order"
     trigger = arrive(s, person, Ask(
@@ -242,6 +266,8 @@ def refund_needs_approval(s: Scenario) -> None:
     sum_said = Said("the amount", Lit(charge["amount"]), "money")
     decide = "refund it in full if the refund policy lets you, and otherwise pass it to whoever has to approve it"
     stands = "where it stands (the refund id and amount, if you refunded it)"
+    s.decide("rule", "refunds above the limit need the finance lead's approval", default=charge["amount"] <= limit,
+             value=charge["amount"], threshold=limit)
     if charge["amount"] <= limit:
         refund = act(s, "refund", found, {"reason": detail("requested_by_customer")}, say=decide, stage="decide")
         reply(s, trigger,
@@ -369,6 +395,7 @@ def bank_payment_recorded(s: Scenario) -> None:
                f"today, with their reference {reference}")
     facts = [Said("the amount recorded", Lit(paid), "money")]
     if part:
+        s.decide("figure", "what is still due once the part payment is recorded")
         facts.append(Said("what is still due", Lit(left), "money"))
         words = f"We've recorded your payment of {money(paid, currency)}; {money(left, currency)} is still due on it."
     else:

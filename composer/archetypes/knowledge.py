@@ -64,6 +64,7 @@ def _read_page(s: Scenario, title: str, say: str) -> tuple[Rec, Step]:
     page = _page(s, title)
     step = lookup(s, page, {"title": title, "space_key": page["space_key"], "query": title}, say=say, stage="consult")
     s.refer(page, f"the wiki page {title!r}", relation="title", where={"title": title, "status": "current"})
+    s.read_rule(title)
     return page, step
 
 
@@ -658,6 +659,9 @@ def discount_request(s: Scenario) -> None:
         "contact_id": found.ref("id"),
         "close_date": detail((s.world.now_dt + timedelta(days=14)).date().isoformat()),
     }
+    s.decide("rule", "discounts beyond what sales may give need approval", default=not beyond, value=asked, threshold=allowed)
+    # What sales may give comes from the product's row and the account's tier; the total from the price and quantity.
+    s.decide("figure", "the discount sales may give, and the discounted total")
     if not beyond:
         logged = s.call("crm", "create_deal", deal,
                         say=f"if the policy lets us give it, log the deal in the CRM for {org.name} at the discounted "
@@ -1015,6 +1019,8 @@ def event_registration(s: Scenario) -> None:
                      {"value": EVENTS.registered, "spreadsheet_id": opened.ref("id"), "column": "Status"},
                      say="count who is registered on the event's guest list", stage="consult")
     status = EVENTS.waitlisted if event.is_full else EVENTS.registered
+    s.decide("rule", "once the event is full, new registrants go on the waitlist", default=not event.is_full,
+             value=event.registered, threshold=event.capacity)
     other = EVENTS.registered if event.is_full else EVENTS.waitlisted
     cells = (found.ref("answers.full_name"), found.ref("answers.email"), found.ref("answers.company"))
     added = s.call(

@@ -376,6 +376,8 @@ def time_off_decision(s: Scenario) -> None:
     _answer(s, trigger, person, parts, say=reply_clause(trigger, what) if trigger else f"let {first} know {what}",
             facts=facts, subject="Your time-off request")
     rule = f"a request cannot exceed the available {words} balance, after other requests still waiting"
+    s.decide("rule", rule, default=approve, value=length, threshold=room)
+    s.decide("figure", "the days left once the requests still waiting are counted")
     if approve:
         s.policy_documents.append(policy)
     else:
@@ -682,6 +684,7 @@ def application_screening(s: Scenario) -> None:
     lookup(s, s.record("recruiting", "job", job.key), {"id": applied.ref("job_id")}, prefer=("get_job",),
            say="check the job's salary range")
     decide = f"move {first}'s application on to the phone screen, or reject it if the screening rules say so"
+    s.decide("rule", "expectations above the top of the range are rejected", default=not too_high, value=expected, threshold=top)
     currency = job["currency"]
     if too_high:
         reason = lookup(s, s.records("recruiting", "rejection_reason", where={"name": _TOO_HIGH})[0],
@@ -897,6 +900,8 @@ def offer_request(s: Scenario) -> None:
     decide = (f"if the offer sign-off rules let it go out now, make the offer {asker.first_name} asks for; if not, "
               f"ask whoever has to sign it off first")
     terms = {"salary": salary, "start_date": start}
+    s.decide("rule", "an offer above the midpoint of the range needs the finance lead's sign-off first", default=not above,
+             value=salary, threshold=(job["salary_min"] + job["salary_max"]) / 2)
     if not above:
         act(s, "send", applied, terms, say=decide, stage="decide", prefer="create_offer")
         reply(s, trigger, [f"Hi {asker.first_name},\n\nDone: the offer to {first} is out, at {pay} a year, starting "
@@ -1100,11 +1105,13 @@ def _spoil(s: Scenario, items: list[dict[str, Any]], limits: dict[str, float | N
     if missing and (not over or s.rng.random() < 0.5):
         k = s.rng.choice(missing)
         items[k]["receipt"] = False
+        s.decide("rule", _EXPENSE_RULE, default=False, value=items[k]["amount"], threshold=receipt_over)
         return f"the {items[k]['merchant']} expense has no receipt", items[k]["merchant"]
     k = s.pick(over, "no expense with a limit to go over")
     limit = limits[items[k]["category"]]
     assert limit is not None
     items[k]["amount"] = round(limit * s.rng.uniform(1.01, 1.08), 2)
+    s.decide("rule", _EXPENSE_RULE, default=False, value=items[k]["amount"], threshold=limit)
     return f"the {items[k]['merchant']} expense is over the {items[k]['category']} limit", items[k]["merchant"]
 
 
@@ -1116,9 +1123,17 @@ def _within(s: Scenario, items: list[dict[str, Any]], limits: dict[str, float | 
     if s.rng.random() < 0.5 and limit and items[k]["category"] != "Airfare":
         items[k]["amount"] = round(limit * s.rng.uniform(0.93, 0.995), 2)
         items[k]["receipt"] = True
+        s.decide("rule", _EXPENSE_RULE, default=True, value=items[k]["amount"], threshold=limit)
     elif limit is None or limit >= receipt_over:
         items[k]["amount"] = round(receipt_over * s.rng.uniform(0.85, 0.99), 2)
         items[k]["receipt"] = False
+        s.decide("rule", _EXPENSE_RULE, default=True, value=items[k]["amount"], threshold=receipt_over)
+
+
+#: How often a colleague's email says the receipt is attached when it is not (the premise is false).
+FORGOTTEN_RECEIPT = 0.35
+#: The expense rule a report is checked against (limits per category, receipts above a threshold).
+_EXPENSE_RULE = "expenses stay within their category's limit and carry a receipt above the threshold"
 
 
 _EXPENSE_GUIDELINES = (
@@ -1327,13 +1342,15 @@ def expense_missing_receipt(s: Scenario) -> None:
     if len(expense) != 1:
         raise Skip("the expense without a receipt is not the only one of its merchant that day")
     receipt = f"receipt-{missing['date']}-{_slug(missing['merchant'])[:20]}.pdf"
+    # Now and then the receipt did not make it onto the email either: nothing to attach, and the report waits.
+    forgot = s.rng.random() < FORGOTTEN_RECEIPT
     # The receipt is attached to an email: the work comes by email.
     trigger = _emailed(
         s, person, f"Receipt for {missing['merchant']}",
         f"Hi {s.world.user.first_name},\n\nThe {missing['merchant']} receipt didn't make it onto my report \"{title}\" "
         "when I submitted it - I found it in my inbox, it's attached. Could you add it and get the report "
         f"approved?\n\nThanks,\n{first}",
-        hours_ago=hours, attachments=(receipt,),
+        hours_ago=hours, attachments=() if forgot else (receipt,),
     )
     guide = _expense_guidelines(s)
     name = s.refer(report, f"the report {first} names", relation="submitter",
@@ -1351,16 +1368,8 @@ def expense_missing_receipt(s: Scenario) -> None:
     if receipted:
         _trap(s, "other-expense", receipted[0], f"the {receipted[0]['merchant']} expense on the same report, which has its "
               "receipt", listed)
-    act(s, "link", listed, {"file_name": receipt}, say=f"attach the receipt {first} sent to the {missing['merchant']} expense",
-        prefer="attach_receipt")
     decide = "approve the report if nothing else breaks the policy, and otherwise send it back with the reason"
     where = "where the report stands (and why, if it goes back)"
-    _settle(s, guide.rec, trigger, found, report, problem=problem, merchant=merchant, say=decide, where=where,
-            approved=f"Hi {first},\n\nThanks - the receipt is on the {missing['merchant']} expense and I've approved "
-                     f"\"{title}\".",
-            sent_back=f"Hi {first},\n\nThanks - the receipt is on. I've still had to reject \"{title}\" and send it back "
-                      f"to you, though: {problem}. Could you fix that and submit it again?",
-            subject=f"Re: Receipt for {missing['merchant']}")
     s.brief.intro = f"{trigger.intro} with a receipt missing from an expense report ({first} reports to you)"
     s.brief.goal = (f"Put the receipt {first} sent on the expense it belongs to, then settle the report the way our "
                     f"expense approval guidelines say, and {reply_clause(trigger, where)}")
@@ -1368,3 +1377,20 @@ def expense_missing_receipt(s: Scenario) -> None:
     if any(t.kind == "earlier-report" for t in s.traps):
         s.brief.constraints.append(f"Only that report: {first}'s other reports stay as they are")
     s.brief.anchors += [member["name"]]
+    s.decide("premise", f"{first}'s email carries the receipt", default=not forgot)
+    if forgot:  # the report still lacks its receipt: it stays as it is, and they hear why
+        s.traps.clear()  # nothing is written, so no look-alike record can be written instead
+        s.literal_writes.append(s.spec("expenses", "attach_receipt", {"expense_id": listed.ref("id"), "file_name": receipt}))
+        reply(s, trigger, [f"Hi {first},\n\nYour email came through without the {missing['merchant']} receipt: it was not "
+                           f"attached. I've left \"{title}\" as it is for now; could you send the receipt again?"],
+              say=reply_clause(trigger, where), subject=f"Re: Receipt for {missing['merchant']}",
+              facts=[Said("that the receipt was not attached", Lit("not attached"), "text")])
+        return
+    act(s, "link", listed, {"file_name": receipt}, say=f"attach the receipt {first} sent to the {missing['merchant']} expense",
+        prefer="attach_receipt")
+    _settle(s, guide.rec, trigger, found, report, problem=problem, merchant=merchant, say=decide, where=where,
+            approved=f"Hi {first},\n\nThanks - the receipt is on the {missing['merchant']} expense and I've approved "
+                     f"\"{title}\".",
+            sent_back=f"Hi {first},\n\nThanks - the receipt is on. I've still had to reject \"{title}\" and send it back "
+                      f"to you, though: {problem}. Could you fix that and submit it again?",
+            subject=f"Re: Receipt for {missing['merchant']}")

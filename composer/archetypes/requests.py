@@ -24,6 +24,7 @@ from typing import Any
 from mcp_services.kernel.world import Person
 
 from composer.catalog import HEADER_PARAM, Param, ToolInfo
+from composer.content import text_param
 from composer.archetypes.generic import catalog_weight
 from composer.kinds import Kind, system_name
 from composer.resolve import resolve, value_at
@@ -36,7 +37,7 @@ from composer.walk import directory, phrase
 
 #: Why people ask for each intent, written as the asker would ("{it}" is how they name the record).
 REASONS: dict[str, tuple[str, ...]] = {
-    "delete": ("{It} is out of date now.", "Nobody uses {it} any more.", "{It} was a duplicate, it only confuses people."),
+    "delete": ("{It} is out of date now.", "Nobody uses {it} any more."),  # (no "a duplicate" where no duplicate exists)
     "restore": ("{It} was archived by mistake, I still need it.", "Looks like {it} got removed, but we are still working from it."),
     "tag": ("We are pulling these together for the quarterly review.", "It helps the team find these later."),
     "update": ("The details on {it} are out of date.", "We agreed on a change this morning."),
@@ -501,18 +502,69 @@ class Request:
     value: str  # its label (or, for a new record, its name): what the confirmation says
     plan: _Plan
     words: str  # what is asked, in the tool's phrase with the record's name inside
+    #: Where the asker's premise is false (the work is done already): the record's state that shows it, else None.
+    already: str | None = None
+
+
+#: Intents whose premise the record's state can make false (closing what is closed already, paying what is paid).
+ALREADY = frozenset({"close", "reopen", "restore", "cancel", "publish", "approve", "reject", "submit", "pay", "ship", "send"})
+#: How often a request of those intents finds its work done already (the agent changes nothing and says why).
+FALSE_PREMISE = 0.5
 
 
 def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = frozenset()) -> Request:  # type: ignore[assignment]
-    """A request for ``intent`` that some record of some mounted service can take, tried on the world as it is."""
+    """A request for ``intent`` that some record of some mounted service can take, tried on the world as it is; now and
+    then (``FALSE_PREMISE``) one whose work is done already, where some record is so."""
     colleague = _someone_else(s, asker)
+    if intent in ALREADY and s.rng.random() < FALSE_PREMISE:
+        try:
+            return _find_request(s, intent, asker, colleague, avoid, false_premise=True)
+        except Skip:
+            pass  # no record is done already: the request finds one that still needs it
+    return _find_request(s, intent, asker, colleague, avoid, false_premise=False)
+
+
+def _done_first(intent: str, kind: Kind, records: list[Rec]) -> list[Rec]:
+    """Records whose state reads as the work done already (closed for a close) first."""
+    words = _DONE_STATES.get(intent, ())
+    field = kind.state_field
+    if not field or not words:
+        return records
+    return sorted(records, key=lambda r: not any(w in str(r.get(field, "")).lower() for w in words))
+
+
+#: What a record's state reads like once the work an intent asks for is done.
+_DONE_STATES: dict[str, tuple[str, ...]] = {
+    "close": ("closed", "solved", "resolved", "done", "completed"), "reopen": ("open",), "restore": ("active",),
+    "cancel": ("cancel", "void"), "publish": ("publish", "live"), "approve": ("approv",), "reject": ("reject", "denied", "declined"),
+    "submit": ("submit",), "pay": ("paid",), "ship": ("shipped", "fulfilled", "transit", "delivered"), "send": ("sent", "delivered"),
+}
+
+
+def _done_already(intent: str, state: str, refused: str | None) -> bool:
+    """Whether a request's work is done already: the call would change nothing, or the service refuses it naming the
+    record's state, and that state is the work done ("already", or a state the intent leads to: cancelled for a cancel)."""
+    if not state or refused is None:
+        return False
+    if refused == "":
+        return True
+    said = refused.replace("_", " ").lower()
+    return state in said and f"not {state}" not in said and (
+        "already" in said or any(word in state for word in _DONE_STATES.get(intent, ())))
+
+
+def _find_request(
+    s: Scenario, intent: str, asker: Person, colleague: Person, avoid: set[str], *, false_premise: bool
+) -> Request:
     for choice in [c for c in _choices(s, intent) if c.tool.key not in avoid][:16]:
         kind = choice.kind
         records = by_condition(s, kind, s.records(kind.service, kind.entity))
         if kind.label and s.rng.random() < 0.5:  # a record whose name another one shares: named with its person
             records.sort(key=lambda r: _count(s, kind, str(kind.label), r.get(str(kind.label))) < 2)
-        if intent == "restore":  # what comes back was archived, trashed or deleted first
+        if intent == "restore" and not false_premise:  # what comes back was archived, trashed or deleted first
             records.sort(key=lambda r: not _looks_removed(r))
+        if false_premise:
+            records = _done_first(intent, kind, records)
         for rec in records[: _TRIES.get(intent, 5)]:
             named_as = identify(s, kind, rec)
             if named_as is None:
@@ -525,7 +577,13 @@ def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = f
                 except Skip:
                     break
                 named = {**{k: _plain(v) for k, v in choice.named.items()}, choice.param: rec[choice.field]}
-                if not s.would_succeed(choice.tool.service, choice.tool.name, {**named, **plan.concrete()}):
+                state = rec.get(kind.state_field) if kind.state_field else None
+                if false_premise:
+                    refused = s.already(choice.tool.service, choice.tool.name, {**named, **plan.concrete()})
+                    spoken = str(state).replace("_", " ").lower() if isinstance(state, str) else ""
+                    if not _done_already(intent, spoken, refused) or spoken in name.lower():
+                        continue  # "the denied time off request" would say the premise is false in its name
+                elif not s.would_succeed(choice.tool.service, choice.tool.name, {**named, **plan.concrete()}):
                     continue
                 words = phrase(choice.tool, {**{k: name for k in choice.fixed()}, **plan.words})
                 if words is None and intent == "update":  # no phrase says this field: the change follows the record
@@ -534,9 +592,11 @@ def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = f
                     break  # "{" : a placeholder the fills left open ("update the group {GroupId}")
                 plan.keep_facts_in(words)
                 s.intended.append(choice.tool)
-                return Request(choice, rec, where, name, value, plan, words)
-        s.tried_in_vain(choice.tool)
-    raise Skip(f"no record any tool can do {intent!r} on")
+                return Request(choice, rec, where, name, value, plan, words,
+                               already=str(state).replace("_", " ") if false_premise else None)
+        if not false_premise:
+            s.tried_in_vain(choice.tool)
+    raise Skip(f"no record any tool can do {intent!r} on" + (" that is done already" if false_premise else ""))
 
 
 #: How a record relates to the person it is named through ("the onboarding task "Laptop" for Karl Matthews").
@@ -750,7 +810,15 @@ def do_request(s: Scenario, request: Request) -> list[Said]:
     known = {"query": value, "name": value, "title": value, "subject": value,
              **{k: v for k, v in request.where.items() if k not in refs}}
     found = lookup(s, rec, known, say=f"find {request.name}", name=request.name)
-    same_name_trap(s, choice.kind, rec, request.where, found)
+    if request.already is not None:  # the work is done already: nothing to change, and the asker hears why
+        s.decide("premise", f"{request.name} still needs {gerund(request.words.split()[0])}", default=False)
+        named = {**choice.named, **({choice.param: found.ref(choice.field)} if choice.param else {})}
+        s.literal_writes.append(s.spec(choice.tool.service, choice.tool.name, {**named, **request.plan.steps()}))
+        return [Said(f"the {choice.kind.noun}", Lit(value), "text"), Said("that it was so already", Lit("already"), "text"),
+                Said("where it stands", Lit(request.already), "text")]
+    same_name_trap(s, choice.kind, rec, request.where, found)  # (a record left as it is cannot be confused by writing it)
+    if choice.tool.intent in ALREADY:
+        s.decide("premise", f"{request.name} still needs {gerund(request.words.split()[0])}", default=True)
     named = {**choice.named, **({choice.param: found.ref(choice.field)} if choice.param else {})}
     s.call(choice.tool.service, choice.tool.name, {**named, **request.plan.steps()}, say=request.words, require_change=True)
     return request.plan.facts or [Said(f"the {choice.kind.noun}", Lit(value), "text")]
@@ -784,14 +852,21 @@ def colleague_request(s: Scenario, intent: str, *, then: str | None = None) -> N
     facts: list[Said] = []
     for request in requests:
         facts += do_request(s, request)
-    done = " and ".join(_past(r.words) for r in requests)
-    parts: list[Any] = [f"Done: I {done}."]
+    done = " and ".join(_past(r.words) for r in requests if r.already is None)
+    parts: list[Any] = [f"Done: I {done}." if done else "I have not changed anything."]
+    parts += [f" {_cap(r.name)} is already {r.already}, so there was nothing to do." for r in requests
+              if r.already is not None]
     for fact in facts:
         if isinstance(fact.value, Ref):  # what the plan made: its number goes in the reply
             parts += [f" {fact.noun[:1].upper()}{fact.noun[1:]}: ", fact.value, "."]
-    reply(s, trigger, parts, say=reply_clause(trigger, "a word saying what you did"), facts=facts, subject=f"Re: {subject}")
-    systems = sorted({system_name(s.catalog, r.choice.kind.service) for r in requests})
-    s.brief.intro = f"{trigger.intro} for {'a change' if len(requests) == 1 else 'two changes'} in {' and '.join(systems)}"
+    said = reply(s, trigger, parts, say=reply_clause(trigger, "a word saying what you did"), facts=facts, subject=f"Re: {subject}")
+    param = text_param(s.specs[said.index])
+    if param is not None and any(r.already is not None for r in requests):  # a literal agent did it, and says so
+        done_all = " and ".join(_past(r.words) for r in requests)
+        s.literal_steps[said.index] = s.specs[said.index].with_arg(param, Lit(f"Done: I {done_all}."))
+    # The work is named by what it is about (the record, in the system that holds it), never "a change in Expenses".
+    about = " and ".join(_about(s, r) for r in requests)
+    s.brief.intro = f"{trigger.intro} about {about}"
     things = "both things" if len(requests) == 2 else "what"
     s.brief.goal = (f"Do {things} {asker.first_name} asks" if len(requests) == 2 else f"Do what {asker.first_name} asks") + (
         f" and {reply_clause(trigger, 'a word on what you did once it is done')}")
@@ -800,6 +875,21 @@ def colleague_request(s: Scenario, intent: str, *, then: str | None = None) -> N
 
 def _find(s: Scenario, intent: str, asker: Person, avoid: set[str]) -> Request:
     return find_creation(s, asker, avoid=avoid) if intent == "create" else find_request(s, intent, asker, avoid=avoid)
+
+
+def _about(s: Scenario, request: Request) -> str:
+    """What a request is about, as the person who hands it on says it: "the form "Refund request" in Forms", or "a new
+    folder in Files"."""
+    system = system_name(s.catalog, request.choice.kind.service)
+    if request.rec is None:
+        return f"a new {request.choice.kind.noun} in {system}"
+    if request.name not in request.words:  # the record the tool takes is not the one the ask names (a new signer's)
+        return f"{'an' if request.choice.kind.noun[:1] in 'aeiou' else 'a'} {request.choice.kind.noun} in {system}"
+    return f"{request.name} in {system}"
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _plain(value: Any) -> Any:

@@ -408,8 +408,9 @@ def _escalation_of(issue: Rec) -> str | None:
 
 def _near_threshold(s: Scenario, age: int) -> int:
     """A threshold in days near ``age`` on either side, never equal to it (the rule must decide, by a little)."""
-    options = [d for d in (7, 10, 14, 21, 30, 45, 60) if 2 <= abs(age - d) <= max(6, age // 3)]
-    return int(s.pick(options, "the escalation's age is near no threshold"))
+    options = [d for d in (7, 10, 14, 21, 30, 45, 60, 90) if 1 <= abs(age - d) <= max(6, age // 3)]
+    near = [d for d in options if abs(age - d) <= 0.1 * d]
+    return int(s.pick(near or options, "the escalation's age is near no threshold"))  # by a little wherever it can
 
 
 @archetype(
@@ -441,6 +442,7 @@ def bug_status_chase(s: Scenario) -> None:
     age = (s.world.now_dt.date() - datetime.strptime(issue["created_at"][:10], "%Y-%m-%d").date()).days
     days = _near_threshold(s, age)
     priority = "highest" if age >= days else "high"
+    s.decide("rule", "a chased bug open long enough goes to highest", default=priority == "high", value=age, threshold=days)
     rule = consult(
         s, "Customer bug escalation rules",
         "- When a customer chases a bug we track in the SUP project, comment on the issue that they asked for news, "

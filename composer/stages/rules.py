@@ -76,7 +76,27 @@ def consult(
     else:
         raise Skip("no place for a written rule")
     step = lookup(s, rec, known, say=f"check our {title.lower()}", stage="consult") if read else None
+    s.read_rule(title)
     return Rule(rec, step, pointer, where)
+
+
+#: How often a threshold a rule states lies within 10% of the value it decides (the rule bites by a little).
+NEAR_SHARE = 0.75
+
+
+def limit_near(s: Scenario, amount: float, steps: tuple[int, ...] = (5, 10, 20, 25, 50, 100, 250, 500)) -> float:
+    """A round limit a rule might state near ``amount``, on either side and never on it: within 10% of it most of the
+    time (``NEAR_SHARE``), else a coarser round figure up to half as much again away."""
+    options: dict[bool, set[float]] = {True: set(), False: set()}
+    for step in steps:
+        for value in (amount // step * step, (amount // step + 1) * step):
+            if value > 0 and abs(value - amount) >= 0.01 and 0.6 * amount <= value <= 1.5 * amount:
+                options[abs(value - amount) <= 0.1 * value].add(float(value))
+    near = s.rng.random() < NEAR_SHARE
+    pool = options[near] or options[not near]
+    if not pool:
+        raise Skip(f"no round limit near {amount}")
+    return float(s.rng.choice(sorted(pool)))
 
 
 def instead(s: Scenario, step: Step, careless: StepSpec) -> list[StepSpec]:
@@ -85,4 +105,4 @@ def instead(s: Scenario, step: Step, careless: StepSpec) -> list[StepSpec]:
     return [*s.specs[:step.index], careless, *s.specs[step.index + 1:]]
 
 
-__all__ = ["Rule", "colleague", "consult", "instead", "policy_document", "policy_email"]
+__all__ = ["NEAR_SHARE", "Rule", "colleague", "consult", "instead", "limit_near", "policy_document", "policy_email"]

@@ -118,7 +118,8 @@ def test_no_check_names_a_record_the_plan_made_by_the_id_the_reference_run_gave_
     # reference's own booking got; an agent that books a meeting twice (and cancels one) numbers it otherwise.
     from mcp_services.tasks.checks import AnyOf, RowExists
 
-    tasks, _ = generate(GenerateConfig(n=12, seed=0, services=("helpdesk", "mailbox", "crm", "chat", "tasks", "calendar"),
+    # (files: the follow-ups that change the ticket come from a procedure written down in the shared drive)
+    tasks, _ = generate(GenerateConfig(n=12, seed=0, services=("helpdesk", "mailbox", "crm", "chat", "tasks", "calendar", "files"),
                                        archetypes=("email-to-ticket",)))
 
     def rows(checks: list[object]) -> list[RowExists]:
