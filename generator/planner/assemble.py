@@ -1016,12 +1016,19 @@ def query_shaped(param: str) -> bool:
     parts = words(param)
     if len(parts) >= 2 and (parts[-1] in _QUERY_BOUNDS or parts[0] in _QUERY_BOUNDS | {"filter"}):
         return True
-    if re.match(r"(?i)^(include|exclude|expand)[a-z]{4,}$", param):  # Paylocity's includetotalcount, one word
-        return True
+    if re.match(r"(?i)^(include|exclude|expand)[a-z]{4,}$", param) or squash(param) in _DATE_BOUNDS:
+        return True  # Paylocity's includetotalcount, Postmark's todate: one word
     return len(parts) >= 2 and parts[-1] in ("from", "to") and parts[-2] in ("date", "time", "at", "day")
 
 
+#: One-word date bounds (Postmark's ``fromdate``/``todate``): a range over the row's date.
+_DATE_BOUNDS = {"fromdate": "gte", "datefrom": "gte", "todate": "lte", "dateto": "lte", "mindate": "gte",
+                "maxdate": "lte"}
+
+
 def _range_filter(param: str) -> tuple[str, str] | None:
+    if squash(param) in _DATE_BOUNDS:
+        return "date", _DATE_BOUNDS[squash(param)]
     parts = words(param)
     if len(parts) < 2:
         return None

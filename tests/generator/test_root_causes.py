@@ -217,6 +217,7 @@ def events_spec() -> ServiceSpec:
     return _plan([
         _rest("list_events", "GET", "/events", "Lists events.",
               {"updated_since": {"type": "string", "format": "date-time"}, "limit": {"type": "integer"},
+               "todate": {"type": "string", "format": "date"},
                "offset": {"type": "string", "description": "Integer: how many events to skip."}}),
         _rest("create_event", "POST", "/events", "Creates an event.",
               {"title": {"type": "string"}, "start_at": {"type": "string", "format": "date-time"},
@@ -230,7 +231,7 @@ def test_query_parameters_are_not_columns_and_time_ranges_run_forwards() -> None
     spec = events_spec()
     event = next(e for e in spec.entities if e.name == "event")
     columns = {f.name for f in event.fields}
-    assert "updated_since" not in columns and "offset" not in columns and {"start_at", "end_at"} <= columns
+    assert not {"updated_since", "offset", "todate"} & columns and {"start_at", "end_at"} <= columns
     assert spec.tool("list_events").bindings["offset"].role == "offset"
     with Episode([compile_service(spec)], 0) as episode:
         dump = episode.dump()["calendar"]
