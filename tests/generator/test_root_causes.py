@@ -10,7 +10,7 @@ from typing import Any
 
 from mcp_services.kernel.episode import Episode
 
-from generator.catalog import Catalog
+from generator.catalog import Catalog, failed_check
 from generator.compiler import compile_service
 from generator.compiler.simulated import write_kind
 from generator.gate.contracts import gate_service
@@ -22,6 +22,7 @@ from generator.planner import plan_service
 from generator.schemas import service_plumbing
 from generator.spec import ServiceSpec, load_spec
 from generator.worldmodel import OfflineWorldModel, SimRequest
+from tests.generator.test_cli import run
 from tests.generator.test_planner_behaviour import _rest
 
 ID = {"type": "string"}
@@ -290,3 +291,29 @@ def test_an_imported_services_simulated_answers_hold_dates_booleans_and_emails(t
         for key in ("owner_email", "billing_contact"):
             local, _, domain = data[key].partition("@")
             assert len(local) >= 3 and "." in domain and len(domain.split(".")[0]) >= 3, data[key]
+
+
+def test_generator_catalog_names_the_check_a_simulated_tool_failed(tmp_path: Path, capsys: Any) -> None:
+    assert failed_check("compiled behaviour failed the gate: action_keeps_row: the action 'clear' left the list "
+                        "'list_0001' it names unchanged") == "action_keeps_row"
+    assert failed_check("marked simulated by the planner: the world model answers it") is None
+    tasklist = [{"name": "tasklist", "in": "path", "required": True, "schema": {"type": "string"}}]
+    document = {"openapi": "3.0.0", "info": {"title": "Tasks API", "version": "1"}, "paths": {
+        "/lists": {"get": {"operationId": "list_tasklists", "summary": "Lists the task lists.", "responses": {"200": {"description": "ok"}}},
+                   "post": {"operationId": "create_tasklist", "summary": "Creates a task list.", "requestBody": {"content": {
+                       "application/json": {"schema": {"type": "object", "properties": {"title": {"type": "string"}}}}}},
+                       "responses": {"200": {"description": "ok"}}}},
+        "/lists/{tasklist}": {"get": {"operationId": "get_tasklist", "summary": "Gets a task list.", "parameters": tasklist,
+                                      "responses": {"200": {"description": "ok"}}}},
+        "/lists/{tasklist}/clear": {"post": {"operationId": "clear_tasklist", "parameters": tasklist,
+                                             "summary": "Clears all completed tasks from the task list.",
+                                             "responses": {"200": {"description": "ok"}}}}}}
+    source = tmp_path / "todo_lists.json"
+    source.write_text(json.dumps(document))
+    import_file(source, ImportConfig(out=tmp_path / "catalog", workers=1))
+    code, printed, _ = run(["catalog", "--catalog", str(tmp_path / "catalog")], capsys)
+    assert code == 0 and printed.startswith("generated: 1 services")
+    catalog = Catalog(tmp_path / "catalog")
+    clear = next(t for t in catalog.index[catalog.names()[0]].tools if t.name == "clear_tasklist")
+    assert clear.status == "simulated" and failed_check(clear.reason) == "action_keeps_row", clear.reason
+    assert f"failed checks: {failed_check(clear.reason)} 1" in printed
