@@ -188,6 +188,8 @@ PROVIDER_NAMES = {"googleapis": "Google", "ebay": "eBay", "hubapi": "HubSpot", "
                   "shop-pro": "Color Me Shop", "xero": "Xero", "adyen": "Adyen", "clever": "Clever", "bigoven": "BigOven",
                   "envoice": "Envoice", "formapi": "FormAPI", "circuitsandbox": "Circuit", "transavia": "Transavia",
                   "listennotes": "Listen Notes", "idtbeyond": "IDT Beyond", "payments": "GOV.UK Pay"}
+#: Toolkits that wrap other products' APIs: the product is the API they wrap, not them.
+AGGREGATORS = frozenset({"composio", "cloud-elements"})
 #: Names of better-known products that an unrelated spec's host shares: name -> (their domain, what they are).
 BETTER_KNOWN = {"brex": ("brex.com", "Brex Inc.'s corporate cards and spend management"),
                 "square": ("squareup.com", "Square's payments and point of sale"),
@@ -215,6 +217,9 @@ def product_title(title: str | None, source_name: str) -> str:
     provider = provider_name(source_name)
     text = re.sub(r"^(?i:the)\s+", "", (title or "").strip())
     host = source_name.partition(":")[0].lower()
+    api = source_name.partition(":")[2]
+    if any(label in AGGREGATORS for label in host.split(".")) and api:  # Composio's google_admin is Google Admin's
+        return text if squash_words(api) in squash_words(text) else f"{api.replace('_', ' ').title()} {text}".strip()
     labels = [squash_words(x) for x in host.split(".") if x and x not in _TLD and x not in _HOST_NOISE]
     names = [n for n in [squash_words(provider), *labels] if n]
     said = [squash_words(w) for w in _GENERIC_TITLE.sub(" ", text).split() if len(squash_words(w)) >= 3]

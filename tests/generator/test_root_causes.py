@@ -249,6 +249,7 @@ def test_a_service_is_titled_after_its_product_and_a_name_collision_says_which_p
     assert product_title("Drive API", "googleapis.com:drive") == "Google Drive API"
     assert product_title("API v1.0.0", "envoice.in") == "Envoice API"
     assert product_title("Mandrill", "mandrillapp.com") == "Mandrill"
+    assert product_title("google_admin", "composio:google_admin") == "google_admin"  # a toolkit is not the product
     assert product_title("GOV.UK Pay API", "payments.service.gov.uk:payments") == "GOV.UK Pay API"
     assert "not Brex Inc." in collision_note("brex.io") and collision_note("brex.com") == ""
     spec = _plan(mailer_with_credentials_tools(), name="brex", source="brex.io", title="KYC API Documentation")
