@@ -9,7 +9,11 @@
 4. the catalog's honesty figures (issues 13, 23): services, tools, implemented share, business share,
    entities with a display name, filler-shaped values in the seeds (every service seeded, nested values
    included), list tools marked implemented that ignore a declared filter;
-5. with ``--roundtrip``: the round-trip suite over every service (the share of implemented tools whose
+5. with ``--causes``: the compiler's root causes (issue 32, ``generator.measures``), each a count over
+   every service: tools that filter on or write a credential, updates that drop unspecified nested fields,
+   simulated writes that insert on update/delete/action, actions that leave their row unchanged,
+   placeholder- or parameter-shaped seeded values, seeded time ranges that end before they start;
+6. with ``--roundtrip``: the round-trip suite over every service (the share of implemented tools whose
    trips pass, per service and in all) and the share of simulated reads that answer from state.
 """
 
@@ -27,6 +31,7 @@ sys.path.insert(0, str(REPO))
 
 from generator.audit import audit_catalog  # noqa: E402
 from generator.catalog import PACKAGE_CATALOG, Catalog  # noqa: E402
+from generator.measures import CAUSES, measure_catalog  # noqa: E402
 from generator.pipeline import ImportConfig, import_file  # noqa: E402
 from generator.roundtrip import round_trips, simulated_reads  # noqa: E402
 from harness.progress import Progress  # noqa: E402
@@ -121,6 +126,19 @@ def bench_figures(root: Path) -> None:
         print(f"  ignores a filter: {tool}")
 
 
+def bench_causes(root: Path, only: list[str]) -> None:
+    started = time.perf_counter()
+    catalog = Catalog(root)
+    causes = measure_catalog(catalog, only or None)
+    print(f"root causes ({time.perf_counter() - started:.0f} s, {len(causes.services)} services; "
+          f"items found, services touched):")
+    for cause, (items, services) in causes.summary().items():
+        print(f"  {cause:24} {items:6} in {services:4} services")
+    for cause in CAUSES:
+        for item in causes.items(cause)[:4]:
+            print(f"  {cause}: {item[:140]}")
+
+
 def bench_roundtrip(root: Path, only: list[str]) -> None:
     catalog = Catalog(root)
     names = only or catalog.names()
@@ -163,7 +181,12 @@ def main() -> None:
     parser.add_argument("--figures-only", action="store_true", help="only the catalog's honesty figures")
     parser.add_argument("--roundtrip", nargs="*", metavar="NAME", default=None,
                         help="only the round-trip suite and simulated reads (every service, or these)")
+    parser.add_argument("--causes", nargs="*", metavar="NAME", default=None,
+                        help="only the root-cause figures (every service, or these)")
     args = parser.parse_args()
+    if args.causes is not None:
+        bench_causes(args.catalog, args.causes)
+        return
     if args.roundtrip is not None:
         bench_roundtrip(args.catalog, args.roundtrip)
         return

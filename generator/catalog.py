@@ -163,6 +163,8 @@ class Catalog:
             "by_status": dict(by_status),
             "simulated_because": dict(Counter(simulated_because(t.reason) for e in self.index.values()
                                               for t in e.tools if t.status == "simulated")),
+            "failed_checks": dict(Counter(c for e in self.index.values() for t in e.tools
+                                          if t.status == "simulated" and (c := failed_check(t.reason)))),
             "by_source": {
                 fmt: {"services": services_by_source[fmt], "tools": sum(c.values()), **dict(c)}
                 for fmt, c in sorted(by_source.items())
@@ -224,6 +226,13 @@ BEHAVIOURAL_CHECKS = ("http_verb", "filters_narrow", "created_is_listed", "chang
                       "action_matches_description", "deletes_only_the_row")
 INVARIANT_CHECKS = ("ids_round_trip", "write_visible", "action_keeps_row", "params_change_result", "aliases_resolve",
                     "amount_within_parent", "status_from_enum")
+
+
+def failed_check(reason: str) -> str | None:
+    """The gate check a simulated tool's compiled behaviour failed (``action_keeps_row``), if it failed one."""
+    if not reason.startswith("compiled behaviour failed the gate"):
+        return None
+    return reason.removeprefix("compiled behaviour failed the gate:").strip().split(":", 1)[0] or None
 
 
 def simulated_because(reason: str) -> str:

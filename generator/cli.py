@@ -184,6 +184,9 @@ def cmd_catalog(args: argparse.Namespace) -> int:
             ("outside core", "outside a large API's core resources"),
             ("consistency gate", "failed the consistency gate"), ("behavioural gate", "failed the behavioural gate"),
             ("product invariants", "failed a product invariant")) if because.get(k)))
+    checks = generated.get("failed_checks", {})
+    if checks:  # which check, so that a reason is never hidden in the report alone
+        print("  failed checks: " + ", ".join(f"{check} {n}" for check, n in sorted(checks.items(), key=lambda x: -x[1])))
     kinds = generated.get("kinds", {})
     if kinds:
         total = max(1, sum(kinds.values()))
@@ -286,13 +289,14 @@ def catalog_counts(root: Path | None) -> dict[str, Any]:
     from generator.audit import service_kind
 
     merged: dict[str, Any] = {"services": 0, "tools": 0, "by_status": Counter(), "by_source": {},
-                              "simulated_because": Counter(), "kinds": Counter()}
+                              "simulated_because": Counter(), "failed_checks": Counter(), "kinds": Counter()}
     for catalog in pool:
         counts = catalog.counts()
         merged["services"] += counts["services"]
         merged["tools"] += counts["tools"]
         merged["by_status"].update(counts["by_status"])
         merged["simulated_because"].update(counts["simulated_because"])
+        merged["failed_checks"].update(counts["failed_checks"])
         for entry in catalog.index.values():
             kind = service_kind(entry.source_name, len(entry.tools), entry.categories)
             merged["kinds"][_KIND_LABELS[kind]] += 1
@@ -301,6 +305,7 @@ def catalog_counts(root: Path | None) -> dict[str, Any]:
             slot.update(c)
     merged["by_status"] = dict(merged["by_status"])
     merged["simulated_because"] = dict(merged["simulated_because"])
+    merged["failed_checks"] = dict(merged["failed_checks"])
     merged["kinds"] = dict(merged["kinds"])
     merged["by_source"] = {k: dict(v) for k, v in sorted(merged["by_source"].items())}
     tools = 0

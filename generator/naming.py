@@ -176,3 +176,69 @@ def service_name(raw: str) -> str:
 
 def is_version_segment(segment: str) -> bool:
     return bool(_VERSION.match(segment.lower()))
+
+
+#: How a provider is called where its host says it otherwise (``googleapis.com`` is Google's).
+PROVIDER_NAMES = {"googleapis": "Google", "ebay": "eBay", "hubapi": "HubSpot", "nexmo": "Vonage (Nexmo)",
+                  "youneedabudget": "YNAB", "atlassian": "Atlassian", "sendgrid": "SendGrid", "getgo": "GoTo", "citrixonline": "GoTo",
+                  "izettle": "Zettle", "twinehealth": "Twine Health", "visualstudio": "Azure DevOps (Visual Studio)",
+                  "letmc": "agentOS", "lufthansa": "Lufthansa", "openbanking": "Open Banking UK", "tomtom": "TomTom",
+                  "apideck": "Apideck", "walmart": "Walmart", "personio": "Personio", "ticketmaster": "Ticketmaster",
+                  "d7networks": "D7 Networks", "inboxroute": "InboxRoute", "interactivebrokers": "Interactive Brokers",
+                  "shop-pro": "Color Me Shop", "xero": "Xero", "adyen": "Adyen", "clever": "Clever", "bigoven": "BigOven",
+                  "envoice": "Envoice", "formapi": "FormAPI", "circuitsandbox": "Circuit", "transavia": "Transavia",
+                  "listennotes": "Listen Notes", "idtbeyond": "IDT Beyond", "payments": "GOV.UK Pay"}
+#: Toolkits that wrap other products' APIs: the product is the API they wrap, not them.
+AGGREGATORS = frozenset({"composio", "cloud-elements"})
+#: Names of better-known products that an unrelated spec's host shares: name -> (their domain, what they are).
+BETTER_KNOWN = {"brex": ("brex.com", "Brex Inc.'s corporate cards and spend management"),
+                "square": ("squareup.com", "Square's payments and point of sale"),
+                "stripe": ("stripe.com", "Stripe's payments"),
+                "box": ("box.com", "Box's cloud file storage")}
+_GENERIC_TITLE = re.compile(r"(?i)\b(api|apis|rest|documentation|docs|endpoints?|reference|interface|version|v\d[\w.]*|"
+                            r"active|for|the|/v\d+|\d[\d.]*)\b")
+
+
+def provider_name(source_name: str) -> str:
+    """The product's maker as people call it: ``googleapis.com:drive`` -> ``Google``, ``brex.io`` -> ``brex.io``."""
+    host = source_name.partition(":")[0].lower()
+    labels = [label for label in host.split(".") if label]
+    core = [label for label in labels if label not in _TLD and label not in _HOST_NOISE] or labels[:1]
+    key = core[-1] if core else host
+    if key in BETTER_KNOWN and BETTER_KNOWN[key][0] != host:
+        return host  # brex.io, not Brex Inc.
+    return PROVIDER_NAMES.get(key) or key.replace("-", " ").title()
+
+
+def product_title(title: str | None, source_name: str) -> str:
+    """A title that names the product its spec describes: a title that does not name its provider gets it
+    ("Fulfillment API" of ebay.com -> "eBay Fulfillment API"; "KYC API Documentation" of brex.io -> "brex.io
+    KYC API"); one that is only generic words ("API v1.0.0") becomes the provider's name and "API"."""
+    provider = provider_name(source_name)
+    text = re.sub(r"^(?i:the)\s+", "", (title or "").strip())
+    host = source_name.partition(":")[0].lower()
+    api = source_name.partition(":")[2]
+    if any(label in AGGREGATORS for label in host.split(".")) and api:  # Composio's google_admin is Google Admin's
+        return text if squash_words(api) in squash_words(text) else f"{api.replace('_', ' ').title()} {text}".strip()
+    labels = [squash_words(x) for x in host.split(".") if x and x not in _TLD and x not in _HOST_NOISE]
+    names = [n for n in [squash_words(provider), *labels] if n]
+    said = [squash_words(w) for w in _GENERIC_TITLE.sub(" ", text).split() if len(squash_words(w)) >= 3]
+    if text and (any(n in squash_words(text) for n in names) or any(w in n for w in said for n in labels)):
+        return text
+    text = re.sub(r"(?i)\s*\b(documentation|docs)\b", "", text).strip(" ,:-")
+    if not _GENERIC_TITLE.sub("", text).strip(" ,:-()/"):
+        return f"{provider} API"
+    return f"{provider} {text}" if text else provider
+
+
+def collision_note(source_name: str) -> str:
+    """For a spec whose name collides with a better-known product: which product it is, and which it is not."""
+    host = source_name.partition(":")[0].lower()
+    for name, (domain, what) in BETTER_KNOWN.items():
+        if name in [label for label in host.split(".")] and host != domain:
+            return f"{host}'s API, not {what} ({domain})."
+    return ""
+
+
+def squash_words(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())

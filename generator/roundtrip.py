@@ -30,7 +30,8 @@ from mcp_services.kernel.service import Service
 
 from generator.compiler.runtime import ServiceRuntime
 from generator.compiler.validation import make_validator
-from generator.gate.examples import Example, NoExample, _fit, _search_word, canonical, rows_by_entity, valid_example
+from generator.gate.examples import Example, NoExample, _fit, _search_word, canonical, holds, rows_by_entity, \
+    valid_example
 from generator.gate.invariants import RPC_MEMBERSHIP
 from generator.gate.surface import DELETING_VERBS, Surface
 from generator.planner.lexicon import verb_class
@@ -356,8 +357,8 @@ class _Suite:
         if got is None or not got.success:
             return Trip(tools, "create, then update", "the updated row cannot be read")
         written = {b.column: arguments[p] for p, b in updater.bindings.items() if b.role == "field" and p in arguments}
-        wrong = [c for c, v in written.items() if c and canonical(got.data.get(c)) !=
-                 canonical(self.runtime.coerce(updater.behaviour.entity or "", c, v))]
+        wrong = [c for c, v in written.items() if c and not
+                 holds(got.data.get(c), self.runtime.coerce(updater.behaviour.entity or "", c, v))]
         return Trip(tools, "create, then update", f"{wrong[0]} did not change" if wrong else "")
 
     def _now(self, tool: ToolDef, row: dict[str, Any]) -> dict[str, Any]:
@@ -388,7 +389,7 @@ class _Suite:
                                                         f"not {transition.to!r}")
         written = {b.column: example.arguments[p] for p, b in tool.bindings.items()
                    if b.role == "field" and p in example.arguments and b.column}
-        wrong = [c for c, v in written.items() if canonical(got.data.get(c)) != canonical(self.runtime.coerce(entity, c, v))]
+        wrong = [c for c, v in written.items() if not holds(got.data.get(c), self.runtime.coerce(entity, c, v))]
         return Trip((tool.name, getter.name), what, f"{wrong[0]} is not what was passed" if wrong else "")
 
     def _deletes_row(self, tool: ToolDef) -> Trip:

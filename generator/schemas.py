@@ -85,6 +85,38 @@ def _prefixed_credential(squashed: str, description: str) -> bool:
     return any(squashed.endswith(word) for word in _AUTH if word != "token") and bool(_FOR_THE_CALL.search(description))
 
 
+#: Parameters named like a credential, whatever their vendor prefix (``X_VO_Api_Key``, ``WM_SEC_ACCESS_TOKEN``).
+_CREDENTIAL_END = re.compile(r"(token|secret|apikey|key|password|appid|consumerid|customerid|customerchildid)$")
+#: Names ending like a credential that page or sync instead (``pageToken``, ``nextSyncToken``).
+_NOT_CREDENTIAL = re.compile(r"(page|next|sync|continuation|cursor|resume|idempotency|sort|partition|primary|"
+                             r"foreign|license|public|ssh|gpg|deploy)(token|key)$")
+
+
+def service_plumbing(tools: list[dict[str, Any]], in_paths: frozenset[str] = frozenset()) -> frozenset[str]:
+    """Parameters that carry a service's credentials or transport headers, not domain data: named like a
+    header (``X_Postmark_Server_Token``, ``x_apideck_consumer_id``) or a credential (Mandrill's ``key``,
+    Plaid's ``secret``), and taken by at least half of the service's tools (three or more), as a credential
+    is. ``tools`` are the tools' ``properties``; ``in_paths`` names the path parameters (Ideal Postcodes'
+    ``/keys/{key}`` addresses a row by its key: never plumbing)."""
+    if len(tools) < 3:
+        return frozenset()
+    counts: dict[str, int] = {}
+    for properties in tools:
+        for name in properties:
+            counts[name] = counts.get(name, 0) + 1
+    out = set()
+    for name, count in counts.items():
+        if count * 2 < len(tools) or name in in_paths:
+            continue
+        squashed = re.sub(r"[^a-z]", "", name.lower())
+        header = re.match(r"(?i)^x[-_]", name) is not None
+        credential = bool(_CREDENTIAL_END.search(squashed)) and not _NOT_CREDENTIAL.search(squashed) and (
+            header or squashed in ("key", "apikey", "secret") or name.isupper() or squashed in _AUTH)
+        if header or credential:
+            out.add(name)
+    return frozenset(out)
+
+
 class SchemaRejected(ValueError):
     """A schema the generator cannot use; the message is the reason shown in the gate report."""
 

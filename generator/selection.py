@@ -65,7 +65,7 @@ PRODUCTS: dict[str, str] = {
     "adyen.com:BalancePlatformService": "payments", "adyen.com:FundService": "payments",
     "beanstream.com": "payments", "rebilly.com": "billing", "qualpay.com": "payments",
     "velopayments.com": "payouts", "payments.service.gov.uk": "payments", "izettle.com": "point of sale",
-    "obono.at": "point of sale", "apideck.com:pos": "point of sale", "brex.io": "business banking",
+    "obono.at": "point of sale", "apideck.com:pos": "point of sale", "brex.io": "company register (KYC)",
     "fire.com": "business banking", "plaid.com": "banking", "nordigen.com": "banking", "up.com.au": "banking",
     "yodlee.com": "banking", "openbanking.org.uk:account-info-openapi": "banking",
     "openbanking.org.uk:payment-initiation-openapi": "payments", "interactivebrokers.com": "brokerage",

@@ -102,7 +102,8 @@ class ValueMaker:
             kind = next((k for k in kind if k != "null"), "string")
         semantic = semantic or schema.get("x-semantic-type")
         if kind is None:
-            kind = "object" if "properties" in schema else "array" if "items" in schema else "string"
+            kind = "object" if "properties" in schema else "array" if "items" in schema else \
+                "boolean" if is_flag_name(name) else "string"  # an untyped is_active is a flag, not a company
         if kind == "string":
             return self.string(schema, name, semantic, person, index, entity)
         if kind == "integer":
@@ -165,12 +166,17 @@ class ValueMaker:
         high = schema.get("maxLength") if isinstance(schema.get("maxLength"), int) else None
         pattern = schema.get("pattern")
         if isinstance(pattern, str):
+            # what the value means first (a date, an email), as long as the pattern takes it; a string made
+            # from the pattern alone ("4451-43-84T01:84:30Z", "o8@ta.bn") only when nothing meaningful fits
+            for meant in self._meant(schema, name, semantic, person, index, entity):
+                if _fits_pattern(pattern, meant) and low <= len(meant) <= (high if high is not None else len(meant)):
+                    return meant
             made = string_matching(pattern, self.rng, min_length=low, max_length=high)
             if made is not None:
                 return made
         text = self._semantic_string(semantic, name, person, index, entity)
         if text is None:
-            text = self._format_string(schema.get("format"), name, person)
+            text = self._format_string(schema.get("format") or _implied_format(name), name, person)
         if text is None:
             description = schema.get("description") if isinstance(schema.get("description"), str) else ""
             text = self._named_string(name, person, index, entity, description)
@@ -179,6 +185,24 @@ class ValueMaker:
         if len(text) < low:
             text = text + "x" * (low - len(text))
         return text
+
+    def _meant(self, schema: dict[str, Any], name: str, semantic: str | None, person: Person, index: int,
+               entity: str) -> list[str]:
+        """Values that mean what the field says, in the shapes a pattern may ask for (a date-time, its date, ...)."""
+        out: list[str] = []
+        when = self.moment(days=self.rng.randint(-60, 30))
+        fmt = schema.get("format") or _implied_format(name) or _pattern_format(schema.get("pattern", ""))
+        if fmt in ("date-time", "date", "time"):
+            out += [when, when[:10], when[:19], when[:16] + "Z", when[:19] + ".000Z", when[:19] + "+00:00", when[11:19]]
+        for candidate in (self._semantic_string(semantic, name, person, index, entity),
+                          self._format_string(fmt, name, person)):
+            if candidate is not None:
+                out.append(candidate)
+        if fmt in ("email", "idn-email") or "email" in words(name):
+            org = re.sub(r"[^a-z0-9]", "", self.organisation_of(person).name.lower())[:12] or "mail"
+            first, last = (re.sub(r"[^a-z]", "", w.lower()) for w in (person.name.split() + [""])[:2])
+            out += [person.email, f"{first}.{last}@{org}.com", f"{first}{last}@{org}.com", f"{first}@{org}.com"]
+        return out
 
     def number(self, schema: dict[str, Any], name: str, semantic: str | None, *, integer: bool) -> float:
         low = schema.get("minimum", schema.get("exclusiveMinimum"))
@@ -516,3 +540,78 @@ def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
         else:
             out.setdefault(key, value)
     return out
+
+
+_START_END = (("start", "end"), ("starts", "ends"), ("begin", "end"), ("from", "to"), ("start", "finish"))
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
+def range_pairs(columns: list[str]) -> list[tuple[str, str]]:
+    """(start, end) column pairs of a row: ``start_at``/``end_at``, ``startDate``/``endDate``, ``from``/``to``."""
+    by_words = {tuple(w.lower() for w in words(c)): c for c in columns}
+    pairs = []
+    for key, column in by_words.items():
+        for start, end in _START_END:
+            for i, word in enumerate(key):
+                if word == start:
+                    other = by_words.get(key[:i] + (end,) + key[i + 1 :])
+                    if other is not None:
+                        pairs.append((column, other))
+    return pairs
+
+
+def reversed_range(start: Any, end: Any) -> bool:
+    """Whether two ISO dates or times end before they start."""
+    return isinstance(start, str) and isinstance(end, str) and bool(_ISO_DATE.match(start)) \
+        and bool(_ISO_DATE.match(end)) and end < start
+
+
+def ordered_ranges(row: dict[str, Any], pairs: list[tuple[str, str]]) -> None:
+    """A seeded row's time ranges in order: an event never ends before it starts (the two are swapped)."""
+    for start, end in pairs:
+        if reversed_range(row.get(start), row.get(end)):
+            row[start], row[end] = row[end], row[start]
+
+
+_FLAG_WORDS = frozenset({"is", "has", "can", "should", "allow", "allows", "enable", "enabled", "disabled", "active",
+                         "verified", "deleted", "archived", "visible", "public", "private", "locked", "default"})
+
+
+def is_flag_name(name: str) -> bool:
+    """``is_active``, ``hasAttachments``, ``enabled``: a name that says yes or no."""
+    parts = words(name)
+    return bool(parts) and (parts[0] in ("is", "has", "can", "should", "allow", "allows")
+                            or (len(parts) == 1 and parts[0] in _FLAG_WORDS))
+
+
+def _implied_format(name: str) -> str | None:
+    """The format a name implies: ``created_at``, ``dueDate``, ``timestamp`` are times; ``email`` an address."""
+    parts = words(name)
+    if not parts:
+        return None
+    if parts[-1] in ("at", "time", "timestamp", "datetime") or parts[-1] == "on" and len(parts) > 1 \
+            and parts[-2].endswith("ed"):  # created_on, not add_on
+        return "date-time"
+    if parts[-1] in ("date", "day", "dob", "birthday", "birthdate"):
+        return "date"
+    if parts[-1] in ("email", "mail") and (len(parts) == 1 or parts[-2] != "send"):
+        return "email"
+    return None
+
+
+def _pattern_format(pattern: Any) -> str | None:
+    """The format a pattern spells: ``\\d{4}-\\d{2}-\\d{2}`` is a date; one holding ``@`` an email."""
+    if not isinstance(pattern, str):
+        return None
+    if re.search(r"(\\d|\[0-9\])(\{4\}|(\\d|\[0-9\]){3})\)?-", pattern):
+        return "date-time" if "T" in pattern or ":" in pattern else "date"
+    if "@" in pattern:
+        return "email"
+    return None
+
+
+def _fits_pattern(pattern: str, value: str) -> bool:
+    try:
+        return re.search(pattern, value) is not None
+    except re.error:
+        return False

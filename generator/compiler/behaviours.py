@@ -332,7 +332,19 @@ def run_update(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[s
     if writable and not values:
         shown = ", ".join(writable[:8]) + (", ..." if len(writable) > 8 else "")
         raise ToolError.invalid_argument(f"Pass at least one field to change ({shown}).")
+    values = {column: merged(row.get(column), value) for column, value in values.items()}
     return rt.row_out(entity, rt.update(ctx, entity, row["id"], values))
+
+
+def merged(old: Any, new: Any) -> Any:
+    """A partial update of an object keeps what it does not name: ``{"address": {"city": ...}}`` changes the
+    city and keeps the street (at every depth). Lists and scalars are replaced whole."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return new
+    out = dict(old)
+    for key, value in new.items():
+        out[key] = merged(old.get(key), value)
+    return out
 
 
 def run_delete(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any]) -> Row:

@@ -14,7 +14,7 @@ from mcp_services.kernel.context import COUNTERS_TABLE, ToolContext
 from generator.compiler.behaviours import AMOUNT, amount_columns, amount_left, with_amount
 from generator.compiler.runtime import ServiceRuntime
 from generator.spec import EntityDef, FieldDef
-from generator.values import ValueMaker
+from generator.values import ValueMaker, ordered_ranges, range_pairs
 from generator.vocabulary import REGIONS
 
 MAX_PER_PARENT = 16
@@ -43,6 +43,7 @@ def seed_service(rt: ServiceRuntime, ctx: ToolContext) -> None:
         else:
             count = definition.seed_rows
         states = _state_cycle(definition, count)
+        pairs = range_pairs([f.name for f in definition.fields])
         made: list[Any] = []
         rows: list[dict[str, Any]] = []
         used: dict[str, set[Any]] = {}  # natural-key column -> values taken: a key must find one row
@@ -74,6 +75,7 @@ def seed_service(rt: ServiceRuntime, ctx: ToolContext) -> None:
                 if f.name in natural.get(entity, ()) and not (f.enum or f.pattern or f.format):
                     value = _unique(value, used.setdefault(f.name, set()), index)
                 row[f.name] = value
+            ordered_ranges(row, pairs)
             _share_of_owner(definition, row, seeded, rng, rt.entities, rows)
             if definition.timestamps:
                 created = -rng.randint(5, 400)

@@ -206,7 +206,13 @@ def reader_of(runtime: ServiceRuntime, tool: ToolDef) -> ToolDef | None:
 
 def write_kind(runtime: ServiceRuntime, tool: ToolDef) -> WriteKind | None:
     """How a simulated write changes its entity's rows, read from its documentation: a DELETE of the row, a
-    create (a POST to a collection, a create verb), or a change to the row its arguments name; else None."""
+    create (a POST to a collection, a create verb), or a change to the row its arguments name; else None.
+
+    A write documented as an update, a delete or an action on a row (``/templates/update.json``,
+    ``/lists/{id}/clear``) acts on the row its arguments name, by id or by natural key (a template's
+    ``name``), and never inserts one: with no such row it is refused."""
+    from generator.gate.surface import documented_write  # the gate imports the compiler: read it lazily
+
     method = (tool.http.method.upper() if tool.http else "")
     pieces = rpc_method(tool.http.path if tool.http else None, tool.source)
     first = words(tool.source or tool.name)[:1]
@@ -214,6 +220,13 @@ def write_kind(runtime: ServiceRuntime, tool: ToolDef) -> WriteKind | None:
     keyed = bool(_own_keys(runtime, tool))
     path = tool.http.path.split("?")[0].rstrip("/") if tool.http else ""
     ends_in_key = path.endswith("}")
+    documented = documented_write(tool)
+    if documented is not None:
+        if not keyed and natural_key(runtime, tool) is None:
+            return None
+        if documented == "action" and not _writes_a_column(runtime, tool):
+            return None  # Tasks' clear, eBay's contest: what it changes is not in its arguments; refused, never a no-op
+        return "delete" if documented == "delete" else "update"
     if keyed and (method == "DELETE" and ends_in_key or (pieces and verb in ("delete", "destroy", "remove"))):
         return "delete"
     if not keyed and (method == "POST" and not ends_in_key and not pieces or verb in CREATE_VERBS | SEND_VERBS):
@@ -223,14 +236,47 @@ def write_kind(runtime: ServiceRuntime, tool: ToolDef) -> WriteKind | None:
     return None
 
 
+def _writes_a_column(runtime: ServiceRuntime, tool: ToolDef) -> bool:
+    """Whether an argument other than the row's keys is named like a stored column of its entity."""
+    if (tool.behaviour.entity or "") not in runtime.entities:
+        return False
+    entity = runtime.entity(tool.behaviour.entity or "")
+    keys = set(_own_keys(runtime, tool))
+    return any(p not in keys and (f := entity.field(p)) is not None and f.stored and not f.ref
+               for p in tool.parameters.get("properties", {}))
+
+
+#: Columns that name a row as well as its id does, when a write takes no id (Mandrill's templates by ``name``).
+_NATURAL_KEYS = ("name", "email", "slug", "handle", "username", "key", "code")
+
+
+def natural_key(runtime: ServiceRuntime, tool: ToolDef) -> str | None:
+    """The required parameter that names the tool's row by a natural key (its label or a unique-looking
+    column such as ``email``), for a write that takes no id; None when there is none."""
+    if (tool.behaviour.entity or "") not in runtime.entities:
+        return None
+    entity = runtime.entity(tool.behaviour.entity or "")
+    required = tool.parameters.get("required", [])
+    for param in tool.parameters.get("properties", {}):
+        f = entity.field(param)
+        if f is not None and f.stored and not f.ref and (param == entity.label or param in _NATURAL_KEYS) \
+                and (param in required or len(required) == 0):
+            return str(param)
+    return None
+
+
 def writer_of(runtime: ServiceRuntime, tool: ToolDef, kind: WriteKind) -> ToolDef:
     """The write behaviour a mapped simulated write runs: its keys, parents and the columns named like its arguments."""
     entity = runtime.entity(tool.behaviour.entity or "")
     bindings: dict[str, Binding] = {}
     keys = _own_keys(runtime, tool)
+    natural = natural_key(runtime, tool) if not keys and kind != "create" else None
     for param in tool.parameters.get("properties", {}):
         if param in keys:
             bindings[param] = Binding(role="key", column="id", aliases=keys[param])
+            continue
+        if param == natural:
+            bindings[param] = Binding(role="key", column=param)
             continue
         parent = _parent_binding(runtime, tool, param)
         if parent is not None:

@@ -375,3 +375,11 @@ def wrong_type(schema: dict[str, Any]) -> Any:
 
 def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
+
+
+def holds(stored: Any, written: Any) -> bool:
+    """Whether a stored value shows what was written: an object holds every key written (an update merges
+    into it and keeps the others), anything else is equal."""
+    if isinstance(written, dict) and isinstance(stored, dict):
+        return all(holds(stored.get(k), v) for k, v in written.items())
+    return canonical(stored) == canonical(written)

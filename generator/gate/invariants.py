@@ -7,7 +7,8 @@ planner's reading of each tool (the consistency gate, ``contracts.py``, and the 
 - ``write_visible``: a write's effect shows through the read tools of the same resource (invite, then
   the members; a comment on a file, then the file's comments; pay, then the invoice);
 - ``action_keeps_row``: an action on ``/x/{id}/verb`` (or ``x.verb(x)``) never deletes x and never
-  creates another x, unless the verb deletes;
+  creates another x, unless the verb deletes; an action that says what becomes of x (clear, contest,
+  transition, void, close...) and makes no record of its own changes x;
 - ``params_change_result``: a list parameter named like a returned field, a state, or an include or
   exclude flag changes the result when the rows differ in it;
 - ``aliases_resolve``: values a parameter documents as aliases (``me``, ``primary``, the root folder
@@ -257,10 +258,29 @@ def _action_keeps_row(tc: ToolChecks) -> None:
     made = [key for t, key in added if t == table]
     if made:
         raise Failed(f"the action {route.action!r} on the {entity} {value!r} created another {entity} {made[0]!r}")
+    if route.action in ROW_CHANGING_VERBS and not _row_changed(before, _rows_now(tc), table, str(value)):
+        raise Failed(f"the action {route.action!r} left the {entity} {value!r} it names unchanged")
     for other, named in _named_rows(tc, arguments, before, entity):  # addTag {tag}: the tag named, not a new one
         made = [key for t, key in added if t == tc.runtime.entity(other).table]
         if made:
             raise Failed(f"the action {route.action!r} names the {other} {named!r} but created another {other} {made[0]!r}")
+
+
+#: Verbs of ``/x/{id}/verb`` that say what becomes of x and make no record of their own (a refund, a payment
+#: or a copy is a record; a clear, a contest or a transition is a change of x).
+ROW_CHANGING_VERBS = frozenset({"clear", "contest", "transition", "transitions", "trash", "untrash", "void",
+                                "finalize", "cancel", "close", "reopen", "restore", "archive", "unarchive", "complete",
+                                "approve", "reject", "decline", "accept", "publish", "unpublish", "activate",
+                                "deactivate", "enable", "disable", "pause", "resume", "suspend", "unsuspend",
+                                "lock", "unlock", "block", "unblock", "resolve"})
+
+
+def _row_changed(before: dict[str, dict[str, dict[str, Any]]], after: dict[str, dict[str, dict[str, Any]]],
+                 table: str, key: str) -> bool:
+    old, new = before.get(table, {}).get(key), after.get(table, {}).get(key)
+    if old is None or new is None:
+        return True
+    return {k: v for k, v in old.items() if k != "updated_at"} != {k: v for k, v in new.items() if k != "updated_at"}
 
 
 def _naming_rows(tc: ToolChecks, before: dict[str, dict[str, dict[str, Any]]], row_entity: str) -> dict[str, Any]:

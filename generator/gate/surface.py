@@ -32,7 +32,8 @@ MEMBERSHIP_VERBS = frozenset({"invite", "join", "leave", "kick", "add", "remove"
                               "enroll", "unenroll", "assign", "unassign"})
 #: Other words that make ``/x/{id}/<word>`` an action on x rather than a sub-resource.
 ACTION_WORDS = frozenset({"pay", "refund", "clear", "trash", "untrash", "void", "capture", "finalize", "send",
-                          "cancel", "close", "reopen", "restore", "merge", "copy", "move", "duplicate"})
+                          "cancel", "close", "reopen", "restore", "merge", "copy", "move", "duplicate", "contest",
+                          "transition", "transitions"})
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,33 @@ def route_of(tool: ToolDef) -> Route | None:
     source = tool.source or ""
     if "." in source and " " not in source:
         return _rpc_route(tool, source)
+    return None
+
+
+def documented_write(tool: ToolDef) -> str | None:
+    """What a write's documentation says it does to an existing row: ``update``, ``delete``, ``action``; None
+    for a create, a send, or a write that names no row."""
+    route = route_of(tool)
+    if route is not None and route.action is not None:
+        verb = route.action
+        cls = verb_class(verb)
+        if (verb in DELETING_VERBS or cls == "delete") and len(words(route.steps[-1].literal)) > 1:
+            return "action"  # Asana's removeFollowers takes followers out of the task; the task stays
+        if verb in DELETING_VERBS or cls == "delete":
+            return "delete"
+        if cls in ("create", "send", "list", "get") or verb in MEMBERSHIP_VERBS:
+            return None
+        return "update" if cls == "update" else "action"
+    method = tool.http.method.upper() if tool.http else ""
+    if method == "DELETE":
+        return "delete"
+    if method in ("PUT", "PATCH") and route is not None and route.keyed is not None:
+        return "update"
+    last = words((tool.http.path.split("?")[0].rstrip("/").rsplit("/", 1)[-1]) if tool.http else tool.name)[:1]
+    if last and "{" not in last[0]:
+        cls = verb_class(last[0])
+        if cls in ("update", "delete"):
+            return cls
     return None
 
 

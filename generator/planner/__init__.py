@@ -8,14 +8,15 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from generator.importers.raw import RawService
-from generator.naming import service_name, singular, tool_name, words
+from generator.naming import collision_note, product_title, service_name, singular, tool_name, words
 from generator.planner.assemble import Assembler, Planned
 from generator.planner.intents import PreparedTool, analyse, keyed_segments
-from generator.schemas import SchemaRejected, clean_text, hoist_wrappers, normalise_input_schema
+from generator.schemas import SchemaRejected, clean_text, hoist_wrappers, normalise_input_schema, service_plumbing
 from generator.spec import ServiceSpec, SpecError, load_spec
 
 MAX_TOOLS = 900
@@ -63,8 +64,9 @@ def plan_service(raw: RawService, name: str | None = None) -> PlanResult:
         entities, tools = assembler.run()
         data = {
             "name": name,
-            "title": raw.title or name.replace("_", " ").title(),
-            "description": clean_text(raw.description or raw.title or name, 600) or name,
+            "title": product_title(raw.title, raw.name) if raw.title else name.replace("_", " ").title(),
+            "description": " ".join(filter(None, [collision_note(raw.name),
+                                                  clean_text(raw.description or raw.title or name, 600) or name])),
             "source": raw.source or raw.name,
             "license": raw.license,
             "upstream_license": raw.upstream_license,
@@ -149,6 +151,29 @@ def _prepare(raw: RawService, service: str, result: PlanResult) -> list[Prepared
                 notes=notes,
             )
         )
+    return _without_plumbing(prepared, result)
+
+
+def _without_plumbing(prepared: list[PreparedTool], result: PlanResult) -> list[PreparedTool]:
+    """Credentials and transport headers that most of a service's tools take (Mandrill's ``key``,
+    Postmark's ``X_Postmark_Server_Token``, Apideck's ``x_apideck_consumer_id``) are removed like any other
+    credential: they never filter rows and are never seeded as row data."""
+    in_paths = frozenset(p for t in prepared if t.path for p in re.findall(r"\{([^}]+)\}", t.path))
+    plumbing = service_plumbing([t.properties for t in prepared], in_paths)
+    if not plumbing:
+        return prepared
+    for tool in prepared:
+        gone = [p for p in tool.properties if p in plumbing]
+        if not gone:
+            continue
+        tool.schema = {**tool.schema, "properties": {k: v for k, v in tool.properties.items() if k not in plumbing}}
+        required = [r for r in tool.required if r not in plumbing]
+        if required:
+            tool.schema["required"] = required
+        else:
+            tool.schema.pop("required", None)
+        tool.notes.append(f"dropped credential/transport parameters every call carries: {', '.join(gone)}")
+        result.notes[tool.name] = tool.notes
     return prepared
 
 

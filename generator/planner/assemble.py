@@ -347,7 +347,8 @@ class Assembler:
             schema = tool.properties[param]
             if self._includes_related(param):
                 continue
-            if _range_filter(param) is None and squash(param) not in ("latest", "oldest") and _json_type(schema) in ("string", "integer", "number", "boolean"):
+            if _range_filter(param) is None and squash(param) not in ("latest", "oldest") and not query_shaped(param) \
+                    and _json_type(schema) in ("string", "integer", "number", "boolean"):
                 entity.add(self._field(param, schema, entity.name))
 
     def _includes_related(self, param: str) -> bool:
@@ -374,12 +375,15 @@ class Assembler:
         for param in tool.properties:
             if param in taken or not _valid_column(param):
                 continue
-            if _paging_role(param, tool.properties[param], intent.kind) or _is_option(param):
+            if _paging_role(param, tool.properties[param], intent.kind) or (
+                    _is_option(param) and not _payload_wrapper(param, tool.properties[param], intent.kind)):
                 continue
             if intent.kind in ("list", "search") and squash(param) in SEARCH_PARAMS:
                 continue
             if param.lower() == "id" and intent.kind not in ("list", "search"):
                 continue
+            if intent.kind not in ("list", "search") and query_shaped(param):
+                continue  # a query's bound in a write's parameters is no field of the row
             out.append(param)
         return out
 
@@ -678,7 +682,7 @@ class Assembler:
                 out[param] = Binding(role="search")
             elif kind in ("list", "search") and (flag := flag_binding(param, schema, entity)) is not None:
                 out[param] = flag  # exclude_archived, include_spam_trash: rows left out by their state
-            elif _is_option(param) or not _valid_column(param):
+            elif (_is_option(param) and not _payload_wrapper(param, schema, kind)) or not _valid_column(param):
                 out[param] = Binding(role="option")
             elif kind in ("create", "send", "update", "transition"):
                 if param.lower() == "id":
@@ -687,6 +691,8 @@ class Assembler:
                     out[param] = Binding(role="option") if has_key else Binding(role="key", column="id")
                 elif kind in ("create", "send") and (nested := self._nested_parent(param, schema, tool, entity)) is not None:
                     out[param] = nested  # Box's POST /comments {item: {id, type: file}}: the file's comment
+                elif query_shaped(param):
+                    out[param] = Binding(role="option")  # a query's bound merged into a write: stores nothing
                 elif (f := entity.field(self._column(entity, param))) is not None:
                     if kind == "transition" and f.name.lower() in self.entities[entity.name].crud_fields:
                         out[param] = Binding(role="option")  # capture(amount) must not rewrite the charge's amount
@@ -797,6 +803,9 @@ class Assembler:
             return Binding(role="option")
         if param.lower() == "id":
             return Binding(role="filter", column="id")
+        parts = words(param)
+        if len(parts) > 1 and parts[0] == "filter":  # filter_end_at filters end_at; it is no column of its own
+            param = "_".join(parts[1:]) if entity.field(self._column(entity, "_".join(parts[1:]))) else param
         column = self._column(entity, param)
         f = entity.field(column)
         if f is not None and f.type in ("string", "integer", "number", "boolean", "any"):
@@ -920,6 +929,17 @@ def _is_option(param: str) -> bool:
     return squash(param) in OPTION_PARAMS or (len(parts) > 1 and parts[0] in OPTION_PREFIXES)
 
 
+#: Object arguments of a write that hold the row's own fields, free-form (Jira's ``fields: {summary, ...}``).
+_PAYLOAD_WRAPPERS = frozenset({"fields", "body", "data", "attributes", "payload"})
+
+
+def _payload_wrapper(param: str, schema: dict[str, Any], kind: str) -> bool:
+    """A write's free-form wrapper (its fields cannot be hoisted): stored as the object column of its name,
+    as the product presents it (a Jira issue's ``fields``), never dropped as an output option."""
+    return kind in ("create", "send", "update", "transition") and squash(param) in _PAYLOAD_WRAPPERS \
+        and _json_type(schema) == "object"
+
+
 def _categorical(schema: dict[str, Any]) -> bool:
     return bool(schema.get("enum")) or schema.get("format") in _VALUE_FORMATS
 
@@ -972,14 +992,43 @@ def _paging_role(param: str, schema: dict[str, Any], kind: str) -> str | None:
         return "limit"
     if s in PAGE_PARAMS and json_type in ("integer", "number", "string"):
         return "page"
-    if s in OFFSET_PARAMS and json_type in ("integer", "number"):
-        return "offset"
+    if s in OFFSET_PARAMS and (json_type in ("integer", "number") or json_type == "string" and _numeric_text(schema)):
+        return "offset"  # Braze's offset: a string documented as a number ("Integer", "1")
     if s in CURSOR_PARAMS and json_type in ("string", "integer"):
         return "cursor"
     return None
 
 
+def _numeric_text(schema: dict[str, Any]) -> bool:
+    """A string parameter documented as a number: its description says so or its examples are digits."""
+    examples = [e for e in (schema.get("examples") or []) + [schema.get("example"), schema.get("default")] if e is not None]
+    return bool(re.search(r"(?i)\b(integer|number)\b", str(schema.get("description", "")))) or (
+        bool(examples) and all(str(e).isdigit() for e in examples))
+
+
+#: Last (or first) words that make a parameter a query's bound, never a field a write stores
+#: (drchrono's messages_create {updated_since}: the path's query parameters, merged into every operation).
+_QUERY_BOUNDS = frozenset({"since", "until", "after", "before", "gte", "lte", "gt", "lt"})
+
+
+def query_shaped(param: str) -> bool:
+    """``updated_since``, ``created_before``, ``filter_end_at``, ``date_from``: a query's bound or filter."""
+    parts = words(param)
+    if len(parts) >= 2 and (parts[-1] in _QUERY_BOUNDS or parts[0] in _QUERY_BOUNDS | {"filter"}):
+        return True
+    if re.match(r"(?i)^(include|exclude|expand)[a-z]{4,}$", param) or squash(param) in _DATE_BOUNDS:
+        return True  # Paylocity's includetotalcount, Postmark's todate: one word
+    return len(parts) >= 2 and parts[-1] in ("from", "to") and parts[-2] in ("date", "time", "at", "day")
+
+
+#: One-word date bounds (Postmark's ``fromdate``/``todate``): a range over the row's date.
+_DATE_BOUNDS = {"fromdate": "gte", "datefrom": "gte", "todate": "lte", "dateto": "lte", "mindate": "gte",
+                "maxdate": "lte"}
+
+
 def _range_filter(param: str) -> tuple[str, str] | None:
+    if squash(param) in _DATE_BOUNDS:
+        return "date", _DATE_BOUNDS[squash(param)]
     parts = words(param)
     if len(parts) < 2:
         return None

@@ -13,6 +13,7 @@ from mcp_services.kernel.intents import intent_problems
 
 from generator.audit import CatalogFigures, audit_catalog, filler_shape, is_placeholder
 from generator.catalog import PACKAGE_CATALOG, Catalog
+from generator.measures import CAUSES, measure_catalog
 
 REPO = Path(__file__).resolve().parents[2]
 BIG_APIS = ("atlassian_jira", "docusign", "trello", "asana", "sendgrid", "squareup", "gitlab")
@@ -137,6 +138,22 @@ def test_the_readme_states_the_catalogs_figures_as_the_gate_left_them() -> None:
     assert entities is not None and _number(entities.group(1)) == figures.entities and figures.named_share == 1.0
     values = re.search(r"none of the ([\d,]+) seeded string values", section)
     assert values is not None and _number(values.group(1)) == _every_seed().summary()["string_values"]
+
+
+#: Services a user tried as each product's user (issue 32): credentials that filtered, bodies dropped, updates
+#: and deletes that inserted, actions that changed nothing, query parameters seeded as fields.
+TRIED = ("mandrillapp", "postmarkapp_server", "apideck_crm", "paylocity", "googleapis_tasks", "ebay_sell_fulfillment",
+         "braze", "brex", "drchrono")
+
+
+def test_the_services_a_user_tried_show_none_of_the_root_causes() -> None:
+    causes = measure_catalog(_catalog(), list(TRIED))
+    assert {cause: causes.items(cause) for cause in CAUSES} == {cause: [] for cause in CAUSES}
+
+
+def test_a_service_named_like_a_better_known_product_says_which_it_is() -> None:
+    brex = _catalog().spec("brex")
+    assert brex.title == "brex.io KYC API" and "not Brex Inc." in brex.description
 
 
 def test_every_tracked_file_stays_under_five_megabytes() -> None:
