@@ -371,7 +371,10 @@ def webinar_customer_followups(s: Scenario) -> None:
 def won_deal_kickoff(s: Scenario) -> None:
     deals = [d for d in s.records("crm", "deal", where={"stage": "won"}) if d["contact_id"]]
     companies = [d["company_id"] for d in deals]
-    deal = s.pick([d for d in deals if companies.count(d["company_id"]) == 1], "no company with one won deal")
+    # "X signed!" is news only on the day the deal closed (the world check's `news` invariant).
+    today = s.world.now[:10]
+    deal = s.pick([d for d in deals if companies.count(d["company_id"]) == 1 and d["close_date"] == today],
+                  "no company with one deal won today")
     contact = s.record("crm", "contact", deal["contact_id"])
     if contact["archived"]:
         raise Skip("the deal's contact is archived")

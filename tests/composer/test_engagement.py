@@ -14,6 +14,7 @@ from composer.catalog import Catalog, load_catalog
 from composer.generate import GenerateConfig, GenerateReport, generate
 from composer.runner import Runner
 from composer.verify import leaks, verify_task
+from mcp_services.kernel.store import rows_of
 from mcp_services.tasks.spec import PlanStep, TaskSpec
 from tests.composer.archetype_checks import assert_every_write_is_needed, changed, passes, step_of, of
 
@@ -151,3 +152,16 @@ def test_a_refused_send_answered_with_ok_fails_and_the_billing_triage_follows_th
         other = "normal" if ticket.arguments["priority"] == "high" else "high"
         ruled = task.scenario is not None and task.scenario.policy_in_data
         assert passes(task, runner, changed(task, "create_ticket", priority=other)) is not ruled, task.id
+
+
+def test_a_kickoff_is_asked_for_on_the_day_the_deal_was_won(catalog: Catalog, tasks: list[TaskSpec]) -> None:
+    """"X signed!" is news only on the day the deal closed: the deal the kickoff is for was won today."""
+    kickoffs = of(tasks, "won-deal-kickoff")
+    assert kickoffs
+    for task in kickoffs:
+        runner = Runner(catalog, task.world_seed)
+        today = runner.episode.world.now[:10]
+        company = next(s.arguments["company_id"] for s in task.plan if s.service == "crm" and "company_id" in s.arguments)
+        rows = rows_of(runner.episode.stores["crm"].dump(), "deals")
+        won = [d for d in rows if d["company_id"] == company and d["stage"] == "won"]
+        assert [d["close_date"] for d in won] == [today], (task.id, company, won)
