@@ -164,16 +164,23 @@ def bench_mcp(n: int) -> None:
     script = REPO / "bench" / ".bare_server.py"
     script.write_text(bare_server_script())
 
-    async def measure(target: Any, tool: str) -> list[float]:
-        samples = []
-        async with Client(target) as client:
-            for _ in range(20):
-                await client.call_tool(tool, {"contact_id": "ct_0007"})
-            for _ in range(n):
-                start = time.perf_counter()
-                await client.call_tool(tool, {"contact_id": "ct_0007"})
-                samples.append(time.perf_counter() - start)
+    async def measure(ours: Any, bare: Any) -> tuple[list[float], list[float]]:
+        """Both servers' call times, their calls alternated on two open clients: a busy machine slows
+        both alike, so the ratio holds where one server measured after the other would not."""
+        samples: tuple[list[float], list[float]] = ([], [])
+        async with Client(ours) as ours_client, Client(bare) as bare_client:
+            pair = ((ours_client, "crm__get_contact", samples[0]), (bare_client, "get_contact", samples[1]))
+            for i in range(20 + n):
+                for client, tool, kept in pair if i % 2 else pair[::-1]:
+                    start = time.perf_counter()
+                    await client.call_tool(tool, {"contact_id": "ct_0007"})
+                    if i >= 20:  # the first calls warm both up
+                        kept.append(time.perf_counter() - start)
         return samples
+
+    def line(label: str, samples: tuple[list[float], list[float]]) -> str:
+        ours, base = samples
+        return f"  {label:<10} ours {us(ours)} | bare {us(base)} | ratio {statistics.median(ours) / statistics.median(base):.2f}x"
 
     def free_port() -> int:
         with socket.socket() as s:
@@ -181,7 +188,8 @@ def bench_mcp(n: int) -> None:
             return int(s.getsockname()[1])
 
     def start_http(cmd: list[str], port: int) -> subprocess.Popen[bytes]:
-        proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(REPO), os.environ.get("PYTHONPATH"))))}
+        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(300):
             try:
                 socket.create_connection(("127.0.0.1", port), 0.2).close()
@@ -190,17 +198,13 @@ def bench_mcp(n: int) -> None:
                 time.sleep(0.05)
         raise RuntimeError("server did not start")
 
-    print(f"[mcp] crm get_contact, {n} sequential calls per transport (ours vs a bare MCPServer tool)")
-    ours = anyio.run(measure, build_server(episode), "crm__get_contact")
-    base = anyio.run(measure, bare, "get_contact")
-    print(f"  in memory: ours {us(ours)} | bare {us(base)} | ratio {statistics.median(ours) / statistics.median(base):.2f}x")
+    print(f"[mcp] crm get_contact, {n} sequential calls per transport (ours vs a bare MCPServer tool, calls alternated)")
+    print(line("in memory:", anyio.run(measure, build_server(episode), bare)))
 
     py = sys.executable
     ours_stdio = StdioServerParameters(command=py, args=["-m", "mcp_services", "serve", "crm"], cwd=str(REPO))
     bare_stdio = StdioServerParameters(command=py, args=[str(script), "stdio"], cwd=str(REPO), env={"PYTHONPATH": str(REPO)})
-    ours = anyio.run(measure, ours_stdio, "crm__get_contact")
-    base = anyio.run(measure, bare_stdio, "get_contact")
-    print(f"  stdio:     ours {us(ours)} | bare {us(base)} | ratio {statistics.median(ours) / statistics.median(base):.2f}x")
+    print(line("stdio:", anyio.run(measure, ours_stdio, bare_stdio)))
 
     port_a, port_b = free_port(), free_port()
     procs = [
@@ -208,10 +212,7 @@ def bench_mcp(n: int) -> None:
         start_http([py, str(script), "http", str(port_b)], port_b),
     ]
     try:
-        ours = anyio.run(measure, f"http://127.0.0.1:{port_a}/mcp", "crm__get_contact")
-        os.environ.setdefault("PYTHONPATH", str(REPO))
-        base = anyio.run(measure, f"http://127.0.0.1:{port_b}/mcp", "get_contact")
-        print(f"  http:      ours {us(ours)} | bare {us(base)} | ratio {statistics.median(ours) / statistics.median(base):.2f}x")
+        print(line("http:", anyio.run(measure, f"http://127.0.0.1:{port_a}/mcp", f"http://127.0.0.1:{port_b}/mcp")))
     finally:
         for proc in procs:
             proc.terminate()

@@ -27,7 +27,7 @@ from harness.runfile import GroupCommit, RunScan, TrajectoryWriter, drop_lines, 
 from harness.runlock import hold_run_folder
 from harness.runner import RolloutJob, RunnerConfig, rollout_seed
 from harness.metrics import token_figures
-from harness.tokens import count_trajectory, token_counter
+from harness.tokens import count_trajectory, counts_by, token_counter
 from harness.tools import TRANSPORTS, make_transport
 from harness.trajectory import Trajectory
 from harness.workers import ProcessBackend
@@ -274,7 +274,7 @@ async def _collect(
     manifest = read_manifest(config.out) or {}
     counts = {"new": 0, "passed": 0}
     counter = token_counter()
-    tokens = [(t.n_tokens, t.token_counter) for t in scan.trajectories]
+    tokens = counts_by(counter, scan.trajectories)  # a resumed run's earlier lines, by this run's counter
 
     def durable(batch: list[Trajectory]) -> None:
         for trajectory in batch:
@@ -289,7 +289,7 @@ async def _collect(
             try:
                 async for trajectory in backend.run(jobs):
                     count_trajectory(trajectory, counter)  # the context it takes, in its line
-                    tokens.append((trajectory.n_tokens, trajectory.token_counter))
+                    tokens += counts_by(counter, [trajectory])
                     lines.add(trajectory)
             finally:
                 await lines.close()

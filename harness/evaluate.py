@@ -14,7 +14,7 @@ from typing import Any
 from harness.errors import RunFileError
 from harness.metrics import TaskOutcome, TokenFigures, bootstrap_ci, pass_at_k, pass_hat_k, token_figures
 from harness.runfile import scan_run
-from harness.tokens import token_counter
+from harness.tokens import counts_by, token_counter
 from harness.trajectory import Trajectory
 
 __all__ = ["SUMMARY_FILE", "EvalOptions", "read_run", "render_table", "summarize", "write_summary"]
@@ -108,18 +108,6 @@ def _sort_key(value: str) -> tuple[int, str]:
     return (int(value), "") if value.isdigit() else (10**9, value)
 
 
-def _token_counts(trajectories: Sequence[Trajectory]) -> list[tuple[int, str]]:
-    """Each trajectory's recorded count; lines written before counts existed are counted now."""
-    pairs: list[tuple[int, str]] = []
-    for t in trajectories:
-        if t.n_tokens is not None:
-            pairs.append((t.n_tokens, t.token_counter or "?"))
-        else:
-            counter = token_counter()
-            pairs.append((counter.count(t.messages, t.tools), counter.name))
-    return pairs
-
-
 def summarize(trajectories: Sequence[Trajectory], options: EvalOptions = EvalOptions()) -> dict[str, Any]:
     """The summary of a set of trajectories (``summary.json``)."""
     outcomes = _outcomes(trajectories)
@@ -130,7 +118,7 @@ def summarize(trajectories: Sequence[Trajectory], options: EvalOptions = EvalOpt
     if not 1 <= k <= per_task:
         raise RunFileError(f"k={k} needs at least {k} rollouts of every task; the fewest here is {per_task}")
     summary = _metrics(outcomes, k, options, "all")
-    tokens = token_figures(_token_counts(trajectories))
+    tokens = token_figures(counts_by(token_counter(), trajectories))
     agents = sorted({t.agent for t in trajectories})
     return {
         "agent": agents[0] if len(agents) == 1 else agents,

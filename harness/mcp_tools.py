@@ -10,8 +10,10 @@ reports it on a pipe only this harness holds (no window in which another process
 port); it requires a bearer token made for this episode alone (a server of another episode
 answers 401); and before the first call the client checks the server's proof that it holds that
 token (``serverInfo``), so nothing that happens to listen there passes for it. A server that cannot
-start, or is not the episode's own, is tried once more, from the task's initial state; a second
-failure is an error with the server's log tail, never a graded rollout. At most one server per
+start, is not the episode's own, or dies before it has listed its tools, is tried once more, from
+the task's initial state; a second failure is one error line with the server's log tail, never a
+graded rollout. A server that dies later ends its episode's calls (the rollout is graded on the
+state it kept); closing the connection to it says nothing more, so it raises nothing. At most one server per
 core starts at a time (start-up is CPU-bound), so a start's timeout holds at any concurrency.
 
 A server ends with the harness process, however that ends (``harness.lifeline``). Each episode
@@ -30,14 +32,14 @@ import shutil
 import sys
 import tempfile
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any, Literal
 
 import httpx2
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CONNECTION_CLOSED, CallToolResult, TextContent
 
 from harness.errors import TaskServerError, ToolTransportError
 from harness.lifeline import PARENT_PID_FLAG
@@ -113,25 +115,70 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+async def _list_tools(client: Client) -> list[dict[str, Any]]:
+    tools: list[dict[str, Any]] = []
+    cursor: str | None = None
+    while True:
+        page = await client.list_tools(cursor=cursor)
+        tools.extend(model_tool(t.name, t.description or "", t.input_schema) for t in page.tools)
+        cursor = page.next_cursor
+        if cursor is None:
+            return tools
+
+
+async def _enter_hosted(stack: AsyncExitStack, client: Client) -> None:
+    """Enter ``client`` in a task of its own, until ``stack`` closes (it raises what the handshake raised).
+
+    The SDK's HTTP transport runs each request in a task group entered with the client: a request
+    that fails below the protocol (a dead server: a ``ConnectError``) cancels the task that entered
+    it. Entered in the rollout's task, that cancelled the rollout itself. Entered here, it ends this
+    task only, and the rollout's pending and later calls fail with an ordinary exception."""
+    entered: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    release = asyncio.Event()
+
+    async def host() -> None:
+        try:
+            async with client:
+                entered.set_result(None)
+                await release.wait()
+        except Exception as exc:  # noqa: BLE001 - after the handshake, the calls report the failure
+            if not entered.done():
+                entered.set_exception(exc)
+
+    hosting = asyncio.create_task(host(), name="mcp-client")
+
+    async def stop() -> None:
+        release.set()
+        if not entered.done():
+            hosting.cancel()
+        await asyncio.wait([hosting])  # raises only if this task itself is cancelled
+
+    stack.push_async_callback(stop)
+    await entered
+
+
+async def _close(stack: AsyncExitStack) -> None:
+    """Stop the server and close the client. The stack runs every callback, the server's stop
+    included, whatever the others raise; a client whose server died raises the failed request again
+    (a raw ``ConnectError`` in a task group), which the calls have already reported."""
+    with suppress(Exception):
+        await stack.aclose()
+
+
 class McpSession:
     def __init__(
-        self, client: Client, task: TaskSpec, db_dir: Path, stack: AsyncExitStack, proof: str | None = None
+        self, client: Client, task: TaskSpec, db_dir: Path, stack: AsyncExitStack, tools: list[dict[str, Any]],
+        proof: str | None = None,
     ) -> None:
         self._client = client
         self._task = task
         self._db_dir = db_dir
         self._stack = stack
+        self._tools = tools  # listed once the server started (a server that cannot list them is restarted)
         self._proof = proof  # what every result of the episode's own server carries (HTTP)
 
     async def list_tools(self) -> list[dict[str, Any]]:
-        tools: list[dict[str, Any]] = []
-        cursor: str | None = None
-        while True:
-            page = await self._client.list_tools(cursor=cursor)
-            tools.extend(model_tool(t.name, t.description or "", t.input_schema) for t in page.tools)
-            cursor = page.next_cursor
-            if cursor is None:
-                return tools
+        return list(self._tools)
 
     async def call(self, name: str, arguments: dict[str, Any], timeout: float | None) -> CallOutcome:
         try:
@@ -143,6 +190,8 @@ class McpSession:
                     f"{abridge(name)} did not answer within {timeout:g} s; try again or another tool.",
                 )
                 return CallOutcome(failed.to_json(), False)
+            if exc.code == CONNECTION_CLOSED:
+                raise ToolTransportError(f"the task server stopped answering: {str(exc)[:500]}") from exc
             raise ToolTransportError(f"the task server rejected a call to {abridge(name)}: {str(exc)[:500]}") from exc
         except Exception as exc:  # noqa: BLE001 - closed streams, HTTP errors, task groups: the server is gone
             detail = f"{type(exc).__name__}: {str(exc)[:500]}"
@@ -155,7 +204,7 @@ class McpSession:
         return _outcome(result)
 
     async def final_diff(self) -> dict[str, StateDiff]:
-        await self._stack.aclose()  # stop the server: its state files are final
+        await _close(self._stack)  # stop the server: its state files are final
         fresh = episode_for(self._task)
         try:
             reopened = episode_for(self._task, db_dir=self._db_dir)
@@ -203,11 +252,11 @@ class McpTransport:
             args = ["-m", "harness.task_server", "--tasks", str(tasks_file), "--task", task.id]
             args += ["--db", str(db_dir), "--mode", mode, "--transport", self.kind]
             args += [PARENT_PID_FLAG, str(os.getpid())]  # the server ends when this process does
-            client, session_stack, proof = await self._start(task, args, folder, db_dir)
+            client, session_stack, tools, proof = await self._start(task, args, folder, db_dir)
             try:
-                yield McpSession(client, task, db_dir, session_stack, proof)
+                yield McpSession(client, task, db_dir, session_stack, tools, proof)
             finally:
-                await session_stack.aclose()  # a no-op when final_diff already stopped the server
+                await _close(session_stack)  # a no-op when final_diff already stopped the server
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
@@ -218,9 +267,9 @@ class McpTransport:
 
     async def _start(
         self, task: TaskSpec, args: list[str], folder: Path, db_dir: Path
-    ) -> tuple[Client, AsyncExitStack, str | None]:
-        """A connected client of the episode's own server, the stack that stops both, and the proof its
-        results carry (HTTP; None over stdio, whose pipe is the episode's alone)."""
+    ) -> tuple[Client, AsyncExitStack, list[dict[str, Any]], str | None]:
+        """A connected client of the episode's own server, the stack that stops both, the server's tools,
+        and the proof its results carry (HTTP; None over stdio, whose pipe is the episode's alone)."""
         problems: list[str] = []
         for attempt in range(1, _TRIES + 1):
             shutil.rmtree(db_dir, ignore_errors=True)  # every try starts from the task's initial state
@@ -234,14 +283,15 @@ class McpTransport:
                         token = secrets.token_urlsafe(32)  # this episode's alone: no other server accepts it
                         client = await self._start_http(stack, task, args, token, folder / f"server-{attempt}.log")
                         proof = server_proof(token)
+                    tools = await self._tools_of(client)
             except TaskServerError as exc:
-                await stack.aclose()
+                await _close(stack)
                 problems.append(f"try {attempt}: {exc}")
                 continue
             except BaseException:
-                await stack.aclose()
+                await _close(stack)
                 raise
-            return client, stack, proof
+            return client, stack, tools, proof
         raise TaskServerError(
             f"the {self.kind} task server of task {task.id} could not be started ({_TRIES} tries): "
             + "; ".join(problems)
@@ -253,11 +303,17 @@ class McpTransport:
             self._starting = (loop, asyncio.Semaphore(self.max_starting))
         return self._starting[1]
 
+    async def _tools_of(self, client: Client) -> list[dict[str, Any]]:
+        try:
+            return await _list_tools(client)
+        except Exception as exc:  # noqa: BLE001 - closed streams, HTTP errors, task groups: the server is gone
+            raise TaskServerError(f"it stopped answering before it listed its tools: {_reason(exc)}") from exc
+
     async def _connect(self, stack: AsyncExitStack, target: Any) -> Client:
         # The session-wide read timeout bounds the handshake; each call passes its own.
         client = Client(target, read_timeout_seconds=self.startup_timeout)
         try:
-            await stack.enter_async_context(client)
+            await _enter_hosted(stack, client)
         except Exception as exc:
             raise TaskServerError(f"could not connect to it: {_reason(exc)}") from exc
         return client

@@ -71,7 +71,7 @@ def bootstrap_ci(
 class TokenFigures:
     """Tokens per trajectory over a run."""
 
-    counter: str  # what counted them ("qwen3", or an estimate); several joined by " + " when mixed
+    counter: str  # what counted them ("qwen3", or an estimate): one counter per run
     n: int  # trajectories counted
     median: float
     p90: int
@@ -95,9 +95,11 @@ def token_figures(counts: Iterable[tuple[int | None, str | None]]) -> TokenFigur
     if not counted:
         return None
     names = sorted({str(name) for n, name in pairs if n is not None})
+    if len(names) > 1:  # callers count a run with one counter (``harness.tokens.counts_by``)
+        raise ValueError(f"token counts of one run by several counters ({', '.join(names)}) cannot be summed up")
     rank = max(1, math.ceil(0.9 * len(counted)))  # nearest rank: the 90th percentile is a real count
     return TokenFigures(
-        counter=" + ".join(names),
+        counter=names[0],
         n=len(counted),
         median=float(statistics.median(counted)),
         p90=counted[rank - 1],

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import logging
 import socket
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
@@ -132,7 +133,11 @@ def connect(options: RayOptions) -> bool:
         check_address(options.address)
     if ray.is_initialized():
         return False
-    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+    # Importing ray sets its logger to INFO: keep it at errors unless --verbose set the root logger to INFO
+    # (``configure_logging``), so a run prints its own lines only.
+    quiet = not logging.getLogger().isEnabledFor(logging.INFO)
+    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
+                              "logging_level": logging.ERROR if quiet else logging.INFO}
     if options.address is None:
         kwargs["num_cpus"] = options.num_cpus
     else:

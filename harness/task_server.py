@@ -25,9 +25,13 @@ import os
 import sys
 from pathlib import Path
 
+from harness.lifeline import PARENT_PID_FLAG, die_with_parent, die_with_parent_named_in
+
+if __name__ == "__main__":  # before the imports below: a parent killed while they load ends this process now
+    die_with_parent_named_in(sys.argv)
+
 from mcp.types import CallToolResult, TextContent
 
-from harness.lifeline import PARENT_PID_FLAG, die_with_parent
 from harness.prompt import system_prompt
 from mcp_services.kernel.episode import Episode
 from mcp_services.serving.auth import AuthConfig, server_proof, token_from_env

@@ -37,6 +37,7 @@ __all__ = [
     "Qwen3Counter",
     "TokenCounter",
     "count_trajectory",
+    "counts_by",
     "qwen3_tokenizer_dir",
     "token_counter",
 ]
@@ -170,6 +171,16 @@ def token_counter() -> TokenCounter:
     if folder is None or importlib.util.find_spec("tokenizers") is None or importlib.util.find_spec("jinja2") is None:
         return ByteEstimate()
     return Qwen3Counter(folder)
+
+
+def counts_by(counter: TokenCounter, trajectories: Sequence[Any]) -> list[tuple[int, str]]:
+    """Each trajectory's count by ``counter`` alone (a run's figures never mix the estimate and the
+    tokenizer): its recorded count where ``counter`` made it, else counted again (the line keeps its own)."""
+    return [
+        (t.n_tokens, counter.name) if t.n_tokens is not None and t.token_counter == counter.name
+        else (counter.count(t.messages, t.tools), counter.name)
+        for t in trajectories
+    ]
 
 
 def count_trajectory(trajectory: Any, counter: TokenCounter | None = None) -> None:

@@ -7,9 +7,13 @@ import asyncio
 import json
 import sys
 
+from harness.lifeline import PARENT_PID_FLAG, die_with_parent, die_with_parent_named_in
+
+if __name__ == "__main__":  # before the imports below: a parent killed while they load ends this process now
+    die_with_parent_named_in(sys.argv)
+
 from harness.agents import make_agent
 from harness.backends import LocalBackend
-from harness.lifeline import PARENT_PID_FLAG, die_with_parent
 from harness.runner import RolloutJob
 from harness.tools import make_transport
 from harness.workers import ProcessBackend, error_line

@@ -1,6 +1,6 @@
 """CompoWorld's services: the kernel (``mcp_services.kernel``), the library and MCP serving."""
 
-from mcp_services.kernel import Episode, Service, ToolContext, ToolError, ToolResult, World
+from mcp_services.kernel import Episode, Service, ToolContext, ToolError, ToolResult, World, WorldShape
 from mcp_services.registry import all_services, get_service, service_names
 
 __all__ = [
@@ -10,6 +10,7 @@ __all__ = [
     "ToolError",
     "ToolResult",
     "World",
+    "WorldShape",
     "all_services",
     "get_service",
     "service_names",

@@ -190,3 +190,24 @@ def test_third_party_info_logs_are_off_unless_verbose() -> None:
     finally:
         for name in CHATTY_LOGGERS:
             logging.getLogger(name).setLevel(logging.NOTSET)
+
+
+def test_readmes_commands_write_only_into_folders_git_ignores() -> None:
+    """Issue 33: README's commands left tasks.jsonl, graph/ and report.html untracked in the checkout."""
+    import shlex
+
+    ignored = tuple(line.strip().lstrip("/") for line in (REPO / ".gitignore").read_text().splitlines()
+                    if line.strip().endswith("/") and not line.startswith("#"))
+    assert "runs/" in ignored and "out/" in ignored
+    written: list[tuple[str, str]] = []
+    for line in (REPO / "README.md").read_text(encoding="utf-8").splitlines():
+        if not line.startswith(".venv/bin/"):
+            continue
+        words = shlex.split(line.split("  #")[0].rstrip(" \\"))
+        if words[0] == ".venv/bin/composer" and words[1] == "generate":
+            assert "--out" in words, f"composer generate writes tasks.jsonl into the checkout unless --out: {line}"
+        written += [(line, path) for flag, path in zip(words, words[1:]) if flag == "--out"]
+    assert len(written) >= 10
+    stray = [(path, line) for line, path in written
+             if not path.startswith(("~", "/")) and not path.startswith(ignored)]
+    assert not stray, f"README commands that write into the checkout outside {ignored}: {stray}"

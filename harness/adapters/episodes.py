@@ -25,7 +25,7 @@ from harness.runner import RunnerConfig, decode_arguments
 from harness.tools import CallOutcome, ToolSession, ToolTransport
 from mcp_services.kernel.results import ToolResult
 from mcp_services.serving.surface import MODES, Mode
-from mcp_services.tasks.spec import TaskSpec
+from mcp_services.tasks.spec import TaskLookupError, TaskSpec, find_task
 
 __all__ = [
     "AdapterEpisode",
@@ -92,13 +92,17 @@ class TaskCatalog:
         return iter(self.tasks)
 
     def get(self, task_id: object) -> TaskSpec:
-        task = self._by_id.get(task_id) if isinstance(task_id, str) else None
-        if task is None:
-            examples = ", ".join(t.id for t in self.tasks[:3])
-            raise HarnessInputError(
-                f"no task {task_id!r} in this task set ({len(self.tasks)} tasks; ids look like {examples})"
-            )
-        return task
+        """The task with this id or, as every harness command takes it, the one whose id starts with it."""
+        if isinstance(task_id, str) and task_id in self._by_id:
+            return self._by_id[task_id]
+        examples = ", ".join(t.id for t in self.tasks[:3])
+        if not isinstance(task_id, str) or not task_id:
+            raise HarnessInputError(f"no task {task_id!r} in this task set ({len(self.tasks)} tasks; ids look like "
+                                    f"{examples})")
+        try:
+            return find_task(self.tasks, task_id, where="this task set")
+        except TaskLookupError as exc:
+            raise HarnessInputError(f"{exc.what}; ids look like {examples}") from None
 
 
 @dataclass(frozen=True, slots=True)

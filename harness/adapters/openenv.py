@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -69,7 +68,7 @@ from mcp_services.serving.auth import (
     bearer_header,
     refuse_url_credentials,
 )
-from mcp_services.serving.http import is_loopback
+from mcp_services.serving.http import is_loopback, listen
 from mcp_services.serving.surface import Mode
 
 __all__ = [
@@ -399,10 +398,7 @@ def serving(app: FastAPI, host: str = "127.0.0.1", port: int = 0, *, startup_tim
     (``port=0``: a free port). For a trainer that keeps the environments in its own process, and tests."""
     import uvicorn
 
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(1024)
+    sock = listen(host, port)  # a TCP socket whose connections send without Nagle's delay
     # Loopback: compressing every message (a reset carries every tool's schema) would only cost CPU;
     # and the plain asyncio loop: under uvloop (when installed) bench/bench_adapters.py ran ~4x slower.
     config = uvicorn.Config(

@@ -12,6 +12,8 @@ the task's checks. The rubric turns the grade into the reward:
 - ``binary``: 1 when every criterion passes; ``rubric``: the mean of the criteria.
 
 ``passed`` and ``rubric_score`` ride along as metrics; ``state["compoworld"]`` holds the full grade.
+An evaluation in which every rollout failed before the model's first answer (no model server, say)
+ends with one error line and exit code 1 (verifiers itself logs each failed rollout and exits 0).
 Run it with verifiers' own evaluation, ``await env.evaluate(AsyncOpenAI(base_url=...), model)``, or
 ``vf-eval harness.adapters.verifiers -a '{"tasks": "tasks.jsonl"}' -b http://127.0.0.1:8000/v1 -m MODEL``.
 """
@@ -155,6 +157,22 @@ class CompoWorldEnv(vf.MultiTurnEnv):
         if len(state["trajectory"]) >= self.max_turns > 0:
             state["final_env_response"] = replies
         return replies  # type: ignore[return-value]
+
+    async def evaluate(self, *args: Any, **kwargs: Any) -> Any:
+        """verifiers' evaluation, which ends as a failure (``SystemExit``: one line, exit code 1, through
+        ``vf-eval`` too) when every rollout failed before the model answered: there is nothing to report."""
+        outputs = await super().evaluate(*args, **kwargs)
+        rollouts = list(outputs["outputs"])
+        # Failed before the model's first answer: a rollout that got further is graded on what it did.
+        failed = [output.get("error") for output in rollouts if output.get("error") and not output.get("completion")]
+        if rollouts and len(failed) == len(rollouts):
+            first = failed[0]
+            detail = first.get("error_chain_str") or first.get("error") if isinstance(first, dict) else first
+            raise SystemExit(
+                f"vf-eval: error: all {len(rollouts)} rollouts failed before the model's first answer; the first: "
+                f"{' '.join(str(detail).split())[:500]} (is the model server at the base URL running?)"
+            )
+        return outputs
 
     @vf.cleanup
     async def grade_episode(self, state: vf.State) -> None:

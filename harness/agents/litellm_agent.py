@@ -1,9 +1,11 @@
 """Hosted models and OpenAI-compatible servers (vLLM, SGLang, ...) through litellm.
 
-Every request has a timeout; transient failures (connection refused, timeouts, rate limits, 5xx)
-are retried with exponential backoff (tenacity); when the retries run out the run stops with one
-clear error (``AgentUnavailableError``). A request the model rejects for this episode only (e.g. a
-context that got too long) ends that episode (``AgentError``).
+Every request has a timeout; transient failures (timeouts, rate limits, 5xx, a dropped connection)
+are retried with exponential backoff (tenacity), each wait said once on stderr; when the retries run
+out the run stops with one clear error (``AgentUnavailableError``). An endpoint that refuses the
+connection before it has ever answered has nothing listening: the run stops at once, saying so.
+A request the model rejects for this episode only (e.g. a context that got too long) ends that
+episode (``AgentError``).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import logging
 import os
 import warnings
 from typing import TYPE_CHECKING, Any
@@ -23,6 +26,8 @@ if TYPE_CHECKING:
     from harness.agents import AgentConfig
 
 __all__ = ["LiteLLMAgent", "import_litellm"]
+
+log = logging.getLogger(__name__)
 
 _SENT_KEYS = ("role", "content", "tool_calls", "tool_call_id")  # what an OpenAI-style API accepts
 
@@ -78,6 +83,8 @@ class LiteLLMAgent:
         self.retry_wait = retry_wait
         self.extra_body = extra_body
         self._litellm = import_litellm()
+        self._answered = False  # the endpoint has answered once: a refused connection may be a restart
+        self._said: set[int] = set()  # retry waits already said (concurrent episodes wait alike)
 
     @staticmethod
     def check(target: str, config: AgentConfig) -> None:
@@ -146,34 +153,76 @@ class LiteLLMAgent:
         return request
 
     async def respond(self, messages: list[Message], tools: list[ToolSchema], context: TurnContext) -> AgentTurn:
-        from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+        from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential
 
         request = self._request(messages, tools, context.seed)
         transient = self._transient()
         attempts = self.retries + 1
+        where = self.api_base or "its provider"
+
+        def worth_retrying(exc: BaseException) -> bool:
+            return isinstance(exc, transient) and not self._nothing_listens(exc)
+
+        def say_wait(state: RetryCallState) -> None:
+            if state.attempt_number in self._said or state.outcome is None or state.next_action is None:
+                return
+            self._said.add(state.attempt_number)
+            exc = state.outcome.exception()
+            log.warning("model %s at %s: attempt %d of %d failed (%s); trying again in %.0f s", self.model, where,
+                        state.attempt_number, attempts, _reason(exc) if exc else "?", state.next_action.sleep)
+
         try:
             async for attempt in AsyncRetrying(
                 stop=stop_after_attempt(attempts),
                 wait=wait_exponential(multiplier=self.retry_wait, max=60),
-                retry=retry_if_exception_type(transient),
+                retry=retry_if_exception(worth_retrying),
+                before_sleep=say_wait,
                 reraise=True,
             ):
                 with attempt:
                     response = await self._litellm.acompletion(**request)
         except transient as exc:
-            where = self.api_base or "its provider"
+            if self._nothing_listens(exc):
+                raise AgentUnavailableError(
+                    f"nothing answers at {self.api_base} for model {self.model} ({_reason(exc)}): start the model "
+                    "server there and wait until it says it is ready, or fix --api-base"
+                ) from None
             raise AgentUnavailableError(
-                f"model {self.model} at {where} did not answer after {attempts} attempt(s): "
-                f"{type(exc).__name__}: {_first_line(exc)}"
+                f"model {self.model} at {where} did not answer after {attempts} attempt(s): {_reason(exc)}"
             ) from None
         except self._fatal() as exc:
             raise AgentUnavailableError(f"model {self.model} refused the request: {_first_line(exc)}") from None
         except self._litellm.exceptions.BadRequestError as exc:
             raise AgentError(f"model {self.model} rejected the request: {_first_line(exc)}") from None
+        self._answered = True
         return _turn(response)
+
+    def _nothing_listens(self, exc: BaseException) -> bool:
+        """A local endpoint (``--api-base``) that refused the connection and has never answered."""
+        return self.api_base is not None and not self._answered and _refusal(exc) is not None
 
     async def aclose(self) -> None:
         return None
+
+
+def _refusal(exc: BaseException) -> ConnectionRefusedError | None:
+    """The refused connection under a litellm error (litellm files it under several classes)."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, ConnectionRefusedError):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
+def _reason(exc: BaseException) -> str:
+    """Why a request failed, in a few words (a refused connection as the OS says it, not litellm's wrapping)."""
+    refused = _refusal(exc)
+    if refused is not None:
+        return f"connection refused: {refused.strerror or refused}"
+    return f"{type(exc).__name__}: {_first_line(exc)}"
 
 
 def _first_line(exc: BaseException) -> str:

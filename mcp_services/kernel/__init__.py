@@ -10,7 +10,7 @@ from mcp_services.kernel.results import ToolResult
 from mcp_services.kernel.service import Service
 from mcp_services.kernel.store import StateDump, Store
 from mcp_services.kernel.tools import FunctionTool, ToolSpec
-from mcp_services.kernel.world import World
+from mcp_services.kernel.world import World, WorldShape
 
 __all__ = [
     "Cursor",
@@ -31,6 +31,7 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "World",
+    "WorldShape",
     "derived",
     "diff_states",
     "field",

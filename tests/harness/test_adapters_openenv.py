@@ -157,7 +157,7 @@ def test_bad_calls_get_clear_errors_and_misuse_of_the_session_is_refused(served:
         async with CompoWorldClient(served) as env:
             with pytest.raises(RuntimeError, match="call reset"):
                 await env.call("crm__list_notes", "{}")
-            with pytest.raises(RuntimeError, match="no task 'nope'"):
+            with pytest.raises(RuntimeError, match="no task with id 'nope'"):
                 await env.reset(task_id="nope")
             with pytest.raises(RuntimeError, match="reset needs task_id"):
                 await env.reset()
@@ -247,6 +247,19 @@ def test_a_new_reset_in_the_same_session_starts_from_a_fresh_world() -> None:
     final = env.step(CompoWorldAction(answer="Nothing to do."))
     assert final.done and final.reward == 0.0
     env.close()
+
+
+def test_reset_takes_a_task_id_prefix_as_every_harness_command_does() -> None:
+    from harness.adapters.openenv import CompoWorldEnvironment
+
+    env = CompoWorldEnvironment.from_tasks([note_task(), question_task()], reward="binary")
+    try:
+        assert env.reset(task_id=note_task().id[:6]).task_id == note_task().id
+        assert env.reset(task_id=question_task().id[:4]).task_id == question_task().id
+        with pytest.raises(HarnessInputError, match="no task with id 'zz' in this task set"):
+            env.reset(task_id="zz")
+    finally:
+        env.close()
 
 
 def test_bad_arguments_to_create_app_are_refused_with_a_clear_message() -> None:

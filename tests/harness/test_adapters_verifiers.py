@@ -233,6 +233,18 @@ def test_a_rollout_whose_model_fails_midway_is_graded_as_it_stands_and_closed() 
     assert env.open_episodes == 0
 
 
+def test_an_evaluation_whose_every_rollout_failed_ends_with_one_line_and_exit_code_1() -> None:
+    """Issue 33: vf-eval with no model server errored every rollout and exited 0."""
+    from harness.adapters.verifiers import load_environment
+
+    env = load_environment(tasks=[note_task()], reward="rubric")
+    with pytest.raises(SystemExit) as stopped:
+        evaluate(env, lambda body: 500, rollouts_per_example=2)
+    message = str(stopped.value.code)
+    assert message.startswith("vf-eval: error: all 2 rollouts failed before the model's first answer; the first: ")
+    assert "\n" not in message and env.open_episodes == 0
+
+
 def test_a_cancelled_rollout_closes_its_episode() -> None:
     from openai import AsyncOpenAI
 

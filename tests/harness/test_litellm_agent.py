@@ -64,25 +64,44 @@ def test_litellm_agent_solves_a_task_through_an_openai_compatible_server(tmp_pat
     assert all("reasoning_content" not in m for r in server.requests for m in r["messages"])
 
 
-def test_endpoint_that_is_down_gives_a_clear_error_after_the_retries(tmp_path: Path, tasks_file: Path,
-                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_endpoint_where_nothing_listens_stops_the_run_at_once_with_one_line(
+    tmp_path: Path, tasks_file: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33: a missing model server cost 45 s of silent retries before its error."""
+    from harness.agents.litellm_agent import import_litellm
+
+    litellm = import_litellm()
+    real, sent = litellm.acompletion, []
+
+    async def counted(**request: Any) -> Any:
+        sent.append(request)
+        return await real(**request)
+
+    monkeypatch.setattr(litellm, "acompletion", counted)
     url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
     code = main(["collect", "--tasks", str(tasks_file), "--agent", f"litellm:{MODEL}", "--api-base", url,
-                 "--retries", "1", "--out", str(tmp_path / "run"), "--no-progress"])
+                 "--concurrency", "1", "--out", str(tmp_path / "run"), "--no-progress"])
     err = capsys.readouterr().err.strip().splitlines()
-    assert code == 1
-    assert err[-1].startswith(f"harness: error: model {MODEL} at {url} did not answer after 2 attempt(s): ")
+    assert code == 1 and len(sent) == 1  # not retried: the default is 4 retries
+    assert err[-1] == (f"harness: error: nothing answers at {url} for model {MODEL} (connection refused: Connect call "
+                       f"failed ('127.0.0.1', {url.split(':')[2].split('/')[0]})): start the model server there and "
+                       "wait until it says it is ready, or fix --api-base")
     assert "Traceback" not in "\n".join(err)
     assert not (tmp_path / "run" / "trajectories.jsonl").read_text()  # nothing half-done was written
 
 
-def test_transient_server_errors_are_retried_with_backoff(tmp_path: Path, tasks_file: Path) -> None:
+def test_transient_server_errors_are_retried_with_backoff_and_each_wait_is_said(
+    tmp_path: Path, tasks_file: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     with FakeOpenAI(lambda body: 503) as server:
         agent = make_agent(AgentConfig(f"litellm:{MODEL}", api_base=server.url, retries=2, retry_wait=0.01), {})
         with pytest.raises(AgentUnavailableError, match="after 3 attempt"):
             collect(CollectConfig(out=tmp_path / "run", tasks_file=tasks_file, progress=False, concurrency=1),
                     agent=agent, log=lambda _: None)
     assert len(server.requests) == 3
+    said = [r.getMessage() for r in caplog.records if r.name == "harness.agents.litellm_agent"]
+    assert [m.split(" failed")[0] for m in said] == [f"model {MODEL} at {server.url}: attempt {n} of 3" for n in (1, 2)]
+    assert all("ServiceUnavailableError" in m and "trying again in 0 s" in m for m in said), said
 
 
 def test_api_key_comes_from_the_named_environment_variable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,

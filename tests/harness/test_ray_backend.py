@@ -156,3 +156,32 @@ def test_ray_options_without_the_ray_backend_are_refused(
 def test_an_address_that_is_not_a_ray_address_is_rejected(address: str) -> None:
     with pytest.raises(RayUnavailableError, match="--address"):
         check_address(address)
+
+
+@pytest.mark.parametrize(("verbose", "level"), [(False, "ERROR"), (True, "INFO")])
+def test_ray_logs_only_its_errors_unless_verbose(monkeypatch: pytest.MonkeyPatch, verbose: bool, level: str) -> None:
+    """Issue 33: importing ray sets its logger to INFO, so a run printed Ray's INFO and WARNING lines."""
+    import logging
+
+    import harness.ray_backend as ray_backend
+
+    started: list[dict[str, Any]] = []
+
+    class FakeRay:
+        @staticmethod
+        def is_initialized() -> bool:
+            return False
+
+        @staticmethod
+        def init(**kwargs: Any) -> None:
+            started.append(kwargs)
+
+    monkeypatch.setattr(ray_backend, "_import_ray", lambda: FakeRay)
+    root = logging.getLogger()
+    before = root.level
+    root.setLevel(logging.INFO if verbose else logging.WARNING)  # as configure_logging(verbose) leaves it
+    try:
+        assert ray_backend.connect(RayOptions()) is True
+    finally:
+        root.setLevel(before)
+    assert logging.getLevelName(started[0]["logging_level"]) == level and started[0]["log_to_driver"] is False

@@ -162,3 +162,76 @@ def test_rollouts_over_http_with_ports_churning_all_the_while_are_those_of_the_i
     assert len(runs["http"]) == rollouts * len(tasks)
     assert runs["http"] == runs["inprocess"]
     assert all(json.loads(json.dumps(t))["passed"] for t in runs["http"].values())
+
+
+def kill_servers_when(monkeypatch: pytest.MonkeyPatch, where: str, times: int) -> list[int]:
+    """Kill -9 the episode's task server ``times`` times: before it lists its tools (``"list"``) or
+    after the rollout's first tool call (``"call"``); the pids of the servers started."""
+    import signal
+
+    import harness.mcp_tools as mcp_tools
+
+    started: list[int] = []
+    killed: list[int] = []
+    real_read_port, real_list, real_call = McpTransport._read_port, mcp_tools._list_tools, mcp_tools.McpSession.call
+
+    async def read_port(self: McpTransport, fd: int, process: Any, log: Path) -> int:
+        started.append(process.pid)
+        return await real_read_port(self, fd, process, log)
+
+    def kill_latest() -> None:
+        if len(killed) < times:
+            os.kill(started[-1], signal.SIGKILL)
+            killed.append(started[-1])
+
+    async def list_tools(client: Any) -> list[dict[str, Any]]:
+        if where == "list":
+            kill_latest()
+        return await real_list(client)
+
+    async def call(self: Any, *args: Any) -> Any:
+        outcome = await real_call(self, *args)
+        if where == "call":
+            kill_latest()
+        return outcome
+
+    monkeypatch.setattr(McpTransport, "_read_port", read_port)
+    monkeypatch.setattr(mcp_tools, "_list_tools", list_tools)
+    monkeypatch.setattr(mcp_tools.McpSession, "call", call)
+    return started
+
+
+def test_a_task_server_killed_before_it_lists_its_tools_is_started_again_and_the_rollout_runs(
+    tasks: list[TaskSpec], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    local = reference_rollout(tasks[0], make_transport("inprocess"))
+    started = kill_servers_when(monkeypatch, "list", times=1)
+    remote = reference_rollout(tasks[0], McpTransport("http"))
+    assert len(started) == 2
+    assert remote.without_timings() == local.without_timings() and remote.passed
+
+
+def test_a_task_server_killed_mid_rollout_ends_its_calls_and_the_rollout_is_graded_on_what_it_kept(
+    tasks: list[TaskSpec], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33: closing the client of a dead server raised the failed request again (a raw httpx
+    ConnectError in a task group), and a restarted collect died with its traceback."""
+    kill_servers_when(monkeypatch, "call", times=1)
+    trajectory = reference_rollout(tasks[0], McpTransport("http"))
+    assert trajectory.stop_reason == "transport_error" and not trajectory.passed
+    assert (trajectory.error or "").startswith("the task server stopped answering: ")
+
+
+def test_collect_whose_task_servers_keep_dying_says_so_in_one_line(
+    tasks_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.cli import main
+
+    kill_servers_when(monkeypatch, "list", times=1_000)
+    argv = ["collect", "--tasks", str(tasks_file), "--agent", "reference", "--transport", "http", "--concurrency", "1",
+            "--out", str(tmp_path / "run"), "--no-progress"]
+    assert main(argv) == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in lines[0], lines
+    assert lines[0].startswith("harness: error: the http task server of task ")
+    assert "could not be started (2 tries)" in lines[0] and "stopped answering before it listed its tools" in lines[0]

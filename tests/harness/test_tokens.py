@@ -88,7 +88,8 @@ def test_token_figures_are_median_p90_and_max() -> None:
     assert figures is not None
     assert (figures.median, figures.p90, figures.max, figures.n, figures.n_uncounted) == (5.5, 9, 10, 10, 1)
     assert figures.describe() == "tokens per trajectory (qwen3): median 6, p90 9, max 10 over 10 trajectories (1 not counted)"
-    assert token_figures([(3, "qwen3"), (5, "estimate")]).counter == "estimate + qwen3"  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match=r"several counters \(estimate, qwen3\)"):
+        token_figures([(3, "qwen3"), (5, "estimate")])
     assert token_figures([(None, None)]) is None
 
 
@@ -112,6 +113,28 @@ def test_eval_prints_the_token_figures_and_counts_lines_written_before_counts_ex
     assert f"max {counts[-1]:,} over {len(counts)} trajectories" in printed
     summary = json.loads((run / "summary.json").read_text())
     assert summary["tokens"]["max"] == counts[-1] and summary["tokens"]["counter"] == token_counter().name
+
+
+def test_a_run_whose_lines_were_counted_by_another_counter_is_counted_again_by_one(
+    tmp_path: Path, runs: dict[str, list[Trajectory]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 33: a run resumed where the other counter is installed mixed the estimate and the tokenizer."""
+    counter = token_counter()
+    other = ByteEstimate().name if counter.name != ByteEstimate.name else tokens.QWEN3
+    run = tmp_path / "mixed"
+    run.mkdir()
+    lines = []
+    for i, t in enumerate(runs["discover"]):
+        record = t.to_record()
+        if i % 2:
+            record["n_tokens"], record["token_counter"] = 1, other  # counted elsewhere, by the other counter
+        lines.append(json.dumps(record))
+    (run / "trajectories.jsonl").write_text("\n".join(lines) + "\n")
+    assert main(["eval", "--run", str(run), "--resamples", "50"]) == 0
+    counts = sorted(counter.count(t.messages, t.tools) for t in runs["discover"])
+    summary = json.loads((run / "summary.json").read_text())["tokens"]
+    assert summary["counter"] == counter.name and summary["max"] == counts[-1] and summary["n"] == len(counts)
+    assert f"tokens per trajectory ({counter.name}): median" in capsys.readouterr().out
 
 
 def test_a_bad_token_count_is_a_format_error(runs: dict[str, list[Trajectory]]) -> None:

@@ -421,3 +421,30 @@ def test_a_busy_port_is_one_clear_error_before_anything_says_serving(capsys: Any
     err = capsys.readouterr().err
     assert err.strip() == (f"mcp-services: error: cannot listen on 127.0.0.1:{port} (address already in use; pick "
                            "another --port, or --port 0 for a free one)")
+
+
+def test_connections_to_the_listening_socket_send_without_waiting_for_an_ack() -> None:
+    """Every response is written in pieces (headers, then body). With Nagle's algorithm on, the second
+    piece waits for the client's delayed ACK: ~40 ms per call on a kept-alive connection (issue 33).
+    asyncio (and so uvicorn, which serves on this socket) turns it off only on a socket that says TCP."""
+    import asyncio
+    import socket
+
+    async def accepted_nodelay() -> int:
+        sock = http_module.listen("127.0.0.1", 0)
+        seen: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        class Record(asyncio.Protocol):
+            def connection_made(self, transport: Any) -> None:
+                seen.set_result(transport.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+                transport.close()
+
+        server = await asyncio.get_running_loop().create_server(Record, sock=sock)
+        async with server:
+            _, writer = await asyncio.open_connection(*sock.getsockname()[:2])
+            try:
+                return await asyncio.wait_for(seen, 30)
+            finally:
+                writer.close()
+
+    assert asyncio.run(accepted_nodelay()) != 0

@@ -109,3 +109,14 @@ def test_a_default_shape_stays_out_of_the_task_file_and_its_id() -> None:
     body = json.loads(shaped.to_json())
     assert body["world_shape"] == WorldShape.varied(3).to_dict() and shaped.id != plain.id == content_id(plain)
     assert TaskSpec.model_validate_json(shaped.to_json()) == shaped
+
+
+def test_readmes_shape_example_runs_with_the_names_the_package_exports() -> None:
+    """README's ``Episode.create(names, world_seed=3, shape=WorldShape.varied(3))``, with the top-level imports."""
+    from mcp_services import Episode, WorldShape
+
+    episode = Episode.create(["crm"], world_seed=3, shape=WorldShape.varied(3))
+    try:
+        assert episode.world.shape == WorldShape.varied(3)
+    finally:
+        episode.close()
