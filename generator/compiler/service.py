@@ -12,6 +12,7 @@ from generator.compiler.seed import seed_service
 from generator.compiler.tables import add_entities, add_simulated_calls
 from generator.compiler.simulated import SimulatedTool
 from generator.compiler.tools import CompiledTool, CustomFunction, CustomTool
+from generator.query.apply import with_languages
 from generator.spec import ServiceSpec
 from generator.worldmodel import AnswerCache, WorldModel
 
@@ -31,6 +32,7 @@ def compile_service(
     ``custom`` maps function names to the functions of custom tools; ``world_model`` answers
     simulated tools (default: the configured one, see ``generator.worldmodel``).
     """
+    spec = with_languages(spec)  # products' query and address languages, read from the spec
     service = Service(spec.name, spec.description, title=spec.title or None)
     records = add_entities(service, spec)
     simulated = add_simulated_calls(service) if any(t.behaviour.kind == "simulated" for t in spec.tools) else None

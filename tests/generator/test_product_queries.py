@@ -1,0 +1,132 @@
+"""The catalog's generated services answer their products' query and address languages through their own tools
+(issue 32): Drive ``q``, JQL, Gmail search, and the names products accept for rows besides ids (``me``, an
+issue key, a template alias). Calls as a user of each product makes them, checked against its documentation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from mcp_services.kernel.episode import Episode
+from mcp_services.registry import get_service
+
+
+def _episode(name: str) -> Iterator[Episode]:
+    with Episode([get_service(name)], 0) as episode:
+        yield episode
+
+
+@pytest.fixture
+def drive() -> Iterator[Episode]:
+    yield from _episode("googleapis_drive")
+
+
+def _ids(result: Any) -> list[str]:
+    assert result.success, result.error_message
+    return [item["id"] for item in result.data["items"]]
+
+
+def test_drive_q_finds_a_new_file_by_name_folder_and_trash_state(drive: Episode) -> None:
+    made = drive.call("googleapis_drive", "files_create", {"name": "Q3 Budget", "parents": ["folder_finance"],
+                                                           "mimeType": "application/vnd.google-apps.spreadsheet"})
+    assert made.success, made.error_message
+    new = made.data["id"]
+    listed = drive.call("googleapis_drive", "files_list", {"q": "name contains 'Q3 Budget'", "pageSize": 100})
+    assert _ids(listed) == [new]  # right after its creation, and nothing else
+    assert _ids(drive.call("googleapis_drive", "files_list", {"q": "'folder_finance' in parents"})) == [new]
+    trashed_before = _ids(drive.call("googleapis_drive", "files_list", {"q": "trashed = true", "pageSize": 100}))
+    assert trashed_before and new not in trashed_before
+    assert drive.call("googleapis_drive", "files_update", {"fileId": new, "trashed": True}).success
+    assert new in _ids(drive.call("googleapis_drive", "files_list", {"q": "trashed = true", "pageSize": 100}))
+    assert _ids(drive.call("googleapis_drive", "files_list",
+                           {"q": "name contains 'Q3 Budget' and trashed = false"})) == []
+    sheets = _ids(drive.call("googleapis_drive", "files_list",
+                             {"q": "mimeType = 'application/vnd.google-apps.spreadsheet' and 'folder_finance' in parents"}))
+    assert sheets == [new]
+
+
+def test_a_drive_query_drive_cannot_read_is_invalid_argument_and_changes_nothing(drive: Episode) -> None:
+    before = drive.dump()
+    bad = drive.call("googleapis_drive", "files_list", {"q": "name contains Q3"})
+    assert str(bad.error_code) == "invalid_argument"
+    assert "'q'" in str(bad.error_message) and "'Q3'" in str(bad.error_message) and "contains" in str(bad.error_message)
+    unknown = drive.call("googleapis_drive", "files_list", {"q": "colour = 'red'"})
+    assert str(unknown.error_code) == "invalid_argument" and "unknown field 'colour'" in str(unknown.error_message)
+    assert drive.dump() == before
+
+
+def test_composio_drive_speaks_the_same_q() -> None:
+    with Episode([get_service("googledrive")], 0) as episode:
+        tools = episode.call("googledrive", "list_files", {"q": "trashed = false"})
+        assert tools.success, tools.error_message
+        names = [f["name"] for f in tools.data["items"]]
+        first = names[0].split()[0]
+        found = episode.call("googledrive", "list_files", {"q": f"name contains '{first}' and trashed = false"})
+        assert _ids(found) and all(first.lower() in f["name"].lower() for f in found.data["items"])
+        assert str(episode.call("googledrive", "list_files", {"q": "report"}).error_code) == "invalid_argument"
+
+
+def _mail(episode: Episode, sender: str, subject: str, labels: list[str], thread: str) -> str:
+    made = episode.call("googleapis_gmail", "users_messages_insert", {
+        "userId": "me", "threadId": thread, "labelIds": labels, "snippet": f"about {subject.lower()}",
+        "headers": [{"name": "From", "value": sender}, {"name": "Subject", "value": subject}]})
+    assert made.success, made.error_message
+    return str(made.data["id"])
+
+
+def test_gmail_search_operators_select_messages_and_their_threads() -> None:
+    with Episode([get_service("googleapis_gmail")], 0) as episode:
+        dinner = _mail(episode, "Amy Lee <amy@acme.example>", "Dinner and a movie", ["INBOX", "UNREAD"], "thread_0001")
+        report = _mail(episode, "david@acme.example", "Q3 report", ["INBOX"], "thread_0004")
+
+        def search(q: str, tool: str = "users_messages_list") -> list[str]:
+            return _ids(episode.call("googleapis_gmail", tool, {"userId": "me", "q": q, "maxResults": 100}))
+
+        assert search("from:amy is:unread subject:(dinner movie)") == [dinner]
+        assert sorted(search("from:amy OR from:david")) == sorted([dinner, report])
+        assert search("is:read from:david") == [report]
+        assert search('subject:"Q3 report" -from:amy') == [report]
+        assert search("from:amy", "users_threads_list") == ["thread_0001"]  # a thread whose message matches
+        bad = episode.call("googleapis_gmail", "users_messages_list", {"userId": "me", "q": "is:shiny"})
+        assert str(bad.error_code) == "invalid_argument" and "is:shiny" in str(bad.error_message)
+
+
+def test_jql_answers_from_the_issues_with_its_operators_and_order() -> None:
+    with Episode([get_service("atlassian_jira")], 0) as episode:
+        rows = [r for r in episode.dump()["atlassian_jira"]["issues"].values()]  # type: ignore[union-attr]
+        status = str(rows[0]["status"])
+        same = sorted((r for r in rows if r["status"] == status), key=lambda r: str(r["created_at"]), reverse=True)
+        for tool in ("search_for_issues_using_jql", "search_for_issues_using_jql_post"):
+            found = episode.call("atlassian_jira", tool, {"jql": f'status = "{status}" ORDER BY created DESC',
+                                                          "maxResults": 50})
+            assert _ids(found) == [str(r["id"]) for r in same]
+            page = episode.call("atlassian_jira", tool, {"jql": f"status = {status} order by created desc",
+                                                         "maxResults": 1, "startAt": 1})
+            assert _ids(page) == [str(same[1]["id"])] and page.data["total"] == len(same)
+        assert sorted(_ids(episode.call("atlassian_jira", "search_for_issues_using_jql",
+                                        {"jql": f"status != {status}", "maxResults": 50}))) == \
+            sorted(str(r["id"]) for r in rows if r["status"] != status)
+        bad = episode.call("atlassian_jira", "search_for_issues_using_jql", {"jql": "status = "})
+        assert str(bad.error_code) == "invalid_argument" and "JQL" in str(bad.error_message)
+        assert "search" not in episode.diff() or not episode.changed_services()  # a search writes nothing
+
+
+def test_rows_are_named_as_the_product_names_them_me_usernames_and_aliases() -> None:
+    with Episode([get_service("trello")], 0) as episode:
+        me = episode.call("trello", "get_members_by_id_member", {"idMember": "me"})
+        assert me.success, me.error_message
+        other = [r for r in episode.dump()["trello"]["members"].values() if r["id"] != me.data["id"]][0]  # type: ignore[union-attr]
+        by_name = episode.call("trello", "get_members_by_id_member", {"idMember": other["username"]})
+        assert by_name.success and by_name.data["id"] == other["id"]
+    token = {"X_Postmark_Server_Token": "server-token"}
+    with Episode([get_service("postmarkapp_server")], 0) as episode:
+        template = next(iter(episode.dump()["postmarkapp_server"]["templates"].values()))  # type: ignore[union-attr]
+        got = episode.call("postmarkapp_server", "get_single_template", {**token, "templateIdOrAlias": template["Alias"]})
+        assert got.success and got.data["id"] == template["id"]
+        edited = episode.call("postmarkapp_server", "update_template",
+                              {**token, "templateIdOrAlias": template["Alias"], "Name": "Welcome email"})
+        assert edited.success and edited.data["id"] == template["id"] and edited.data["Name"] == "Welcome email"
+        missing = episode.call("postmarkapp_server", "get_single_template", {**token, "templateIdOrAlias": "no-such-alias"})
+        assert str(missing.error_code) == "not_found"
