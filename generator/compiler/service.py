@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from mcp_services.kernel.context import ToolContext
 from mcp_services.kernel.service import Service
 
+from generator.compiler.grid import FUNCTIONS as GRID
+from generator.compiler.grid import seed_grid
 from generator.compiler.runtime import ServiceRuntime
 from generator.compiler.seed import seed_service
 from generator.compiler.tables import add_entities, add_simulated_calls
@@ -45,7 +47,7 @@ def compile_service(
         if kind == "simulated":
             service.add_tool(SimulatedTool(runtime, definition, cache, world_model))
         elif kind == "custom":
-            function = (custom or {}).get(definition.behaviour.function or "")
+            function = (custom or {}).get(definition.behaviour.function or "") or GRID.get(definition.behaviour.function or "")
             if function is None:
                 raise CompileError(
                     f"tool {spec.name}.{definition.name} is custom but its function "
@@ -57,6 +59,7 @@ def compile_service(
 
     def seed(ctx: ToolContext) -> None:
         seed_service(runtime, ctx)
+        seed_grid(runtime, ctx)
 
     service.seeder(seed)
     return service

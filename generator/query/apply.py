@@ -1,10 +1,12 @@
 """Giving a spec's tools their product languages when the service is compiled and gated (so a stored catalog gets
 them without being built again): a read's parameter that speaks a dialect is bound as a ``query``, on the entity
 the dialect searches (JQL reads issues even where the planner read the search endpoint as a ``search`` row); a
-search sent by POST is a read; ids take the other names the product accepts (``addresses``)."""
+search sent by POST is a read; ids take the other names the product accepts (``addresses``); Sheets' A1 ranges
+address a typed grid (``generator.compiler.grid``)."""
 
 from __future__ import annotations
 
+from generator.compiler.grid import with_grid
 from generator.query.addresses import with_addresses
 from generator.query.dialects import dialect_for
 from generator.spec import Behaviour, Binding, ServiceSpec, ToolDef
@@ -55,4 +57,4 @@ def with_dialects(spec: ServiceSpec) -> ServiceSpec:
 def with_languages(spec: ServiceSpec) -> ServiceSpec:
     """``spec`` as its products speak: query parameters in their dialects, rows named as the products name them.
     The compiler and the gate both read a spec through this, so what is gated is what runs."""
-    return with_addresses(with_dialects(spec))
+    return with_grid(with_addresses(with_dialects(spec)))

@@ -211,3 +211,11 @@ def dialect_for(spec: ServiceSpec, tool: ToolDef, param: str) -> Dialect | None:
 def parse(dialect: str, text: str) -> Query:
     """``text`` in ``dialect`` (``drive``, ``jql``, ``gmail``) as a ``Query``; ``QueryError`` when it cannot be read."""
     return DIALECTS[dialect].parse(text)
+
+
+def example_query(dialect: str | None) -> str | None:
+    """A query of ``dialect`` every row answers (a required query parameter's example), or None."""
+    if dialect == "a1":
+        return "Sheet1"  # the whole first tab
+    spoken = DIALECTS.get(dialect or "")
+    return spoken.everything if spoken is not None else None

@@ -130,3 +130,41 @@ def test_rows_are_named_as_the_product_names_them_me_usernames_and_aliases() -> 
         assert edited.success and edited.data["id"] == template["id"] and edited.data["Name"] == "Welcome email"
         missing = episode.call("postmarkapp_server", "get_single_template", {**token, "templateIdOrAlias": "no-such-alias"})
         assert str(missing.error_code) == "not_found"
+
+
+def test_sheets_a1_ranges_address_a_typed_grid_and_add_sheet_adds_a_tab() -> None:
+    with Episode([get_service("googleapis_sheets")], 0) as episode:
+        def call(tool: str, **args: Any) -> Any:
+            return episode.call("googleapis_sheets", tool, {"spreadsheetId": "spr_0001", **args})
+
+        missing = call("spreadsheets_values_update", range="Summary!A1:B2", values=[["Region", "Total"]])
+        assert str(missing.error_code) == "invalid_argument" and "Unable to parse range" in str(missing.error_message)
+        added = call("spreadsheets_batch_update", requests=[{"addSheet": {"properties": {"title": "Summary"}}}])
+        assert added.success, added.error_message
+        titles = [t["properties"]["title"] for t in call("spreadsheets_get").data["sheets"]]
+        assert titles[-1] == "Summary"  # a new tab, after the ones it had
+        written = call("spreadsheets_values_update", range="Summary!A1:B2", valueInputOption="USER_ENTERED",
+                       values=[["Region", "Total"], ["North", "1200"]])
+        assert written.success and written.data["updatedRange"] == "Summary!A1:B2" and written.data["updatedCells"] == 4
+        shown = call("spreadsheets_values_get", range="Summary!A1:B2")
+        assert shown.data == {"range": "Summary!A1:B2", "majorDimension": "ROWS",
+                              "values": [["Region", "Total"], ["North", "1200"]]}
+        typed = call("spreadsheets_values_get", range="Summary!B2", valueRenderOption="UNFORMATTED_VALUE")
+        assert typed.data["values"] == [[1200]]  # USER_ENTERED parsed the number
+        appended = call("spreadsheets_values_append", range="Summary!A:B", valueInputOption="USER_ENTERED",
+                        values=[["South", "800"]])
+        assert appended.data["updates"]["updatedRange"] == "Summary!A3:B3"
+        assert call("spreadsheets_values_get", range="Summary!A:A", majorDimension="COLUMNS").data["values"] == \
+            [["Region", "North", "South"]]
+        before = episode.dump()
+        too_big = call("spreadsheets_values_update", range="Summary!A1:B2", values=[["a", "b", "c"]])
+        assert str(too_big.error_code) == "invalid_argument" and episode.dump() == before
+        bad = call("spreadsheets_values_get", range="Summary!B2:A1")
+        assert str(bad.error_code) == "invalid_argument" and "ends before it starts" in str(bad.error_message)
+        assert call("spreadsheets_values_clear", range="Summary!A3:B3").data["clearedRange"] == "Summary!A3:B3"
+        assert call("spreadsheets_values_get", range="Summary").data["values"] == [["Region", "Total"], ["North", "1200"]]
+        batch = call("spreadsheets_values_batch_get", ranges=["Summary!A1", "Sheet1!A1:B2"])
+        summary, seeded = batch.data["valueRanges"]
+        assert summary["values"] == [["Region"]] and seeded["values"][0] == ["Name", "Email"]  # a seeded table
+        assert str(call("spreadsheets_batch_update", requests=[{"addSheet": {"properties": {"title": "Summary"}}}])
+                   .error_code) == "invalid_argument"  # a tab of that name already exists

@@ -135,3 +135,17 @@ def test_a_gmail_search_gmail_cannot_read_says_which_part(text: str, part: str) 
     with pytest.raises(QueryError) as caught:
         parse("gmail", text)
     assert repr(part) in str(caught.value) and "from:" in str(caught.value)
+
+
+def test_a1_notation_from_the_sheets_guide() -> None:
+    from generator.query.a1 import A1, a1_text, parse_a1
+
+    assert parse_a1("Sheet1!A1:B2") == A1("Sheet1", 1, 1, 2, 2)
+    assert parse_a1("'My Custom Sheet'!A:A") == A1("My Custom Sheet", None, 1, None, 1)
+    assert parse_a1("Sheet1!1:2") == A1("Sheet1", 1, None, 2, None)
+    assert parse_a1("Sheet1!A5:A") == A1("Sheet1", 5, 1, None, 1)
+    assert parse_a1("A1:B2") == A1(None, 1, 1, 2, 2) and parse_a1("Sheet1") == A1("Sheet1")
+    assert a1_text("My Sheet", 1, 1, 2, 28) == "'My Sheet'!A1:AB2" and a1_text("Summary", 3, 2, 3, 2) == "Summary!B3"
+    for bad in ("Sheet1!B2:A1", "Sheet1!A0", "A1:", "Sheet1!1:B"):
+        with pytest.raises(QueryError, match="A1 range.*Supported: Sheet1!A1:B2"):
+            parse_a1(bad)
