@@ -377,4 +377,9 @@ def with_grid(spec: ServiceSpec) -> ServiceSpec:
             "behaviour": Behaviour(kind="custom", entity=CELL, function=f"grid.{function.__name__}"),
             "bindings": bindings, "parameters": parameters,
             "effect": "read" if function in (values_get, values_batch_get) else "write"}))
-    return spec.model_copy(update={"entities": [*spec.entities, cell], "tools": tools})
+    # the rows the planner made of the values (``value_0001`` as a range) go where nothing else uses them
+    used = {t.behaviour.entity for t in tools} | {b.entity for t in tools for b in t.bindings.values()} | \
+        {f.ref for e in spec.entities for f in e.fields}
+    replaced = {spec.tool(name).behaviour.entity for name in routed} - used - {SHEET}
+    entities = [e for e in spec.entities if e.name not in replaced]
+    return spec.model_copy(update={"entities": [*entities, cell], "tools": tools})
