@@ -168,3 +168,46 @@ def test_sheets_a1_ranges_address_a_typed_grid_and_add_sheet_adds_a_tab() -> Non
         assert summary["values"] == [["Region"]] and seeded["values"][0] == ["Name", "Email"]  # a seeded table
         assert str(call("spreadsheets_batch_update", requests=[{"addSheet": {"properties": {"title": "Summary"}}}])
                    .error_code) == "invalid_argument"  # a tab of that name already exists
+
+
+def _jira_like() -> Any:
+    """A spec shaped as Jira's issues are once their ``fields`` are unwrapped: a key, a project, a summary."""
+    from generator.compiler import compile_service
+    from generator.spec import ServiceSpec
+
+    issue_key = {"type": "string", "description": "The ID or key of the issue."}
+    spec = ServiceSpec.model_validate({
+        "name": "tracker", "title": "Tracker", "description": "Issues in projects.",
+        "entities": [{"name": "issue", "table": "issues", "key": {"prefix": "issue"}, "label": "summary", "seed_rows": 0,
+                      "fields": [{"name": "key", "type": "string"}, {"name": "project", "type": "object"},
+                                 {"name": "summary", "type": "string"}, {"name": "status", "type": "string"},
+                                 {"name": "created", "type": "string"}]}],
+        "tools": [
+            {"name": "get_issue", "effect": "read", "description": "Returns an issue.",
+             "parameters": {"type": "object", "properties": {"issueIdOrKey": issue_key}, "required": ["issueIdOrKey"]},
+             "behaviour": {"kind": "get", "entity": "issue"}, "bindings": {"issueIdOrKey": {"role": "key"}}},
+            {"name": "search_issues", "effect": "read", "description": "Searches for issues using JQL.",
+             "parameters": {"type": "object", "properties": {
+                 "jql": {"type": "string", "description": "The JQL that defines the search."},
+                 "maxResults": {"type": "integer"}}},
+             "behaviour": {"kind": "search", "entity": "issue"}, "bindings": {"maxResults": {"role": "limit"}}}]})
+    return compile_service(spec)
+
+
+def test_a_jira_issue_is_named_by_its_key_and_found_by_jql_with_its_fields() -> None:
+    service = _jira_like()
+    rows = [{"id": f"issue_000{i}", "key": f"{p}-{i}", "project": {"key": p, "name": name}, "summary": summary,
+             "status": status, "created": f"2025-03-0{i}T09:00:00Z"}
+            for i, (p, name, summary, status) in enumerate([("OPS", "Operations", "Printer jams", "In Progress"),
+                                                            ("OPS", "Operations", "VPN login error", "In Progress"),
+                                                            ("WEB", "Website", "Checkout login error", "Done")], 1)]
+    with Episode([service], 0) as episode:
+        episode.apply_setup([{"service": "tracker", "table": "issues", "row": r} for r in rows])
+        assert episode.call("tracker", "get_issue", {"issueIdOrKey": "OPS-2"}).data["id"] == "issue_0002"
+        assert episode.call("tracker", "get_issue", {"issueIdOrKey": "issue_0003"}).data["key"] == "WEB-3"
+        assert str(episode.call("tracker", "get_issue", {"issueIdOrKey": "OPS-9"}).error_code) == "not_found"
+        found = episode.call("tracker", "search_issues",
+                             {"jql": 'project = OPS AND status = "In Progress" ORDER BY created DESC'})
+        assert [i["key"] for i in found.data["items"]] == ["OPS-2", "OPS-1"]
+        texts = episode.call("tracker", "search_issues", {"jql": 'summary ~ "login error" and project != OPS'})
+        assert [i["key"] for i in texts.data["items"]] == ["WEB-3"]
