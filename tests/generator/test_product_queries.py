@@ -211,3 +211,22 @@ def test_a_jira_issue_is_named_by_its_key_and_found_by_jql_with_its_fields() -> 
         assert [i["key"] for i in found.data["items"]] == ["OPS-2", "OPS-1"]
         texts = episode.call("tracker", "search_issues", {"jql": 'summary ~ "login error" and project != OPS'})
         assert [i["key"] for i in texts.data["items"]] == ["WEB-3"]
+
+
+def test_the_catalog_s_query_parameters_are_read_in_their_products_dialects_once() -> None:
+    from generator.catalog import PACKAGE_CATALOG, Catalog
+    from generator.query.apply import with_languages
+
+    catalog = Catalog(PACKAGE_CATALOG)
+    spoken = {}
+    for name in ("googleapis_drive", "googledrive", "googleapis_gmail", "atlassian_jira", "googleapis_sheets"):
+        spec = with_languages(catalog.spec(name))
+        assert with_languages(spec).model_dump() == spec.model_dump()  # read once: a rebuilt spec stays as it is
+        spoken.update({(name, t.name): (b.dialect, t.effect, t.behaviour.entity)
+                       for t in spec.tools for b in t.bindings.values() if b.role == "query"})
+    assert spoken[("googleapis_drive", "files_list")] == ("drive", "read", "file")
+    assert spoken[("googledrive", "list_files")][0] == "drive"
+    assert spoken[("googleapis_gmail", "users_messages_list")] == ("gmail", "read", "message")
+    assert spoken[("atlassian_jira", "search_for_issues_using_jql_post")] == ("jql", "read", "issue")  # a POSTed search
+    assert spoken[("googleapis_sheets", "spreadsheets_values_get")] == ("a1", "read", "grid_cell")
+    assert ("atlassian_jira", "create_filter") not in spoken  # a filter's stored JQL is a value, not a search
