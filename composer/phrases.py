@@ -71,8 +71,8 @@ def whole(text: str, nouns: Callable[[str], set[str]]) -> str | None:
     the ad campaign {campaign_id}" is "end the active ad campaign {campaign_id}")."""
     text = _ADJ_FOR.sub(lambda m: f"the {m.group(1)} {m.group(2)}{m.group(3)} " if m.group(1) in _ADJECTIVES
                         else m.group(0), text)
-    if re.search(r"\b(?:the|a|an) (?:the|a|an|to|from|for|of|in|on|with|by)\b", text) or re.search(r"\b(\w+) \1\b", text):
-        return None  # "the the", "create a to appointment", "post post"
+    if re.search(r"\b(?:the|a|an) (?:the|a|an|to|from|for|of|in|on|with|by|instead|also|then|not|please)\b", text) or re.search(r"\b(\w+) \1\b", text):
+        return None  # "the the", "create a to appointment", "create an instead", "post post"
     for match in PLACEHOLDER.finditer(text):
         before = _WORD.findall(text[:match.start()])
         while len(before) > 2 and before[-1].lower() in _ID_WORDS:

@@ -20,17 +20,23 @@ _USER_KEYS = ("id", "accountId", "account_id", "email", "emailAddress", "name", 
 
 
 def parsed_query(tool: ToolDef, args: dict[str, Any]) -> tuple[str, Query] | None:
-    """(dialect, query) of the call's ``query`` argument, or None; a query the dialect cannot read is
-    ``invalid_argument`` naming the parameter, the part and what the dialect supports."""
+    """(dialect, query) of the call's ``query`` arguments (a Drive ``q`` and its ``orderBy`` make one query), or
+    None; a query the dialect cannot read is ``invalid_argument`` naming the parameter, the part and what the
+    dialect supports."""
+    found: list[tuple[str, Query]] = []
     for param, binding in tool.bindings.items():
         text = args.get(param)
         if binding.role != "query" or not binding.dialect or not isinstance(text, str) or not text.strip():
             continue
         try:
-            return binding.dialect, parse(binding.dialect, text)
+            found.append((binding.dialect, parse(binding.dialect, text)))
         except QueryError as exc:
             raise ToolError.invalid_argument(f"'{param}': {exc}") from None
-    return None
+    if not found:
+        return None
+    where = next((q.where for _, q in found if q.where is not None), None)
+    dialect = next((d for d, q in found if q.where is not None), found[0][0])
+    return dialect, Query(where, tuple(o for _, q in found for o in q.order))
 
 
 def _me(rt: ServiceRuntime, ctx: ToolContext) -> frozenset[str]:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.query.ast import Query
+from generator.query.ast import Query, QueryError
 from generator.query.evaluate import Row, _text
 from generator.query.gmail import SUPPORTED as GMAIL_SUPPORTED
 from generator.query.gmail import parse_gmail
@@ -85,6 +85,30 @@ DRIVE = Dialect(
     getters={"fullText": _full_text, "sharedWithMe": _shared_with_me},
     supported=DRIVE_SYNTAX.supported() + "; fields " + ", ".join(DRIVE_TERMS), everything="name != ''",
 )
+
+def _drive_order(spec: ServiceSpec, tool: ToolDef, param: str, schema: Mapping[str, Any]) -> bool:
+    """Drive's ``orderBy`` ("modifiedTime desc,name"), beside a Drive ``q``."""
+    return param == "orderBy" and _is_text(schema) and _reads(tool) and _drive(spec, tool, "q", {
+        **dict(tool.parameters.get("properties", {}).get("q") or {}), "type": "string"})
+
+
+def parse_order(title: str, text: str) -> Query:
+    """A comma-separated list of sort keys, each ascending unless followed by ``desc``."""
+    order: list[tuple[str, bool]] = []
+    for part in text.split(","):
+        words = part.split()
+        if not words:
+            continue
+        if len(words) > 2 or len(words) == 2 and words[1].lower() not in ("asc", "desc"):
+            raise QueryError(title, part.strip(), "a sort key is a field, then 'desc' or nothing",
+                             "a comma-separated list of sort keys, e.g. 'modifiedTime desc,name'")
+        order.append((words[0], len(words) == 2 and words[1].lower() == "desc"))
+    return Query(None, tuple(order))
+
+
+DRIVE_ORDER = Dialect("drive_order", "Drive orderBy", lambda text: parse_order("Drive orderBy", text), _drive_order,
+                      synonyms={"name_natural": ("name",), "folder": ("mimeType",), "recency": ("modifiedTime",)},
+                      getters=DRIVE.getters, supported="a comma-separated list of sort keys, e.g. 'modifiedTime desc,name'")
 
 # -- JQL ---------------------------------------------------------------------------------------------------
 
@@ -194,7 +218,7 @@ GMAIL = Dialect(
     supported=GMAIL_SUPPORTED, through={"thread": ("message", "threadId")}, everything="in:anywhere",
 )
 
-DIALECTS: dict[str, Dialect] = {d.name: d for d in (DRIVE, JQL, GMAIL)}
+DIALECTS: dict[str, Dialect] = {d.name: d for d in (DRIVE, DRIVE_ORDER, JQL, GMAIL)}
 
 
 def dialect_for(spec: ServiceSpec, tool: ToolDef, param: str) -> Dialect | None:
@@ -202,7 +226,7 @@ def dialect_for(spec: ServiceSpec, tool: ToolDef, param: str) -> Dialect | None:
     schema = tool.parameters.get("properties", {}).get(param)
     if not isinstance(schema, Mapping):
         return None
-    for dialect in (JQL, GMAIL, DRIVE):  # Gmail before Drive: a Gmail ``q`` never shows Drive's syntax
+    for dialect in (JQL, GMAIL, DRIVE, DRIVE_ORDER):  # Gmail before Drive: a Gmail ``q`` never shows Drive's syntax
         if dialect.recognise(spec, tool, param, schema):
             return dialect
     return None

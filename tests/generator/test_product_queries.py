@@ -230,3 +230,14 @@ def test_the_catalog_s_query_parameters_are_read_in_their_products_dialects_once
     assert spoken[("atlassian_jira", "search_for_issues_using_jql_post")] == ("jql", "read", "issue")  # a POSTed search
     assert spoken[("googleapis_sheets", "spreadsheets_values_get")] == ("a1", "read", "grid_cell")
     assert ("atlassian_jira", "create_filter") not in spoken  # a filter's stored JQL is a value, not a search
+
+
+def test_drive_order_by_sorts_what_q_selects(drive: Episode) -> None:
+    listed = drive.call("googleapis_drive", "files_list", {"q": "trashed = false", "orderBy": "modifiedTime desc",
+                                                           "pageSize": 100})
+    assert listed.success, listed.error_message
+    times = [f["modifiedTime"] for f in listed.data["items"]]
+    assert times == sorted(times, reverse=True) and all(f["trashed"] is False for f in listed.data["items"])
+    names = [f["name"] for f in drive.call("googleapis_drive", "files_list", {"orderBy": "name", "pageSize": 100}).data["items"]]
+    assert names == sorted(names, key=str.casefold)
+    assert str(drive.call("googleapis_drive", "files_list", {"orderBy": "name sideways"}).error_code) == "invalid_argument"
