@@ -31,6 +31,8 @@ _ID_WORDS = frozenset({"id", "ids", "key", "uuid", "sid", "number", "no", "code"
 #: A referring expression that names its own noun: "Ana's voicemail", "the ticket Ana opened".
 REFERRING = re.compile(r"^(?:the |[A-Z][a-z]+'s )")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+_A_VOWEL = re.compile(r"\ba (?=(?!u[nst]|use|one|eu)[aeiou])", re.I)
+_SAID_TWICE = re.compile(r"\bthe (\w+) (?:from|to|of|for|in|on) the \1\b")
 _ADJ_FOR = re.compile(r"\bthe (\w+) (?:for|of) the ((?:\w+ ){0,2}?)(\w+) (?=\{)")
 
 
@@ -71,6 +73,9 @@ def whole(text: str, nouns: Callable[[str], set[str]]) -> str | None:
     the ad campaign {campaign_id}" is "end the active ad campaign {campaign_id}")."""
     text = _ADJ_FOR.sub(lambda m: f"the {m.group(1)} {m.group(2)}{m.group(3)} " if m.group(1) in _ADJECTIVES
                         else m.group(0), text)
+    text = _A_VOWEL.sub("an ", text)  # "create a event" -> "create an event"
+    if _SAID_TWICE.search(text):
+        return None  # "delete the task from the task {task}"
     if re.search(r"\b(?:the|a|an) (?:the|a|an|to|from|for|of|in|on|with|by|instead|also|then|not|please)\b", text) or re.search(r"\b(\w+) \1\b", text):
         return None  # "the the", "create a to appointment", "create an instead", "post post"
     for match in PLACEHOLDER.finditer(text):

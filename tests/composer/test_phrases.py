@@ -37,4 +37,7 @@ def test_a_noun_before_a_placeholder_must_be_its_own() -> None:
     assert whole("assign the consent form to appointment {id}", nouns) is None
     assert whole("close the the charge {charge_id}", nouns) is None
     assert whole("create a to appointment for the consent form {id}", nouns) is None
+    assert whole("delete the form from the form {id}", nouns) is None
+    assert whole("create a event for the charge {charge_id}", nouns) == "create an event for the charge {charge_id}"
+    assert whole("create a user for the charge {charge_id}", nouns) == "create a user for the charge {charge_id}"
     assert seams("assign the the form") == ["the the"] and seams("update the group {GroupId}") == ["{GroupId}"]
