@@ -26,7 +26,8 @@ def parsed_query(tool: ToolDef, args: dict[str, Any]) -> tuple[str, Query] | Non
     found: list[tuple[str, Query]] = []
     for param, binding in tool.bindings.items():
         text = args.get(param)
-        if binding.role != "query" or not binding.dialect or not isinstance(text, str) or not text.strip():
+        given = isinstance(text, str) and text.strip() or isinstance(text, dict) and text
+        if binding.role != "query" or not binding.dialect or not given:
             continue
         try:
             found.append((binding.dialect, parse(binding.dialect, text)))

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.query.ast import Query, QueryError
+from generator.query.ast import And, Cond, Node, Query, QueryError
 from generator.query.evaluate import Row, _text
 from generator.query.gmail import SUPPORTED as GMAIL_SUPPORTED
 from generator.query.gmail import parse_gmail
@@ -22,7 +22,7 @@ class Dialect:
 
     name: str
     title: str  # as errors say it ("Drive query")
-    parse: Callable[[str], Query]
+    parse: Callable[[Any], Query]
     recognise: Callable[[ServiceSpec, ToolDef, str, Mapping[str, Any]], bool]
     entities: tuple[str, ...] = ()  # the entity it searches when the tool was planned on another (JQL: issue)
     synonyms: Mapping[str, Sequence[str]] = field(default_factory=dict)
@@ -218,7 +218,38 @@ GMAIL = Dialect(
     supported=GMAIL_SUPPORTED, through={"thread": ("message", "threadId")}, everything="in:anywhere",
 )
 
-DIALECTS: dict[str, Dialect] = {d.name: d for d in (DRIVE, DRIVE_ORDER, JQL, GMAIL)}
+# -- a filter object (Apideck's ``filter: {"email": ..., "company_name": ...}``) ------------------------------------
+
+
+def _fields_filter(spec: ServiceSpec, tool: ToolDef, param: str, schema: Mapping[str, Any]) -> bool:
+    """An object parameter named ``filter`` whose keys are fields of the rows the read lists."""
+    if param not in ("filter", "filters") or schema.get("type") != "object" or not _reads(tool):
+        return False
+    entity = next((e for e in spec.entities if e.name == tool.behaviour.entity), None)
+    keys = set((schema.get("properties") or {}))
+    return entity is not None and bool(keys) and bool(keys & {f.name for f in entity.fields})
+
+
+def parse_fields(value: Any) -> Query:
+    """``{"email": "ana@", "is_active": true}``: every key holds; text is found in the field, ids and other values
+    are equal."""
+    if not isinstance(value, Mapping):
+        raise QueryError("filter", str(value)[:40], "a filter is an object of field: value",
+                         "an object whose keys are the listed rows' fields")
+    parts: list[Node] = []
+    for key, wanted in value.items():
+        if wanted is None:
+            continue
+        text = isinstance(wanted, str) and not re.search(r"(?i)(^|_)id$|Id$", key)
+        parts.append(Cond(key, "contains" if text else "=", wanted if not isinstance(wanted, list) else None)
+                     if not isinstance(wanted, list) else Cond(key, "in", tuple(wanted)))
+    return Query(None if not parts else parts[0] if len(parts) == 1 else And(tuple(parts)))
+
+
+FIELDS = Dialect("fields", "filter", parse_fields, _fields_filter,
+                 supported="an object whose keys are the listed rows' fields")
+
+DIALECTS: dict[str, Dialect] = {d.name: d for d in (DRIVE, DRIVE_ORDER, JQL, GMAIL, FIELDS)}
 
 
 def dialect_for(spec: ServiceSpec, tool: ToolDef, param: str) -> Dialect | None:
@@ -226,13 +257,13 @@ def dialect_for(spec: ServiceSpec, tool: ToolDef, param: str) -> Dialect | None:
     schema = tool.parameters.get("properties", {}).get(param)
     if not isinstance(schema, Mapping):
         return None
-    for dialect in (JQL, GMAIL, DRIVE, DRIVE_ORDER):  # Gmail before Drive: a Gmail ``q`` never shows Drive's syntax
+    for dialect in (JQL, GMAIL, DRIVE, DRIVE_ORDER, FIELDS):  # Gmail before Drive: a Gmail ``q`` never shows Drive's syntax
         if dialect.recognise(spec, tool, param, schema):
             return dialect
     return None
 
 
-def parse(dialect: str, text: str) -> Query:
+def parse(dialect: str, text: Any) -> Query:
     """``text`` in ``dialect`` (``drive``, ``jql``, ``gmail``) as a ``Query``; ``QueryError`` when it cannot be read."""
     return DIALECTS[dialect].parse(text)
 

@@ -241,3 +241,17 @@ def test_drive_order_by_sorts_what_q_selects(drive: Episode) -> None:
     names = [f["name"] for f in drive.call("googleapis_drive", "files_list", {"orderBy": "name", "pageSize": 100}).data["items"]]
     assert names == sorted(names, key=str.casefold)
     assert str(drive.call("googleapis_drive", "files_list", {"orderBy": "name sideways"}).error_code) == "invalid_argument"
+
+
+def test_apideck_s_filter_object_narrows_the_list_by_its_fields() -> None:
+    from mcp_services.kernel.store import rows_of
+
+    with Episode([get_service("apideck_accounting")], 0) as episode:
+        row = rows_of(episode.dump()["apideck_accounting"], "customers")[1]
+        scope = {"x_apideck_consumer_id": row["x_apideck_consumer_id"], "x_apideck_app_id": row["x_apideck_app_id"]}
+        word = str(row["company_name"]).split()[0].lower()
+        found = episode.call("apideck_accounting", "customers_all", {**scope, "filter": {"company_name": word}})
+        assert found.success, found.error_message
+        assert row["id"] in _ids(found) and all(word in i["company_name"].lower() for i in found.data["items"])
+        assert _ids(episode.call("apideck_accounting", "customers_all",
+                                 {**scope, "filter": {"company_name": "no such company"}})) == []
