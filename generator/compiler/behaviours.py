@@ -451,7 +451,8 @@ def run_list(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str
     limit, offset = DEFAULT_LIMIT, 0
     for param, binding in tool.bindings.items():
         if binding.role == "filter" and binding.op in ("exclude", "include") and binding.column in records.column_set:
-            _flag_filter(query, rt, entity, binding, args.get(param))
+            documented = tool.parameters.get("properties", {}).get(param, {})
+            _flag_filter(query, rt, entity, binding, args.get(param, documented.get("default")))
             continue
         if param not in args or args[param] is None:
             continue

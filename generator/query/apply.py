@@ -9,6 +9,7 @@ from __future__ import annotations
 from generator.compiler.grid import with_grid
 from generator.query.addresses import with_addresses
 from generator.query.dialects import dialect_for
+from generator.query.flags import with_flags
 from generator.spec import Behaviour, Binding, ServiceSpec, ToolDef
 
 #: Tool kinds whose reads can answer a query from rows (a simulated read answers through its reader).
@@ -57,4 +58,4 @@ def with_dialects(spec: ServiceSpec) -> ServiceSpec:
 def with_languages(spec: ServiceSpec) -> ServiceSpec:
     """``spec`` as its products speak: query parameters in their dialects, rows named as the products name them.
     The compiler and the gate both read a spec through this, so what is gated is what runs."""
-    return with_grid(with_addresses(with_dialects(spec)))
+    return with_grid(with_flags(with_addresses(with_dialects(spec))))

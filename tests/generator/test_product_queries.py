@@ -255,3 +255,19 @@ def test_apideck_s_filter_object_narrows_the_list_by_its_fields() -> None:
         assert row["id"] in _ids(found) and all(word in i["company_name"].lower() for i in found.data["items"])
         assert _ids(episode.call("apideck_accounting", "customers_all",
                                  {**scope, "filter": {"company_name": "no such company"}})) == []
+
+
+def test_google_tasks_show_completed_leaves_completed_tasks_out_only_when_false() -> None:
+    with Episode([get_service("googleapis_tasks")], 0) as episode:
+        done = episode.call("googleapis_tasks", "tasks_patch", {"tasklist": "list_0001", "task": "task_0001",
+                                                                "status": "completed"})
+        assert done.success, done.error_message
+
+        def listed(**flags: Any) -> list[str]:
+            return _ids(episode.call("googleapis_tasks", "tasks_list", {"tasklist": "list_0001", "maxResults": 100,
+                                                                        "showHidden": True, **flags}))
+
+        assert "task_0001" in listed()  # the documented default is True
+        assert "task_0001" in listed(showCompleted=True)
+        hidden_done = listed(showCompleted=False)
+        assert "task_0001" not in hidden_done and set(hidden_done) < set(listed())
