@@ -20,7 +20,9 @@ from composer.catalog import ToolInfo
 #: Words that may stand right before a placeholder: articles, prepositions, and words that introduce a value.
 _LEADS = frozenset({"the", "a", "an", "to", "for", "of", "from", "in", "on", "with", "into", "about", "by", "at",
                     "as", "named", "called", "titled", "labelled", "labeled", "and", "or", "via", "under", "onto",
-                    "than", "is", "be", "using", "between", "within", "over", "after", "before", "until"})
+                    "than", "is", "be", "using", "between", "within", "over", "after", "before", "until", "saying",
+                    "that", "against", "reading", "says", "stating", "per", "starting", "ending", "due", "until",
+                    "new", "our", "my", "your", "their", "his", "her", "its", "this", "each", "every", "open"})
 #: State words a description uses as adjectives ("Ends the active campaign"): never the noun of a phrase.
 _ADJECTIVES = frozenset({"active", "inactive", "public", "private", "current", "default", "primary", "existing",
                          "specified", "specific", "selected", "latest", "pending", "archived", "open", "closed",
@@ -79,21 +81,24 @@ def whole(text: str, nouns: Callable[[str], set[str]]) -> str | None:
     if re.search(r"\b(?:the|a|an) (?:the|a|an|to|from|for|of|in|on|with|by|instead|also|then|not|please)\b", text) or re.search(r"\b(\w+) \1\b", text):
         return None  # "the the", "create a to appointment", "create an instead", "post post"
     for match in PLACEHOLDER.finditer(text):
-        before = _WORD.findall(text[:match.start()])
+        lead_in = text[:match.start()].rstrip()
+        if not lead_in or lead_in.endswith((":", ",", "}", '"', "'", "(")):
+            continue  # a value after a colon or another value: "note on {order_id}: {note}"
+        plain = PLACEHOLDER.sub(" , ", lead_in)  # the words said, never the placeholders' own names
+        before = _WORD.findall(plain.rsplit(",", 1)[-1])
         while len(before) > 2 and before[-1].lower() in _ID_WORDS:
             before.pop()  # "by xero tenant id {xero_tenant_id}": the words before the id are its noun
         if len(before) < 2:
-            continue  # the verb leads it in: "refund {charge_id}"
+            continue  # a verb or a value leads it in: "refund {charge_id}", "apply {a} to {b}"
         word = before[-1].lower()
         if word in _LEADS:
             continue
         own = nouns(match.group(1))
-        if word in _ADJECTIVES and not own & {word}:
-            return None  # a state word where the row's noun should be
         if _singular(word) in own or _squash(word) in {_squash(match.group(1)), *own}:
             continue
-        if own & {_singular(w.lower()) for w in before[:-1]}:
-            return None  # the row's noun was said earlier: the placeholder stands after another row's noun
+        said = re.findall(r"\b(?:the|a|an)\s+((?:\w+\s+){0,2}\w+)", " ".join(before[:-1]), flags=re.I)
+        if own & {_singular(w.lower()) for phrase_ in said for w in phrase_.split()}:
+            return None  # the row was named earlier ("the consent form"): this placeholder follows another row's noun
     return text
 
 

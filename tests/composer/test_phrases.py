@@ -38,6 +38,16 @@ def test_a_noun_before_a_placeholder_must_be_its_own() -> None:
     assert whole("close the the charge {charge_id}", nouns) is None
     assert whole("create a to appointment for the consent form {id}", nouns) is None
     assert whole("delete the form from the form {id}", nouns) is None
+    assert whole("add an internal note to {charge_id} saying {id}", nouns) is not None  # a value after "saying"
+    assert whole("have {tenant_id} call back {charge_id} by {id}", nouns) is not None  # "call" is a verb here
     assert whole("create a event for the charge {charge_id}", nouns) == "create an event for the charge {charge_id}"
     assert whole("create a user for the charge {charge_id}", nouns) == "create a user for the charge {charge_id}"
     assert seams("assign the the form") == ["the the"] and seams("update the group {GroupId}") == ["{GroupId}"]
+
+
+def test_every_phrase_of_the_hand_written_library_reads_whole() -> None:
+    from mcp_services.registry import LIBRARY
+
+    catalog = load_catalog(sorted(LIBRARY))
+    refused = [(t.key, p) for t in catalog.tools.values() for p in t.phrases if p not in whole_phrases(t)]
+    assert refused == []
