@@ -149,10 +149,10 @@ def _filled(text: str, fills: Mapping[str, str]) -> str:
             # "archive the call {call_id}" and "accept dispute {dispute_id}" take "the dispute for Ana" without
             # their own noun; "the customer of {label_id}" keeps its words.
             text = re.sub(rf"\bthe (?:(?!of |for |to |with |from )[A-Za-z]+ ){{1,3}}(?=\{{{name}\}})", "", text)
-            text = re.sub(rf"\b(?:an?|the) (?=\{{{name}\}})", "", text)  # "send a {campaign}": not "send a the campaign"
             words = fill.split()
-            if fill.startswith("the ") and len(words) > 1:
+            if fill.startswith("the ") and len(words) > 1:  # "to a task {task_gid}" + "the task ...": drop "task"
                 text = re.sub(rf"\b{re.escape(words[1])} (?=\{{{name}\}})", "", text)
+            text = re.sub(rf"\b(?:an?|the) (?=\{{{name}\}})", "", text)  # "send a {campaign}": not "send a the campaign"
     return PLACEHOLDER.sub(lambda m: fills[m.group(1)], text)
 
 

@@ -51,3 +51,13 @@ def test_every_phrase_of_the_hand_written_library_reads_whole() -> None:
     catalog = load_catalog(sorted(LIBRARY))
     refused = [(t.key, p) for t in catalog.tools.values() for p in t.phrases if p not in whole_phrases(t)]
     assert refused == []
+
+
+def test_a_noun_and_its_article_before_a_referring_expression_both_go() -> None:
+    tool = next(t for t in _tools().values() if t.phrases and t.params)  # type: ignore[attr-defined]
+    from dataclasses import replace
+
+    param = tool.params[0].name  # type: ignore[attr-defined]
+    adding = replace(tool, phrases=(f"add a project to a task {{{param}}}",))  # type: ignore[type-var]
+    assert phrase(adding, {param: 'the task "Renew the SSL certificate"'}) == \
+        'add a project to the task "Renew the SSL certificate"'
