@@ -28,14 +28,14 @@ from mcp_services.registry import LIBRARY  # noqa: E402
 
 
 def _strings(node: Any) -> Iterator[str]:
-    if isinstance(node, dict):
-        for value in node.values():
-            yield from _strings(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _strings(value)
-    elif isinstance(node, str) and " " in node:
-        yield node
+    """Every text (with a space: words, not ids) held anywhere in ``node``."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str) and " " in item:
+            yield item
+        elif isinstance(item, (dict, list)):
+            stack.extend(reversed(list(item.values() if isinstance(item, dict) else item)))
 
 
 def _opening(phrase: str) -> str | None:
