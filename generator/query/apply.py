@@ -6,6 +6,8 @@ address a typed grid (``generator.compiler.grid``)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from generator.compiler.grid import with_grid
 from generator.query.addresses import with_addresses
 from generator.query.dialects import dialect_for
@@ -44,7 +46,12 @@ def _with_dialect(spec: ServiceSpec, tool: ToolDef) -> ToolDef:
             bindings = {p: b for p, b in bindings.items() if b.role in ("query", "limit", "cursor", "offset", "page")}
         elif behaviour.kind not in _READS:
             return tool  # a POSTed search of rows the language does not name
-    return reading.model_copy(update={"bindings": bindings, "behaviour": behaviour})
+    update: dict[str, Any] = {"bindings": bindings, "behaviour": behaviour}
+    if posted:  # a read now: it finds rows, as a person asks for them
+        noun = (behaviour.entity or "record").replace("_", " ")
+        update["intent"] = "find"
+        update["phrases"] = [f"find the {noun}s matching {{{found[0][0]}}}"]
+    return reading.model_copy(update=update)
 
 
 def with_dialects(spec: ServiceSpec) -> ServiceSpec:

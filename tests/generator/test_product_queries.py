@@ -271,3 +271,22 @@ def test_google_tasks_show_completed_leaves_completed_tasks_out_only_when_false(
         assert "task_0001" in listed(showCompleted=True)
         hidden_done = listed(showCompleted=False)
         assert "task_0001" not in hidden_done and set(hidden_done) < set(listed())
+
+
+def test_every_spec_read_in_its_products_languages_is_a_valid_spec() -> None:
+    """The gate keeps the spec with_languages gives; it must load again (a POSTed search is a read that finds)."""
+    from generator.catalog import PACKAGE_CATALOG, Catalog
+    from generator.query.apply import with_languages
+    from generator.spec import load_spec
+
+    catalog = Catalog(PACKAGE_CATALOG)
+    changed = 0
+    for name in catalog.names():
+        spec = catalog.spec(name)
+        spoken = with_languages(spec)
+        if spoken is not spec:
+            changed += 1
+            load_spec(spoken.model_dump(mode="json", exclude_none=True))  # raises SpecError, naming the problem
+    assert changed >= 20
+    posted = with_languages(catalog.spec("atlassian_jira")).tool("search_for_issues_using_jql_post")
+    assert (posted.effect, posted.intent, posted.phrases) == ("read", "find", ["find the issues matching {jql}"])
