@@ -140,21 +140,25 @@ def cmd_stats(args: argparse.Namespace) -> int:
     from composer.stats import format_stats, named_shares, task_stats
     from mcp_services.tasks.spec import load_tasks
 
+    from composer.phrases import phrase_figures
+
     tasks = load_tasks(args.tasks)
-    stats = task_stats(tasks, _tools_by_service(tasks))
+    catalog = _catalog_of(tasks)
+    stats = task_stats(tasks, {service: [t.name for t in catalog.tools_of(service)] for service in catalog.services})
     stats["most_named"] = named_shares(tasks)
-    print(json.dumps(stats, indent=1, sort_keys=True) if args.json else format_stats(stats))
+    stats["phrases"] = phrases = phrase_figures(t for s in catalog.services for t in catalog.tools_of(s))
+    print(json.dumps(stats, indent=1, sort_keys=True) if args.json else format_stats(stats) + "\n" + (
+        f"phrases                {phrases['tools_left_out']} of {phrases['phrased_tools']} phrased tools left out of "
+        f"requests (no phrase reads whole), {phrases['phrases_repaired']} phrases repaired"))
     return 0
 
 
-def _tools_by_service(tasks: Sequence[object]) -> dict[str, list[str]]:
-    """Every tool of the library and of any other service the tasks mount: what coverage is measured against."""
+def _catalog_of(tasks: Sequence[object]) -> Catalog:
+    """The library and any other service the tasks mount: what coverage and phrases are measured against."""
     from composer.catalog import load_catalog
     from mcp_services.registry import LIBRARY
 
-    names = sorted(set(LIBRARY) | {s for t in tasks for s in getattr(t, "services", [])})
-    catalog = load_catalog(names)
-    return {service: [t.name for t in catalog.tools_of(service)] for service in catalog.services}
+    return load_catalog(sorted(set(LIBRARY) | {s for t in tasks for s in getattr(t, "services", [])}))
 
 
 def cmd_verify(args: argparse.Namespace) -> int:

@@ -31,11 +31,11 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from mcp_services.kernel.intents import PLACEHOLDER, placeholders
 from mcp_services.kernel.world import Person
 
 from composer.catalog import ToolInfo
 from composer.kinds import MESSAGE_INTENTS, Kind, system_name
+from composer.phrases import phrase
 from composer.plan import Composed, Expr, ListOf, Lit, Ref, refs_of, resolve, step_refs
 from composer.scenario import Rec, Said, Scenario, Skip, Stage, Step
 from composer.stages.acts import tools_for
@@ -82,8 +82,6 @@ OTHER_BRANCH = {
 #: How many follow-ups a walk adds, and how likely each count is.
 LENGTHS = (0, 1, 2, 3)
 LENGTH_WEIGHTS = (0.15, 0.35, 0.32, 0.18)
-#: A referring expression that names its own noun: "Ana's voicemail", "the ticket Ana opened".
-_REFERRING = re.compile(r"^(?:the |their |[A-Z][a-z]+'s )")
 _ASSIGNEE = ("assignee_email", "owner_email", "assignee")
 
 
@@ -110,29 +108,6 @@ class Passed:
 
 #: Words that say a value is a number people quote ("the refund id", "the ticket number", "the issue key").
 _ID_WORDS = re.compile(r"\b(id|ID|number|reference|key|code|link)\b")
-
-
-def phrase(tool: ToolInfo, fills: Mapping[str, str]) -> str | None:
-    """The tool's phrase that says the most of ``fills`` (the first such), with every placeholder filled.
-
-    A placeholder that a tool writes after its own noun ("archive the call {call_id}") takes a referring
-    expression without that noun in front ("archive Ana's voicemail", not "archive the call Ana's voicemail").
-    """
-    usable = [text for text in tool.phrases if all(n in fills for n in placeholders(text))]
-    if not usable:
-        return None
-    text = max(usable, key=lambda t: len(set(placeholders(t))))  # max keeps the first of equals
-    for name in placeholders(text):
-        fill = fills[name]
-        if _REFERRING.match(fill):
-            # "archive the call {call_id}" and "accept dispute {dispute_id}" take "the dispute for Ana" without
-            # their own noun; "the customer of {label_id}" keeps its words.
-            text = re.sub(rf"\bthe (?:(?!of |for |to |with |from )[A-Za-z]+ ){{1,3}}(?=\{{{name}\}})", "", text)
-            text = re.sub(rf"\b(?:an?|the) (?=\{{{name}\}})", "", text)  # "send a {campaign}": not "send a the campaign"
-            words = fill.split()
-            if fill.startswith(("the ", "their ")) and len(words) > 1:
-                text = re.sub(rf"\b{re.escape(words[1])} (?=\{{{name}\}})", "", text)
-    return PLACEHOLDER.sub(lambda m: fills[m.group(1)], text)
 
 
 class Walk:

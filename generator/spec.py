@@ -31,8 +31,8 @@ BehaviourKind = Literal[
     "create", "get", "list", "search", "update", "delete", "transition", "send", "link", "unlink", "custom",
     "simulated"
 ]
-Role = Literal["key", "parent", "via", "field", "filter", "search", "limit", "cursor", "page", "offset", "option",
-               "member"]
+Role = Literal["key", "parent", "via", "field", "filter", "search", "query", "limit", "cursor", "page", "offset",
+               "option", "member"]
 FilterOp = Literal["eq", "gte", "lte", "in", "contains", "range", "exclude", "include"]
 Scalar = str | int | float | bool
 
@@ -62,6 +62,8 @@ class Binding(_Model):
     - ``field``: a value written to ``column``; ``filter``: rows whose ``column`` matches (``op``); both
       default to the column named like the parameter; ``range`` takes ``{gt, gte, lt, lte}`` (or one value);
     - ``search``: free text matched against the entity's text columns;
+    - ``query``: a query in the product's own language, ``dialect`` (``generator.query``: Drive ``q``, JQL, Gmail
+      search), answered from the entity's rows with its operators and order;
     - ``limit`` / ``cursor`` / ``page`` / ``offset``: paging; ``option``: accepted, does not change the result;
     - ``member``: ``link``/``unlink``: the members (ids of ``entity``, one, a list, or comma-separated) added to or
       removed from the parent row (default: the current user).
@@ -69,7 +71,9 @@ class Binding(_Model):
     A filter's ``exclude`` op leaves out rows whose ``column`` is ``value`` when the argument is true
     (``exclude_archived``); ``include`` leaves them out unless it is true (``include_spam_trash``, false by
     default). ``aliases`` are values that name the entity's current row (Gmail's ``me``, Calendar's
-    ``primary``, Box's root folder ``0``). ``path`` reads the value inside an object argument
+    ``primary``, Box's root folder ``0``); ``alternates`` are other columns that name the row where its id is
+    not given (Jira's ``issueIdOrKey`` takes the issue's ``key``, Postmark's ``templateIdOrAlias`` its ``Alias``,
+    Trello's ``idMember`` a ``username``). ``path`` reads the value inside an object argument
     (``item: {"id": ...}`` -> ``["id"]``), and ``when`` applies the binding only when other arguments have
     those values (``{"type": "file"}``) or are absent.
     """
@@ -83,6 +87,8 @@ class Binding(_Model):
     aliases: list[str] = Field(default_factory=list)
     path: list[str] = Field(default_factory=list)
     when: dict[str, Scalar] = Field(default_factory=dict)
+    dialect: str | None = None
+    alternates: list[str] = Field(default_factory=list)
 
 
 class Transition(_Model):

@@ -33,7 +33,8 @@ from composer.plan import Expr, ListOf, Lit, Ref
 from composer.scenario import Family, Rec, Reference, Said, Scenario, Skip, Step, archetype
 from composer.stages.channels import COLLEAGUE, Ask, arrive, reply, reply_clause
 from composer.stages.lookup import listed_under_parent, lookup, shows
-from composer.walk import directory, phrase
+from composer.phrases import phrase
+from composer.walk import directory
 
 #: Why people ask for each intent, written as the asker would ("{it}" is how they name the record).
 REASONS: dict[str, tuple[str, ...]] = {

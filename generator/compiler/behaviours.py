@@ -18,6 +18,7 @@ from mcp_services.kernel.errors import ToolError
 from mcp_services.kernel.present import present_records
 from mcp_services.kernel.records import Query, like_pattern
 
+from generator.compiler.queries import answer, parsed_query
 from generator.compiler.runtime import Row, ServiceRuntime
 from generator.spec import Binding, ToolDef
 
@@ -56,11 +57,19 @@ def current_row(rt: ServiceRuntime, ctx: ToolContext, entity: str) -> Row | None
 
 
 def _resolved(rt: ServiceRuntime, ctx: ToolContext, entity: str, binding: Binding, value: Any) -> Any:
-    """``value``, or the current row's id when it is one of the binding's aliases (``me``, ``primary``)."""
+    """``value``, or the current row's id when it is one of the binding's aliases (``me``, ``primary``), or the id of
+    the row one of its ``alternates`` names (an issue by its key, a template by its alias)."""
     if binding.aliases and str(value) in binding.aliases:
         row = current_row(rt, ctx, entity)
         if row is not None:
             return row["id"]
+    if binding.alternates and entity in rt.entities and isinstance(value, (str, int)) and not isinstance(value, bool) \
+            and (not rt.comparable(entity, "id", value) or rt.find(ctx, entity, {"id": value}) is None):
+        for column in binding.alternates:
+            if column in rt.columns(entity):
+                row = rt.find(ctx, entity, {column: value})
+                if row is not None:
+                    return row["id"]
     return value
 
 
@@ -447,13 +456,15 @@ def run_unlink(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[s
 def run_list(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any]) -> dict[str, Any]:
     entity = tool.behaviour.entity or ""
     records = rt.records[entity]
+    spoken = parsed_query(tool, args)  # read first: a query the product would refuse changes nothing
     query = rt.query(ctx, entity)
     for column, value in _parents(rt, tool, ctx, args).items():
         query.where(**{column: value})
     limit, offset = DEFAULT_LIMIT, 0
     for param, binding in tool.bindings.items():
         if binding.role == "filter" and binding.op in ("exclude", "include") and binding.column in records.column_set:
-            _flag_filter(query, rt, entity, binding, args.get(param))
+            documented = tool.parameters.get("properties", {}).get(param, {})
+            _flag_filter(query, rt, entity, binding, args.get(param, documented.get("default")))
             continue
         if param not in args or args[param] is None:
             continue
@@ -471,6 +482,8 @@ def run_list(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str
             page = _count(param, value)
             base = 0 if _zero_based(tool, param) else 1
             offset = max(0, page - base) * _page_size(tool, args)
+    if spoken is not None:
+        return answer(rt, entity, ctx, query, spoken[0], spoken[1], limit, offset)
     found = query.page_at(limit, offset)
     return {"items": present_records(ctx.conn, records, found.items), "total": found.total, "next_cursor": found.next_cursor}
 

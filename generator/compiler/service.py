@@ -7,11 +7,14 @@ from collections.abc import Mapping
 from mcp_services.kernel.context import ToolContext
 from mcp_services.kernel.service import Service
 
+from generator.compiler.grid import FUNCTIONS as GRID
+from generator.compiler.grid import seed_grid
 from generator.compiler.runtime import ServiceRuntime
 from generator.compiler.seed import seed_service
 from generator.compiler.tables import add_entities, add_simulated_calls
 from generator.compiler.simulated import SimulatedTool
 from generator.compiler.tools import CompiledTool, CustomFunction, CustomTool
+from generator.query.apply import with_languages
 from generator.spec import ServiceSpec
 from generator.worldmodel import AnswerCache, WorldModel
 
@@ -31,6 +34,7 @@ def compile_service(
     ``custom`` maps function names to the functions of custom tools; ``world_model`` answers
     simulated tools (default: the configured one, see ``generator.worldmodel``).
     """
+    spec = with_languages(spec)  # products' query and address languages, read from the spec
     service = Service(spec.name, spec.description, title=spec.title or None)
     records = add_entities(service, spec)
     simulated = add_simulated_calls(service) if any(t.behaviour.kind == "simulated" for t in spec.tools) else None
@@ -43,7 +47,7 @@ def compile_service(
         if kind == "simulated":
             service.add_tool(SimulatedTool(runtime, definition, cache, world_model))
         elif kind == "custom":
-            function = (custom or {}).get(definition.behaviour.function or "")
+            function = (custom or {}).get(definition.behaviour.function or "") or GRID.get(definition.behaviour.function or "")
             if function is None:
                 raise CompileError(
                     f"tool {spec.name}.{definition.name} is custom but its function "
@@ -55,6 +59,7 @@ def compile_service(
 
     def seed(ctx: ToolContext) -> None:
         seed_service(runtime, ctx)
+        seed_grid(runtime, ctx)
 
     service.seeder(seed)
     return service

@@ -49,7 +49,8 @@ MAX_HISTORY = 20
 MAX_STATE_ROWS = 5
 WriteKind = Literal["create", "update", "delete"]
 #: Bindings a read keeps from a demoted tool's plan (writes' field bindings name no row).
-_READ_ROLES = frozenset({"key", "parent", "filter", "search", "limit", "cursor", "page", "offset", "option", "via"})
+_READ_ROLES = frozenset({"key", "parent", "filter", "search", "query", "limit", "cursor", "page", "offset", "option",
+                         "via"})
 
 
 class SimulatedTool(_DefTool):
@@ -192,7 +193,9 @@ def reader_of(runtime: ServiceRuntime, tool: ToolDef) -> ToolDef | None:
     entity = runtime.entity(tool.behaviour.entity or "")
     many = _reads_many(tool)
     kept = {p: b for p, b in tool.bindings.items() if b.role in _READ_ROLES}
-    bindings = kept or derived_bindings(runtime, tool, many)
+    if all(b.role == "query" for b in kept.values()):  # only its language is known: the rest by name
+        kept = {**derived_bindings(runtime, tool, many), **kept}
+    bindings = kept
     keyed = any(b.role in ("key", "via") for b in bindings.values())
     if not many and not keyed:
         if not (entity.singleton or tool.behaviour.current or not tool.parameters.get("required")):
@@ -273,7 +276,9 @@ def writer_of(runtime: ServiceRuntime, tool: ToolDef, kind: WriteKind) -> ToolDe
     natural = natural_key(runtime, tool) if not keys and kind != "create" else None
     for param in tool.parameters.get("properties", {}):
         if param in keys:
-            bindings[param] = Binding(role="key", column="id", aliases=keys[param])
+            kept = tool.bindings.get(param)
+            bindings[param] = Binding(role="key", column="id", aliases=keys[param],
+                                      alternates=kept.alternates if kept is not None else [])
             continue
         if param == natural:
             bindings[param] = Binding(role="key", column=param)
@@ -302,8 +307,9 @@ def derived_bindings(runtime: ServiceRuntime, tool: ToolDef, many: bool) -> dict
         s = squash(param)
         kind = schema.get("type") if isinstance(schema, dict) else None
         if param in keys:
-            out[param] = Binding(role="filter", column="id") if many else Binding(role="key", column="id",
-                                                                                  aliases=keys[param])
+            kept = tool.bindings.get(param)
+            out[param] = Binding(role="filter", column="id") if many else Binding(
+                role="key", column="id", aliases=keys[param], alternates=kept.alternates if kept is not None else [])
         elif (parent := _parent_binding(runtime, tool, param)) is not None:
             out[param] = parent
         elif many and s in LIMIT_PARAMS and kind in ("integer", "number", "string"):

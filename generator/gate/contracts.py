@@ -24,6 +24,7 @@ from mcp_services.kernel.service import Service
 from mcp_services.kernel.tools import ToolSpec
 
 from generator.compiler import compile_service
+from generator.query.apply import with_languages
 from generator.compiler.runtime import ServiceRuntime
 from generator.compiler.tools import CustomFunction
 from generator.compiler.validation import make_validator, problems
@@ -61,6 +62,7 @@ def gate_service(
     Returns the verdict and the spec to keep (rejected tools removed), or None if nothing survives.
     """
     started = time.perf_counter()
+    spec = with_languages(spec)  # gate what the compiler runs: query parameters in their products' dialects
     verdict = ServiceVerdict(name=spec.name, source=spec.source)
     first = _gate_all(spec, custom, world_seed)
     if isinstance(first, str):

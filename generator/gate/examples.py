@@ -16,6 +16,7 @@ from mcp_services.kernel.world import World
 
 from generator.compiler.runtime import ServiceRuntime
 from generator.compiler.validation import make_validator, problems
+from generator.query.dialects import example_query
 from generator.spec import ToolDef
 from generator.values import ValueMaker
 
@@ -127,6 +128,8 @@ def _build(runtime: ServiceRuntime, tool: ToolDef, rows: Rows, maker: ValueMaker
                 value = rows[entity][0].get(binding.column or "") if binding else _UNSET
             elif role == "search" and entity and rows.get(entity):
                 value = _search_word(runtime, entity, rows[entity][0])
+            elif role == "query" and binding is not None and example_query(binding.dialect) is not None:
+                value = example_query(binding.dialect)
             elif role == "limit":
                 value = 10
             elif role in ("page", "offset"):

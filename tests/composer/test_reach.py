@@ -182,7 +182,7 @@ def test_a_question_that_finds_nothing_in_a_kind_tries_other_kinds_next_time(mon
 def test_a_phrase_with_an_article_before_its_record_takes_the_referring_expression_without_it() -> None:
     from dataclasses import replace
 
-    from composer.walk import phrase
+    from composer.phrases import phrase
 
     catalog = load_catalog(("marketing",))
     tool = next(t for t in catalog.tools.values() if t.intent == "send")
@@ -195,7 +195,7 @@ def test_a_phrase_with_an_article_before_its_record_takes_the_referring_expressi
 def test_a_phrase_drops_a_three_word_noun_before_a_referring_expression() -> None:
     from dataclasses import replace
 
-    from composer.walk import phrase
+    from composer.phrases import phrase
 
     tool = next(t for t in load_catalog(("marketing",)).tools.values() if t.intent == "send")
     param = next(p.name for p in tool.params if p.required)
@@ -233,7 +233,7 @@ def test_a_request_asked_with_would_you_mind_uses_the_ing_form() -> None:
 def test_a_generated_api_s_camel_case_placeholder_is_filled_or_the_phrase_is_not_used() -> None:
     from dataclasses import replace
 
-    from composer.walk import phrase
+    from composer.phrases import phrase
 
     tool = next(t for t in load_catalog(("marketing",)).tools.values() if t.intent == "send")
     grouped = replace(tool, phrases=("update the group {GroupId}",))
