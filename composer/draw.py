@@ -28,7 +28,7 @@ def _service_colours(services: list[str]) -> dict[str, Any]:
     return {s: cmap(i % cmap.N) for i, s in enumerate(services)}
 
 
-def _tool_positions(graph: nx.DiGraph, services: list[str]) -> dict[str, tuple[float, float]]:
+def _tool_positions(graph: nx.DiGraph[str], services: list[str]) -> dict[str, tuple[float, float]]:
     positions: dict[str, tuple[float, float]] = {}
     big = 10.0
     for i, service in enumerate(services):
@@ -42,7 +42,7 @@ def _tool_positions(graph: nx.DiGraph, services: list[str]) -> dict[str, tuple[f
     return positions
 
 
-def draw_tool_graph(graph: nx.DiGraph, path: Path) -> Path:
+def draw_tool_graph(graph: nx.DiGraph[str], path: Path) -> Path:
     plt = _pyplot()
     services = sorted({d["service"] for _, d in graph.nodes(data=True)})
     colours = _service_colours(services)
@@ -103,11 +103,11 @@ def draw_tool_graph(graph: nx.DiGraph, path: Path) -> Path:
     return path
 
 
-def draw_service_graph(graph: nx.DiGraph, path: Path) -> Path:
+def draw_service_graph(graph: nx.DiGraph[str], path: Path) -> Path:
     plt = _pyplot()
     services = sorted({d["service"] for _, d in graph.nodes(data=True)})
     colours = _service_colours(services)
-    summary = nx.DiGraph()
+    summary: nx.DiGraph[str] = nx.DiGraph()
     summary.add_nodes_from(services)
     for a, b, d in graph.edges(data=True):
         if d["cross_service"]:
@@ -145,12 +145,12 @@ def draw_service_graph(graph: nx.DiGraph, path: Path) -> Path:
 _STAGE_COLUMNS = ("trigger", "identify", "consult", "decide", "act", "report", "follow-up")
 
 
-def draw_stage_graph(graph: nx.DiGraph, path: Path) -> Path:
+def draw_stage_graph(graph: nx.DiGraph[str], path: Path) -> Path:
     """The stage graph as columns, left to right: trigger channels, identify, consult, decide, acts, reports, follow-ups."""
     plt = _pyplot()
     columns: dict[str, list[str]] = {stage: [] for stage in _STAGE_COLUMNS}
-    for node, data in sorted(graph.nodes(data=True)):
-        columns[data["stage"]].append(node)
+    for node in sorted(graph.nodes):
+        columns[graph.nodes[node]["stage"]].append(node)
     pos: dict[str, tuple[float, float]] = {}
     for x, stage in enumerate(_STAGE_COLUMNS):
         nodes = columns[stage]

@@ -122,9 +122,9 @@ def natural_flows(catalog: Catalog) -> dict[tuple[str, str], Flow]:
     return out
 
 
-def build_graph(catalog: Catalog) -> nx.DiGraph:
+def build_graph(catalog: Catalog) -> nx.DiGraph[str]:
     """The dependency graph of every tool in ``catalog``."""
-    graph = nx.DiGraph()
+    graph: nx.DiGraph[str] = nx.DiGraph()
     for key, tool in sorted(catalog.tools.items()):
         graph.add_node(key, service=tool.service, tool=tool.name, effect=tool.effect, anchor=is_anchor_tool(tool))
     # Index targets by accepted type so building stays linear in practice.
@@ -154,7 +154,7 @@ def build_graph(catalog: Catalog) -> nx.DiGraph:
     return graph
 
 
-def record_successors(graph: nx.DiGraph, tool_key: str, entity: str) -> list[str]:
+def record_successors(graph: nx.DiGraph[str], tool_key: str, entity: str) -> list[str]:
     """Tools that act on the record ``tool_key`` returns (an edge carrying that record's own id), in name order."""
     found = []
     for target in graph.successors(tool_key):
@@ -166,7 +166,7 @@ def record_successors(graph: nx.DiGraph, tool_key: str, entity: str) -> list[str
 # -- the stage graph ---------------------------------------------------------------------------------
 
 
-def stage_graph(catalog: Catalog) -> nx.DiGraph:
+def stage_graph(catalog: Catalog) -> nx.DiGraph[str]:
     """The stages workflows are built from, as the catalog can fill them, and the order they follow each other in.
 
     Nodes: ``trigger:<channel>``, ``identify``, ``consult``, ``decide``, ``act:<intent>`` (every write intent some
@@ -176,7 +176,7 @@ def stage_graph(catalog: Catalog) -> nx.DiGraph:
     from composer.stages.channels import CHANNELS
     from composer.walk import MOVES
 
-    graph = nx.DiGraph()
+    graph: nx.DiGraph[str] = nx.DiGraph()
     intents: dict[str, int] = {}
     for tool in catalog.tools.values():
         if tool.is_write and tool.intent:
@@ -204,16 +204,16 @@ def stage_graph(catalog: Catalog) -> nx.DiGraph:
     return graph
 
 
-def successors_with_links(graph: nx.DiGraph, key: str) -> Iterator[tuple[str, tuple[Link, ...]]]:
+def successors_with_links(graph: nx.DiGraph[str], key: str) -> Iterator[tuple[str, tuple[Link, ...]]]:
     for target in graph.successors(key):
         yield target, graph.edges[key, target]["links"]
 
 
-def reachable_services(graph: nx.DiGraph, start: str) -> set[str]:
+def reachable_services(graph: nx.DiGraph[str], start: str) -> set[str]:
     return {graph.nodes[n]["service"] for n in nx.descendants(graph, start) | {start}}
 
 
-def max_reachable_services(graph: nx.DiGraph) -> int:
+def max_reachable_services(graph: nx.DiGraph[str]) -> int:
     """The most services a walk from one anchor tool can reach (bounds ``--min-services``)."""
     best = 0
     for node, data in graph.nodes(data=True):
@@ -225,7 +225,7 @@ def max_reachable_services(graph: nx.DiGraph) -> int:
 # -- export ----------------------------------------------------------------------------------------
 
 
-def graph_summary(graph: nx.DiGraph) -> dict[str, Any]:
+def graph_summary(graph: nx.DiGraph[str]) -> dict[str, Any]:
     cross = sum(1 for _, _, d in graph.edges(data=True) if d["cross_service"])
     flows: dict[str, int] = {}
     for _, _, d in graph.edges(data=True):
@@ -250,7 +250,7 @@ def graph_summary(graph: nx.DiGraph) -> dict[str, Any]:
     }
 
 
-def graph_to_json(graph: nx.DiGraph) -> dict[str, Any]:
+def graph_to_json(graph: nx.DiGraph[str]) -> dict[str, Any]:
     nodes = [{"id": n, **graph.nodes[n]} for n in sorted(graph.nodes)]
     edges = [
         {
@@ -264,16 +264,16 @@ def graph_to_json(graph: nx.DiGraph) -> dict[str, Any]:
     return {"summary": graph_summary(graph), "nodes": nodes, "edges": edges}
 
 
-def write_graph(graph: nx.DiGraph, out_dir: Path, *, picture: bool = True, stages: nx.DiGraph | None = None) -> list[Path]:
+def write_graph(graph: nx.DiGraph[str], out_dir: Path, *, picture: bool = True, stages: nx.DiGraph[str] | None = None) -> list[Path]:
     """Write ``graph.json``, ``graph.graphml``, the stage graph's ``stages.json`` and (optionally) the pictures."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     json_path = out_dir / "graph.json"
     json_path.write_text(json.dumps(graph_to_json(graph), indent=1, sort_keys=True) + "\n", encoding="utf-8")
     written.append(json_path)
-    flat = nx.DiGraph()
-    for node, data in sorted(graph.nodes(data=True)):
-        flat.add_node(node, **data)
+    flat: nx.DiGraph[str] = nx.DiGraph()
+    for node in sorted(graph.nodes):
+        flat.add_node(node, **graph.nodes[node])
     for a, b, d in sorted(graph.edges(data=True), key=lambda e: (e[0], e[1])):
         flat.add_edge(
             a,

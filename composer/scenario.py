@@ -389,7 +389,7 @@ class Scenario:
     def record(self, service: str, entity: str, key: Any) -> Rec:
         return self.view.record(service, entity, key)
 
-    def pick(self, candidates: Sequence[Any], reason: str) -> Any:
+    def pick(self, candidates: Sequence[T], reason: str) -> T:
         """One of ``candidates`` at random (``Skip`` with ``reason`` when there is none)."""
         if not candidates:
             raise Skip(reason)
@@ -598,8 +598,8 @@ class Scenario:
         A step that only opened what a search found (``StepNote.opens``) hands the trap to that search: the search
         is where an agent picks the wrong record."""
         index = step.index
-        while self.notes[index].opens is not None:
-            index = int(self.notes[index].opens)
+        while (opened := self.notes[index].opens) is not None:
+            index = opened
         self.traps.append(Trap(kind, rec, description, index))
 
     def set_policy(

@@ -30,6 +30,7 @@ import random
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from mcp_services.kernel.world import Person
 
@@ -223,21 +224,21 @@ class Walk:
         for value in values[:1]:
             for record in records:
                 if record.step != value.ref.step:
-                    moves.append(("note", lambda r=record, v=value: self.note_on(r, v)))
+                    moves.append(("note", partial(self.note_on, record, value)))
             if person is not None:
-                moves.append(("note", lambda v=value: self.note_on_person(v)))
+                moves.append(("note", partial(self.note_on_person, value)))
             if customer:
-                moves.append(("tell", lambda v=value: self.tell(v)))
+                moves.append(("tell", partial(self.tell, value)))
         trigger = self.s.arrival.step.index if self.s.arrival is not None else None
         for record in records:
             if self._is_message_we_wrote(record):
                 continue  # our own reply is not what a colleague tags, assigns or watches
             if not customer and record.step != trigger:
                 continue  # a colleague's request is theirs: done as asked, then the message marked, nothing more
-            moves.append(("tag", lambda r=record: self.tag(r)))
+            moves.append(("tag", partial(self.tag, record)))
             if customer:
-                moves.append(("assign", lambda r=record: self.assign(r)))
-                moves.append(("invite", lambda r=record: self.invite(r)))
+                moves.append(("assign", partial(self.assign, record)))
+                moves.append(("invite", partial(self.invite, record)))
         if self.s.arrival is not None:
             moves.append(("close", self.close_trigger))
         self.rng.shuffle(moves)

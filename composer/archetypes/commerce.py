@@ -616,14 +616,14 @@ def signature_reminder(s: Scenario) -> None:
             if e["status"] == "completed" and shows(s, found, e)]
     if done:
         s.trap("signed-envelope", done[0], f"{company}'s envelope that is already signed", step=found)
-    waiting = lookup(s, s.record("esign", "recipient", signer["id"]), {"envelope_id": found.ref("id")},
+    turn = lookup(s, s.record("esign", "recipient", signer["id"]), {"envelope_id": found.ref("id")},
                      say="check whose turn it is to sign")
     act(s, "notify", found, say=f"send a reminder on the agreement {owner.first_name} sent {company} to whoever still has to sign")
     reply(
         s, trigger,
-        ["Not signed yet: it's with ", waiting.ref("name"), ". I've sent them a reminder on ", found.ref("contract_number"), "."],
+        ["Not signed yet: it's with ", turn.ref("name"), ". I've sent them a reminder on ", found.ref("contract_number"), "."],
         say=reply_clause(trigger, "who still has to sign and the contract number you chased"),
-        facts=[Said("who still has to sign", waiting.ref("name")), Said("the contract number", found.ref("contract_number"))],
+        facts=[Said("who still has to sign", turn.ref("name")), Said("the contract number", found.ref("contract_number"))],
         subject=f"Re: {company} signature",
     )
     s.brief.intro = asking(trigger, f"whether {company} has signed yet")

@@ -309,7 +309,7 @@ def webinar_customer_followups(s: Scenario) -> None:
     webinar = s.pick(webinars, "no webinar has ended")
     registrants = s.records("meetings", "registrant", where={"meeting_id": webinar.key, "status": "approved"})
     crm = {c["email"]: c for c in s.records("crm", "contact", where={"archived": False})}
-    customers = sorted((r for r in registrants if r["attended"] and crm.get(r["email"], {}).get("lifecycle_stage") == "customer"
+    customers = sorted((r for r in registrants if r["attended"] and r["email"] in crm and crm[r["email"]]["lifecycle_stage"] == "customer"
                         and crm[r["email"]]["owner_email"]), key=lambda r: r["email"])
     if not 1 <= len(customers) <= 4:
         raise Skip(f"{len(customers)} customers attended; a follow-up request covers one to four")

@@ -19,11 +19,12 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from mcp_services.kernel.world import Person
 
-from composer.catalog import HEADER_PARAM, Param, ToolInfo
+from composer.catalog import HEADER_PARAM, Catalog, Param, ToolInfo
 from composer.content import text_param
 from composer.archetypes.generic import catalog_weight
 from composer.kinds import Kind, system_name
@@ -915,13 +916,18 @@ def team_channel(s: Scenario, family: str) -> str:
     return "general"
 
 
+def _has_intent(intent: str, catalog: Catalog) -> bool:
+    """Whether some tool of the catalog does ``intent`` (a request for it can fit)."""
+    return any(t.intent == intent for t in catalog.tools.values())
+
+
 def _register(intent: str, title: str) -> None:
     def build(s: Scenario) -> None:
         colleague_request(s, intent)
 
     build.__name__ = f"request_{intent}"
     archetype(f"request-{intent}", family="operations", title=title, services=(),
-              fits=lambda catalog, i=intent: any(t.intent == i for t in catalog.tools.values()), weigh=catalog_weight)(build)
+              fits=partial(_has_intent, intent), weigh=catalog_weight)(build)
 
 
 @archetype("request-pair", family="operations", title="A colleague asks for two things in one message", services=(), weight=3.0,

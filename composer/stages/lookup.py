@@ -93,7 +93,7 @@ def finds(s: Scenario, tool: ToolInfo, args: Mapping[str, Expr], rec: Rec) -> bo
 def lookup(
     s: Scenario,
     rec: Rec,
-    known: Mapping[str, Expr | str],
+    known: Mapping[str, Expr | str | bool],
     *,
     say: str,
     stage: Stage = "identify",
@@ -205,8 +205,8 @@ def _open(s: Scenario, rec: Rec, found: Step, stage: Stage) -> Step | None:
 def shows(s: Scenario, step: Step, rec: Rec) -> bool:
     """Whether the read a plan step made shows ``rec`` beside what it selected (a trap it never shows tests nothing)."""
     index = step.index
-    while s.notes[index].opens is not None:  # an opened record: what the search before it showed
-        index = int(s.notes[index].opens)
+    while (opened := s.notes[index].opens) is not None:  # an opened record: what the search before it showed
+        index = opened
     spec = s.specs[index]
     return finds(s, s.catalog.tool(spec.service, spec.tool), dict(spec.args), rec)
 
