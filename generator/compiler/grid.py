@@ -70,6 +70,16 @@ def _cells(rt: ServiceRuntime, ctx: ToolContext, sid: str, title: str) -> dict[t
     return {(r["row"], r["col"]): r for r in (records.dump(x) for x in found)}
 
 
+def _address(title: str, cell: Row) -> str:
+    """A cell's name as people write it: ``Summary!B3``."""
+    return a1_text(title, cell["row"], cell["col"], cell["row"], cell["col"])
+
+
+def _new_cell(rt: ServiceRuntime, ctx: ToolContext, sid: str, title: str, at: tuple[int, int], value: Any) -> None:
+    cell = {"spreadsheet_id": sid, "sheet": title, "row": at[0], "col": at[1], "value": value}
+    rt.insert(ctx, CELL, {**cell, "address": _address(title, cell)})
+
+
 def _typed(value: Any, option: str) -> Any:
     """A written value as Sheets stores it: USER_ENTERED parses numbers and TRUE/FALSE; RAW keeps the text."""
     if option != "USER_ENTERED" or not isinstance(value, str):
@@ -148,8 +158,7 @@ def _write(rt: ServiceRuntime, ctx: ToolContext, row: Row, title: str, a1: A1, g
             elif at in cells:
                 rt.update(ctx, CELL, cells[at]["id"], {"value": _typed(value, option)})
             else:
-                rt.insert(ctx, CELL, {"spreadsheet_id": row["id"], "sheet": title, "row": at[0], "col": at[1],
-                                      "value": _typed(value, option)})
+                _new_cell(rt, ctx, row["id"], title, at, _typed(value, option))
     last_row, last_col = r1 + max(height, 1) - 1, c1 + max(width, 1) - 1
     return {"spreadsheetId": row["id"], "updatedRange": a1_text(title, r1, c1, last_row, last_col),
             "updatedRows": height, "updatedColumns": width, "updatedCells": written}
@@ -294,7 +303,7 @@ def batch_update(ctx: ToolContext, args: dict[str, Any], rt: ServiceRuntime) -> 
             if props["title"] in titles:
                 raise ToolError.invalid_argument(f"A sheet with the name \"{props['title']}\" already exists.")
             for cell in _cells(rt, ctx, row["id"], found["properties"]["title"]).values():
-                rt.update(ctx, CELL, cell["id"], {"sheet": props["title"]})
+                rt.update(ctx, CELL, cell["id"], {"sheet": props["title"], "address": _address(props["title"], cell)})
             found["properties"]["title"] = props["title"]
         replies.append({})
     for index, sheet in enumerate(sheets):
@@ -316,7 +325,7 @@ def seed_grid(rt: ServiceRuntime, ctx: ToolContext) -> None:
         table: list[list[Any]] = [header, *([p.name, p.email, p.city, 250 * (n + i + 1)] for i, p in enumerate(people))]
         for r, values in enumerate(table, start=1):
             for c, value in enumerate(values, start=1):
-                rt.insert(ctx, CELL, {"spreadsheet_id": row["id"], "sheet": title, "row": r, "col": c, "value": value})
+                _new_cell(rt, ctx, row["id"], title, (r, c), value)
 
 
 FUNCTIONS: dict[str, GridFunction] = {f"grid.{f.__name__}": f for f in (
@@ -353,8 +362,9 @@ def with_grid(spec: ServiceSpec) -> ServiceSpec:
     if not routed:
         return spec
     cell = EntityDef.model_validate({
-        "name": CELL, "table": "grid_cells", "key": {"prefix": "cell"}, "seed_rows": 0, "noun": "cell",
+        "name": CELL, "table": "grid_cells", "key": {"prefix": "cell"}, "seed_rows": 0, "noun": "cell", "label": "address",
         "fields": [{"name": "spreadsheet_id", "type": "string", "ref": SHEET, "owner": True},
+                   {"name": "address", "type": "string"},
                    {"name": "sheet", "type": "string"}, {"name": "row", "type": "integer"},
                    {"name": "col", "type": "integer"}, {"name": "value", "type": "any"}]})
     tools = []

@@ -120,7 +120,7 @@ def test_rows_are_named_as_the_product_names_them_me_usernames_and_aliases() -> 
         other = [r for r in episode.dump()["trello"]["members"].values() if r["id"] != me.data["id"]][0]  # type: ignore[union-attr]
         by_name = episode.call("trello", "get_members_by_id_member", {"idMember": other["username"]})
         assert by_name.success and by_name.data["id"] == other["id"]
-    token = {"X_Postmark_Server_Token": "server-token"}
+    token: dict[str, str] = {}  # the server token every call carries is no parameter (nor a row filter)
     with Episode([get_service("postmarkapp_server")], 0) as episode:
         template = next(iter(episode.dump()["postmarkapp_server"]["templates"].values()))  # type: ignore[union-attr]
         got = episode.call("postmarkapp_server", "get_single_template", {**token, "templateIdOrAlias": template["Alias"]})
@@ -248,7 +248,7 @@ def test_apideck_s_filter_object_narrows_the_list_by_its_fields() -> None:
 
     with Episode([get_service("apideck_accounting")], 0) as episode:
         row = rows_of(episode.dump()["apideck_accounting"], "customers")[1]
-        scope = {"x_apideck_consumer_id": row["x_apideck_consumer_id"], "x_apideck_app_id": row["x_apideck_app_id"]}
+        scope: dict[str, str] = {}  # Apideck's consumer and app ids are headers every call carries, never row filters
         word = str(row["company_name"]).split()[0].lower()
         found = episode.call("apideck_accounting", "customers_all", {**scope, "filter": {"company_name": word}})
         assert found.success, found.error_message
@@ -280,13 +280,14 @@ def test_every_spec_read_in_its_products_languages_is_a_valid_spec() -> None:
     from generator.spec import load_spec
 
     catalog = Catalog(PACKAGE_CATALOG)
-    changed = 0
+    speaking: set[str] = set()
     for name in catalog.names():
-        spec = catalog.spec(name)
-        spoken = with_languages(spec)
-        if spoken is not spec:
-            changed += 1
-            load_spec(spoken.model_dump(mode="json", exclude_none=True))  # raises SpecError, naming the problem
-    assert changed >= 20
+        spoken = with_languages(catalog.spec(name))
+        load_spec(spoken.model_dump(mode="json", exclude_none=True))  # raises SpecError, naming the problem
+        # the stored spec of a service gated since may already speak its language: the result is what counts
+        if any(b.dialect or b.alternates for t in spoken.tools for b in t.bindings.values()):
+            speaking.add(name)
+    assert {"googleapis_drive", "googledrive", "atlassian_jira", "jira", "googleapis_gmail", "googleapis_sheets",
+            "trello", "postmarkapp_server"} <= speaking
     posted = with_languages(catalog.spec("atlassian_jira")).tool("search_for_issues_using_jql_post")
     assert (posted.effect, posted.intent, posted.phrases) == ("read", "find", ["find the issues matching {jql}"])
