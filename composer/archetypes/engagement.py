@@ -620,6 +620,10 @@ def campaign_frequency_cap(s: Scenario) -> None:
     found = lookup(s, draft, {"query": draft["title"], "status": "draft"}, say=f"find the \"{draft['title']}\" draft in Mailchimp",
                    name=f"the \"{draft['title']}\" draft")
     nearest = _nearest_campaign(s, audience, when_at)
+    # The days from the requested send to the nearest other campaign of the audience (sent or scheduled) decide it.
+    s.decide("figure", "the days between the requested send and the audience's nearest other campaign")
+    s.decide("rule", "one campaign a week per audience", default=not conflict,
+             value=_one_week_gap(s, audience, when_at), threshold=7)
     lookup(s, nearest, {"audience_id": found.ref("audience_id")}, say="check what else its audience gets around then")
     if conflict:
         answer = reply(

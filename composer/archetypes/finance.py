@@ -126,7 +126,7 @@ def double_charge_refund(s: Scenario) -> None:
 
 
 #: How often the charge a customer calls a duplicate pays another invoice (the premise is false).
-FALSE_DUPLICATE = 0.35
+FALSE_DUPLICATE = 0.5
 
 
 def _unused_invoice(invoice: str, used: set[str]) -> str | None:

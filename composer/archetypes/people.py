@@ -1131,7 +1131,7 @@ def _within(s: Scenario, items: list[dict[str, Any]], limits: dict[str, float | 
 
 
 #: How often a colleague's email says the receipt is attached when it is not (the premise is false).
-FORGOTTEN_RECEIPT = 0.35
+FORGOTTEN_RECEIPT = 0.5
 #: The expense rule a report is checked against (limits per category, receipts above a threshold).
 _EXPENSE_RULE = "expenses stay within their category's limit and carry a receipt above the threshold"
 

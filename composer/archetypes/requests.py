@@ -509,7 +509,7 @@ class Request:
 #: Intents whose premise the record's state can make false (closing what is closed already, paying what is paid).
 ALREADY = frozenset({"close", "reopen", "restore", "cancel", "publish", "approve", "reject", "submit", "pay", "ship", "send"})
 #: How often a request of those intents finds its work done already (the agent changes nothing and says why).
-FALSE_PREMISE = 0.5
+FALSE_PREMISE = 0.8
 
 
 def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = frozenset()) -> Request:  # type: ignore[assignment]
