@@ -507,9 +507,9 @@ class Request:
 
 
 #: Intents whose premise the record's state can make false (closing what is closed already, paying what is paid).
-ALREADY = frozenset({"close", "reopen", "restore", "cancel", "publish", "approve", "reject", "submit", "pay", "ship", "send"})
+ALREADY = frozenset({"close", "reopen", "restore", "cancel", "publish", "approve", "reject", "submit", "pay", "ship", "send", "delete"})
 #: How often a request of those intents finds its work done already (the agent changes nothing and says why).
-FALSE_PREMISE = 0.8
+FALSE_PREMISE = 0.7
 
 
 def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = frozenset()) -> Request:  # type: ignore[assignment]
@@ -538,6 +538,7 @@ _DONE_STATES: dict[str, tuple[str, ...]] = {
     "close": ("closed", "solved", "resolved", "done", "completed"), "reopen": ("open",), "restore": ("active",),
     "cancel": ("cancel", "void"), "publish": ("publish", "live"), "approve": ("approv",), "reject": ("reject", "denied", "declined"),
     "submit": ("submit",), "pay": ("paid",), "ship": ("shipped", "fulfilled", "transit", "delivered"), "send": ("sent", "delivered"),
+    "delete": ("archived", "deleted", "trashed", "inactive"),
 }
 
 
