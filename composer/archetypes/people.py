@@ -1270,6 +1270,13 @@ def reimbursement_payout(s: Scenario) -> None:
     mine = s.world.user.email
     fits = [r for r in approved if r["submitter_email"] != mine
             and len([o for o in approved if o["submitter_email"] == r["submitter_email"]]) == 1]
+    # Now and then the report was paid out already (they missed the transfer): nothing is paid again.
+    settled = s.records("expenses", "report", where={"status": "reimbursed"})
+    done = [r for r in settled if r["submitter_email"] != mine and r["reimbursement_reference"] and r["reimbursed_at"]
+            and len([o for o in [*approved, *settled] if o["submitter_email"] == r["submitter_email"]]) == 1]
+    if done and s.rng.random() < PAID_ALREADY:
+        _paid_already(s, s.pick(done, "no report was reimbursed"))
+        return
     report = s.pick(fits, "no approved report waits for its payout")
     person = _person(s, report["submitter_name"], report["submitter_email"])
     first = person.first_name
@@ -1302,6 +1309,41 @@ def reimbursement_payout(s: Scenario) -> None:
     s.brief.goal = f"Get {first} paid for that report and {reply_clause(trigger, 'the amount and the reimbursement reference')}"
     if any(t.kind == "other-report" for t in s.traps):
         s.brief.constraints.append(f"Leave {first}'s other reports as they are")
+    s.brief.anchors += [person.name]
+
+
+#: How often the colleague chasing a payout was paid already (with a reference): they hear when and which.
+PAID_ALREADY = 0.4
+
+
+def _paid_already(s: Scenario, report: Rec) -> None:
+    """The report they chase was reimbursed already: the agent finds it, pays nothing again, and sends the date and the
+    reference, so they can look for the transfer."""
+    person = _person(s, report["submitter_name"], report["submitter_email"])
+    first = person.first_name
+    trigger = _asks(
+        s, person, f"Re: {report['title']}",
+        (f"I don't think I was ever paid for my report \"{report['title']}\". Could you check?",
+         f"Did the reimbursement for \"{report['title']}\" ever go out? I can't find it in my account."),
+        short=f"Any news on the payout for \"{report['title']}\"? Nothing has reached my account.",
+    )
+    name = s.refer(report, f"{first}'s report \"{report['title']}\"", relation="submitter",
+                   where={"submitter_email": person.email, "title": report["title"]})
+    found = lookup(s, report, {"submitter_email": person.email, "query": report["title"]}, say=f"find {name} in expenses",
+                   name=name)
+    s.decide("premise", f"{first}'s report still waits for its payout", default=False)
+    s.literal_writes.append(s.spec("expenses", "reimburse_report", {"report_id": found.ref("id")}))
+    amount = money(float(report["reimbursable_total"]), report["currency"])
+    reply(s, trigger,
+          [f"Hi {first},\n\nIt was paid already: {amount} went out on {short_date(report['reimbursed_at'])}, reference ",
+           found.ref("reimbursement_reference"), ". If you can't find it under that reference, send it to me and I'll "
+           "chase the bank."],
+          say=reply_clause(trigger, "when it was paid and the reimbursement reference"),
+          facts=[Said("that it was paid already", Lit("already"), "text"),
+                 Said("the reimbursement reference", found.ref("reimbursement_reference"))],
+          subject=f"Reimbursement: {report['title']}")
+    s.brief.intro = f"{trigger.intro} asking about the payout of an expense report"
+    s.brief.goal = f"Get {first} paid for that report and {reply_clause(trigger, 'when it was paid and the reimbursement reference')}"
     s.brief.anchors += [person.name]
 
 

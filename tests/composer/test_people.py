@@ -337,3 +337,18 @@ def test_a_denial_never_tells_of_negative_days_left(catalog: Catalog) -> None:
         reason = _steps(task, "deny_time_off_request")[0]["reason"]
         left = float(re.search(r"more than the (-?[\d.]+) ", reason)[1])  # type: ignore[index]
         assert left >= 0, (task.id, reason)
+
+
+def test_a_payout_chased_after_it_was_paid_is_not_paid_again_and_the_reply_gives_the_reference(
+    catalog: Catalog, runner: Runner
+) -> None:
+    """The colleague's premise is false (the report was reimbursed already): nothing is paid, and the reply gives the
+    reference; a reply that claims a payout now, or leaves the reference out, fails."""
+    generated = generate(GenerateConfig(n=12, seed=0, services=SERVICES, archetypes=("reimbursement-payout",)), catalog)[0]
+    paid = [t for t in generated if any(d.get("kind") == "premise" and d.get("default") is False for d in t.stats["decisions"])]
+    assert paid and len(paid) < len(generated)
+    for task in paid:
+        assert not _steps(task, "reimburse_report"), task.id
+        assert passes(task, runner, task.plan), task.id
+        assert not passes(task, runner, with_reply(task, "Done: I've reimbursed your report now.")), task.id
+        assert not passes(task, runner, with_reply(task, "It was paid already.")), task.id
