@@ -535,9 +535,10 @@ def _done_first(intent: str, kind: Kind, records: list[Rec]) -> list[Rec]:
 
 #: What a record's state reads like once the work an intent asks for is done.
 _DONE_STATES: dict[str, tuple[str, ...]] = {
-    "close": ("closed", "solved", "resolved", "done", "completed"), "reopen": ("open",), "restore": ("active",),
+    "close": ("closed", "solved", "resolved", "done", "completed"), "reopen": ("open",),
+    "restore": ("active", "subscribed"),
     "cancel": ("cancel", "void"), "publish": ("publish", "live"), "approve": ("approv",), "reject": ("reject", "denied", "declined"),
-    "submit": ("submit",), "pay": ("paid",), "ship": ("shipped", "fulfilled", "transit", "delivered"), "send": ("sent", "delivered"),
+    "submit": ("submit",), "pay": ("paid", "reimbursed"), "ship": ("shipped", "fulfilled", "transit", "delivered"), "send": ("sent", "delivered"),
     "delete": ("archived", "deleted", "trashed", "inactive"),
 }
 
