@@ -329,6 +329,8 @@ def webinar_customer_followups(s: Scenario) -> None:
     found = lookup(s, webinar, {"kind": "webinar", "query": topic}, say=f"find the webinar \"{topic}\"", name=f"the webinar \"{topic}\"")
     s.refer(webinar, f"the webinar \"{topic}\"", relation="topic", where={"kind": "webinar", "topic": topic})
     lookup(s, customers[0], {"meeting_id": found.ref("id"), "attended": True}, say="check who attended it")
+    # Registrants who did not attend or are not customers stand beside those who get a task: the data picks them.
+    s.decide("pick", "the registrants who attended and are customers (not prospects, not no-shows)")
     listed = lookup(s, _follow_ups(s), {"query": "Customer follow-ups", "name": "Customer follow-ups"},
                     say="find the Customer follow-ups project")
     names = []
