@@ -339,16 +339,22 @@ def test_a_denial_never_tells_of_negative_days_left(catalog: Catalog) -> None:
         assert left >= 0, (task.id, reason)
 
 
-def test_a_payout_chased_after_it_was_paid_is_not_paid_again_and_the_reply_gives_the_reference(
-    catalog: Catalog, runner: Runner
+@pytest.mark.parametrize(("archetype", "write", "claims", "bare"), [
+    # A payout chased after it went out: nothing is paid, the reply gives the reference.
+    ("reimbursement-payout", "reimburse_report", "Done: I've reimbursed your report now.", "It was paid already."),
+    # Time off cancelled or denied already: nothing changes, the reply says where it stands.
+    ("time-off-cancellation", "cancel_time_off_request", "Done: I've cancelled your time off.", "No need, it is already off."),
+])
+def test_a_false_premise_changes_nothing_and_the_reply_says_why(
+    catalog: Catalog, runner: Runner, archetype: str, write: str, claims: str, bare: str
 ) -> None:
-    """The colleague's premise is false (the report was reimbursed already): nothing is paid, and the reply gives the
-    reference; a reply that claims a payout now, or leaves the reference out, fails."""
-    generated = generate(GenerateConfig(n=12, seed=0, services=SERVICES, archetypes=("reimbursement-payout",)), catalog)[0]
-    paid = [t for t in generated if any(d.get("kind") == "premise" and d.get("default") is False for d in t.stats["decisions"])]
-    assert paid and len(paid) < len(generated)
-    for task in paid:
-        assert not _steps(task, "reimburse_report"), task.id
+    """Where the asker's premise is false, the work is not done again; a reply that claims it was, or leaves out what
+    shows where things stand (the reference, the state), fails."""
+    generated = generate(GenerateConfig(n=16, seed=0, services=SERVICES, archetypes=(archetype,)), catalog)[0]
+    false = [t for t in generated if any(d.get("kind") == "premise" and d.get("default") is False for d in t.stats["decisions"])]
+    assert false and len(false) < len(generated)
+    for task in false:
+        assert not _steps(task, write), task.id
         assert passes(task, runner, task.plan), task.id
-        assert not passes(task, runner, with_reply(task, "Done: I've reimbursed your report now.")), task.id
-        assert not passes(task, runner, with_reply(task, "It was paid already.")), task.id
+        assert not passes(task, runner, with_reply(task, claims)), task.id
+        assert not passes(task, runner, with_reply(task, bare)), task.id
