@@ -559,6 +559,8 @@ def _find_request(
     s: Scenario, intent: str, asker: Person, colleague: Person, avoid: set[str], *, false_premise: bool
 ) -> Request:
     for choice in [c for c in _choices(s, intent) if c.tool.key not in avoid][:16]:
+        if false_premise and not s.used.get(choice.tool.key):
+            continue  # a tool no kept plan calls yet is asked for where the work is still to do: the set reaches it
         kind = choice.kind
         records = by_condition(s, kind, s.records(kind.service, kind.entity))
         if kind.label and s.rng.random() < 0.5:  # a record whose name another one shares: named with its person
