@@ -329,6 +329,8 @@ def webinar_customer_followups(s: Scenario) -> None:
     found = lookup(s, webinar, {"kind": "webinar", "query": topic}, say=f"find the webinar \"{topic}\"", name=f"the webinar \"{topic}\"")
     s.refer(webinar, f"the webinar \"{topic}\"", relation="topic", where={"kind": "webinar", "topic": topic})
     lookup(s, customers[0], {"meeting_id": found.ref("id"), "attended": True}, say="check who attended it")
+    # Registrants who did not attend or are not customers stand beside those who get a task: the data picks them.
+    s.decide("pick", "the registrants who attended and are customers (not prospects, not no-shows)")
     listed = lookup(s, _follow_ups(s), {"query": "Customer follow-ups", "name": "Customer follow-ups"},
                     say="find the Customer follow-ups project")
     names = []
@@ -623,6 +625,10 @@ def campaign_frequency_cap(s: Scenario) -> None:
     found = lookup(s, draft, {"query": draft["title"], "status": "draft"}, say=f"find the \"{draft['title']}\" draft in Mailchimp",
                    name=f"the \"{draft['title']}\" draft")
     nearest = _nearest_campaign(s, audience, when_at)
+    # The days from the requested send to the nearest other campaign of the audience (sent or scheduled) decide it.
+    s.decide("figure", "the days between the requested send and the audience's nearest other campaign")
+    s.decide("rule", "one campaign a week per audience", default=not conflict,
+             value=_one_week_gap(s, audience, when_at), threshold=7)
     lookup(s, nearest, {"audience_id": found.ref("audience_id")}, say="check what else its audience gets around then")
     if conflict:
         answer = reply(

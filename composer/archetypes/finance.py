@@ -126,7 +126,7 @@ def double_charge_refund(s: Scenario) -> None:
 
 
 #: How often the charge a customer calls a duplicate pays another invoice (the premise is false).
-FALSE_DUPLICATE = 0.35
+FALSE_DUPLICATE = 0.5
 
 
 def _unused_invoice(invoice: str, used: set[str]) -> str | None:
@@ -409,6 +409,10 @@ def bank_payment_recorded(s: Scenario) -> None:
     s.brief.anchors += [person.name, reference]
 
 
+#: How often the customer asking for a payment link has paid the invoice in full already.
+PAID_IN_FULL = 0.4
+
+
 def _linkable(s: Scenario) -> list[tuple[Rec, Person]]:
     """Open invoices of customers we know, with no payment link out for them yet."""
     linked = {link["invoice_number"] for link in s.records("payments", "payment_link", where={"active": True})}
@@ -427,7 +431,11 @@ def payment_link_request(s: Scenario) -> None:
     options = _linkable(s)
     # A part-paid invoice now and then: the customer quotes its total, the link is for what is still due.
     part_paid = [(i, p) for i, p in options if i["amount_paid"] or i["amount_credited"]]
-    invoice, person = s.pick(part_paid if part_paid and s.rng.random() < 0.5 else options, "no open invoice to link")
+    # Now and then the invoice was paid in full already (by someone else on their side): no link, they hear when.
+    paid = _billing_person(s, [i for i in s.records("accounting", "invoice", where={"status": "PAID"}) if i["fully_paid_on"]])
+    settled = paid and s.rng.random() < PAID_IN_FULL
+    pool = paid if settled else part_paid if part_paid and s.rng.random() < 0.5 else options
+    invoice, person = s.pick(pool, "no open invoice to link")
     org = org_of(s, person)
     s.subject = person
     total = money(invoice["total"], invoice["currency"])
@@ -443,6 +451,24 @@ def payment_link_request(s: Scenario) -> None:
     ))
     found = lookup(s, s.record("accounting", "invoice", invoice.key), {"invoice_number": invoice.key, "query": invoice.key},
                    say=f"look up the invoice {person.first_name} mentions in accounting")
+    s.decide("premise", f"invoice {invoice.key} still has something to pay", default=not settled)
+    if settled:  # nothing is due: no link, and they hear that it was paid and when
+        s.literal_writes.append(s.spec("payments", "create_payment_link", {
+            "amount": invoice["total"], "invoice_number": found.ref("invoice_number"), "customer_email": person.email}))
+        reply(s, trigger,
+              [f"Hi {person.first_name},\n\nGood news: invoice {invoice.key} ({total}) is paid already, in full on "
+               f"{short_date(invoice['fully_paid_on'])}, so there is nothing left to pay and no link to send."],
+              say=reply_clause(trigger, "where the invoice stands"),
+              facts=[Said("that it was paid already", Lit("already"), "text"),
+                     Said("the day it was paid", Lit(invoice["fully_paid_on"]), "date")],
+              subject=f"Invoice {invoice.key}",
+              relay_parts=[f"Invoice {invoice.key} is paid already, in full on {short_date(invoice['fully_paid_on'])}: nothing "
+                           f"is left to pay, so no link. Could you let {person.first_name} know?"])
+        s.brief.intro = f"{trigger.intro} asking to pay an invoice by card"
+        s.brief.goal = (f"Get {person.first_name} a card payment link for what they still owe on the invoice they name and "
+                        f"{reply_clause(trigger, 'where the invoice stands')}")
+        s.brief.anchors += [person.name]
+        return
     link = s.call(
         "payments", "create_payment_link",
         # Whose link it is is the agent's call: the request asks for the amount and the invoice, not this.

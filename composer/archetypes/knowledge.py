@@ -1019,6 +1019,7 @@ def event_registration(s: Scenario) -> None:
                      {"value": EVENTS.registered, "spreadsheet_id": opened.ref("id"), "column": "Status"},
                      say="count who is registered on the event's guest list", stage="consult")
     status = EVENTS.waitlisted if event.is_full else EVENTS.registered
+    s.decide("figure", "how many places the guest list's registered rows take")  # the count decides the status
     s.decide("rule", "once the event is full, new registrants go on the waitlist", default=not event.is_full,
              value=event.registered, threshold=event.capacity)
     other = EVENTS.registered if event.is_full else EVENTS.waitlisted

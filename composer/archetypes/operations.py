@@ -88,6 +88,9 @@ def meeting_reschedule(s: Scenario) -> None:
 
 
 _AGREEMENT_WORDS = ("Agreement", "Contract")
+#: How often the customer asking for their agreement can open it already (shared with them weeks ago): nothing is
+#: shared again, and they hear where to find it.
+ALREADY_SHARED = 0.4
 
 
 @archetype(
@@ -110,6 +113,11 @@ def share_document(s: Scenario) -> None:
     org = org_of(s, person)
     kind = "master services agreement" if "Master Services" in document["name"] else "agreement"
     s.subject = person
+    shares = s.records("files", "share")
+    already = _iso(s.world.now_dt - timedelta(days=s.rng.randint(20, 90))) if shares and s.rng.random() < ALREADY_SHARED else None
+    if already is not None:  # their premise is false: the agreement was shared with them as a viewer already
+        s.copy(shares[0], item_id=document.key, email=person.email, person_name=person.name, role="viewer",
+               shared_by_email=s.world.user.email, created_at=already, updated_at=already)
     trigger = arrive(s, person, Ask(
         subject="Copy of our agreement",
         text=s.rng.choice((
@@ -126,6 +134,28 @@ def share_document(s: Scenario) -> None:
     shown = [f for f in others if shows(s, found, f)]
     if shown:
         s.trap("other-document", shown[0], f"{org.name}'s other document {shown[0]['name']!r}", step=found)
+    s.decide("premise", f"{person.first_name} cannot open the {kind} yet", default=already is None)
+    if already is not None:
+        s.traps.clear()  # nothing is written, so no look-alike record can be written instead
+        s.literal_writes.append(s.spec("files", "share_file", {"file_id": found.ref("id"), "email": email_of(s, trigger),
+                                                               "role": "viewer"}))
+        reply(
+            s, trigger,
+            [f"Hi {person.first_name},\n\n", found.ref("name"), f" is already shared with you (since {short_date(already)}), "
+             "so there was nothing to share again: it is under \"Shared with me\" in the drive, and the drive's email from "
+             "then has the link."],
+            say=reply_clause(trigger, "the name of the file, and where things stand"),
+            facts=[Said("the file's name", found.ref("name")), Said("that it was shared already", Lit("already"), "text")],
+            subject="Your agreement",
+            relay_parts=[found.ref("name"), f" is already shared with {person.first_name} (since {short_date(already)}): "
+                         "nothing to share again. Could you let them know it is under \"Shared with me\"?"],
+        )
+        s.brief.intro = f"{trigger.intro} asking for a copy of their {kind}"
+        s.brief.goal = (f"Make sure {person.first_name} can open their {kind} (read-only) and "
+                        f"{reply_clause(trigger, 'the name of the file, and where things stand')}")
+        s.brief.constraints.append("Only that one document")
+        s.brief.anchors += [person.name]
+        return
     rules = s.rng.random() < 0.5
     if rules:
         rule = consult(

@@ -406,7 +406,10 @@ def time_off_decision(s: Scenario) -> None:
 )
 def time_off_cancellation(s: Scenario) -> None:
     today = _today(s).isoformat()
-    upcoming = [r for e in _settled_reports(s) for r in _requests_of(s, e) if r["start_date"] > today]
+    # Now and then the time off they name is off already (cancelled, or never approved): nothing to cancel.
+    off = [r for e in _settled_reports(s) for r in _requests_of(s, e, ("canceled", "denied")) if r["start_date"] > today]
+    already = bool(off) and s.rng.random() < OFF_ALREADY
+    upcoming = off if already else [r for e in _settled_reports(s) for r in _requests_of(s, e) if r["start_date"] > today]
     request = s.pick(upcoming, "none of the user's reports has upcoming time off")
     employee = s.record("hr", "employee", request["employee_id"])
     first, kind = employee["first_name"], request["type"]
@@ -415,7 +418,7 @@ def time_off_cancellation(s: Scenario) -> None:
     span = _span(request["start_date"], request["end_date"])
     why = s.rng.choice(_CHANGED_PLANS[kind if kind in _CHANGED_PLANS else "vacation"])
     taken = [(r["start_date"], r["end_date"]) for r in _requests_of(s, employee)]
-    if len([r for r in _requests_of(s, employee) if r["start_date"] > today]) == 1 and s.rng.random() < 0.7:
+    if not already and len([r for r in _requests_of(s, employee) if r["start_date"] > today]) == 1 and s.rng.random() < 0.7:
         _file_other_request(s, employee, taken)
     trigger = _asks(
         s, person, s.rng.choice(("Cancel my time off", f"Change of plans: {short_date(request['start_date'])}")),
@@ -427,14 +430,20 @@ def time_off_cancellation(s: Scenario) -> None:
     )
     name = s.refer(request, f"{first}'s time off for {span}", relation="requester",
                    where={"employee_id": employee.key, "start_date": request["start_date"], "end_date": request["end_date"],
-                          "status": ("requested", "approved")})
+                          "status": (request["status"],) if already else ("requested", "approved")})
     staff = lookup(s, employee, {"email": employee["work_email"], "query": employee["name"]}, say=f"look {first} up in HR")
     found = lookup(s, request, {"employee_id": staff.ref("id"), "start_date": request["start_date"],
                                 "end_date": request["end_date"], "type": kind},
                    say=f"find the time off {first} wants cancelled", name=name)
+    s.brief.intro = f"{trigger.intro} asking to cancel some time off ({first} reports to you)"
+    s.brief.anchors += [employee["name"]]
+    if already:
+        _off_already(s, trigger, request, found, words, span)
+        return
     others = [r for r in _requests_of(s, employee) if r.key != request.key and r["start_date"] > today]
     if others:
         _trap(s, "other-time-off", others[0], f"{first}'s {_time_off_label(others[0])}", found)
+    s.decide("premise", f"{first}'s {words} for {span} is still on", default=True)
     act(s, "cancel", found, {"reason": detail(why[:1].upper() + why[1:])}, say=f"cancel the {words} {first} asks about")
     year = int(request["start_date"][:4])
     balance = lookup(s, _balance(s, employee, kind, year), {"employee_id": staff.ref("id"), "year": Lit(year)},
@@ -447,11 +456,31 @@ def time_off_cancellation(s: Scenario) -> None:
           facts=[Said("the first cancelled day", Lit(request["start_date"]), "date"),
                  Said("the days available now", Lit(left), "number")],
           subject="Your time off")
-    s.brief.intro = f"{trigger.intro} asking to cancel some time off ({first} reports to you)"
     s.brief.goal = (f"Cancel the time off {first} asks about and {reply_clause(trigger, 'the dates and how many ' + _DAY_WORDS.get(kind, 'days') + ' they have available now')}")
     if others:
         s.brief.constraints.append(f"{first}'s other time off stays as it is")
-    s.brief.anchors += [employee["name"]]
+
+
+#: How often the time off a report asks to cancel is off already (they cancelled it themselves, or it was denied).
+OFF_ALREADY = 0.4
+
+
+def _off_already(s: Scenario, trigger: Trigger, request: Rec, found: Step, words: str, span: str) -> None:
+    """The time off they ask to cancel was cancelled or denied already: nothing changes, and they hear where it stands
+    and since when."""
+    first = trigger.person.first_name
+    state = "cancelled" if request["status"] == "canceled" else "denied"
+    moment = request["canceled_at"] if state == "cancelled" else request["decided_at"]
+    s.decide("premise", f"{first}'s {words} for {span} is still on", default=False)
+    s.literal_writes.append(s.spec("hr", "cancel_time_off_request", {"request_id": found.ref("id")}))
+    when = f" on {short_date(moment)}" if moment else ""
+    reply(s, trigger,
+          [f"Hi {first},\n\nNo need: your {words} for {span} is already off - it was {state}{when} - so there is "
+           "nothing to cancel and your balance is as it was."],
+          say=reply_clause(trigger, "where that time off stands"),
+          facts=[Said("where it stands", Lit(state), "text"), Said("that it was so already", Lit("already"), "text")],
+          subject="Your time off")
+    s.brief.goal = f"Cancel the time off {first} asks about and {reply_clause(trigger, 'where that time off stands')}"
 
 
 # -- hiring --------------------------------------------------------------------------------------
@@ -1131,7 +1160,7 @@ def _within(s: Scenario, items: list[dict[str, Any]], limits: dict[str, float | 
 
 
 #: How often a colleague's email says the receipt is attached when it is not (the premise is false).
-FORGOTTEN_RECEIPT = 0.35
+FORGOTTEN_RECEIPT = 0.5
 #: The expense rule a report is checked against (limits per category, receipts above a threshold).
 _EXPENSE_RULE = "expenses stay within their category's limit and carry a receipt above the threshold"
 
@@ -1270,6 +1299,13 @@ def reimbursement_payout(s: Scenario) -> None:
     mine = s.world.user.email
     fits = [r for r in approved if r["submitter_email"] != mine
             and len([o for o in approved if o["submitter_email"] == r["submitter_email"]]) == 1]
+    # Now and then the report was paid out already (they missed the transfer): nothing is paid again.
+    settled = s.records("expenses", "report", where={"status": "reimbursed"})
+    done = [r for r in settled if r["submitter_email"] != mine and r["reimbursement_reference"] and r["reimbursed_at"]
+            and len([o for o in [*approved, *settled] if o["submitter_email"] == r["submitter_email"]]) == 1]
+    if done and s.rng.random() < PAID_ALREADY:
+        _paid_already(s, s.pick(done, "no report was reimbursed"))
+        return
     report = s.pick(fits, "no approved report waits for its payout")
     person = _person(s, report["submitter_name"], report["submitter_email"])
     first = person.first_name
@@ -1302,6 +1338,41 @@ def reimbursement_payout(s: Scenario) -> None:
     s.brief.goal = f"Get {first} paid for that report and {reply_clause(trigger, 'the amount and the reimbursement reference')}"
     if any(t.kind == "other-report" for t in s.traps):
         s.brief.constraints.append(f"Leave {first}'s other reports as they are")
+    s.brief.anchors += [person.name]
+
+
+#: How often the colleague chasing a payout was paid already (with a reference): they hear when and which.
+PAID_ALREADY = 0.4
+
+
+def _paid_already(s: Scenario, report: Rec) -> None:
+    """The report they chase was reimbursed already: the agent finds it, pays nothing again, and sends the date and the
+    reference, so they can look for the transfer."""
+    person = _person(s, report["submitter_name"], report["submitter_email"])
+    first = person.first_name
+    trigger = _asks(
+        s, person, f"Re: {report['title']}",
+        (f"I don't think I was ever paid for my report \"{report['title']}\". Could you check?",
+         f"Did the reimbursement for \"{report['title']}\" ever go out? I can't find it in my account."),
+        short=f"Any news on the payout for \"{report['title']}\"? Nothing has reached my account.",
+    )
+    name = s.refer(report, f"{first}'s report \"{report['title']}\"", relation="submitter",
+                   where={"submitter_email": person.email, "title": report["title"]})
+    found = lookup(s, report, {"submitter_email": person.email, "query": report["title"]}, say=f"find {name} in expenses",
+                   name=name)
+    s.decide("premise", f"{first}'s report still waits for its payout", default=False)
+    s.literal_writes.append(s.spec("expenses", "reimburse_report", {"report_id": found.ref("id")}))
+    amount = money(float(report["reimbursable_total"]), report["currency"])
+    reply(s, trigger,
+          [f"Hi {first},\n\nIt was paid already: {amount} went out on {short_date(report['reimbursed_at'])}, reference ",
+           found.ref("reimbursement_reference"), ". If you can't find it under that reference, send it to me and I'll "
+           "chase the bank."],
+          say=reply_clause(trigger, "when it was paid and the reimbursement reference"),
+          facts=[Said("that it was paid already", Lit("already"), "text"),
+                 Said("the reimbursement reference", found.ref("reimbursement_reference"))],
+          subject=f"Reimbursement: {report['title']}")
+    s.brief.intro = f"{trigger.intro} asking about the payout of an expense report"
+    s.brief.goal = f"Get {first} paid for that report and {reply_clause(trigger, 'when it was paid and the reimbursement reference')}"
     s.brief.anchors += [person.name]
 
 

@@ -509,9 +509,9 @@ class Request:
 
 
 #: Intents whose premise the record's state can make false (closing what is closed already, paying what is paid).
-ALREADY = frozenset({"close", "reopen", "restore", "cancel", "publish", "approve", "reject", "submit", "pay", "ship", "send"})
+ALREADY = frozenset({"close", "reopen", "restore", "cancel", "publish", "approve", "reject", "submit", "pay", "ship", "send", "delete"})
 #: How often a request of those intents finds its work done already (the agent changes nothing and says why).
-FALSE_PREMISE = 0.5
+FALSE_PREMISE = 0.7
 
 
 def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = frozenset()) -> Request:  # type: ignore[assignment]
@@ -537,9 +537,11 @@ def _done_first(intent: str, kind: Kind, records: list[Rec]) -> list[Rec]:
 
 #: What a record's state reads like once the work an intent asks for is done.
 _DONE_STATES: dict[str, tuple[str, ...]] = {
-    "close": ("closed", "solved", "resolved", "done", "completed"), "reopen": ("open",), "restore": ("active",),
+    "close": ("closed", "solved", "resolved", "done", "completed"), "reopen": ("open",),
+    "restore": ("active", "subscribed"),
     "cancel": ("cancel", "void"), "publish": ("publish", "live"), "approve": ("approv",), "reject": ("reject", "denied", "declined"),
-    "submit": ("submit",), "pay": ("paid",), "ship": ("shipped", "fulfilled", "transit", "delivered"), "send": ("sent", "delivered"),
+    "submit": ("submit",), "pay": ("paid", "reimbursed"), "ship": ("shipped", "fulfilled", "transit", "delivered"), "send": ("sent", "delivered"),
+    "delete": ("archived", "deleted", "trashed", "inactive"),
 }
 
 
@@ -559,6 +561,8 @@ def _find_request(
     s: Scenario, intent: str, asker: Person, colleague: Person, avoid: set[str], *, false_premise: bool
 ) -> Request:
     for choice in [c for c in _choices(s, intent) if c.tool.key not in avoid][:16]:
+        if false_premise and not s.used.get(choice.tool.key):
+            continue  # a tool no kept plan calls yet is asked for where the work is still to do: the set reaches it
         kind = choice.kind
         records = by_condition(s, kind, s.records(kind.service, kind.entity))
         if kind.label and s.rng.random() < 0.5:  # a record whose name another one shares: named with its person

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from mcp_services.kernel.world import Person
 
-from composer.archetypes.common import org_of
+from composer.archetypes.common import org_of, short_date
 from composer.plan import Expr, Lit, Ref
 from composer.scenario import Rec, Said, Scenario, Skip, Step, archetype, detail
 from composer.stages.acts import act, log
@@ -272,6 +272,11 @@ def text_opt_out(s: Scenario) -> None:
                    name=f"{person.first_name}'s CRM contact")
     # A text gives the number; any other channel leaves it to their CRM contact.
     number: Ref = trigger.step.ref("from_number") if trigger.channel == "sms" else found.ref("phone")
+    stops = s.records("sms", "opt_out")
+    if trigger.channel != "sms" and stops and s.rng.random() < ALREADY_OPTED_OUT:
+        _opted_out_already(s, trigger, person, stops[0], number)
+        return
+    s.decide("premise", f"{person.first_name}'s mobile is still texted", default=True)
     s.call("sms", "add_opt_out", {"phone_number": number, "note": detail(f"Asked by {trigger.channel} not to be texted again")},
            say=f"opt {person.first_name}'s mobile number out of our text messages")
     log(s, found, [f"{person.first_name} asked us ({trigger.channel}) to stop texting them: ", number, " is opted out of SMS."],
@@ -283,6 +288,31 @@ def text_opt_out(s: Scenario) -> None:
     s.brief.intro = f"{trigger.intro} asking us to stop texting them"
     s.brief.goal = f"Make sure we never text {person.first_name} again and that the CRM shows it" + (
         "" if trigger.channel == "sms" else f", then {reply_clause(trigger, 'the number we stopped texting')}")
+    s.brief.anchors += [person.name]
+
+
+#: How often the customer asking us to stop texting them was opted out already (a day or two ago, after the texts
+#: they mean): nothing changes, and they hear since when.
+ALREADY_OPTED_OUT = 0.4
+
+
+def _opted_out_already(s: Scenario, trigger: Trigger, person: Person, stop: Rec, number: Ref) -> None:
+    """Their number is on the opt-out list already: the agent checks it there, changes nothing and says since when."""
+    when = (s.world.now_dt - timedelta(days=s.rng.randint(1, 2), hours=s.rng.randint(1, 6))).strftime("%Y-%m-%dT%H:%M:%SZ")
+    planted = s.copy(stop, phone_number=person.phone, source="manual", keyword=None, message_sid=None,
+                     note="Asked not to be texted", opted_out_at=when)
+    lookup(s, planted, {"phone_number": number}, say=f"check whether {person.first_name}'s number is opted out already")
+    s.decide("premise", f"{person.first_name}'s mobile is still texted", default=False)
+    s.literal_writes.append(s.spec("sms", "add_opt_out", {"phone_number": number}))
+    reply(s, trigger, [f"Hi {person.first_name},\n\nYour number ", number, f" is already opted out of our texts (since "
+                       f"{short_date(when)}), so nothing more goes to it; anything you got before then was already on its way."],
+          say=reply_clause(trigger, "where things stand with the texts"),
+          facts=[Said("the opted-out number", number), Said("that it was opted out already", Lit("already"), "text")],
+          subject="Text messages",
+          relay_parts=[f"{person.first_name}'s number ", number, f" is already opted out of our texts (since {short_date(when)}), "
+                       "so there was nothing to change. Could you let them know?"])
+    s.brief.intro = f"{trigger.intro} asking us to stop texting them"
+    s.brief.goal = f"Make sure we never text {person.first_name} again, then {reply_clause(trigger, 'where things stand with the texts')}"
     s.brief.anchors += [person.name]
 
 

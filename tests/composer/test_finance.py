@@ -163,7 +163,8 @@ def test_a_part_payment_is_recorded_as_paid_and_the_reply_says_what_is_still_due
 
 
 def test_a_payment_link_is_for_what_is_due_not_the_invoice_total(tasks: list[TaskSpec], world_of: Any) -> None:
-    for task in of(tasks, "payment-link-request") + of(tasks, "text-payment-link"):
+    for task in [t for t in of(tasks, "payment-link-request") + of(tasks, "text-payment-link")
+                 if _steps(t.plan, "create_payment_link")]:
         world = world_of(task)
         link = _steps(task.plan, "create_payment_link")[0]
         invoice = read(world, "accounting", "get_invoice", invoice_number=link["invoice_number"])
@@ -172,6 +173,24 @@ def test_a_payment_link_is_for_what_is_due_not_the_invoice_total(tasks: list[Tas
             total = [s.model_copy(update={"arguments": {**s.arguments, "amount": invoice["total"]}}) if s.tool == "create_payment_link"
                      else s for s in task.plan]
             assert not passes(task, world, total), task.id
+
+
+def test_an_invoice_paid_in_full_already_gets_no_link_and_the_reply_says_when_it_was_paid(catalog: Catalog) -> None:
+    """The customer's premise is false (nothing is due): no link is made, and a reply that sends a link or leaves out
+    the day it was paid fails."""
+    generated = generate(GenerateConfig(n=20, seed=1, services=SERVICES, archetypes=("payment-link-request",)), catalog)[0]
+    paid = [t for t in generated if any(d.get("kind") == "premise" and d.get("default") is False for d in t.stats["decisions"])]
+    assert paid
+    world = Runner(catalog, paid[0].world_seed)
+    for task in paid:
+        assert not _steps(task.plan, "create_payment_link"), task.id
+        assert passes(task, world, task.plan), task.id
+        assert not passes(task, world, with_reply(task, "It is paid already.")), task.id
+        number = re.search(r"INV-\d+", task.instruction + str(task.plan))
+        assert number, task.id
+        link = PlanStep(service="payments", tool="create_payment_link",
+                        arguments={"amount": 10.0, "invoice_number": number.group(0)})
+        assert not passes(task, world, [*task.plan, link]), task.id
 
 
 def test_the_invoice_copy_goes_to_whoever_asked_for_the_invoice_they_named(tasks: list[TaskSpec], world_of: Any) -> None:

@@ -11,7 +11,7 @@ from composer.catalog import Catalog, load_catalog
 from composer.generate import GenerateConfig, GenerateReport, generate
 from composer.runner import Runner
 from composer.scenario import ARCHETYPES
-from mcp_services.tasks.spec import TaskSpec
+from mcp_services.tasks.spec import PlanStep, TaskSpec
 from tests.composer.archetype_checks import (
     assert_every_archetype_kept,
     assert_every_write_is_needed,
@@ -94,9 +94,29 @@ def test_a_contract_shared_as_editor_breaks_the_sharing_rules(
 ) -> None:
     tasks = of(generated[0], "share-document")
     runner = Runner(catalog, tasks[0].world_seed)
-    for task in tasks:
+    for task in [t for t in tasks if any(step.tool == "share_file" for step in t.plan)]:
         # With the rules or without ("read-only access"), editor access is not what was asked.
         assert not passes(task, runner, changed(task, "share_file", role="editor")), task.id
+
+
+def test_an_agreement_shared_already_is_not_shared_again(
+    catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport]
+) -> None:
+    """The customer's premise is false (they can open it already): nothing changes, and the reply says it is shared
+    already; sharing it again with more access fails."""
+    tasks = [t for t in of(generated[0], "share-document")
+             if any(d.get("kind") == "premise" and d.get("default") is False for d in t.stats["decisions"])]
+    assert tasks, "no task whose agreement was shared already"
+    runner = Runner(catalog, tasks[0].world_seed)
+    for task in tasks:
+        assert not any(step.tool == "share_file" for step in task.plan), task.id
+        assert passes(task, runner, task.plan), task.id
+        assert task.scenario is not None
+        file_id = next(r.key for r in task.scenario.references if r.table == "files")
+        runner.fresh(task.setup)
+        viewers = runner.call("files", "get_file", {"file_id": file_id}).data["shared_with"]
+        again = PlanStep(service="files", tool="share_file", arguments={"file_id": file_id, "email": viewers[0], "role": "editor"})
+        assert not passes(task, runner, [*task.plan, again]), task.id
 
 
 def test_the_balance_answer_nets_unapplied_credit_and_names_no_other_figure(

@@ -337,3 +337,24 @@ def test_a_denial_never_tells_of_negative_days_left(catalog: Catalog) -> None:
         reason = _steps(task, "deny_time_off_request")[0]["reason"]
         left = float(re.search(r"more than the (-?[\d.]+) ", reason)[1])  # type: ignore[index]
         assert left >= 0, (task.id, reason)
+
+
+@pytest.mark.parametrize(("archetype", "write", "claims", "bare"), [
+    # A payout chased after it went out: nothing is paid, the reply gives the reference.
+    ("reimbursement-payout", "reimburse_report", "Done: I've reimbursed your report now.", "It was paid already."),
+    # Time off cancelled or denied already: nothing changes, the reply says where it stands.
+    ("time-off-cancellation", "cancel_time_off_request", "Done: I've cancelled your time off.", "No need, it is already off."),
+])
+def test_a_false_premise_changes_nothing_and_the_reply_says_why(
+    catalog: Catalog, runner: Runner, archetype: str, write: str, claims: str, bare: str
+) -> None:
+    """Where the asker's premise is false, the work is not done again; a reply that claims it was, or leaves out what
+    shows where things stand (the reference, the state), fails."""
+    generated = generate(GenerateConfig(n=16, seed=0, services=SERVICES, archetypes=(archetype,)), catalog)[0]
+    false = [t for t in generated if any(d.get("kind") == "premise" and d.get("default") is False for d in t.stats["decisions"])]
+    assert false and len(false) < len(generated)
+    for task in false:
+        assert not _steps(task, write), task.id
+        assert passes(task, runner, task.plan), task.id
+        assert not passes(task, runner, with_reply(task, claims)), task.id
+        assert not passes(task, runner, with_reply(task, bare)), task.id

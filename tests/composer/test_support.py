@@ -65,7 +65,11 @@ def test_every_reference_solution_passes_and_every_counterfactual_fails(
 
 
 def test_leaving_out_any_write_fails(catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport]) -> None:
-    assert_every_write_is_needed(catalog, generated[0], min_writes=2)
+    # A false premise (opted out already) leaves only the reply to write.
+    false = [t for t in generated[0] if any(d.get("kind") == "premise" and d.get("default") is False for d in t.stats["decisions"])]
+    assert_every_write_is_needed(catalog, [t for t in generated[0] if t not in false], min_writes=2)
+    if false:
+        assert_every_write_is_needed(catalog, false, min_writes=1)
 
 
 def test_the_ticket_goes_under_the_caller_not_a_namesake_at_another_company(catalog: Catalog) -> None:
@@ -86,13 +90,29 @@ def test_a_customer_who_texts_stop_gets_no_text_back_and_the_crm_note_names_the_
     catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport]
 ) -> None:
     runner, opt_outs = tasks_of(catalog, generated, "text-opt-out")
-    for task in opt_outs:
+    for task in [t for t in opt_outs if any(step.tool == "add_opt_out" for step in t.plan)]:
         number = step_of(task, "add_opt_out").arguments["phone_number"]
         texted = [s for s in task.plan if s.service == "sms" and s.tool in ("send_message", "reply_to_message")]
         assert not texted, task.id
         assert not passes(task, runner, changed(task, "add_opt_out", phone_number="+15550000000")), task.id
         assert not passes(task, runner, changed(task, "add_note", body="Opted out of texts.")), task.id
         assert number in str(step_of(task, "add_note").arguments["body"])
+
+
+def test_a_customer_opted_out_already_hears_since_when_and_nothing_changes(
+    catalog: Catalog, generated: tuple[list[TaskSpec], GenerateReport]
+) -> None:
+    runner, opt_outs = tasks_of(catalog, generated, "text-opt-out")
+    already = [t for t in opt_outs if not any(step.tool == "add_opt_out" for step in t.plan)]
+    assert already, "no customer was opted out already"
+    for task in already:
+        assert any(d.get("kind") == "premise" and d.get("default") is False for d in task.stats["decisions"]), task.id
+        assert passes(task, runner, task.plan), task.id
+        said = next(step for step in task.plan if "already opted out" in str(step.arguments))
+        field = "text" if "text" in said.arguments else "body"
+        # A reply that claims to have opted them out (the literal agent's) does not say where things stand.
+        claim = said.model_copy(update={"arguments": {**said.arguments, field: "Done: we will not text you again."}})
+        assert not passes(task, runner, [claim if step is said else step for step in task.plan]), task.id
 
 
 def test_a_chased_bug_gets_the_priority_the_rules_say_on_its_own_escalation(
