@@ -75,8 +75,10 @@ def test_a_refused_approval_reported_as_done_fails(generated: tuple[list[TaskSpe
 
 def test_a_hollow_restore_fails(generated: tuple[list[TaskSpec], GenerateReport], runner: Runner) -> None:
     # "Done: I restored ..." while the file stays where it was.
-    for task in _of(generated, "request-restore"):
-        acts = [j for j, stage in enumerate(task.scenario.stages) if stage == "act"] if task.scenario else []
+    restores = [(task, acts) for task in _of(generated, "request-restore")
+                if (acts := [j for j, stage in enumerate(task.scenario.stages) if stage == "act"] if task.scenario else [])]
+    assert restores  # a restore whose work was done already (a false premise) has no act to skip
+    for task, acts in restores:
         plan = [s for j, s in enumerate(task.plan) if j != acts[-1]]
         grade = _grade(task, runner, plan)
         assert not grade.criteria[_report_criterion(task)], task.id
