@@ -211,3 +211,21 @@ def test_readmes_commands_write_only_into_folders_git_ignores() -> None:
     stray = [(path, line) for line, path in written
              if not path.startswith(("~", "/")) and not path.startswith(ignored)]
     assert not stray, f"README commands that write into the checkout outside {ignored}: {stray}"
+
+
+@pytest.mark.slow
+def test_the_task_id_readme_names_is_the_first_task_its_generate_command_writes(tmp_path: Path) -> None:
+    """README's audit/serve/grade lines name a task by id: it must be the first that its generate line writes."""
+    import re
+
+    import composer.cli
+
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    named = re.search(r"`([0-9a-f]{8})` is the id \(a prefix is enough\) of the first task that `composer generate --n 200 "
+                      r"--seed 0` writes", text)
+    assert named is not None
+    ids = {task or audited for task, audited in re.findall(r"--task ([0-9a-f]{8})|--id ([0-9a-f]{8})", text)}
+    assert ids == {named.group(1)}
+    out = tmp_path / "tasks.jsonl"
+    assert composer.cli.main(["generate", "--n", "200", "--seed", "0", "--out", str(out)]) in (0, None)
+    assert load_tasks(out)[0].id.startswith(named.group(1))
