@@ -459,7 +459,7 @@ def payment_link_request(s: Scenario) -> None:
               [f"Hi {person.first_name},\n\nGood news: invoice {invoice.key} ({total}) is paid already, in full on "
                f"{short_date(invoice['fully_paid_on'])}, so there is nothing left to pay and no link to send."],
               say=reply_clause(trigger, "where the invoice stands"),
-              facts=[Said("that it was paid already", Lit("already"), "text"),
+              facts=[Said("that it was paid already", Lit("already"), "premise"),
                      Said("the day it was paid", Lit(invoice["fully_paid_on"]), "date")],
               subject=f"Invoice {invoice.key}",
               relay_parts=[f"Invoice {invoice.key} is paid already, in full on {short_date(invoice['fully_paid_on'])}: nothing "

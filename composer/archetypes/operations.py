@@ -145,7 +145,7 @@ def share_document(s: Scenario) -> None:
              "so there was nothing to share again: it is under \"Shared with me\" in the drive, and the drive's email from "
              "then has the link."],
             say=reply_clause(trigger, "the name of the file, and where things stand"),
-            facts=[Said("the file's name", found.ref("name")), Said("that it was shared already", Lit("already"), "text")],
+            facts=[Said("the file's name", found.ref("name")), Said("that it was shared already", Lit("already"), "premise")],
             subject="Your agreement",
             relay_parts=[found.ref("name"), f" is already shared with {person.first_name} (since {short_date(already)}): "
                          "nothing to share again. Could you let them know it is under \"Shared with me\"?"],

@@ -478,7 +478,7 @@ def _off_already(s: Scenario, trigger: Trigger, request: Rec, found: Step, words
           [f"Hi {first},\n\nNo need: your {words} for {span} is already off - it was {state}{when} - so there is "
            "nothing to cancel and your balance is as it was."],
           say=reply_clause(trigger, "where that time off stands"),
-          facts=[Said("where it stands", Lit(state), "text"), Said("that it was so already", Lit("already"), "text")],
+          facts=[Said("where it stands", Lit(state), "text"), Said("that it was so already", Lit("already"), "premise")],
           subject="Your time off")
     s.brief.goal = f"Cancel the time off {first} asks about and {reply_clause(trigger, 'where that time off stands')}"
 
@@ -1368,7 +1368,7 @@ def _paid_already(s: Scenario, report: Rec) -> None:
            found.ref("reimbursement_reference"), ". If you can't find it under that reference, send it to me and I'll "
            "chase the bank."],
           say=reply_clause(trigger, "when it was paid and the reimbursement reference"),
-          facts=[Said("that it was paid already", Lit("already"), "text"),
+          facts=[Said("that it was paid already", Lit("already"), "premise"),
                  Said("the reimbursement reference", found.ref("reimbursement_reference"))],
           subject=f"Reimbursement: {report['title']}")
     s.brief.intro = f"{trigger.intro} asking about the payout of an expense report"
@@ -1455,7 +1455,7 @@ def expense_missing_receipt(s: Scenario) -> None:
         reply(s, trigger, [f"Hi {first},\n\nYour email came through without the {missing['merchant']} receipt: it was not "
                            f"attached. I've left \"{title}\" as it is for now; could you send the receipt again?"],
               say=reply_clause(trigger, where), subject=f"Re: Receipt for {missing['merchant']}",
-              facts=[Said("that the receipt was not attached", Lit("not attached"), "text")])
+              facts=[Said("that the receipt was not attached", Lit("not attached"), "premise")])
         return
     act(s, "link", listed, {"file_name": receipt}, say=f"attach the receipt {first} sent to the {missing['merchant']} expense",
         prefer="attach_receipt")

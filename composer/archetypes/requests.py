@@ -820,7 +820,7 @@ def do_request(s: Scenario, request: Request) -> list[Said]:
         s.decide("premise", f"{request.name} still needs {gerund(request.words.split()[0])}", default=False)
         named = {**choice.named, **({choice.param: found.ref(choice.field)} if choice.param else {})}
         s.literal_writes.append(s.spec(choice.tool.service, choice.tool.name, {**named, **request.plan.steps()}))
-        return [Said(f"the {choice.kind.noun}", Lit(value), "text"), Said("that it was so already", Lit("already"), "text"),
+        return [Said(f"the {choice.kind.noun}", Lit(value), "text"), Said("that it was so already", Lit("already"), "premise"),
                 Said("where it stands", Lit(request.already), "text")]
     same_name_trap(s, choice.kind, rec, request.where, found)  # (a record left as it is cannot be confused by writing it)
     if choice.tool.intent in ALREADY:

@@ -307,7 +307,7 @@ def _opted_out_already(s: Scenario, trigger: Trigger, person: Person, stop: Rec,
     reply(s, trigger, [f"Hi {person.first_name},\n\nYour number ", number, f" is already opted out of our texts (since "
                        f"{short_date(when)}), so nothing more goes to it; anything you got before then was already on its way."],
           say=reply_clause(trigger, "where things stand with the texts"),
-          facts=[Said("the opted-out number", number), Said("that it was opted out already", Lit("already"), "text")],
+          facts=[Said("the opted-out number", number), Said("that it was opted out already", Lit("already"), "premise")],
           subject="Text messages",
           relay_parts=[f"{person.first_name}'s number ", number, f" is already opted out of our texts (since {short_date(when)}), "
                        "so there was nothing to change. Could you let them know?"])

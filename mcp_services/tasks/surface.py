@@ -14,8 +14,8 @@ import re
 from datetime import date, datetime
 from typing import Any, Literal
 
-FactKind = Literal["text", "money", "number", "date", "datetime", "time", "decision"]
-FACT_KINDS: tuple[FactKind, ...] = ("text", "money", "number", "date", "datetime", "time", "decision")
+FactKind = Literal["text", "money", "number", "date", "datetime", "time", "decision", "premise"]
+FACT_KINDS: tuple[FactKind, ...] = ("text", "money", "number", "date", "datetime", "time", "decision", "premise")
 
 __all__ = ["FACT_KINDS", "FactKind", "kind_of", "numbers_in", "own_words", "states"]
 
@@ -182,6 +182,25 @@ def _claims(text: str, pattern: re.Pattern[str]) -> bool:
     return False
 
 
+#: Why the asker's premise is false, in the usual ways of saying it: the work was done before they asked
+#: ("already", "was reimbursed on 16 January", "has been opted out since"), or what they say they sent is not there.
+_PREMISES: dict[str, re.Pattern[str]] = {
+    "already": re.compile(r"\b(already|previously|earlier|before you (asked|wrote)|back on|since|as of|"
+                          r"(was|were|has been|have been|had been) \w+ed on)\b", re.IGNORECASE),
+    "not attached": re.compile(r"\b(not attached|(was|wasn't|isn't|is) not (attached|included)|(wasn't|isn't) "
+                               r"(attached|included)|no (attachment|receipt)|nothing (was )?attached|without (the|a|any) "
+                               r"(receipt|attachment)|did ?n[o']t (come through|include|attach)|missing)\b", re.IGNORECASE),
+}
+
+
+def _states_premise(text: str, premise: str) -> bool:
+    """Whether the text says why the asker's premise is false (see ``_PREMISES``)."""
+    pattern = _PREMISES.get(premise)
+    if pattern is None:
+        raise ValueError(f"a premise is one of {', '.join(sorted(_PREMISES))}, not {premise!r}")
+    return pattern.search(text) is not None
+
+
 def _states_decision(text: str, decision: str) -> bool:
     """A decision stated one way and not the others: "approve", "deny", or "pending" (passed on for someone to decide)."""
     approves, denies = _claims(text, _APPROVE), _claims(text, _DENY)
@@ -242,4 +261,6 @@ def states(text: str | None, kind: FactKind, value: Any) -> bool:
         return on_day and _states_time(text, hour, minute)
     if kind == "decision":
         return _states_decision(text, str(value))
+    if kind == "premise":
+        return _states_premise(text, str(value))
     raise ValueError(f"unknown fact kind {kind!r}; known: {', '.join(FACT_KINDS)}")

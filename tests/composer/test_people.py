@@ -358,3 +358,15 @@ def test_a_false_premise_changes_nothing_and_the_reply_says_why(
         assert passes(task, runner, task.plan), task.id
         assert not passes(task, runner, with_reply(task, claims)), task.id
         assert not passes(task, runner, with_reply(task, bare)), task.id
+
+
+def test_a_missing_receipt_said_in_other_words_passes_and_an_approval_fails(catalog: Catalog, runner: Runner) -> None:
+    """Played by hand (issue 30): "there was no attachment on your email" is as true as the reference's "it was not
+    attached", and passes; a reply saying the report is approved fails."""
+    generated = generate(GenerateConfig(n=16, seed=0, services=SERVICES, archetypes=("expense-missing-receipt",)), catalog)[0]
+    missing = [t for t in generated if any(d.get("kind") == "premise" and d.get("default") is False for d in t.stats["decisions"])]
+    assert missing
+    for task in missing:
+        own = "Hi, there was no attachment on your email, so the receipt still isn't with us. I've left the report as it is."
+        assert passes(task, runner, with_reply(task, own)), task.id
+        assert not passes(task, runner, with_reply(task, "Hi, all good: I've approved your report.")), task.id

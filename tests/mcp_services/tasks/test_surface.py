@@ -190,3 +190,26 @@ def test_a_negation_never_unsays_a_name_or_a_number(text: str, value: str) -> No
 def test_a_report_sent_back_is_a_denial(text: str) -> None:
     assert states(text, "decision", "deny")
     assert not states(text, "decision", "approve")
+
+
+@pytest.mark.parametrize("text", [
+    "The report is already reimbursed.", "That went out on 16 January (it was reimbursed on the 16th).",
+    "Your number has been opted out since 12 March.", "It was paid previously, reference ACH-0011.",
+])
+def test_a_premise_that_the_work_was_done_reads_in_the_askers_words(text: str) -> None:
+    assert states(text, "premise", "already")
+
+
+@pytest.mark.parametrize("text", [
+    "There was no attachment on your email.", "The receipt wasn't attached.", "Your email came through without the receipt.",
+    "The Alaska Airlines receipt is missing from your message.", "It was not attached.",
+])
+def test_a_receipt_that_never_came_reads_in_the_askers_words(text: str) -> None:
+    assert states(text, "premise", "not attached")
+
+
+def test_a_reply_that_does_the_work_states_no_false_premise() -> None:
+    assert not states("Done: I've approved your report.", "premise", "not attached")
+    assert not states("Done: I've reimbursed the report.", "premise", "already")
+    with pytest.raises(ValueError, match="a premise is one of"):
+        states("anything", "premise", "nonsense")
