@@ -287,7 +287,7 @@ class Walk:
             body = f"Hi all,\n\nFrom now on, please stick to this {title.lower()}:\n\n{text}\n\nThanks,\n{manager.name}"
             rec = policy_email(s, manager, title, body)
             known = {"query": title, "subject": title, "from_email": manager.email}
-            pointer = f"then do what the {title.lower()} {manager.first_name} emailed the team asks"
+            pointer = f"then follow the {title.lower()} {manager.first_name} emailed the team"
         lookup(s, rec, known, say=f"check our {title.lower()}", stage="consult")
         s.brief.constraints.append(_cap(pointer.removeprefix("then ")))
         return title

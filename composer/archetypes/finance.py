@@ -538,5 +538,5 @@ def text_payment_link(s: Scenario) -> None:
           say=reply_clause(trigger, "the link"), mentions=[(link.ref("url"), "the payment link")])
     s.brief.intro = f"{trigger.intro} asking to pay an invoice by card"
     s.brief.goal = f"Text {person.first_name} back a card payment link for what {org.name} still owes on their open invoice"
-    s.brief.constraints.append("Leave their paid invoices out of it")
+    # No "leave their paid invoices out of it": the paid invoices are the trap, and the request does not defuse it.
     s.brief.anchors += [person.name, org.name]
