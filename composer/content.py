@@ -13,7 +13,7 @@ candidates), so that a message listing every candidate fails.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from mcp_services.tasks.checks import CarriedValue, Check, RowAbsent, RowExists
@@ -76,6 +76,28 @@ def guessable(value: Any, words: Sequence[str]) -> bool:
         return False
     want = _words(value)
     return bool(want) and any(f" {want} " in f" {_words(text)} " for text in words)
+
+
+def other_figures(answer: Any, items: Iterable[Mapping[str, Any]]) -> list[Any]:
+    """The figures of ``items`` (records a run read) an answer of ``answer``'s kind could state instead: the other amounts
+    for an amount, the other whole numbers (counts, quantities, durations) for a count, the other days for a date. An
+    answer that states one of them beside the right figure lists figures instead of answering."""
+    kind = kind_of(answer)
+    if kind not in ("money", "number", "date", "datetime"):
+        return []
+    found: list[Any] = []
+    for item in items:
+        for value in item.values():
+            other: Any = None
+            if kind == "money" and isinstance(value, float) and value > 0 and abs(value - float(answer)) > 0.005:
+                other = value
+            elif kind == "number" and isinstance(value, int) and not isinstance(value, bool) and value > 0 and value != answer:
+                other = value
+            elif kind in ("date", "datetime") and kind_of(value) in ("date", "datetime") and str(value)[:10] != str(answer)[:10]:
+                other = str(value)[:10]  # the other day at all: a time on it says the same day
+            if other is not None and other not in found:
+                found.append(other)
+    return found
 
 
 def _words(text: str) -> str:
@@ -223,4 +245,4 @@ def _value(fact: Said, items: Sequence[Mapping[str, Any] | None]) -> Any:
     return value if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
 
 
-__all__ = ["EMPTY_TEXT", "content_checks", "facts_of", "guessable", "identifying_forms", "reported_acts", "text_param"]
+__all__ = ["EMPTY_TEXT", "content_checks", "facts_of", "guessable", "identifying_forms", "other_figures", "reported_acts", "text_param"]

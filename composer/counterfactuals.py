@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from mcp_services.kernel.diff import StateDiff
 
@@ -32,7 +33,7 @@ from composer.catalog import Catalog
 from mcp_services.tasks.spec import PlanStep
 from mcp_services.tasks.surface import states
 
-from composer.content import EMPTY_TEXT, facts_of, identifying_forms, reported_acts, text_param
+from composer.content import EMPTY_TEXT, facts_of, identifying_forms, other_figures, reported_acts, text_param
 from composer.derive import slug
 from composer.kinds import MESSAGE_INTENTS
 from composer.plan import Composed, Lit, Ref, StepSpec, resolve, step_refs, text_of
@@ -294,21 +295,15 @@ def shortcuts(
     return found
 
 
-def read_figures(s: Scenario, catalog: Catalog, reference: Run) -> list[float]:
-    """The other amounts the reference run's reads showed (each invoice's total, each payment), where the answer is an
-    amount: an answer that states one of them beside the right figure lists figures instead of answering."""
-    if s.answer is None or isinstance(s.answer.value, bool) or not isinstance(s.answer.value, float):
+def read_figures(s: Scenario, catalog: Catalog, reference: Run) -> list[Any]:
+    """The other figures the reference run's reads showed, of the answer's kind (``content.other_figures``: each invoice's
+    total, each ticket's count, each other date): an answer that states one of them beside the right figure lists
+    figures instead of answering."""
+    if s.answer is None:
         return []
-    found: list[float] = []
-    for spec, step in zip(s.specs, reference.steps, strict=False):
-        tool = catalog.tool(spec.service, spec.tool)
-        if tool.is_write or not step.ok:
-            continue
-        for item in result_items(tool, step.data):
-            for value in item.values():
-                if isinstance(value, float) and value > 0 and abs(value - s.answer.value) > 0.005 and value not in found:
-                    found.append(value)
-    return found
+    items = [item for spec, step in zip(s.specs, reference.steps, strict=False)
+             if step.ok and not (tool := catalog.tool(spec.service, spec.tool)).is_write for item in result_items(tool, step.data)]
+    return other_figures(s.answer.value, items)
 
 
 def feeds_a_write(specs: Sequence[StepSpec], catalog: Catalog) -> set[int]:

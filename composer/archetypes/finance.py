@@ -363,17 +363,24 @@ def invoice_copy_request(s: Scenario) -> None:
 )
 def bank_payment_recorded(s: Scenario) -> None:
     invoices = [i for i in s.records("accounting", "invoice", where={"status": "AUTHORISED"}) if i["amount_due"] > 0]
-    invoice, person = s.pick(_billing_person(s, invoices), "no open invoice with a billing contact we know")
+    options = _billing_person(s, invoices)
+    # An invoice paid off in part already: "we paid the rest" leaves the agent to work out what the rest is.
+    settled_before = [(i, p) for i, p in options if i["amount_paid"] or i["amount_credited"]]
+    draw = s.rng.random()
+    rest = bool(settled_before) and draw < 0.35
+    invoice, person = s.pick(settled_before if rest else options, "no open invoice with a billing contact we know")
     org = org_of(s, person)
     s.subject = person
     reference = f"TRX-{s.rng.randint(100000, 999999)}"
     due, currency = float(invoice["amount_due"]), invoice["currency"]
     # Part payments happen: what is left then takes the payment and the invoice together.
-    part = due >= 200 and s.rng.random() < 0.45
+    part = not rest and due >= 200 and draw > 0.45
     paid = float(round(due * s.rng.uniform(0.3, 0.7), -1)) if part else due
     left = round(due - paid, 2)
     told = (f"we transferred {money(paid, currency)} towards invoice {invoice.key} this morning, reference {reference}; "
             "the rest will follow next month" if part else
+            f"we transferred the rest of invoice {invoice.key} this morning, reference {reference}, so it should be settled now"
+            if rest else
             f"we paid invoice {invoice.key} in full ({money(paid, currency)}) by bank transfer this morning, reference "
             f"{reference}")
     trigger = arrive(s, person, Ask(
@@ -388,12 +395,15 @@ def bank_payment_recorded(s: Scenario) -> None:
     others = [i for i in invoices if i["contact_id"] == invoice["contact_id"] and i.key != invoice.key]
     if others and shows(s, found, others[0]):
         s.trap("other-open-invoice", others[0], f"their other open invoice {others[0].key}", step=found)
-    s.call("accounting", "create_payment",
-           {"amount": paid, "invoice_number": found.ref("invoice_number"), "method": "bank_transfer", "reference": reference,
-            "date": s.world.now[:10]},
-           say=f"record the bank transfer against the invoice {person.first_name} paid, for the amount they paid, dated "
-               f"today, with their reference {reference}")
+    recorded = s.call("accounting", "create_payment",
+                      {"amount": paid, "invoice_number": found.ref("invoice_number"), "method": "bank_transfer", "reference": reference,
+                       "date": s.world.now[:10]},
+                      say=f"record the bank transfer against the invoice {person.first_name} paid, for the amount they paid, dated "
+                          f"today, with their reference {reference}")
     facts = [Said("the amount recorded", Lit(paid), "money")]
+    if rest:  # the rest is the total less what was paid and credited before: the literal agent records the total
+        s.decide("figure", "what the rest of the invoice comes to, once earlier payments and credit are taken off")
+        s.literal_steps[recorded.index] = s.specs[recorded.index].with_arg("amount", Lit(float(invoice["total"])))
     if part:
         s.decide("figure", "what is still due once the part payment is recorded")
         facts.append(Said("what is still due", Lit(left), "money"))

@@ -12,6 +12,9 @@ field of the other records of the same person or company.
 from __future__ import annotations
 
 import random
+import re
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_services.kernel.schema import FieldDef
@@ -21,11 +24,16 @@ from composer.archetypes.requests import SERVICE_FAMILY, asker_for, by_condition
 from composer.catalog import Catalog
 from composer.kinds import Kind, kinds_of, system_name
 from composer.phrasing import spoken_field
-from composer.content import guessable
-from composer.plan import Lit
-from composer.scenario import Rec, Said, Scenario, Skip, archetype
+from composer.archetypes.common import short_date
+from composer.catalog import ToolInfo
+from composer.content import guessable, other_figures, text_param
+from composer.plan import Composed, Lit, Ref, field_value, resolve
+from composer.resolve import value_at
+from composer.runner import result_items
+from composer.scenario import Rec, Said, Scenario, Skip, Step, archetype
 from composer.stages.channels import COLLEAGUE, Ask, arrive, reply, reply_clause
-from composer.stages.lookup import lookup
+from composer.stages.lookup import candidate_reads, listed_under_parent, lookup
+from mcp_services.kernel.world import Person
 
 #: Why a colleague asks (the purpose the request states).
 _PURPOSES = (
@@ -48,6 +56,8 @@ _TIMED_VERBS = {"due": "is due", "start": "starts", "end": "ends", "send": "goes
 #: Past participles that do not end in -ed ("when the invoice was paid").
 _PARTICIPLES = frozenset({"sent", "paid", "sold", "held", "won", "lost", "built", "made", "done", "set", "spent", "bought", "left",
                           "met", "begun", "written", "taken", "given", "seen", "shut", "cut", "put", "read", "hidden", "chosen"})
+#: Verbs of a past moment that take no "was" ("when the most recent event occurred").
+_INTRANSITIVE = frozenset({"occurred", "happened", "arrived"})
 #: Records of a kind tried per question (each is one read of the world).
 _TRIES = 6
 
@@ -179,39 +189,53 @@ def _findable(s: Scenario, kind: Kind, rec: Rec, where: dict[str, Any], label: s
         s.rng = own
 
 
-def _pick(s: Scenario) -> tuple[Kind, Rec, FieldDef, tuple[dict[str, Any], str, str]]:
-    kinds = [k for k in s.kinds if k.readers and _askable(k)]
+def _pick(s: Scenario) -> tuple[Kind, Rec, FieldDef, tuple[dict[str, Any], str, str], Rec]:
+    """A record named by its label and a clue (its person), beside a look-alike of the same label whose asked field
+    differs: answering from the look-alike, the first match, gives the wrong value."""
+    kinds = [k for k in s.kinds if k.readers and k.label and _askable(k)]
     s.rng.shuffle(kinds)
     kinds = s.less_used_first(kinds, lambda kind: kind.readers)
     for kind in kinds[:8]:
         fields = _askable(kind)
-        for rec in by_condition(s, kind, s.records(kind.service, kind.entity))[:_TRIES]:
+        label = str(kind.label)
+        records = s.records(kind.service, kind.entity)
+        labels = Counter(str(r.get(label)) for r in records)
+        alike = [r for r in records if labels[str(r.get(label))] > 1]
+        for rec in by_condition(s, kind, alike)[:_TRIES]:
             f = s.rng.choices([f for f, _ in fields], weights=[w for _, w in fields])[0]
             value = rec.get(f.name)
             if value in (None, "", []) or isinstance(value, (bool, list, dict)):
                 continue
             named = identify(s, kind, rec)
-            if named is not None and guessable(value, [named[1], named[2], *map(str, named[0].values())]):
+            if named is None or len(named[0]) < 2:
+                continue  # named by its label alone: nothing to tell apart
+            twin = next((r for r in alike if r.key != rec.key and r.get(label) == rec.get(label)
+                         and r.get(f.name) not in (None, "", value)), None)
+            if twin is None or guessable(value, [named[1], named[2], *map(str, named[0].values())]):
                 continue  # the carrier "USPS" whose code is usps: the answer is in the question's own words
-            if named is not None and _findable(s, kind, rec, named[0], named[2]):
+            if _findable(s, kind, rec, named[0], named[2]):
                 s.intended.extend(kind.readers)
-                return kind, rec, f, named
+                return kind, rec, f, named, twin
         s.tried_in_vain(*kind.readers)  # the next question tries another kind first, not this one again
-    raise Skip("no record with a field a colleague would ask about that a read shows")
+    raise Skip("no look-alike records that a clue in the request tells apart")
 
 
-@archetype("request-question", family="operations", title="A colleague asks what a record shows: its status, an amount, a date",
-           services=(), weight=5.0, fits=_fits, weigh=lambda catalog: 4.0 * catalog_weight(catalog))
-def request_question(s: Scenario) -> None:
-    """A colleague asks about one field of one record; the agent looks it up and answers with its value."""
-    kind, rec, f, (where, name, label) = _pick(s)
-    family = SERVICE_FAMILY.get(kind.service, "operations")
+def _asker(s: Scenario, family: str, about: str) -> Person:
+    """A colleague who asks about ``about`` (never the person it names)."""
     asker = asker_for(s, family)
-    if asker.name in name:  # nobody asks a colleague about "the recipient Donna Peters" when they are Donna Peters
-        others = [a for a in (asker_for(s, o) for o in ("operations", "support", "sales", "finance")) if a.name not in name]
+    if asker.name in about:  # nobody asks a colleague about "the recipient Donna Peters" when they are Donna Peters
+        others = [a for a in (asker_for(s, o) for o in ("operations", "support", "sales", "finance")) if a.name not in about]
         if not others:
             raise Skip("only the person the record names could ask about it")
         asker = others[0]
+    return asker
+
+
+def _look_alike_question(s: Scenario) -> None:
+    """A colleague asks about one field of one record that has a look-alike; the clue they give picks it."""
+    kind, rec, f, (where, name, label), twin = _pick(s)
+    family = SERVICE_FAMILY.get(kind.service, "operations")
+    asker = _asker(s, family, name)
     system = system_name(s.catalog, kind.service)
     q = _Question(f, name)
     text = s.rng.choice(_OPENERS).format(question=q.question, system=system) + " " + s.rng.choice(_PURPOSES)
@@ -224,13 +248,313 @@ def request_question(s: Scenario) -> None:
     if found.value(f.name) != rec[f.name]:
         raise Skip(f"the read of {kind.key} does not show its {f.name}")
     same_name_trap(s, kind, rec, where, found)
+    s.decide("pick", f"which {kind.noun} \"{label}\" {name} means: the clue picks it, not its look-alike")
     fact = Said(q.noun, found.ref(f.name), _fact_kind(f), exact=True)
     replied = reply(s, trigger, [*q.answer, found.ref(f.name), "."], say=reply_clause(trigger, q.noun), facts=[fact],
                     subject=f"Re: {kind.noun.capitalize()}: {label}")
-    s.notes[replied.index].unsaid = [Said(f"another {q.noun.removeprefix('the ')}", Lit(v)) for v in _others(s, kind, f, rec, rec[f.name])]
+    others = [twin[f.name], *_others(s, kind, f, rec, rec[f.name])]
+    s.notes[replied.index].unsaid = [Said(f"another {q.noun.removeprefix('the ')}", Lit(v)) for v in dict.fromkeys(others)]
+    _literal_reply(s, replied.index, [*q.answer, str(twin[f.name]), "."])
     s.brief.intro = f"{trigger.intro} with a question about {name} in {system}"
     s.brief.goal = f"Find out {q.asked}, then {reply_clause(trigger, 'what you find')}"  # the intro named the record
     s.brief.anchors += [asker.name]
+
+
+def _literal_reply(s: Scenario, index: int, parts: list[str | Ref]) -> None:
+    """What the literal agent answers instead (the look-alike's value, the first record's figure): its reply."""
+    spec = s.specs[index]
+    param = text_param(spec)
+    if param is not None:
+        s.literal_steps[index] = spec.with_arg(param, Composed(tuple(parts)))
+
+
+# -- figures: a value worked out from several records of one person, company or parent ---------------------------
+
+
+def _plural(noun: str) -> str:
+    if re.search(r"(?:s|x|ch|sh)$", noun):
+        return noun + "es"
+    if re.search(r"[^aeiou]y$", noun):
+        return noun[:-1] + "ies"
+    return noun + "s"
+
+
+def _spoken(value: Any) -> str:
+    """A state as people say it: "in_progress" -> "in progress", "AUTHORISED" -> "authorised"."""
+    return str(value).replace("_", " ").lower()
+
+
+@dataclass
+class _Group:
+    """Records of one kind that belong together: one person's, one company's, or one parent's."""
+
+    kind: Kind
+    records: list[Rec]
+    owner: str  # how people name whose they are: "Acme Corp", "the form "Request a demo""
+    known: dict[str, Any]  # what the agent knows to list them (the owner's name, or the parent's id once found)
+    path: str  # the field (or path) that says whose a record is
+    parent: tuple[Rec, Kind, str] | None = None  # the parent to find first, its kind, and its label
+
+
+def _groups(s: Scenario, kind: Kind) -> list[_Group]:
+    """The kind's records grouped by their person or company (named), or by their labelled parent."""
+    records = s.records(kind.service, kind.entity)
+    found: list[_Group] = []
+    if not listed_under_parent(kind):
+        for path in kind.people:
+            if path.role == "self" or path.value not in ("name", "company"):
+                continue
+            by: dict[str, list[Rec]] = {}
+            for rec in records:
+                who = value_at(s.view, rec, path.path)
+                if isinstance(who, str) and who.strip():
+                    by.setdefault(who, []).append(rec)
+            for who, group in by.items():
+                if len(group) < 2:
+                    continue
+                # What the agent knows of them: their name, and how the same person is reached otherwise (an email
+                # filter of a list), as a colleague would find it on any of their records.
+                same = {p.path: value_at(s.view, group[0], p.path) for p in kind.people if p.role == path.role}
+                known = {k: v for k, v in same.items() if isinstance(v, str) and v}
+                found.append(_Group(kind, group, who, {**known, path.path: who, "query": who}, path.path))
+    for f in kind.fields():
+        parent_kind = s.kinds.get(kind.service, f.ref) if f.ref else None
+        if parent_kind is None or not parent_kind.label or not parent_kind.readers:
+            continue
+        by_parent: dict[Any, list[Rec]] = {}
+        for rec in records:
+            if rec.get(f.name) is not None:
+                by_parent.setdefault(rec[f.name], []).append(rec)
+        for key, group in by_parent.items():
+            parents = s.records(kind.service, parent_kind.entity, where={"id": key})
+            label = parents[0].get(parent_kind.label) if parents else None
+            if len(group) >= 2 and isinstance(label, str) and 3 <= len(label) <= 80:
+                found.append(_Group(kind, group, f'the {parent_kind.noun} "{label}"', {f.name: None}, f.name,
+                                    (parents[0], parent_kind, label)))
+    return found
+
+
+@dataclass
+class _Figure:
+    """A question whose answer is worked out from a group's records, and what a careless look answers instead."""
+
+    question: str  # asked indirectly: "how many of Acme's tickets are open"
+    asked: str  # in the goal: "how many are open"
+    noun: str  # the fact: "the number of open tickets"
+    value: Any
+    kind: Any  # how the value reads: "number", "money", "date"
+    counted: list[Rec]  # the records the figure is worked out from
+    shown: list[str]  # fields the read must show of each counted record
+    condition: tuple[str, Any] | None  # the field and value that pick the counted records out of the group
+    careless: Any  # the figure a careless look gives (every record counted, the first one's date)
+    answer: list[str]  # the reply, with the figure
+    wrong: list[str]  # the reply with the careless figure (the literal agent's)
+    forbidden: list[Any] = field(default_factory=list)
+    weight: float = 1.0  # how often it is asked, against the group's other figures
+
+
+def _conditions(kind: Kind) -> list[str]:
+    return [f.name for f in kind.fields() if f.stored and f.enum and f.type == "string"
+            and (f.name == kind.state_field or f.name.endswith(_STANDING))]
+
+
+def _figures(s: Scenario, group: _Group) -> list[_Figure]:
+    """Every figure a colleague could ask of the group: how many are in a state, what the amounts in a state come to,
+    when the most recent one happened."""
+    kind, recs, owner = group.kind, group.records, group.owner
+    plural = _plural(kind.noun)
+    whose = f"{owner}'s" if group.parent is None else f"the {plural} of {owner}"
+    mine = f"{owner}'s {plural}" if group.parent is None else f"the {plural} of {owner}"
+    found: list[_Figure] = []
+    for cond in _conditions(kind):
+        values = Counter(str(r.get(cond)) for r in recs if r.get(cond) is not None)
+        for state, n in values.items():
+            if n == len(recs) or state in ("", "None"):
+                continue  # all in one state: the condition decides nothing
+            counted = [r for r in recs if str(r.get(cond)) == state]
+            # "are open" for where a record stands; "have priority high" for another detail.
+            standing = cond in ("status", "state") or cond == kind.state_field
+            are = f"{_spoken(state)}" if standing else f"{spoken_field(cond)} {_spoken(state)}"
+            verb = ("is" if n == 1 else "are") if standing else ("has" if n == 1 else "have")
+            other_counts = sorted({c for v, c in values.items() if v != state and c != n} | {len(recs)} - {n})
+            found.append(_Figure(
+                f"how many of {mine} {'are' if standing else 'have'} {are}", f"how many {'are' if standing else 'have'} {are}",
+                f"the number of {plural} that {'are' if standing else 'have'} {are}", n, "number", counted, [cond],
+                (cond, counted[0][cond]), len(recs),
+                [f"{n} of {mine} {verb} {are}."], [f"{len(recs)} of {mine} {'are' if standing else 'have'} {are}."], other_counts, 2.0))
+            money = [f for f in kind.fields() if f.semantic == "money" and f.stored and not f.incidental]
+            for m in money[:1]:
+                amounts = [r.get(m.name) for r in counted]
+                if len(counted) < 2 or not all(isinstance(a, (int, float)) and not isinstance(a, bool) and a > 0 for a in amounts):
+                    continue
+                total = round(sum(float(a) for a in amounts), 2)
+                every = round(sum(float(r.get(m.name) or 0) for r in recs), 2)
+                noun = _field_noun(m)
+                those = f"{mine} that {'are' if standing else 'have'} {are}"
+                found.append(_Figure(
+                    f"what the {noun} of {those} comes to in total", f"what the {noun} of {those} comes to",
+                    f"the total {noun}", total, "money", counted, [cond, m.name], (cond, counted[0][cond]), float(amounts[0]),
+                    [f"The {noun} of {those} comes to {total:,.2f} in total."],
+                    [f"The {noun} of {those} comes to {float(amounts[0]):,.2f} in total."],
+                    sorted({every, *map(float, amounts)} - {total}), 3.0))
+    for f in kind.fields():
+        timed = f.semantic in ("date", "datetime") or f.type in ("date", "datetime")
+        stem = _Question.timed_noun(f) if timed and f.stored and f.name not in _BORING else None
+        days = [str(r.get(f.name))[:10] for r in recs if isinstance(r.get(f.name), str) and len(str(r.get(f.name))) >= 10]
+        if stem is None or len(days) != len(recs) or len(set(days)) < 2 or max(days) > s.world.now[:10]:
+            continue  # only what has happened: "the most recent" of past days
+        latest = max(days)
+        said = stem if stem in _INTRANSITIVE else _Question.timed_verb(stem) if not stem.endswith(" date") else None
+        if said is None or not (said.startswith("was ") or stem in _INTRANSITIVE):
+            continue  # only what has happened: "was created", "was submitted", "occurred"
+        first = str(recs[0][f.name])[:10]
+        latest_one = f"the most recent of {mine}"
+        found.append(_Figure(
+            f"when {latest_one} {said}", f"when {latest_one} {said}", f"when {latest_one} {said}",
+            latest, "date", recs, [f.name], None, first if first != latest else sorted(days)[0],
+            [f"{latest_one[:1].upper()}{latest_one[1:]} {said} on {short_date(latest)}."],
+            [f"{latest_one[:1].upper()}{latest_one[1:]} {said} on {short_date(first)}."],
+            sorted(set(days) - {latest}), 1.0))
+    return [x for x in found if not isinstance(x.value, int) or x.value >= 1]
+
+
+def _read_covering(s: Scenario, group: _Group, fig: _Figure, known: dict[str, Any]) -> tuple[ToolInfo, dict[str, Any], list[dict[str, Any]]] | None:
+    """A read whose one page shows every counted record with what the figure needs, and shows why each other record it
+    lists is not counted (another owner, another state): from it alone the figure can be worked out."""
+    kind = group.kind
+    every = {r.key: r for r in s.records(kind.service, kind.entity)}
+    counted = {r.key for r in fig.counted}
+    mine = {r.key for r in group.records}
+    values = {k: (v if isinstance(v, (Lit, Ref)) else Lit(v)) for k, v in known.items()}
+    if fig.condition is not None:
+        values.setdefault(fig.condition[0], Lit(fig.condition[1]))
+    options = s.less_used_first(candidate_reads(s, fig.counted[0], values), lambda option: (option[0],))
+    for tool, args in options[:8]:
+        try:
+            arguments = {name: resolve(expr, s.items) for name, expr in args.items()}
+        except LookupError:
+            continue
+        result = s.runner.episode.call(tool.service, tool.name, arguments)
+        if not result.success:
+            continue
+        items = {str(i.get("id")): i for i in result_items(tool, result.data)}
+        if not counted <= set(items):
+            continue
+        ok = True
+        for key, item in items.items():
+            rec = every.get(key)
+            if rec is None:
+                continue
+            if key in counted:
+                ok = all(field_value(item, name) == rec.get(name) for name in fig.shown if name not in args)
+            elif key in mine:  # theirs, not counted: the read must show the state that leaves it out
+                cond = fig.condition
+                ok = cond is not None and cond[0] not in args and field_value(item, cond[0]) == rec.get(cond[0])
+            else:  # someone else's: the read must show whose it is
+                ok = "." not in group.path and group.path not in args and field_value(item, group.path) == rec.get(group.path) \
+                    and rec.get(group.path) != group.records[0].get(group.path)
+            if not ok:
+                break
+        if ok:
+            return tool, args, list(items.values())
+    return None
+
+
+def _figure_question(s: Scenario) -> None:
+    """A colleague asks for a figure worked out from several records: a count, a total, the most recent date."""
+    kinds = [k for k in s.kinds if k.readers]
+    s.rng.shuffle(kinds)
+    kinds = s.less_used_first(kinds, lambda kind: kind.readers)
+    for kind in kinds[:10]:
+        groups = _groups(s, kind)
+        s.rng.shuffle(groups)
+        for group in groups[:4]:
+            figures = _figures(s, group)
+            ordered: list[_Figure] = []
+            while figures and len(ordered) < 3:  # the totals and counts first, more often than the dates
+                ordered.append(figures.pop(s.rng.choices(range(len(figures)), weights=[x.weight for x in figures])[0]))
+            for fig in ordered:
+                if guessable(str(fig.value), [group.owner]):
+                    continue
+                try:
+                    with s.attempt():
+                        _ask_figure(s, group, fig)
+                        return
+                except Skip:
+                    continue
+        s.tried_in_vain(*kind.readers)
+    raise Skip("no figure a colleague would ask that one read of the world shows")
+
+
+def _ask_figure(s: Scenario, group: _Group, fig: _Figure) -> None:
+    kind = group.kind
+    # Which read answers is settled first, on the world as it is; the plan then reads the question, finds the parent
+    # (the form, the project) where the records are listed under it, and makes that read.
+    known = dict(group.known) if group.parent is None else {group.path: group.parent[0].key}
+    covering = _read_covering(s, group, fig, known)
+    if covering is None:
+        raise Skip(f"no read of {kind.key} shows every record the figure needs")
+    tool, args, items = covering
+    family = SERVICE_FAMILY.get(kind.service, "operations")
+    asker = _asker(s, family, group.owner)
+    system = system_name(s.catalog, kind.service)
+    trigger = _arrive(s, asker, kind, group, fig, system, family)
+    if group.parent is not None:
+        parent_rec, parent_kind, label = group.parent
+        parent = lookup(s, parent_rec, {"query": label, str(parent_kind.label): label}, say=f"find {group.owner}", name=group.owner)
+        s.refer(parent_rec, group.owner, relation=str(parent_kind.label), where={str(parent_kind.label): label})
+        args = {name: parent.ref("id") if isinstance(expr, Lit) and expr.value == parent_rec.key else expr for name, expr in args.items()}
+    listed = s.call(tool.service, tool.name, args, say=f"go through the {_plural(kind.noun)} of {group.owner}", select=fig.counted[0])
+    s.notes[listed.index].stage = "consult"
+    s.decide("figure", fig.question)
+    fact = Said(fig.noun, Lit(fig.value), fig.kind, exact=True)
+    replied = reply(s, trigger, fig.answer, say=reply_clause(trigger, fig.noun), facts=[fact],
+                    subject=f"Re: {kind.noun.capitalize()}: {group.owner}")
+    others = [o for o in dict.fromkeys([*fig.forbidden, fig.careless, *other_figures(fig.value, items)]) if o != fig.value]
+    s.notes[replied.index].unsaid = [Said(f"another {fig.noun.removeprefix('the ')}", Lit(v), fig.kind) for v in others]
+    _literal_reply(s, replied.index, list(fig.wrong))
+    s.brief.intro = f"{trigger.intro} with a question about {group.owner} in {system}"
+    s.brief.goal = f"Work out {fig.question}, then {reply_clause(trigger, 'the figure')}"
+    s.brief.anchors += [asker.name]
+
+
+#: Why a colleague asks for a figure (the purpose the request states); ``{owner}`` is whose records they are.
+_FIGURE_PURPOSES = (
+    "I'm putting the account review together and want the number right.",
+    "I want to get my notes right before the call.",
+    "It came up in the team meeting and nobody was sure.",
+    "I need it for the weekly report.",
+)
+
+
+def _arrive(s: Scenario, asker: Person, kind: Kind, group: _Group, fig: _Figure, system: str, family: str) -> Any:
+    text = s.rng.choice(_OPENERS).format(question=fig.question, system=system) + " " + s.rng.choice(_FIGURE_PURPOSES)
+    return arrive(s, asker, Ask(subject=f"{_plural(kind.noun).capitalize()}: {group.owner}", text=text,
+                                team=team_channel(s, family)), channels=COLLEAGUE)
+
+
+#: The kinds of question, with how often each is tried first: most are figures; a look-alike to tell apart now and then.
+_FORMS = ((_figure_question, 3.0), (_look_alike_question, 1.0))
+
+
+@archetype("request-question", family="operations",
+           title="A colleague asks for a figure from several records (a count, a total, the latest date) or about one of two look-alikes",
+           services=(), weight=5.0, fits=_fits, weigh=lambda catalog: 4.0 * catalog_weight(catalog))
+def request_question(s: Scenario) -> None:
+    """A colleague asks a question the data decides: a figure worked out from several records of one person, company
+    or parent, or a field of the one record their clue picks among look-alikes. A world that gives neither drops it."""
+    forms = list(_FORMS)
+    first = s.rng.choices(range(len(forms)), weights=[w for _, w in forms])[0]
+    order = [forms[first][0], *(f for n, (f, _) in enumerate(forms) if n != first)]
+    reasons: list[str] = []
+    for form in order:
+        try:
+            with s.attempt():
+                form(s)
+                return
+        except Skip as skip:
+            reasons.append(str(skip))
+    raise Skip("no question the data decides: " + "; ".join(reasons))
 
 
 __all__ = ["request_question"]

@@ -28,7 +28,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from mcp_services.kernel.diff import StateDiff
-from mcp_services.tasks.surface import FactKind, kind_of, numbers_in, states
+from mcp_services.tasks.surface import FactKind, kind_of, states
 
 __all__ = [
     "AnswerCheck",
@@ -233,7 +233,9 @@ class AnswerCheck(CheckBase):
             return False
         expected = self.expected
         if self.match in ("number", "money") and not isinstance(expected, list):
-            return states(answer, "money", float(expected))
+            # A count reads in words too ("three"), and never as the day of a date; an amount reads as amounts do.
+            count = self.match == "number" and isinstance(expected, int) and not isinstance(expected, bool)
+            return states(answer, "number", expected) if count else states(answer, "money", float(expected))
         if self.match in ("date", "datetime", "time") and not isinstance(expected, list):
             return states(answer, self.match, expected)
         text = _norm(answer)
@@ -265,7 +267,10 @@ class RowAbsent(CheckBase):
 
 
 class AnswerExcludes(CheckBase):
-    """The final answer states none of these values: an answer that lists every candidate is no answer."""
+    """The final answer states none of these values: an answer that lists every candidate is no answer.
+
+    Each value is read as its type says (``kind_of``): an amount in any of its forms, a count in digits or words (not
+    the day of a date), a date in any usual form ("12 May", "2025-05-12"); other text as written."""
 
     kind: Literal["answer_excludes"] = "answer_excludes"
     values: list[str | int | float]
@@ -276,12 +281,9 @@ class AnswerExcludes(CheckBase):
         if not answer:
             return True
         text = _norm(answer)
-        numbers = numbers_in(answer)
         for value in self.values:
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                if any(abs(n - float(value)) <= 0.005 for n in numbers):
-                    return False
-            elif _norm(str(value)) in text:
+            kind = kind_of(value)
+            if states(answer, kind, value) if kind != "text" else _norm(str(value)) in text:
                 return False
         return True
 

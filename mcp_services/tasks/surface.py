@@ -17,7 +17,7 @@ from typing import Any, Literal
 FactKind = Literal["text", "money", "number", "date", "datetime", "time", "decision", "premise"]
 FACT_KINDS: tuple[FactKind, ...] = ("text", "money", "number", "date", "datetime", "time", "decision", "premise")
 
-__all__ = ["FACT_KINDS", "FactKind", "kind_of", "numbers_in", "own_words", "states"]
+__all__ = ["FACT_KINDS", "FactKind", "counts_in", "kind_of", "numbers_in", "own_words", "states"]
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
@@ -53,6 +53,32 @@ def numbers_in(text: str) -> list[float]:
             found.append(float(raw))
         except ValueError:  # pragma: no cover - the pattern only matches numbers
             continue
+    return found
+
+
+#: Numbers people write out in words ("three open tickets", "twenty-one days"): read as a count, never as an amount.
+_UNITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+          "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
+_TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+_WORD_NUMBER = re.compile(rf"\b(?:({'|'.join(_TENS)})(?:[\s-]+({'|'.join(_UNITS[1:10])}))?|({'|'.join(_UNITS)}))\b")
+#: Where a digit belongs to a date or a clock time ("12 May", "May 12", "14:00"), not to a count.
+_MONTH = rf"(?:{'|'.join(_MONTHS)}|{'|'.join(m[:3] for m in _MONTHS)}|sept)\b\.?"
+_DATE_PART = re.compile(
+    rf"\b\d{{1,2}}(?:st|nd|rd|th)?(?:\s+of)?\s+{_MONTH}(?:,?\s+\d{{4}})?"
+    rf"|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?:,?\s+\d{{4}})?"
+    r"|\b\d{1,2}[:.h]\d{2}\b|\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)(?![a-z])|\b\d{1,2}[/.]\d{1,2}[/.]\d{2,4}\b",
+    re.IGNORECASE,
+)
+
+
+def counts_in(text: str) -> list[float]:
+    """Every count or whole number the text states, in digits or in words ("3", "three", "twenty-one"), leaving out the
+    digits of a date or a time ("12 May", "14:00" state no count of 12 or 14)."""
+    bare = _DATE_PART.sub(" ", text.replace("\u00a0", " "))
+    found = numbers_in(bare)
+    for match in _WORD_NUMBER.finditer(bare.lower()):
+        tens, unit, alone = match.groups()
+        found.append(float(_UNITS.index(alone)) if alone else float(20 + 10 * _TENS.index(tens) + (_UNITS.index(unit) if unit else 0)))
     return found
 
 
@@ -248,7 +274,7 @@ def states(text: str | None, kind: FactKind, value: Any) -> bool:
     if kind in ("money", "number"):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return False
-        return any(abs(n - float(value)) <= 0.005 for n in numbers_in(text))
+        return any(abs(n - float(value)) <= 0.005 for n in (numbers_in(text) if kind == "money" else counts_in(text)))
     if kind == "date":
         day = _date_of(value)
         return day is not None and _states_date(text, day)
