@@ -15,6 +15,7 @@ import random
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 from mcp_services.kernel.schema import FieldDef
@@ -58,6 +59,12 @@ _PARTICIPLES = frozenset({"sent", "paid", "sold", "held", "won", "lost", "built"
                           "met", "begun", "written", "taken", "given", "seen", "shut", "cut", "put", "read", "hidden", "chosen"})
 #: Verbs of a past moment that take no "was" ("when the most recent event occurred").
 _INTRANSITIVE = frozenset({"occurred", "happened", "arrived"})
+#: Amounts that add up to something people ask for (what is due, what was refunded), and those that do not (a salary
+#: range's bottom, a price, a rate).
+_SUMMED = re.compile(r"(?:amount|total|due|paid|balance|refunded|spent|cost|value)$")
+_NOT_SUMMED = re.compile(r"min|max|salary|price|rate|limit|budget|threshold")
+#: The most records of a kind a question counts over all of them ("how many of the payment links in Payments are active").
+_WHOLE = 30
 #: Records of a kind tried per question (each is one read of the world).
 _TRIES = 6
 
@@ -294,6 +301,7 @@ class _Group:
     known: dict[str, Any]  # what the agent knows to list them (the owner's name, or the parent's id once found)
     path: str  # the field (or path) that says whose a record is
     parent: tuple[Rec, Kind, str] | None = None  # the parent to find first, its kind, and its label
+    whole: bool = False  # every record of the kind (the payment links in Payments): ``owner`` names the system
 
 
 def _groups(s: Scenario, kind: Kind) -> list[_Group]:
@@ -317,6 +325,8 @@ def _groups(s: Scenario, kind: Kind) -> list[_Group]:
                 same = {p.path: value_at(s.view, group[0], p.path) for p in kind.people if p.role == path.role}
                 known = {k: v for k, v in same.items() if isinstance(v, str) and v}
                 found.append(_Group(kind, group, who, {**known, path.path: who, "query": who}, path.path))
+    if not listed_under_parent(kind) and 2 <= len(records) <= _WHOLE:
+        found.append(_Group(kind, records, system_name(s.catalog, kind.service), {}, "", whole=True))
     for f in kind.fields():
         parent_kind = s.kinds.get(kind.service, f.ref) if f.ref else None
         if parent_kind is None or not parent_kind.label or not parent_kind.readers:
@@ -351,11 +361,38 @@ class _Figure:
     wrong: list[str]  # the reply with the careless figure (the literal agent's)
     forbidden: list[Any] = field(default_factory=list)
     weight: float = 1.0  # how often it is asked, against the group's other figures
+    dated: bool = False  # worked out from today's date too: the request states it
 
 
 def _conditions(kind: Kind) -> list[str]:
-    return [f.name for f in kind.fields() if f.stored and f.enum and f.type == "string"
-            and (f.name == kind.state_field or f.name.endswith(_STANDING))]
+    """Fields that split a group the way people count it: where a record stands (its status, stage, priority), or a
+    flag that reads as an adjective ("active", "required", "archived")."""
+    return [f.name for f in kind.fields() if f.stored and not f.incidental and (
+        (f.enum and f.type == "string" and (f.name == kind.state_field or f.name.endswith(_STANDING)))
+        or (f.type == "boolean" and _adjective(f.name) is not None))]
+
+
+def _adjective(flag: str) -> str | None:
+    """How a flag reads after "are": is_archived -> "archived", required -> "required"; None for one that does not."""
+    word = flag.removeprefix("is_")
+    return word if "_" not in word and (word.endswith(("ed", "ive", "ble")) or word in ("open", "private", "public")) else None
+
+
+def _state_words(cond: str, state: str) -> str:
+    """A condition's value as people say it after "are": "open", "active", "not required"."""
+    if state in ("True", "False"):
+        adjective = str(_adjective(cond))
+        return adjective if state == "True" else f"not {adjective}"
+    return _spoken(state)
+
+
+def _theirs(group: _Group) -> str:
+    """How the question names the group's records: "Acme's tickets", "the questions of the form "Demo"", "the
+    payment links in Payments"."""
+    plural = _plural(group.kind.noun)
+    if group.whole:
+        return f"the {plural} in {group.owner}"
+    return f"{group.owner}'s {plural}" if group.parent is None else f"the {plural} of {group.owner}"
 
 
 def _figures(s: Scenario, group: _Group) -> list[_Figure]:
@@ -363,8 +400,7 @@ def _figures(s: Scenario, group: _Group) -> list[_Figure]:
     when the most recent one happened."""
     kind, recs, owner = group.kind, group.records, group.owner
     plural = _plural(kind.noun)
-    whose = f"{owner}'s" if group.parent is None else f"the {plural} of {owner}"
-    mine = f"{owner}'s {plural}" if group.parent is None else f"the {plural} of {owner}"
+    mine = _theirs(group)
     found: list[_Figure] = []
     for cond in _conditions(kind):
         values = Counter(str(r.get(cond)) for r in recs if r.get(cond) is not None)
@@ -373,16 +409,17 @@ def _figures(s: Scenario, group: _Group) -> list[_Figure]:
                 continue  # all in one state: the condition decides nothing
             counted = [r for r in recs if str(r.get(cond)) == state]
             # "are open" for where a record stands; "have priority high" for another detail.
-            standing = cond in ("status", "state") or cond == kind.state_field
-            are = f"{_spoken(state)}" if standing else f"{spoken_field(cond)} {_spoken(state)}"
+            standing = cond in ("status", "state") or cond == kind.state_field or state in ("True", "False")
+            are = _state_words(cond, state) if standing else f"{spoken_field(cond)} {_spoken(state)}"
             verb = ("is" if n == 1 else "are") if standing else ("has" if n == 1 else "have")
             other_counts = sorted({c for v, c in values.items() if v != state and c != n} | {len(recs)} - {n})
             found.append(_Figure(
                 f"how many of {mine} {'are' if standing else 'have'} {are}", f"how many {'are' if standing else 'have'} {are}",
                 f"the number of {plural} that {'are' if standing else 'have'} {are}", n, "number", counted, [cond],
                 (cond, counted[0][cond]), len(recs),
-                [f"{n} of {mine} {verb} {are}."], [f"{len(recs)} of {mine} {'are' if standing else 'have'} {are}."], other_counts, 2.0))
-            money = [f for f in kind.fields() if f.semantic == "money" and f.stored and not f.incidental]
+                [f"{n} of {mine} {verb} {are}."], [f"{len(recs)} of {mine} {'are' if standing else 'have'} {are}."], other_counts, 3.0))
+            money = [f for f in kind.fields() if f.semantic == "money" and f.stored and not f.incidental and _SUMMED.search(f.name)
+                     and not _NOT_SUMMED.search(f.name)]
             for m in money[:1]:
                 amounts = [r.get(m.name) for r in counted]
                 if len(counted) < 2 or not all(isinstance(a, (int, float)) and not isinstance(a, bool) and a > 0 for a in amounts):
@@ -393,7 +430,7 @@ def _figures(s: Scenario, group: _Group) -> list[_Figure]:
                 those = f"{mine} that {'are' if standing else 'have'} {are}"
                 found.append(_Figure(
                     f"what the {noun} of {those} comes to in total", f"what the {noun} of {those} comes to",
-                    f"the total {noun}", total, "money", counted, [cond, m.name], (cond, counted[0][cond]), float(amounts[0]),
+                    f"the total {noun} of {those}", total, "money", counted, [cond, m.name], (cond, counted[0][cond]), float(amounts[0]),
                     [f"The {noun} of {those} comes to {total:,.2f} in total."],
                     [f"The {noun} of {those} comes to {float(amounts[0]):,.2f} in total."],
                     sorted({every, *map(float, amounts)} - {total}), 3.0))
@@ -415,6 +452,16 @@ def _figures(s: Scenario, group: _Group) -> list[_Figure]:
             [f"{latest_one[:1].upper()}{latest_one[1:]} {said} on {short_date(latest)}."],
             [f"{latest_one[:1].upper()}{latest_one[1:]} {said} on {short_date(first)}."],
             sorted(set(days) - {latest}), 1.0))
+        # How long ago, in days: the most recent day, then today's date (the request states it) taken from it.
+        today = date.fromisoformat(s.world.now[:10])
+        ago = {day: (today - date.fromisoformat(day)).days for day in days}
+        if ago[latest] >= 2:
+            found.append(_Figure(
+                f"how many days ago {latest_one} {said}", f"how many days ago {latest_one} {said}",
+                f"how many days ago {latest_one} {said}", ago[latest], "number", recs, [f.name], None, ago[first],
+                [f"{latest_one[:1].upper()}{latest_one[1:]} {said} {ago[latest]} days ago, on {short_date(latest)}."],
+                [f"{latest_one[:1].upper()}{latest_one[1:]} {said} {ago[first]} days ago."],
+                sorted(set(ago.values()) - {ago[latest]}), 1.0, dated=True))
     return [x for x in found if not isinstance(x.value, int) or x.value >= 1]
 
 
@@ -450,6 +497,8 @@ def _read_covering(s: Scenario, group: _Group, fig: _Figure, known: dict[str, An
             elif key in mine:  # theirs, not counted: the read must show the state that leaves it out
                 cond = fig.condition
                 ok = cond is not None and cond[0] not in args and field_value(item, cond[0]) == rec.get(cond[0])
+            elif group.whole:
+                ok = False
             else:  # someone else's: the read must show whose it is
                 ok = "." not in group.path and group.path not in args and field_value(item, group.path) == rec.get(group.path) \
                     and rec.get(group.path) != group.records[0].get(group.path)
@@ -464,7 +513,9 @@ def _figure_question(s: Scenario) -> None:
     """A colleague asks for a figure worked out from several records: a count, a total, the most recent date."""
     kinds = [k for k in s.kinds if k.readers]
     s.rng.shuffle(kinds)
-    kinds = s.less_used_first(kinds, lambda kind: kind.readers)
+    # By the use of the reads that list a kind (a read by id never shows a group), so a kind whose get nobody calls
+    # is not tried first every time.
+    kinds = s.less_used_first(kinds, lambda kind: [t for t in kind.readers if t.intent != "get"] or kind.readers)
     for kind in kinds[:10]:
         groups = _groups(s, kind)
         s.rng.shuffle(groups)
@@ -501,7 +552,8 @@ def _ask_figure(s: Scenario, group: _Group, fig: _Figure) -> None:
     trigger = _arrive(s, asker, kind, group, fig, system, family)
     if group.parent is not None:
         parent_rec, parent_kind, label = group.parent
-        parent = lookup(s, parent_rec, {"query": label, str(parent_kind.label): label}, say=f"find {group.owner}", name=group.owner)
+        parent = lookup(s, parent_rec, {"query": label, str(parent_kind.label): label}, say=f"find {group.owner}", name=group.owner,
+                        prefer=[s.rng.choice(parent_kind.readers).name])
         s.refer(parent_rec, group.owner, relation=str(parent_kind.label), where={str(parent_kind.label): label})
         args = {name: parent.ref("id") if isinstance(expr, Lit) and expr.value == parent_rec.key else expr for name, expr in args.items()}
     listed = s.call(tool.service, tool.name, args, say=f"go through the {_plural(kind.noun)} of {group.owner}", select=fig.counted[0])
@@ -513,9 +565,11 @@ def _ask_figure(s: Scenario, group: _Group, fig: _Figure) -> None:
     others = [o for o in dict.fromkeys([*fig.forbidden, fig.careless, *other_figures(fig.value, items)]) if o != fig.value]
     s.notes[replied.index].unsaid = [Said(f"another {fig.noun.removeprefix('the ')}", Lit(v), fig.kind) for v in others]
     _literal_reply(s, replied.index, list(fig.wrong))
-    s.brief.intro = f"{trigger.intro} with a question about {group.owner} in {system}"
+    about = _theirs(group) if group.whole else f"{group.owner} in {system}"
+    s.brief.intro = f"{trigger.intro} with a question about {about}"
     s.brief.goal = f"Work out {fig.question}, then {reply_clause(trigger, 'the figure')}"
     s.brief.anchors += [asker.name]
+    s.brief.needs_date = s.brief.needs_date or fig.dated
 
 
 #: Why a colleague asks for a figure (the purpose the request states); ``{owner}`` is whose records they are.
