@@ -279,6 +279,8 @@ def _literal_reply(s: Scenario, index: int, parts: list[str | Ref]) -> None:
 
 
 def _plural(noun: str) -> str:
+    if noun.endswith(("feedback", "information", "data", "equipment", "time off")):
+        return noun + " entries"  # no plural of their own
     if re.search(r"(?:s|x|ch|sh)$", noun):
         return noun + "es"
     if re.search(r"[^aeiou]y$", noun):

@@ -113,3 +113,23 @@ def test_an_answer_states_a_count_in_words_and_is_not_fooled_by_the_day_of_a_dat
     assert not only.holds({}, "Three tickets; the last one on 20 May.")  # the other date, in other words
     assert not only.holds({}, "Three tickets, or twelve.")
     assert not only.holds({}, "3, or $80 in all.")
+
+
+def test_the_rest_of_an_invoice_paid_off_in_part_is_worked_out_and_recording_its_total_fails() -> None:
+    services = ("accounting", "mailbox", "chat", "sms", "voice", "helpdesk", "forms", "files")
+    catalog = load_catalog(services)
+    tasks, _ = generate(GenerateConfig(n=16, seed=3, services=services, archetypes=("bank-payment-recorded",)), catalog)
+    runner = Runner(catalog, tasks[0].world_seed)
+    rest = [t for t in tasks if any(d["what"].startswith("what the rest of the invoice") for d in t.stats["decisions"])]
+    assert rest
+    for task in rest:
+        assert task.stats["literal_fails"], task.id
+        said = [str(cell) for record in task.setup for cell in record.row.values() if "the rest of invoice" in str(cell)]
+        assert said, task.id  # the customer says they paid the rest, not how much
+        paid = next(step for step in task.plan if step.tool == "create_payment")
+        runner.fresh(task.setup)
+        invoice = runner.call("accounting", "get_invoice", {"invoice_number": paid.arguments["invoice_number"]}).data
+        assert paid.arguments["amount"] == invoice["amount_due"] < invoice["total"], task.id
+        assert not any(f"{invoice['amount_due']:,.2f}" in text for text in [task.instruction, *said])  # the agent's to work out
+        total = [s.model_copy(update={"arguments": {**s.arguments, "amount": invoice["total"]}}) if s is paid else s for s in task.plan]
+        assert not passes(task, runner, total), task.id
