@@ -394,7 +394,9 @@ def _theirs(group: _Group) -> str:
     plural = _plural(group.kind.noun)
     if group.whole:
         return f"the {plural} in {group.owner}"
-    return f"{group.owner}'s {plural}" if group.parent is None else f"the {plural} of {group.owner}"
+    if group.parent is not None and not group.parent[1].is_person:
+        return f"the {plural} of {group.owner}"  # the questions of the form "Demo"
+    return f"{group.parent[2] if group.parent is not None else group.owner}'s {plural}"  # Kathy Newman's time off requests
 
 
 def _figures(s: Scenario, group: _Group) -> list[_Figure]:
@@ -403,6 +405,8 @@ def _figures(s: Scenario, group: _Group) -> list[_Figure]:
     kind, recs, owner = group.kind, group.records, group.owner
     plural = _plural(kind.noun)
     mine = _theirs(group)
+    summed = [f for f in kind.fields() if f.semantic == "money" and f.stored and not f.incidental and _SUMMED.search(f.name)
+              and not _NOT_SUMMED.search(f.name)]
     found: list[_Figure] = []
     for cond in _conditions(kind):
         values = Counter(str(r.get(cond)) for r in recs if r.get(cond) is not None)
@@ -420,9 +424,7 @@ def _figures(s: Scenario, group: _Group) -> list[_Figure]:
                 f"the number of {plural} that {'are' if standing else 'have'} {are}", n, "number", counted, [cond],
                 (cond, counted[0][cond]), len(recs),
                 [f"{n} of {mine} {verb} {are}."], [f"{len(recs)} of {mine} {'are' if standing else 'have'} {are}."], other_counts, 3.0))
-            money = [f for f in kind.fields() if f.semantic == "money" and f.stored and not f.incidental and _SUMMED.search(f.name)
-                     and not _NOT_SUMMED.search(f.name)]
-            for m in money[:1]:
+            for m in summed[:1]:
                 amounts = [r.get(m.name) for r in counted]
                 if len(counted) < 2 or not all(isinstance(a, (int, float)) and not isinstance(a, bool) and a > 0 for a in amounts):
                     continue
@@ -436,6 +438,15 @@ def _figures(s: Scenario, group: _Group) -> list[_Figure]:
                     [f"The {noun} of {those} comes to {total:,.2f} in total."],
                     [f"The {noun} of {those} comes to {float(amounts[0]):,.2f} in total."],
                     sorted({every, *map(float, amounts)} - {total}), 3.0))
+    for m in summed[:1] if not group.whole else ():
+        amounts = [r.get(m.name) for r in recs]
+        if all(isinstance(a, (int, float)) and not isinstance(a, bool) and a > 0 for a in amounts):
+            total, noun = round(sum(float(a) for a in amounts), 2), _field_noun(m)
+            found.append(_Figure(
+                f"what the {noun} of {mine} comes to in total", f"what the {noun} of {mine} comes to", f"the total {noun} of {mine}",
+                total, "money", recs, [m.name], None, float(amounts[0]),
+                [f"The {noun} of {mine} comes to {total:,.2f} in total."], [f"The {noun} of {mine} comes to {float(amounts[0]):,.2f}."],
+                sorted({*map(float, amounts)} - {total}), 2.0))
     for f in kind.fields():
         timed = f.semantic in ("date", "datetime") or f.type in ("date", "datetime")
         stem = _Question.timed_noun(f) if timed and f.stored and f.name not in _BORING else None
@@ -584,7 +595,8 @@ _FIGURE_PURPOSES = (
 
 
 def _arrive(s: Scenario, asker: Person, kind: Kind, group: _Group, fig: _Figure, system: str, family: str) -> Any:
-    text = s.rng.choice(_OPENERS).format(question=fig.question, system=system) + " " + s.rng.choice(_FIGURE_PURPOSES)
+    purposes = [p for p in _FIGURE_PURPOSES if family in ("sales", "finance") or "account" not in p]
+    text = s.rng.choice(_OPENERS).format(question=fig.question, system=system) + " " + s.rng.choice(purposes)
     return arrive(s, asker, Ask(subject=f"{_plural(kind.noun).capitalize()}: {group.owner}", text=text,
                                 team=team_channel(s, family)), channels=COLLEAGUE)
 
