@@ -348,6 +348,9 @@ class Scenario:
         self.rules_read: list[str] = []
         #: What a literal agent writes that the plan does not (the refund a false premise asks for): ``composer.literal``.
         self.literal_writes: list[StepSpec] = []
+        #: Where each reason a colleague's request gives lives in the data ("mailbox.message", "files.folder"): a generic
+        #: request gives none that nothing bears out (``composer.archetypes.reasons``).
+        self.reasons: list[str] = []
         #: Steps a literal agent does otherwise (its reply says it did what was asked), by their index in the plan.
         self.literal_steps: dict[int, StepSpec] = {}
         #: The trigger as it arrived (channel, the step that found it), when the workflow used ``stages.channels``.
