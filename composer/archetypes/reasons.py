@@ -61,12 +61,15 @@ GROUNDS: dict[str, Ground] = {
         "{who} says the team still works from it"),
     "delete_person": Ground(
         "{who} {by} that they have asked to be taken off",
-        "{name} asked us to take them off our lists: they have left the company they were with.",
+        "{name} asked us to take them off our lists: they no longer work with us.",
         "Please keep {name}: they are still a customer of ours and want to keep hearing from us.",
         "{who} says they are still a customer and want to keep hearing from us"),
     "restore": Ground(
-        "{who} {by} that they still work from it",
+        "{who} {by} that it is still in use",
         "I still work from {name} every week and it has gone from the list. Could it come back?"),
+    "restore_person": Ground(
+        "{who} {by} that they asked to hear from us again",
+        "{name} asked to be back on our list: they want our updates again."),
     "tag": Ground(
         "{who} {by} asking to have it labelled for the quarterly review",
         "For the quarterly review I am pulling records like {name} together: a label on each would make that easy."),
@@ -97,8 +100,8 @@ GROUNDS: dict[str, Ground] = {
     "remove": Ground(
         "{who} {by} asking to be taken off it",
         "Could I be taken off {name}? I have moved to another team and no longer need it.", writer="person",
-        instead=Ground("{who} {by} that they have moved to another team",
-                       "Could you {ask}? They have moved to another team and no longer need it.")),
+        instead=Ground("{who} {by} that they can no longer take part",
+                       "Could you {ask}? They let me know they can no longer take part.")),
     "share": Ground(
         "{who} {by} asking for it",
         "Could I get {name}? I need it for tomorrow's meeting.", writer="person",
@@ -147,6 +150,11 @@ GROUNDS: dict[str, Ground] = {
         "The payment for {name} reached our account this morning.",
         "No payment for {name} has reached our account yet: I will let you know when it does.",
         "{who} says no payment for it has come in yet", role="finance lead"),
+    "pay_out": Ground(
+        "{who} {by} that it is approved and can be paid out",
+        "{name} is approved on my side: it can be paid out.",
+        "Please hold off paying out {name}: one of its receipts is still missing.",
+        "{who} says one of its receipts is still missing", role="finance lead"),
     "ship": Ground(
         "{who} {by} that the customer is waiting on it",
         "The customer behind {name} is waiting on it: could it go out today?",
@@ -185,14 +193,15 @@ def _writer(s: Scenario, request: Request, asker: Person, ground: Ground) -> Per
                 return planned.person
         return request.plan.newcomer
     taken = {asker.email, s.world.user.email} | {p.person.email for p in request.plan.params.values() if p.person}
+    names = {asker.first_name, s.world.user.first_name}  # "Hi Robert, ... Robert emailed" would read as one person
     if ground.role:
         try:
             person = s.world.team_member(ground.role)
-            if person.email not in taken:
+            if person.email not in taken and person.first_name not in names:
                 return person
         except KeyError:
             pass
-    others = [p for p in s.world.team if p.email not in taken]
+    others = [p for p in s.world.team if p.email not in taken and p.first_name not in names]
     return s.rng.choice(others) if others else None
 
 
@@ -245,8 +254,10 @@ def _message(s: Scenario, request: Request, asker: Person) -> Reason:
     intent = request.choice.tool.intent or ""
     if intent == "tag" and _untags(request):
         intent = "untag"
-    if intent == "delete" and request.choice.kind.is_person:  # a person is taken off, not archived as unused
-        intent = "delete_person"
+    if intent == "pay" and ("reimburse" in request.choice.tool.name or request.choice.kind.service == "expenses"):
+        intent = "pay_out"  # we pay a colleague back: nothing comes in
+    if intent in ("delete", "restore") and request.choice.kind.is_person:  # a person is taken off, not archived as unused
+        intent = f"{intent}_person"
     spec = GROUNDS.get(intent)
     if spec is None:
         raise Skip(f"no reason in the data for a request to {intent}")
@@ -331,7 +342,7 @@ def _nothing_yet(s: Scenario, request: Request) -> Reason:
                       None, True, True)
     text = f'We don\'t have {_a(kind.noun)} called "{name}" yet.'
     label = kind.label
-    if label and s.rng.random() < DUPLICATE:
+    if label and s.used.get(request.choice.tool.key) and s.rng.random() < DUPLICATE:  # (breadth: as ``_message``)
         originals = [r for r in s.records(kind.service, kind.entity) if isinstance(r.get(label), str)]
         s.rng.shuffle(originals)
         for original in originals[:3]:

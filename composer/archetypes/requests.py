@@ -345,9 +345,13 @@ class _Plan:
         company = str(rec.get("company_name") or "") or (label.rsplit(" - ", 1)[-1] if " - " in label else "")
         files = [str(f["name"]) for f in s.records("files", "file") if company and company in str(f.get("name") or "")
                  and not f.get("trashed")]
-        files = [f for f in files if not f.startswith("Invoice ")] or files  # a contract's papers, not its invoices
         if not files:
             return None
+        # The papers of that kind of agreement first ("Mutual NDA" for an NDA's envelope), then its other documents;
+        # never its invoices or call notes where a document is there.
+        papers = label.split(":", 1)[-1].rsplit(" - ", 1)[0].strip()
+        files = ([f for f in files if papers and papers in f] or [f for f in files if f.endswith((".pdf", ".docx"))
+                                                                   and not f.startswith("Invoice ")] or files)
         name = s.rng.choice(sorted(files))
         self.words[param.name] = f'the file "{name}" from the shared drive'
         self.facts.append(Said("the document", Lit(name), "text"))
