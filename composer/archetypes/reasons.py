@@ -205,15 +205,23 @@ def _writer(s: Scenario, request: Request, asker: Person, ground: Ground) -> Per
     return s.rng.choice(others) if others else None
 
 
-def _change(field: str, value: str) -> str:
-    """A change as a colleague writes it: "its priority should be high", "it belongs in the section "Later"."""
+def _change(field: str, value: str, old: str) -> str:
+    """A change as a colleague writes it: "its priority should be high", "it belongs in the section "Later"", and why
+    a name changes where the names say it ("it covers 2025 now", "it is not last year's any more")."""
     if value.startswith("the "):
         return f"it belongs in {value}"
-    return f"its {spoken_field(re.sub(r'_ids?$|Ids?$', '', field))} should be {value}"
+    said = f"its {spoken_field(re.sub(r'_ids?$|Ids?$', '', field))} should be {value}"
+    new = value.strip('"')
+    if old and new.startswith(f"{old} (") and new.endswith(")"):
+        return f"{said}, since it covers {new[len(old) + 2:-1]} now"
+    if old and old.startswith(f"{new} (") and old.endswith(")"):
+        return f"{said}: it is not only about {old[len(new) + 2:-1]} any more"
+    return said
 
 
 def _fill(text: str, request: Request, writer: Person) -> str:
-    change = ", and ".join(_change(k, v) for k, v in request.plan.words.items()) or "a change"
+    label = str(request.rec.get(request.choice.kind.label or "") or "") if request.rec is not None else ""
+    change = ", and ".join(_change(k, v, label) for k, v in request.plan.words.items()) or "a change"
     other = next((w for k, w in request.plan.words.items() if w.startswith("the ")), "the other one")
     note = next((w.strip('"') for w in request.plan.words.values() if w.startswith('"') and w.endswith('."')), "")
     out = text.format(name=request.name, noun=request.choice.kind.noun, who=writer.first_name, change=change, other=other,
