@@ -24,7 +24,7 @@ from mcp_services.kernel.world import Person
 
 from composer.phrasing import spoken_field
 from composer.plan import Lit
-from composer.scenario import Rec, Said, Scenario, Skip, Step
+from composer.scenario import Rec, Said, Scenario, Skip, Step, kept_key
 from composer.stages.lookup import lookup
 
 if TYPE_CHECKING:
@@ -277,7 +277,7 @@ def _message(s: Scenario, request: Request, asker: Person) -> Reason:
         raise Skip(f"nobody to give the reason for a request to {intent}")
     premise = bool(spec.fails)
     # A tool no kept plan calls yet is asked for where the reason holds (the set reaches it), as ``find_request`` does.
-    holds = (not premise or request.already is not None or not s.used.get(request.choice.tool.key)
+    holds = (not premise or request.already is not None or not s.used.get(kept_key(request.choice.tool.key))
              or s.rng.random() >= REASON_FALSE)
     body = _fill(spec.holds if holds else spec.fails, request, writer)
     source, by, known = _post(s, writer, asker, _subject(request), body)
@@ -344,13 +344,17 @@ def _nothing_yet(s: Scenario, request: Request) -> Reason:
                  and p.value.lower().replace("-", " ") == request.plan.new_name.lower().replace(",", "")), None)
     if name is None:  # a new record with no name of its own (a time-off request, a contact): nothing to duplicate
         who = request.plan.newcomer
-        if who is None:
+        whose = next((w for w in request.plan.words.values() if w.startswith("the ")), "")
+        if who is not None:
+            text = f"{who.first_name} is not set up as {_a(kind.noun)} yet."
+        elif whose:  # a time off request for the employee "Amy Jones": none like it is there yet
+            text = f"{whose[:1].upper()}{whose[1:]} has no {kind.noun} like this yet."
+        else:
             raise Skip(f"no premise in the data for a new {kind.noun} with no name of its own")
-        return Reason(f"{who.first_name} is not set up as {_a(kind.noun)} yet.", Rec(kind.service, kind.entity, "", "", {}),
-                      None, True, True)
+        return Reason(text, Rec(kind.service, kind.entity, "", "", {}), None, True, True)
     text = f'We don\'t have {_a(kind.noun)} called "{name}" yet.'
     label = kind.label
-    if label and s.used.get(request.choice.tool.key) and s.rng.random() < DUPLICATE:  # (breadth: as ``_message``)
+    if label and s.used.get(kept_key(request.choice.tool.key)) and s.rng.random() < DUPLICATE:  # (breadth: as ``_message``)
         originals = [r for r in s.records(kind.service, kind.entity) if isinstance(r.get(label), str)]
         s.rng.shuffle(originals)
         for original in originals[:3]:

@@ -925,7 +925,7 @@ def wanted(asker: Person, requests: list[Request]) -> str:
     work", since Dana went through it and posted in #general that it is ready'."""
     def why(request: Request) -> str:
         text = request.reason.text.rstrip(".") if request.reason is not None else ""
-        return f", since {text[:1].lower() + text[1:] if text.startswith(('We ', 'It ')) else text}" if text else ""
+        return f", since {text[:1].lower() + text[1:] if text.startswith(('We ', 'It ', 'The ')) else text}" if text else ""
 
     return f"{asker.first_name} wants you to " + ", and to ".join(f"{r.words}{why(r)}" for r in requests)
 
