@@ -165,9 +165,9 @@ GROUNDS: dict[str, Ground] = {
         "The label on {name} no longer applies: it was put on by mistake."),
 }
 #: How often a reason the data can bear out or not is one the message contradicts (the asker is wrong).
-REASON_FALSE = 0.4
+REASON_FALSE = 0.6
 #: How often a request to set up something new asks for what exists already.
-DUPLICATE = 0.4
+DUPLICATE = 0.5
 #: Kept plans that must call a tool before a request with it may be one that need not be done: the set reaches every
 #: tool by its requests that are done, and a rare tool keeps its few tasks.
 KEPT_BEFORE_FALSE = 2
