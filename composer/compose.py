@@ -207,6 +207,7 @@ def _compose(
             **({"natural_report": "passed"} if natural is not None else {}),
             "difficulty": _difficulty(s, catalog),
             "decisions": [d.as_stats() for d in decisions],
+            **({"reasons": list(s.reasons)} if s.reasons else {}),
             **({"paraphrased": paraphrased} if paraphrased is not None else {}),
         },
         counterfactuals=counterfactuals,

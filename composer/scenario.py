@@ -48,6 +48,11 @@ def service_key(service: str) -> str:
     tools used equally often, those of the less used services come first (a catalog of 243 services is spread over)."""
     return f"service:{service}"
 
+def kept_key(tool_key: str) -> str:
+    """The key under which ``Scenario.used`` counts the kept plans that call a tool (``used`` itself also counts the tries
+    that failed): a request asks for what need not be done (a false premise) only with a tool some kept plan calls."""
+    return f"kept:{tool_key}"
+
 Family = Literal["support", "sales", "finance", "operations", "hr", "marketing"]
 FAMILIES: tuple[Family, ...] = ("support", "sales", "finance", "operations", "hr", "marketing")
 Phrasing = Literal["guided", "goal"]
@@ -348,6 +353,9 @@ class Scenario:
         self.rules_read: list[str] = []
         #: What a literal agent writes that the plan does not (the refund a false premise asks for): ``composer.literal``.
         self.literal_writes: list[StepSpec] = []
+        #: Where each reason a colleague's request gives lives in the data ("mailbox.message", "files.folder"): a generic
+        #: request gives none that nothing bears out (``composer.archetypes.reasons``).
+        self.reasons: list[str] = []
         #: Steps a literal agent does otherwise (its reply says it did what was asked), by their index in the plan.
         self.literal_steps: dict[int, StepSpec] = {}
         #: The trigger as it arrived (channel, the step that found it), when the workflow used ``stages.channels``.

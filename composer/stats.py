@@ -103,6 +103,7 @@ def task_stats(tasks: Sequence[TaskSpec], tools_by_service: Mapping[str, Iterabl
         "decisions": decision_stats([t.stats.get("decisions", []) for t in tasks], sum(
             1 for t in tasks if stock_follow_up(t.instruction, t.scenario.walk if t.scenario else [], t.stats.get("decisions", []))),
             literal_share(tasks)),
+        "requests": request_stats(tasks),
         "tools_used": len(used),
         "top_tools": {f"{a}.{b}": c for (a, b), c in used.most_common(10)},
     }
@@ -117,6 +118,24 @@ def task_stats(tasks: Sequence[TaskSpec], tools_by_service: Mapping[str, Iterabl
         out["tool_coverage"] = _share(hit, total)
         out["tool_coverage_by_service"] = per
     return out
+
+
+def request_stats(tasks: Sequence[TaskSpec]) -> dict[str, Any]:
+    """Figures of the generic requests (``request-*`` workflows but the questions): how many there are, the share whose
+    every reason lives in the data (``stats["reasons"]``: where each lives), with a decision, with a false premise, and
+    that the literal agent fails."""
+    generic = [t for t in tasks if t.scenario is not None and t.scenario.archetype.startswith("request-")
+               and t.scenario.archetype != "request-question"]
+    n = len(generic)
+    decisions = [t.stats.get("decisions", []) for t in generic]
+    return {
+        "tasks": n,
+        "grounded_reason": _share(sum(1 for t in generic if t.stats.get("reasons")), n),
+        "with_decision": _share(sum(1 for d in decisions if d), n),
+        "premise_false": _share(sum(1 for d in decisions if any(x.get("kind") == "premise" and x.get("default") is False
+                                                                 for x in d)), n),
+        "literal_fails": _share(sum(1 for t in generic if t.stats.get("literal_fails")), n),
+    }
 
 
 def format_stats(stats: Mapping[str, Any]) -> str:
@@ -144,6 +163,9 @@ def format_stats(stats: Mapping[str, Any]) -> str:
         "near misses passed     " + shares(stats.get("near_misses_passed", {})),
         "difficulty (per task)  " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in stats["difficulty"].items()),
         *format_decisions(stats["decisions"]),
+        *([f"generic requests       {r['tasks']}: reason in the data {r['grounded_reason']:.0%}, a decision {r['with_decision']:.0%}, "
+           f"premise false {r['premise_false']:.0%}, literal agent fails {r['literal_fails']:.0%}"]
+          if (r := stats.get("requests", {})).get("tasks") else []),
         f"tools used             {stats['tools_used']}" + (f" ({stats['tool_coverage']:.0%} of the catalog)" if "tool_coverage" in stats else ""),
     ]
     if stats["beyond_library"]["services"]:

@@ -442,13 +442,29 @@ def _updates(catalog: Catalog) -> list[tuple[ToolInfo, ToolInfo, str]]:
     return sorted(found, key=lambda x: x[0].key)
 
 
-_STATE_REASONS = {
-    "archived": "they have closed their account with us",
-    "inactive": "they have paused their contract",
-    "active": "they have renewed with us",
-    "closed": "their request is dealt with",
-    "open": "they need our help again",
+#: Why a customer's record changes state, as the customer writes it (their email is in the inbox) and as the colleague
+#: who asks cites it; another state: the customer asks for it in those words.
+_STATE_ASKS = {
+    "archived": ("Please close my account with you: we no longer need it.", "they are closing their account with us"),
+    "inactive": ("We would like to pause our contract with you for now.", "they are pausing their contract"),
+    "active": ("We have renewed with you: could our account be switched back on?", "they have renewed with us"),
+    "closed": ("Thanks, my request is dealt with: it can be closed.", "their request is dealt with"),
+    "open": ("I need your help again with the same thing, I'm afraid.", "they need our help again"),
 }
+
+
+def _customer_asks(s: Scenario, person: Person, noun: str, title: str, value: str) -> str:
+    """The customer's email that gives the reason for the change (planted in the inbox some hours before the ask), and
+    how the asker cites it: a reason that lives in the data, never a stock sentence."""
+    body, cited = _STATE_ASKS.get(value.lower(), (f"Could my {noun} with you be set to {value}, please?",
+                                                  f"they want their {noun} set to {value}"))
+    if not s.has("mailbox"):
+        raise Skip("no inbox carries the customer's reason for the change")
+    s.event("mailbox", "email_received", "message", from_email=person.email, from_name=person.name,
+            subject=f"My {noun} in {title}", body=f"Hello,\n\n{body}\n\nThanks,\n{person.first_name}",
+            hours_ago=round(s.rng.uniform(5.0, 40.0), 2))
+    s.reasons.append("mailbox.message")
+    return f"{person.first_name} emailed us that {cited}."
 
 
 @archetype(
@@ -470,10 +486,9 @@ def chat_record_status_update(s: Scenario) -> None:
     update, get, state, row, person, value = _spread(s, options, "no customer record whose state could change")
     noun, title = _noun(get), system_name(s.catalog, get.service)
     asker = colleague(s, s.rng.choice(("support lead", "account executive")))
-    reason = _STATE_REASONS.get(value.lower())
+    reason = _customer_asks(s, person, noun, title, value)
     trigger = _ask_colleague(
-        s, asker, f"{person.name}'s {noun} record",
-        f"Could you set {person.name}'s {noun} record in {title} ({row['id']}) to {value}?" + (f" {reason.capitalize()}." if reason else ""),
+        s, asker, f"{person.name}'s {noun} record", f"Could you set {person.name}'s {noun} record in {title} ({row['id']}) to {value}? {reason}",
     )
     found = s.call(get.service, get.name, _get_args(get, row["id"]), say=f"open {person.first_name}'s {noun} record in {title}")
     args: dict[str, Any] = {}
@@ -491,7 +506,8 @@ def chat_record_status_update(s: Scenario) -> None:
     reply(s, trigger, [f"Done: {person.first_name}'s {noun} record is {value} now."], say=reply_clause(trigger, "a word once it is done"),
           facts=[Said(f"the new {state}", Lit(value), "text")], subject=f"{person.name}'s {noun} record")
     s.brief.intro = f"{trigger.intro} for a change to {person.name}'s {noun} record in {title}"
-    s.brief.goal = f"Set {person.first_name}'s {noun} record in {title} to {value}, as {asker.first_name} asked, and {reply_clause(trigger, 'a word once it is done')}"
+    s.brief.goal = (f"Set {person.first_name}'s {noun} record in {title} to {value}, as {asker.first_name} asked "
+                    f"({reason.rstrip('.')}), and {reply_clause(trigger, 'a word once it is done')}")
     s.brief.anchors += [person.name, title, value]
 
 

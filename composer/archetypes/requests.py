@@ -27,6 +27,7 @@ from mcp_services.kernel.world import Person
 from composer.catalog import HEADER_PARAM, Catalog, Param, ToolInfo
 from composer.content import text_param
 from composer.archetypes.generic import catalog_weight
+from composer.archetypes.reasons import Reason, check, ground, withheld_facts, withheld_words
 from composer.kinds import Kind, system_name
 from composer.resolve import resolve, value_at
 from composer.phrasing import gerund, spoken_field
@@ -37,32 +38,6 @@ from composer.stages.lookup import listed_under_parent, lookup, shows
 from composer.phrases import phrase
 from composer.walk import directory
 
-#: Why people ask for each intent, written as the asker would ("{it}" is how they name the record).
-REASONS: dict[str, tuple[str, ...]] = {
-    "delete": ("{It} is out of date now.", "Nobody uses {it} any more."),  # (no "a duplicate" where no duplicate exists)
-    "restore": ("{It} was archived by mistake, I still need it.", "Looks like {it} got removed, but we are still working from it."),
-    "tag": ("We are pulling these together for the quarterly review.", "It helps the team find these later."),
-    "update": ("The details on {it} are out of date.", "We agreed on a change this morning."),
-    "transition": ("Things have moved on since it was last updated.", "We are further along than it says."),
-    "close": ("This is done now.", "We wrapped it up yesterday."),
-    "reopen": ("It needs another look, unfortunately.", "It came back: it is not finished after all."),
-    "assign": ("They have the context on this one.", "I am out for the rest of the week."),
-    "invite": ("They should be in the loop on this.", "They asked to follow along."),
-    "remove": ("They moved to another team.", "They asked to be taken off it."),
-    "share": ("They need it for the meeting tomorrow.", "They asked for a copy."),
-    "cancel": ("It is not going ahead any more.", "Plans changed, so it won't be needed."),
-    "reschedule": ("The original time no longer works for everyone.", "We need a little more time."),
-    "schedule": ("We need a slot for it this week.", "Can we get it in the diary?"),
-    "publish": ("It has been reviewed and is ready to go out.", "Everyone has signed it off."),
-    "send": ("It is ready to go out.", "Everything on it has been checked."),
-    "link": ("They are about the same thing.", "It is easier to follow them together."),
-    "note": ("So the next person has the context.", "Just so it is written down somewhere."),
-    "approve": ("I have been through it and it is fine.", "It was signed off in the team meeting."),
-    "reject": ("It does not meet what we agreed.", "We decided against it this morning."),
-    "submit": ("Everything on it is in now.", "It is complete and ready for review."),
-    "pay": ("The payment came in this morning.", "Finance confirmed we have the money."),
-    "ship": ("It is packed and ready to go.", "The customer is waiting on it."),
-}
 #: How an asker opens a request to a colleague, per channel kind.
 _OPENERS = ("Could you {do}?", "Can you please {do}?", "Would you mind {doing}?", "When you get a moment, please {do}.")
 #: Words that name the end of a time range in a parameter ("end_date", "validTo", "expires_at").
@@ -185,6 +160,11 @@ class _Plan:
         self.facts: list[Said] = []
         self.details: list[str] = []  # stated values the tool's phrase has no place for: said after it, in brackets
         self._newcomer: Person | None = None
+
+    @property
+    def newcomer(self) -> Person | None:
+        """The person new to the service whom the request adds, once chosen."""
+        return self._newcomer
 
     def choose(self) -> None:
         tool = self.choice.tool
@@ -316,6 +296,8 @@ class _Plan:
             self.words[param.name] = f'"{value}"'
             self.facts.append(Said(f"the {said}", Lit(value), "text"))
             return _Planned(value=value)
+        if param.semtype == "file_name" and self.choice.tool.intent == "link":
+            return self._real_file(param)
         if param.semtype == "subject" or param.name in ("name", "title", "summary", "topic", "new_name", "new_title"):
             base = str(current or rec.get(self.choice.kind.label or "") or "").strip()
             if not base or param.semtype in ("person_name", "company_name"):
@@ -352,6 +334,28 @@ class _Plan:
             self.facts.append(Said("the label", Lit(label), "text"))
             return _Planned(value=label, is_list=param.is_list)
         return None
+
+    def _real_file(self, param: Param) -> _Planned | None:
+        """A document added to a record (an envelope) is one that exists: a file of the shared drive about the same
+        company, named as it is there."""
+        s, rec = self.s, self.rec
+        if not s.has("files"):
+            return None
+        label = str(rec.get(self.choice.kind.label or "") or "")
+        company = str(rec.get("company_name") or "") or (label.rsplit(" - ", 1)[-1] if " - " in label else "")
+        files = [str(f["name"]) for f in s.records("files", "file") if company and company in str(f.get("name") or "")
+                 and not f.get("trashed")]
+        if not files:
+            return None
+        # The papers of that kind of agreement first ("Mutual NDA" for an NDA's envelope), then its other documents;
+        # never its invoices or call notes where a document is there.
+        papers = label.split(":", 1)[-1].rsplit(" - ", 1)[0].strip()
+        files = ([f for f in files if papers and papers in f] or [f for f in files if f.endswith((".pdf", ".docx"))
+                                                                   and not f.startswith("Invoice ")] or files)
+        name = s.rng.choice(sorted(files))
+        self.words[param.name] = f'the file "{name}" from the shared drive'
+        self.facts.append(Said("the document", Lit(name), "text"))
+        return _Planned(value=name)
 
     def _adds_person(self) -> bool:
         return adds_person(self.choice.tool)
@@ -401,6 +405,8 @@ class _Plan:
             return None
         current = self.rec.get(param.name)
         options = [r for r in s.records(service, entity) if r.key != current and isinstance(r.get(kind.label), str)]
+        if self.choice.tool.intent == "link":  # what is linked belongs together: the same company's papers
+            options = _belonging(self.rec, self.choice.kind.label, options, kind.label)
         s.rng.shuffle(options)
         for other in options[:4]:
             label = other[kind.label]
@@ -409,6 +415,17 @@ class _Plan:
                 self.facts.append(Said(f"the {kind.noun}", Lit(label), "text"))
                 return _Planned(value=other.key, record=other, kind=kind)
         return None
+
+
+def _belonging(rec: Rec, label: str | None, options: list[Rec], other_label: str) -> list[Rec]:
+    """Of ``options``, those that belong with ``rec`` where its name says whose it is ("Smith LLC - Order Form.pdf" goes
+    with "Please DocuSign: Order Form - Smith LLC", never with another company's envelope); all where it does not say."""
+    name = str(rec.get(label or "") or "")
+    owners = {str(rec.get("company_name") or "")} | (set(name.split(" - ")) if " - " in name else set())
+    owners = {o for o in owners if len(o) > 3}
+    if not owners:
+        return options
+    return [r for r in options if any(o in str(r.get(other_label)) for o in owners)]
 
 
 def adds_person(tool: ToolInfo) -> bool:
@@ -506,6 +523,13 @@ class Request:
     words: str  # what is asked, in the tool's phrase with the record's name inside
     #: Where the asker's premise is false (the work is done already): the record's state that shows it, else None.
     already: str | None = None
+    #: Why the asker asks, where it lives in the data (``composer.archetypes.reasons``): set before the ask is written.
+    reason: Reason | None = None
+
+    @property
+    def withheld(self) -> bool:
+        """Whether the right work is to change nothing: the work is done already, or the reason the asker gives is not so."""
+        return self.already is not None or (self.reason is not None and not self.reason.holds)
 
 
 #: Intents whose premise the record's state can make false (closing what is closed already, paying what is paid).
@@ -795,16 +819,22 @@ def _needs_lists(tool: ToolInfo) -> bool:
 
 
 def ask_text(s: Scenario, request: Request) -> str:
-    reason = s.rng.choice(REASONS.get(request.choice.tool.intent or "", ("",))).format(it="it", It="It")
+    """The ask, with the reason that lives in the data (``request.reason``)."""
+    reason = request.reason.text if request.reason is not None else ""
     verb, _, rest = request.words.partition(" ")
     ask = s.rng.choice(_OPENERS).format(do=request.words, doing=f"{gerund(verb)} {rest}".strip())
     return f"{ask[0].upper()}{ask[1:]} {reason}".strip()
 
 
 def do_request(s: Scenario, request: Request) -> list[Said]:
-    """The steps that do the request (find the record, act), after the trigger; returns what the reply must state."""
+    """The steps that do the request (find the record, check why it is asked, act), after the trigger; returns what the
+    reply must state."""
     choice, rec = request.choice, request.rec
     if rec is None:  # something new: made in its container, and the reply says its number where it has one
+        if request.reason is not None:
+            check(s, request, request.reason)
+            if not request.reason.holds:  # one of that name exists already
+                return _withheld(s, request, request.reason, {})
         made = s.call(choice.tool.service, choice.tool.name, request.plan.steps(), say=request.words, require_change=True)
         mention = choice.kind.mentions().get("id")
         facts = request.plan.facts or [Said(f"the new {choice.kind.noun}", Lit(request.value), "text")]
@@ -816,18 +846,28 @@ def do_request(s: Scenario, request: Request) -> list[Said]:
     known = {"query": value, "name": value, "title": value, "subject": value,
              **{k: v for k, v in request.where.items() if k not in refs}}
     found = lookup(s, rec, known, say=f"find {request.name}", name=request.name)
+    named = {**choice.named, **({choice.param: found.ref(choice.field)} if choice.param else {})}
+    if request.reason is not None:
+        check(s, request, request.reason)
     if request.already is not None:  # the work is done already: nothing to change, and the asker hears why
         s.decide("premise", f"{request.name} still needs {gerund(request.words.split()[0])}", default=False)
-        named = {**choice.named, **({choice.param: found.ref(choice.field)} if choice.param else {})}
         s.literal_writes.append(s.spec(choice.tool.service, choice.tool.name, {**named, **request.plan.steps()}))
         return [Said(f"the {choice.kind.noun}", Lit(value), "text"), Said("that it was so already", Lit("already"), "premise"),
                 Said("where it stands", Lit(request.already), "text")]
+    if request.reason is not None and not request.reason.holds:
+        return _withheld(s, request, request.reason, named)
     same_name_trap(s, choice.kind, rec, request.where, found)  # (a record left as it is cannot be confused by writing it)
     if choice.tool.intent in ALREADY:
         s.decide("premise", f"{request.name} still needs {gerund(request.words.split()[0])}", default=True)
-    named = {**choice.named, **({choice.param: found.ref(choice.field)} if choice.param else {})}
     s.call(choice.tool.service, choice.tool.name, {**named, **request.plan.steps()}, say=request.words, require_change=True)
     return request.plan.facts or [Said(f"the {choice.kind.noun}", Lit(value), "text")]
+
+
+def _withheld(s: Scenario, request: Request, reason: Reason, named: dict[str, Expr]) -> list[Said]:
+    """The reason the asker gives is not so: nothing is changed (a literal agent does it anyway), and the reply says why."""
+    choice = request.choice
+    s.literal_writes.append(s.spec(choice.tool.service, choice.tool.name, {**choice.named, **named, **request.plan.steps()}))
+    return withheld_facts(request, reason)
 
 
 def colleague_request(s: Scenario, intent: str, *, then: str | None = None) -> None:
@@ -848,6 +888,8 @@ def colleague_request(s: Scenario, intent: str, *, then: str | None = None) -> N
                 break
         else:
             raise Skip("no second request fits beside the first")
+    for request in requests:  # why they ask, planted where it lives before the ask arrives
+        request.reason = ground(s, request, asker)
     family = SERVICE_FAMILY.get(first.choice.kind.service, "operations")
     kind = first.choice.kind
     subject = f"{kind.noun.capitalize()}: {first.value}" if "id" not in first.where else f"{kind.noun.capitalize()} {first.value}"
@@ -858,25 +900,34 @@ def colleague_request(s: Scenario, intent: str, *, then: str | None = None) -> N
     facts: list[Said] = []
     for request in requests:
         facts += do_request(s, request)
-    done = " and ".join(_past(r.words) for r in requests if r.already is None)
+    done = " and ".join(_past(r.words) for r in requests if not r.withheld)
     parts: list[Any] = [f"Done: I {done}." if done else "I have not changed anything."]
     parts += [f" {_cap(r.name)} is already {r.already}, so there was nothing to do." for r in requests
               if r.already is not None]
+    parts += [withheld_words(r, r.reason) for r in requests if r.reason is not None and r.withheld and r.already is None]
     for fact in facts:
         if isinstance(fact.value, Ref):  # what the plan made: its number goes in the reply
             parts += [f" {fact.noun[:1].upper()}{fact.noun[1:]}: ", fact.value, "."]
     said = reply(s, trigger, parts, say=reply_clause(trigger, "a word saying what you did"), facts=facts, subject=f"Re: {subject}")
     param = text_param(s.specs[said.index])
-    if param is not None and any(r.already is not None for r in requests):  # a literal agent did it, and says so
+    if param is not None and any(r.withheld for r in requests):  # a literal agent did it, and says so
         done_all = " and ".join(_past(r.words) for r in requests)
         s.literal_steps[said.index] = s.specs[said.index].with_arg(param, Lit(f"Done: I {done_all}."))
     # The work is named by what it is about (the record, in the system that holds it), never "a change in Expenses".
     about = " and ".join(_about(s, r) for r in requests)
     s.brief.intro = f"{trigger.intro} about {about}"
-    things = "both things" if len(requests) == 2 else "what"
-    s.brief.goal = (f"Do {things} {asker.first_name} asks" if len(requests) == 2 else f"Do what {asker.first_name} asks") + (
-        f" and {reply_clause(trigger, 'a word on what you did once it is done')}")
+    s.brief.goal = wanted(asker, requests) + f". Handle the request and {reply_clause(trigger, 'a word on what you did')}"
     s.brief.anchors += [asker.name]
+
+
+def wanted(asker: Person, requests: list[Request]) -> str:
+    """The outcome the asker wants and why, as the goal says it: 'Mark wants you to publish the article "How refunds
+    work", since Dana went through it and posted in #general that it is ready'."""
+    def why(request: Request) -> str:
+        text = request.reason.text.rstrip(".") if request.reason is not None else ""
+        return f", since {text[:1].lower() + text[1:] if text.startswith(('We ', 'It ', 'The ')) else text}" if text else ""
+
+    return f"{asker.first_name} wants you to " + ", and to ".join(f"{r.words}{why(r)}" for r in requests)
 
 
 def _find(s: Scenario, intent: str, asker: Person, avoid: set[str]) -> Request:

@@ -120,6 +120,21 @@ def test_a_status_update_changes_the_record_the_colleague_named_and_only_that(
         assert not task.grade(runner.diff(), None).passed, task.id
 
 
+def test_a_status_update_gives_the_customer_s_reason_from_their_email_in_the_inbox(
+    generated: tuple[list[TaskSpec], GenerateReport]
+) -> None:
+    updates = [t for t in _touching(generated[0]) if t.scenario and t.scenario.archetype == "chat-record-status-update"]
+    assert updates
+    for task in updates:
+        assert task.stats.get("reasons") == ["mailbox.message"], task.id
+        ask = next(str(r.row.get("text") or r.row.get("body")) for r in task.setup
+                   if r.service in ("chat", "mailbox") and "Could you set" in str(r.row.get("text") or r.row.get("body")))
+        who = ask.split("? ", 1)[1].split(" emailed us that ", 1)[0]  # "Kim emailed us that they are pausing their contract."
+        assert who and " " not in who.strip(), ask
+        emails = [r.row for r in task.setup if (r.service, r.table) == ("mailbox", "messages") and r.row.get("from_name", "").startswith(who)]
+        assert emails and all("Could you set" not in str(e["body"]) for e in emails), (task.id, ask)
+
+
 def test_service_names_read_as_people_say_them(catalog: Catalog) -> None:
     assert system_name(catalog, "apideck_crm") == "Apideck CRM"
     assert system_name(catalog, "apideck_customer_support") == "Apideck Customer Support"
