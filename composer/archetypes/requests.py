@@ -27,6 +27,7 @@ from mcp_services.kernel.world import Person
 from composer.catalog import HEADER_PARAM, Catalog, Param, ToolInfo
 from composer.content import text_param
 from composer.archetypes.generic import catalog_weight
+from composer.archetypes.premises import HELD_ALREADY, SAME, Held, held_already, members_of
 from composer.kinds import Kind, system_name
 from composer.resolve import resolve, value_at
 from composer.phrasing import gerund, spoken_field
@@ -372,25 +373,9 @@ class _Plan:
         return self._newcomer
 
     def _member(self) -> Person | None:
-        """Someone now on the record (an attendee, a watcher, a member): the records of its service that point at it
-        and name a person of the world by their address."""
-        s, rec, kind = self.s, self.rec, self.choice.kind
-        people = {p.email: p for p in s.world.people}
-        found: list[Person] = []
-        for other in s.kinds:
-            if other.service != kind.service:
-                continue
-            refs = [f.name for f in other.runtime.definition.fields if f.ref == kind.entity]
-            emails = [p.path for p in other.person_paths(value="email")]  # "email", or "user_id.email" through a ref
-            for ref in refs:
-                for row in s.records(other.service, other.entity, where={ref: rec["id"]}):
-                    addresses = (str(value_at(s.view, row, e) or "").lower() for e in emails)
-                    found += [people[a] for a in addresses if a in people]
-        for value in rec.row.values():  # members kept in a list on the record itself
-            if isinstance(value, list):
-                found += [people[str(v).lower()] for v in value if isinstance(v, str) and str(v).lower() in people]
-        found = [p for p in dict.fromkeys(found) if p.email != s.world.user.email]
-        return s.rng.choice(found) if found else None
+        """Someone now on the record (an attendee, a watcher, a member): see ``premises.members_of``."""
+        found = members_of(self.s, self.choice.kind, self.rec)
+        return self.s.rng.choice(found) if found else None
 
     def _other_record(self, param: Param) -> _Planned | None:
         """Another record the tool needs (a section, a folder, a parent page), named by its label."""
@@ -506,6 +491,12 @@ class Request:
     words: str  # what is asked, in the tool's phrase with the record's name inside
     #: Where the asker's premise is false (the work is done already): the record's state that shows it, else None.
     already: str | None = None
+    #: Where the value the request names is held already (the person on it, the tag, the time): why, else None.
+    held: Held | None = None
+
+    @property
+    def premise_false(self) -> bool:
+        return self.already is not None or self.held is not None
 
 
 #: Intents whose premise the record's state can make false (closing what is closed already, paying what is paid).
@@ -518,12 +509,26 @@ def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = f
     """A request for ``intent`` that some record of some mounted service can take, tried on the world as it is; now and
     then (``FALSE_PREMISE``) one whose work is done already, where some record is so."""
     colleague = _someone_else(s, asker)
-    if intent in ALREADY and s.rng.random() < FALSE_PREMISE:
+    if (intent in ALREADY and s.rng.random() < FALSE_PREMISE) or (intent in SAME and s.rng.random() < HELD_ALREADY):
         try:
             return _find_request(s, intent, asker, colleague, avoid, false_premise=True)
         except Skip:
             pass  # no record is done already: the request finds one that still needs it
     return _find_request(s, intent, asker, colleague, avoid, false_premise=False)
+
+
+def _hold(s: Scenario, plan: _Plan, intent: str) -> Held | None:
+    """The plan asking for a value the record holds already (``premises.held_already``), or None where it holds none."""
+    held = held_already(s, plan.choice.tool, plan.choice.kind, plan.rec, plan.words)
+    if held is None:
+        return None
+    for name, value in held.values.items():
+        is_list = isinstance(value, list)
+        person = held.person if name == held.person_param else None
+        plan.params[name] = _Planned(value=value[0] if is_list else value, person=person, is_list=is_list)
+    plan.words.update(held.words)
+    plan.facts = list(held.facts)
+    return held
 
 
 def _done_first(intent: str, kind: Kind, records: list[Rec]) -> list[Rec]:
@@ -584,7 +589,14 @@ def _find_request(
                     break
                 named = {**{k: _plain(v) for k, v in choice.named.items()}, choice.param: rec[choice.field]}
                 state = rec.get(kind.state_field) if kind.state_field else None
-                if false_premise:
+                held = _hold(s, plan, intent) if false_premise and intent in SAME else None
+                if held is not None:
+                    if s.already(choice.tool.service, choice.tool.name, {**named, **plan.concrete()}) is None \
+                            or held.said.lower() in name.lower():
+                        continue  # acting would still change something, or the record's name gives the value away
+                elif false_premise and intent in SAME:
+                    break
+                elif false_premise:
                     refused = s.already(choice.tool.service, choice.tool.name, {**named, **plan.concrete()})
                     spoken = str(state).replace("_", " ").lower() if isinstance(state, str) else ""
                     if not _done_already(intent, spoken, refused) or spoken in name.lower():
@@ -599,7 +611,7 @@ def _find_request(
                 plan.keep_facts_in(words)
                 s.intended.append(choice.tool)
                 return Request(choice, rec, where, name, value, plan, words,
-                               already=str(state).replace("_", " ") if false_premise else None)
+                               already=str(state).replace("_", " ") if false_premise and held is None else None, held=held)
         if not false_premise:
             s.tried_in_vain(choice.tool)
     raise Skip(f"no record any tool can do {intent!r} on" + (" that is done already" if false_premise else ""))
@@ -816,14 +828,19 @@ def do_request(s: Scenario, request: Request) -> list[Said]:
     known = {"query": value, "name": value, "title": value, "subject": value,
              **{k: v for k, v in request.where.items() if k not in refs}}
     found = lookup(s, rec, known, say=f"find {request.name}", name=request.name)
-    if request.already is not None:  # the work is done already: nothing to change, and the asker hears why
+    if request.premise_false:  # the work is done already: nothing to change, and the asker hears why
         s.decide("premise", f"{request.name} still needs {gerund(request.words.split()[0])}", default=False)
         named = {**choice.named, **({choice.param: found.ref(choice.field)} if choice.param else {})}
-        s.literal_writes.append(s.spec(choice.tool.service, choice.tool.name, {**named, **request.plan.steps()}))
+        # (a value held already is the one the record has: a literal agent names it as the request does, no lookup)
+        asked = request.plan.concrete() if request.held is not None else request.plan.steps()
+        s.literal_writes.append(s.spec(choice.tool.service, choice.tool.name, {**named, **asked}))
+        if request.held is not None:  # (a record a negated clause names is not demanded: see premises._NOT_THERE)
+            negated = any(f.value == Lit("not there") for f in request.held.facts)
+            return [*([] if negated else [Said(f"the {choice.kind.noun}", Lit(value), "text")]), *request.held.facts]
         return [Said(f"the {choice.kind.noun}", Lit(value), "text"), Said("that it was so already", Lit("already"), "premise"),
                 Said("where it stands", Lit(request.already), "text")]
     same_name_trap(s, choice.kind, rec, request.where, found)  # (a record left as it is cannot be confused by writing it)
-    if choice.tool.intent in ALREADY:
+    if choice.tool.intent in ALREADY or choice.tool.intent in SAME:
         s.decide("premise", f"{request.name} still needs {gerund(request.words.split()[0])}", default=True)
     named = {**choice.named, **({choice.param: found.ref(choice.field)} if choice.param else {})}
     s.call(choice.tool.service, choice.tool.name, {**named, **request.plan.steps()}, say=request.words, require_change=True)
@@ -858,16 +875,17 @@ def colleague_request(s: Scenario, intent: str, *, then: str | None = None) -> N
     facts: list[Said] = []
     for request in requests:
         facts += do_request(s, request)
-    done = " and ".join(_past(r.words) for r in requests if r.already is None)
+    done = " and ".join(_past(r.words) for r in requests if not r.premise_false)
     parts: list[Any] = [f"Done: I {done}." if done else "I have not changed anything."]
     parts += [f" {_cap(r.name)} is already {r.already}, so there was nothing to do." for r in requests
               if r.already is not None]
+    parts += [" " + r.held.reason.format(name=r.name, Name=_cap(r.name)) for r in requests if r.held is not None]
     for fact in facts:
         if isinstance(fact.value, Ref):  # what the plan made: its number goes in the reply
             parts += [f" {fact.noun[:1].upper()}{fact.noun[1:]}: ", fact.value, "."]
     said = reply(s, trigger, parts, say=reply_clause(trigger, "a word saying what you did"), facts=facts, subject=f"Re: {subject}")
     param = text_param(s.specs[said.index])
-    if param is not None and any(r.already is not None for r in requests):  # a literal agent did it, and says so
+    if param is not None and any(r.premise_false for r in requests):  # a literal agent did it, and says so
         done_all = " and ".join(_past(r.words) for r in requests)
         s.literal_steps[said.index] = s.specs[said.index].with_arg(param, Lit(f"Done: I {done_all}."))
     # The work is named by what it is about (the record, in the system that holds it), never "a change in Expenses".

@@ -190,6 +190,11 @@ _PREMISES: dict[str, re.Pattern[str]] = {
     "not attached": re.compile(r"\b(not attached|(was|wasn't|isn't|is) not (attached|included)|(wasn't|isn't) "
                                r"(attached|included)|no (attachment|receipt)|nothing (was )?attached|without (the|a|any) "
                                r"(receipt|attachment)|did ?n[o']t (come through|include|attach)|missing)\b", re.IGNORECASE),
+    # What they ask to take off is not on it: "Ben isn't in the channel", "was never added", "no longer a watcher".
+    "not there": re.compile(r"(\b(already (off|removed|gone|taken off)|no longer|never (been )?(on|in|added|invited|tagged|there))|"
+                            r"(\bnot|n't|\bnever) (\w+ ){0,2}(on|in|a member|member|among|part of|listed|there|attending|"
+                            r"an? (attendee|watcher|recipient|participant|guest)|tagged|labell?ed|have|has|carry|carries))\b",
+                            re.IGNORECASE),
 }
 
 
