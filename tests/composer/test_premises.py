@@ -4,6 +4,8 @@ reply says why; where the premise holds the work is done as asked."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from composer.archetypes.premises import SAME
@@ -13,6 +15,8 @@ from composer.runner import Runner
 from composer.verify import reference_answer, run_plan
 from mcp_services.tasks.spec import PlanStep, TaskSpec
 from mcp_services.tasks.surface import states
+
+from tests.composer.conftest import SERVICES
 
 _LIBRARY = ("docs", "hr", "sheets", "esign", "meetings", "mailbox", "chat", "shipping", "projects", "files")
 _ARCHETYPES = tuple(f"request-{intent}" for intent in sorted(SAME))
@@ -90,3 +94,36 @@ def test_acting_on_a_value_held_already_fails_and_where_it_is_not_held_the_act_p
         assert _passes(task, runner, task.plan), task.id
         assert not _passes(task, runner, [s for s in task.plan if s is not acts[0]]), task.id
 
+
+
+@pytest.fixture(scope="module")
+def chases(catalog: Catalog) -> list[TaskSpec]:
+    tasks, _ = generate(GenerateConfig(n=16, seed=0, services=SERVICES, archetypes=("overdue-invoice-chase",)), catalog)
+    return tasks
+
+
+def test_a_chase_for_an_invoice_paid_since_sends_nothing_and_says_when_it_was_paid(
+    catalog: Catalog, chases: list[TaskSpec]
+) -> None:
+    false = [t for t in chases if _premise(t) is False]
+    true = [t for t in chases if _premise(t) is True]
+    assert false and true
+    runner = Runner(catalog, chases[0].world_seed)
+    for task in false:
+        assert not any(s.tool == "email_invoice" for s in task.plan), task.id
+        assert "overdue" in task.instruction  # the request reads as the usual chase
+        assert task.stats["literal_fails"], task.id
+        assert _passes(task, runner, task.plan), task.id
+        reply = _reply(task)
+        text = str(reply.arguments.get("body") or reply.arguments.get("text"))
+        invoice = next(s.arguments["invoice_number"] for s in task.plan if s.tool == "list_payments")
+        paid_on = re.search(r"paid in full on (\d+ \w+)", text)
+        assert paid_on, text
+        # Saying when it was paid, in other words, passes; a reminder sent anyway, or a reply saying one went, fails.
+        assert _passes(task, runner, _with_text(task, reply, f"They settled {invoice} on {paid_on.group(1)}, nothing to chase.")), task.id
+        assert not _passes(task, runner, _with_text(task, reply, f"Done - I've sent the reminder for {invoice}.")), task.id
+        chased = PlanStep(service="accounting", tool="email_invoice", arguments={"invoice_number": invoice})
+        assert not _passes(task, runner, [*task.plan, chased]), task.id
+    for task in true:
+        assert any(s.tool == "email_invoice" for s in task.plan), task.id
+        assert _passes(task, runner, task.plan), task.id
