@@ -18,7 +18,7 @@ from composer.archetypes.common import money, org_of, short_date
 from composer.plan import ListOf, Lit
 from composer.scenario import Rec, Said, Scenario, Skip, archetype, detail
 from composer.stages.acts import act, tell
-from composer.stages.channels import COLLEAGUE, Ask, arrive, channels_for, reply, reply_clause
+from composer.stages.channels import COLLEAGUE, Ask, Trigger, arrive, channels_for, reply, reply_clause
 from composer.stages.lookup import lookup, shows
 from composer.stages.rules import colleague, consult, instead, limit_near
 from mcp_services.kernel.world import Person
@@ -144,6 +144,26 @@ PAID_SINCE = 0.4
 _PAID_WITHIN = 45
 
 
+def _chase_asked(s: Scenario, customer: str) -> tuple[Person, Trigger]:
+    """The finance lead, and a colleague in finance asking for ``customer`` to be chased (the request reads the same
+    whether or not anything is overdue)."""
+    lead = colleague(s, "finance lead")
+    try:
+        asker = colleague(s, "accountant") if s.rng.random() < 0.5 else lead
+    except Skip:
+        asker = lead
+    trigger = arrive(s, asker, Ask(
+        subject=f"Chasing {customer}",
+        text=s.rng.choice((
+            f"Can someone chase {customer}? Their invoice is overdue and I'd like it paid this week.",
+            f"{customer} still hasn't paid - could you send them a reminder with the invoice today?",
+            f"Could you nudge {customer} about the invoice they owe us? It's past due.",
+        )),
+        team="finance",
+    ), channels=COLLEAGUE)
+    return lead, trigger
+
+
 def _paid_since(s: Scenario) -> None:
     """The customer a colleague asks to chase paid their late invoice since: nothing is overdue now, the payment shows
     when. The request reads as the usual chase; the right work is no reminder and a reply saying it is paid, and when."""
@@ -158,21 +178,8 @@ def _paid_since(s: Scenario) -> None:
         latest[invoice["contact_id"]] = invoice
     invoice = s.pick(sorted(latest.values(), key=lambda i: i.key), "no customer paid a late invoice lately")
     contact = s.record("accounting", "contact", invoice["contact_id"])
-    lead = colleague(s, "finance lead")
-    try:
-        asker = colleague(s, "accountant") if s.rng.random() < 0.5 else lead
-    except Skip:
-        asker = lead
     customer = contact["name"]
-    trigger = arrive(s, asker, Ask(
-        subject=f"Chasing {customer}",
-        text=s.rng.choice((
-            f"Can someone chase {customer}? Their invoice is overdue and I'd like it paid this week.",
-            f"{customer} still hasn't paid - could you send them a reminder with the invoice today?",
-            f"Could you nudge {customer} about the invoice they owe us? It's past due.",
-        )),
-        team="finance",
-    ), channels=COLLEAGUE)
+    _, trigger = _chase_asked(s, customer)
     found = lookup(s, invoice, {"contact_name": customer, "query": customer, "contact_id": contact.key},
                    say=f"find {customer}'s invoices in accounting", name=f"{customer}'s invoice")
     payments = s.records("accounting", "payment", where={"invoice_number": invoice.key})
@@ -197,6 +204,7 @@ def _paid_since(s: Scenario) -> None:
     s.brief.intro = f"{trigger.intro}: {customer} needs chasing for an overdue invoice"
     s.brief.goal = f"Send {customer} a reminder for what they owe us and {reply_clause(trigger, what)}"
     s.brief.constraints.append("Only chase what is overdue")
+    s.brief.anchors += [customer, trigger.person.name]
 
 
 @archetype(
@@ -217,21 +225,8 @@ def overdue_invoice_chase(s: Scenario) -> None:
     invoice = s.pick([i for i in invoices if per_contact[i["contact_id"]] == 1], "no customer with exactly one overdue invoice")
     contact = s.record("accounting", "contact", invoice["contact_id"])
     s.decide("premise", f"{contact['name']} still owes on an overdue invoice", default=True)  # (see _paid_since)
-    lead = colleague(s, "finance lead")
-    try:
-        asker = colleague(s, "accountant") if s.rng.random() < 0.5 else lead
-    except Skip:
-        asker = lead
     customer = contact["name"]
-    trigger = arrive(s, asker, Ask(
-        subject=f"Chasing {customer}",
-        text=s.rng.choice((
-            f"Can someone chase {customer}? Their invoice is overdue and I'd like it paid this week.",
-            f"{customer} still hasn't paid - could you send them a reminder with the invoice today?",
-            f"Could you nudge {customer} about the invoice they owe us? It's past due.",
-        )),
-        team="finance",
-    ), channels=COLLEAGUE)
+    lead, trigger = _chase_asked(s, customer)
     found = lookup(s, s.record("accounting", "invoice", invoice.key),
                    {"contact_name": customer, "query": customer, "contact_id": contact.key, "status": "AUTHORISED",
                     "overdue": Lit(True)},
@@ -283,7 +278,7 @@ def overdue_invoice_chase(s: Scenario) -> None:
     s.brief.intro = f"{trigger.intro}: {customer} needs chasing for an overdue invoice"
     s.brief.goal = f"Send {customer} a reminder for what they owe us and {reply_clause(trigger, what)}"
     s.brief.constraints.append("Only chase what is overdue")
-    s.brief.anchors += [customer, asker.name]
+    s.brief.anchors += [customer, trigger.person.name]
 
 
 @archetype(
