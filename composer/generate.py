@@ -21,7 +21,7 @@ from composer.compose import ComposeSettings, Dropped, compose_task
 from composer.errors import ComposerError
 from composer.paraphrase import litellm_complete
 from composer.runner import Runner
-from composer.scenario import ARCHETYPES, FAMILIES, Archetype, Phrasing, service_key
+from composer.scenario import ARCHETYPES, FAMILIES, Archetype, Phrasing, kept_key, service_key
 from mcp_services.kernel.world import WorldShape
 from mcp_services.tasks.spec import TaskSpec
 
@@ -193,6 +193,7 @@ def generate(
                 tasks.append(task)
                 settings.usage.update(f"{step.service}.{step.tool}" for step in task.plan)
                 settings.usage.update(service_key(step.service) for step in task.plan)
+                settings.usage.update(kept_key(f"{step.service}.{step.tool}") for step in task.plan)
                 report.kept += 1
         if progress is not None:
             progress(i + 1, config.n, report.kept)

@@ -43,6 +43,11 @@ from composer.runner import Runner, StepRun
 T = TypeVar("T")
 
 
+def kept_key(tool: str) -> str:
+    """The key under which a set counts its kept plans that call ``tool`` (``service.tool``), tries in vain aside."""
+    return f"kept {tool}"
+
+
 def service_key(service: str) -> str:
     """The key under which ``Scenario.used`` counts a service's calls (beside each tool's ``service.tool``): among
     tools used equally often, those of the less used services come first (a catalog of 243 services is spread over)."""

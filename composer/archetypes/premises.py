@@ -225,4 +225,60 @@ def _linked(s: Scenario, tool: ToolInfo, kind: Kind, rec: Rec, params: list[Para
     return None
 
 
-__all__ = ["HELD_ALREADY", "SAME", "Held", "held_already", "members_of"]
+#: How often a request is tried first on a record the agent may only read (where a service states who may edit).
+NOT_THEIRS = 0.35
+
+
+def not_theirs(s: Scenario, kind: Kind, rec: Rec, asker: Person) -> Held | None:
+    """Where the record belongs to a file whose roles the service states (a spreadsheet's owner, its writers and
+    readers) and the agent may only read it: the work is not ours to do, and the asker hears whom to ask.
+
+    The record itself, or the one it lies in (a tab's spreadsheet, a row's tab's spreadsheet), states the roles; the
+    asker may not change it either (an owner asks nobody to change their own file)."""
+    governing = _with_roles(s, kind, rec, depth=2)
+    if governing is None:
+        return None
+    owner_email, access, title = governing
+    me = s.world.user.email
+    if any(who == owner_email or access.get(who) == "writer" for who in (me, asker.email)):
+        return None  # ours to change, or the asker's own to change (who would not ask us)
+    owner = next((p for p in s.world.team if p.email == owner_email), None)
+    if owner is None:
+        return None
+    writers = [p.name for p in s.world.team if access.get(p.email) == "writer" and p.email != me]
+    also = f" ({' or '.join(writers)} can edit it too)" if writers else ""
+    title = title.replace("{", "{{").replace("}", "}}")
+    where = "I only have view access to {name}." if governing[2] == str(rec.get(kind.label or "id") or rec.key) else (
+        f'{{Name}} is in "{title}", and I only have view access there.')
+    return Held({}, {}, f"I could not: {where} {owner.name} owns it{also}, so it is theirs to change, or to give me edit access.",
+                (Said("whom to ask", Lit(owner.first_name), "text"), Said("that it is not ours to change", Lit("no access"), "premise")),
+                title)
+
+
+def states_roles(s: Scenario, kind: Kind, depth: int = 2) -> bool:
+    """Whether records of ``kind``, or what they lie in, state who may change them (an owner and an access list)."""
+    names = {f.name for f in kind.runtime.definition.fields}
+    if {"owner_email", "access"} <= names:
+        return True
+    parents = [s.kinds.get(kind.service, f.ref) for f in kind.runtime.definition.fields if f.ref and f.ref != kind.entity]
+    return depth > 0 and any(p is not None and states_roles(s, p, depth - 1) for p in parents)
+
+
+def _with_roles(s: Scenario, kind: Kind, rec: Rec, depth: int) -> tuple[str, dict[str, str], str] | None:
+    """(owner, access, title) of the record or of what it lies in, where one of them states its roles."""
+    owner, access = rec.get("owner_email"), rec.get("access")
+    if isinstance(owner, str) and isinstance(access, dict):
+        return owner.lower(), {str(k).lower(): str(v) for k, v in access.items()}, str(rec.get(kind.label or "id") or rec.key)
+    if depth == 0:
+        return None
+    for f in kind.runtime.definition.fields:
+        parent_kind = s.kinds.get(kind.service, f.ref) if f.ref and f.ref != kind.entity else None
+        if parent_kind is None or rec.get(f.name) is None:
+            continue
+        parents = s.records(kind.service, parent_kind.entity, where={"id": rec[f.name]})
+        if parents:
+            return _with_roles(s, parent_kind, parents[0], depth - 1)
+    return None
+
+
+__all__ = ["HELD_ALREADY", "NOT_THEIRS", "SAME", "Held", "held_already", "members_of", "not_theirs", "states_roles"]

@@ -27,12 +27,13 @@ from mcp_services.kernel.world import Person
 from composer.catalog import HEADER_PARAM, Catalog, Param, ToolInfo
 from composer.content import text_param
 from composer.archetypes.generic import catalog_weight
-from composer.archetypes.premises import HELD_ALREADY, SAME, Held, held_already, members_of
+from composer.archetypes.premises import (HELD_ALREADY, NOT_THEIRS, SAME, Held, held_already, members_of, not_theirs,
+                                          states_roles)
 from composer.kinds import Kind, system_name
 from composer.resolve import resolve, value_at
 from composer.phrasing import gerund, spoken_field
 from composer.plan import Expr, ListOf, Lit, Ref
-from composer.scenario import Family, Rec, Reference, Said, Scenario, Skip, Step, archetype
+from composer.scenario import Family, Rec, Reference, Said, Scenario, Skip, Step, archetype, kept_key
 from composer.stages.channels import COLLEAGUE, Ask, arrive, reply, reply_clause
 from composer.stages.lookup import listed_under_parent, lookup, shows
 from composer.phrases import phrase
@@ -509,6 +510,11 @@ def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = f
     """A request for ``intent`` that some record of some mounted service can take, tried on the world as it is; now and
     then (``FALSE_PREMISE``) one whose work is done already, where some record is so."""
     colleague = _someone_else(s, asker)
+    if intent in _ROLES_DECIDE and s.rng.random() < NOT_THEIRS:
+        try:
+            return _find_request(s, intent, asker, colleague, avoid, false_premise=True, not_ours=True)
+        except Skip:
+            pass  # every record the request could take is ours to change
     if (intent in ALREADY and s.rng.random() < FALSE_PREMISE) or (intent in SAME and s.rng.random() < HELD_ALREADY):
         try:
             return _find_request(s, intent, asker, colleague, avoid, false_premise=True)
@@ -562,12 +568,19 @@ def _done_already(intent: str, state: str, refused: str | None) -> bool:
         "already" in said or any(word in state for word in _DONE_STATES.get(intent, ())))
 
 
+#: Intents a request asks of records whose service states who may change them (a spreadsheet's writers): there the
+#: record may not be ours to change (``premises.not_theirs``).
+_ROLES_DECIDE = frozenset({"update", "delete", "share"})
+
+
 def _find_request(
-    s: Scenario, intent: str, asker: Person, colleague: Person, avoid: set[str], *, false_premise: bool
+    s: Scenario, intent: str, asker: Person, colleague: Person, avoid: set[str], *, false_premise: bool, not_ours: bool = False
 ) -> Request:
     for choice in [c for c in _choices(s, intent) if c.tool.key not in avoid][:16]:
         if false_premise and not s.used.get(choice.tool.key):
             continue  # a tool no kept plan calls yet is asked for where the work is still to do: the set reaches it
+        if false_premise and (intent in SAME or not_ours) and not s.used.get(kept_key(choice.tool.key)):
+            continue  # (tries in vain count as use above: a value held already waits for a kept plan that does the act)
         kind = choice.kind
         records = by_condition(s, kind, s.records(kind.service, kind.entity))
         if kind.label and s.rng.random() < 0.5:  # a record whose name another one shares: named with its person
@@ -576,6 +589,10 @@ def _find_request(
             records.sort(key=lambda r: not _looks_removed(r))
         if false_premise:
             records = _done_first(intent, kind, records)
+        if not_ours:  # (only records whose service states who may change them; those we may only read first)
+            if not states_roles(s, kind):
+                continue
+            records.sort(key=lambda r: not_theirs(s, kind, r, asker) is None)
         for rec in records[: _TRIES.get(intent, 5)]:
             named_as = identify(s, kind, rec)
             if named_as is None:
@@ -589,8 +606,12 @@ def _find_request(
                     break
                 named = {**{k: _plain(v) for k, v in choice.named.items()}, choice.param: rec[choice.field]}
                 state = rec.get(kind.state_field) if kind.state_field else None
-                held = _hold(s, plan, intent) if false_premise and intent in SAME else None
-                if held is not None:
+                held = _hold(s, plan, intent) if false_premise and intent in SAME and not not_ours else None
+                if not_ours:
+                    held = not_theirs(s, kind, rec, asker)
+                    if held is None or not s.already(choice.tool.service, choice.tool.name, {**named, **plan.concrete()}):
+                        break  # ours to change (or the call would change nothing): another record
+                elif held is not None:
                     if s.already(choice.tool.service, choice.tool.name, {**named, **plan.concrete()}) is None \
                             or held.said.lower() in name.lower():
                         continue  # acting would still change something, or the record's name gives the value away

@@ -195,6 +195,13 @@ _PREMISES: dict[str, re.Pattern[str]] = {
                             r"(\bnot|n't|\bnever) (\w+ ){0,2}(on|in|a member|member|among|part of|listed|there|attending|"
                             r"an? (attendee|watcher|recipient|participant|guest)|tagged|labell?ed|have|has|carry|carries))\b",
                             re.IGNORECASE),
+    # The record is not ours to change: "I only have view access", "read-only for me", "I can't edit it", "ask its owner".
+    "no access": re.compile(r"(\b(view[- ]only|read[- ]only|only (an? )?(reader|viewer)|only (have |has |got )?(view|read|viewing|reading)|"
+                            r"no (edit|write|editing) (access|rights|permission)|permission|access denied|"
+                            r"(can ?not|cannot|couldn't|could not|unable to|not able to|not allowed to|not permitted to) (\w+ )?"
+                            r"(edit|change|update|modify|add|share|delete|remove|make)|(its|the) owner)|"
+                            r"(can't|don't|doesn't|didn't|isn't|aren't) (\w+ ){0,2}(edit|change|update|modify|add to|share|delete|"
+                            r"remove|write|editor|writer))\b", re.IGNORECASE),
 }
 
 

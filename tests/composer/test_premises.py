@@ -55,6 +55,30 @@ def _passes(task: TaskSpec, runner: Runner, plan: list[PlanStep]) -> bool:
     return task.grade(runner.diff(), reference_answer(task)).passed
 
 
+def _branches(tasks: list[TaskSpec], act: str) -> tuple[list[TaskSpec], list[TaskSpec]]:
+    """The tasks whose premise is false (none calls ``act``) and those where it holds (each does), both present."""
+    false = [t for t in tasks if _premise(t) is False]
+    true = [t for t in tasks if _premise(t) is True]
+    assert false and true
+    assert not any(s.tool == act for t in false for s in t.plan)
+    assert all(any(s.tool == act for s in t.plan) for t in true)
+    return false, true
+
+
+def _reply_text(task: TaskSpec) -> str:
+    reply = _reply(task)
+    return str(reply.arguments.get("body") or reply.arguments.get("text"))
+
+
+def _says_why(task: TaskSpec, runner: Runner, natural: str, wrong: str) -> None:
+    """The reference passes, so does its reply in other words (``natural``); a reply saying the act was done fails, and
+    so does the literal agent."""
+    assert task.stats["literal_fails"], task.id
+    assert _passes(task, runner, task.plan), task.id
+    assert _passes(task, runner, _with_text(task, _reply(task), natural)), (task.id, natural)
+    assert not _passes(task, runner, _with_text(task, _reply(task), wrong)), (task.id, wrong)
+
+
 def test_every_request_of_these_intents_records_a_premise_and_both_outcomes_occur(requests: list[TaskSpec]) -> None:
     assert requests
     outcomes = [_premise(t) for t in requests]
@@ -105,25 +129,59 @@ def chases(catalog: Catalog) -> list[TaskSpec]:
 def test_a_chase_for_an_invoice_paid_since_sends_nothing_and_says_when_it_was_paid(
     catalog: Catalog, chases: list[TaskSpec]
 ) -> None:
-    false = [t for t in chases if _premise(t) is False]
-    true = [t for t in chases if _premise(t) is True]
-    assert false and true
+    false, true = _branches(chases, "email_invoice")
     runner = Runner(catalog, chases[0].world_seed)
     for task in false:
-        assert not any(s.tool == "email_invoice" for s in task.plan), task.id
         assert "overdue" in task.instruction  # the request reads as the usual chase
+        invoice = next(s.arguments["invoice_number"] for s in task.plan if s.tool == "list_payments")
+        paid_on = re.search(r"paid in full on (\d+ \w+)", _reply_text(task))
+        assert paid_on, _reply_text(task)
+        _says_why(task, runner, f"They settled {invoice} on {paid_on.group(1)}, nothing to chase.",
+                  f"Done - I've sent the reminder for {invoice}.")
+        chased = PlanStep(service="accounting", tool="email_invoice", arguments={"invoice_number": invoice})
+        assert not _passes(task, runner, [*task.plan, chased]), task.id  # the reminder sent anyway
+    for task in true:
+        assert _passes(task, runner, task.plan), task.id
+
+
+@pytest.fixture(scope="module")
+def sheet_requests(library: Catalog) -> list[TaskSpec]:
+    tasks, _ = generate(GenerateConfig(n=40, seed=0, services=library.names, archetypes=("request-share", "request-delete",
+                                                                                         "request-update")), library)
+    return tasks
+
+
+def test_a_request_on_a_sheet_we_may_only_read_changes_nothing_and_names_whom_to_ask(
+    library: Catalog, sheet_requests: list[TaskSpec]
+) -> None:
+    readonly = [t for t in sheet_requests if _premise(t) is False and "view access" in str(_reply(t).arguments)]
+    assert readonly
+    runner = Runner(library, readonly[0].world_seed)
+    for task in readonly:
+        writes = [s for s in task.plan if library.tool(s.service, s.tool).is_write]
+        assert all(library.tool(s.service, s.tool).intent in ("reply", "send", "tag", "note") for s in writes), task.id
         assert task.stats["literal_fails"], task.id
         assert _passes(task, runner, task.plan), task.id
         reply = _reply(task)
-        text = str(reply.arguments.get("body") or reply.arguments.get("text"))
-        invoice = next(s.arguments["invoice_number"] for s in task.plan if s.tool == "list_payments")
-        paid_on = re.search(r"paid in full on (\d+ \w+)", text)
-        assert paid_on, text
-        # Saying when it was paid, in other words, passes; a reminder sent anyway, or a reply saying one went, fails.
-        assert _passes(task, runner, _with_text(task, reply, f"They settled {invoice} on {paid_on.group(1)}, nothing to chase.")), task.id
-        assert not _passes(task, runner, _with_text(task, reply, f"Done - I've sent the reminder for {invoice}.")), task.id
-        chased = PlanStep(service="accounting", tool="email_invoice", arguments={"invoice_number": invoice})
-        assert not _passes(task, runner, [*task.plan, chased]), task.id
+        owner = re.search(r"\. (\w+) \w+ owns it", str(reply.arguments))
+        assert owner, reply.arguments
+        record = re.findall(r'"([^"]+)"', str(reply.arguments.get("body") or reply.arguments.get("text")))[0]
+        natural = f"Sorry, I can't edit {record}: it's read-only for me. {owner.group(1)} is its owner, best to ask them."
+        assert _passes(task, runner, _with_text(task, reply, natural)), (task.id, natural)
+        assert not _passes(task, runner, _with_text(task, reply, "Done: I did it.")), task.id
+        # Who asked may not change it either, and the request does not say the sheet is read-only.
+        assert "view" not in task.instruction and "read-only" not in task.instruction
+
+
+def test_a_signature_chase_for_a_customer_who_signed_since_sends_no_reminder_and_says_it_is_signed(library: Catalog) -> None:
+    tasks, _ = generate(GenerateConfig(n=16, seed=0, services=library.names, archetypes=("signature-reminder",)), library)
+    false, true = _branches(tasks, "resend_envelope")
+    runner = Runner(library, tasks[0].world_seed)
+    for task in false:
+        assert "Chase" in task.instruction or "reminder" in task.instruction  # it reads as the usual chase
+        contract = re.search(r"has signed (\S+),", _reply_text(task))
+        assert contract, _reply_text(task)
+        _says_why(task, runner, f"They signed {contract.group(1)} yesterday - nothing to chase.",
+                  f"Not signed yet; I sent a reminder on {contract.group(1)}.")
     for task in true:
-        assert any(s.tool == "email_invoice" for s in task.plan), task.id
         assert _passes(task, runner, task.plan), task.id
