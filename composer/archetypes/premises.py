@@ -22,13 +22,13 @@ from mcp_services.kernel.world import Person
 
 from composer.catalog import Param, ToolInfo
 from composer.kinds import Kind
-from composer.phrasing import long_date
+from composer.phrasing import long_date, spoken_field
 from composer.plan import Lit
 from composer.resolve import value_at
 from composer.scenario import Rec, Said, Scenario
 
 #: Intents whose request names a value the record may hold already (a person, a tag, a state, a time).
-SAME = frozenset({"assign", "invite", "share", "tag", "transition", "reschedule", "remove", "link"})
+SAME = frozenset({"assign", "invite", "share", "tag", "transition", "reschedule", "remove", "link", "update"})
 #: How often a request of those intents finds its value held already (tried first; most records allow it).
 HELD_ALREADY = 0.5
 #: Parameters that name the person a request adds: all are set from the one person the record has already.
@@ -54,6 +54,9 @@ class Held:
     said: str
     person: Person | None = None
     person_param: str = ""
+    #: Whether the reply must name the record: not where it says what is not on it (a negation unsays a lower-case
+    #: name in a report's check: "Ben isn't in #launch"), nor where whom to ask is the point (the file, not the tab).
+    names_record: bool = True
 
 
 def members_of(s: Scenario, kind: Kind, rec: Rec) -> list[Person]:
@@ -104,6 +107,11 @@ def held_already(s: Scenario, tool: ToolInfo, kind: Kind, rec: Rec, stated: Mapp
     if intent == "transition":
         param = next((p for p in params if p.enum), None)
         return _state(rec, param) if param is not None else None
+    if intent == "update":  # the one field the request changes: a choice (a priority, a stage) or a date
+        param = next((p for p in params if p.enum or p.semtype in ("datetime", "date")), None)
+        if param is None:
+            return None
+        return _state(rec, param, field=spoken_field(param.name)) if param.enum else _time(s, rec, param, (), spoken_field(param.name))
     if intent == "reschedule":
         param = next((p for p in params if p.semtype in ("datetime", "date")), None)
         return _time(s, rec, param) if param is not None else None
@@ -137,7 +145,7 @@ def _person(s: Scenario, tool: ToolInfo, kind: Kind, rec: Rec, intent: str) -> H
     who = Said("who", Lit(person.first_name), "text")
     if intent == "remove":
         return Held(values, words, f"{{Name}} is as you want it: {person.name} is not on it, so there is nobody to take off.",
-                    (who, _NOT_THERE), person.name, person, email.name)
+                    (who, _NOT_THERE), person.name, person, email.name, names_record=False)
     reason = {"assign": f"{{Name}} is already assigned to {person.name}.",
               "invite": f"{person.name} is already on {{name}}.",
               "share": f"{{Name}} is already shared with {person.name}."}[intent]
@@ -146,7 +154,7 @@ def _person(s: Scenario, tool: ToolInfo, kind: Kind, rec: Rec, intent: str) -> H
 
 _ALREADY = Said("that it was so already", Lit("already"), "premise")
 #: (What is not on a record is said in a negated clause, "Ben isn't in #launch": no lower-case name or tag is demanded
-#: beside it, since a negation unsays such words in a report's check.)
+#: beside it, since a negation unsays such words in a report's check: ``Held.names_record``.)
 _NOT_THERE = Said("that it was not there", Lit("not there"), "premise")
 
 
@@ -175,7 +183,7 @@ def _tag(s: Scenario, tool: ToolInfo, rec: Rec, param: Param) -> Held | None:
         label = s.rng.choice(options)
         return Held({param.name: [label] if param.is_list else label}, {param.name: f'"{label}"'},
                     f'{{Name}} is as you want it: "{label}" is not one of its tags, so there is nothing to take off.',
-                    (_NOT_THERE,), label)
+                    (_NOT_THERE,), label, names_record=False)
     if not present:
         return None
     label = s.rng.choice(present)
@@ -183,26 +191,29 @@ def _tag(s: Scenario, tool: ToolInfo, rec: Rec, param: Param) -> Held | None:
                 f'{{Name}} already has the tag "{label}".', (Said("the label", Lit(label), "text"), _ALREADY), label)
 
 
-def _state(rec: Rec, param: Param) -> Held | None:
+def _state(rec: Rec, param: Param, field: str = "") -> Held | None:
     current = rec.get(param.name)
     if not isinstance(current, str) or current not in param.enum:
         return None
     spoken = current.replace("_", " ")
-    return Held({param.name: current}, {param.name: spoken}, f'{{Name}} is already at "{spoken}".',
+    reason = f'{{Name}} already has {field} "{spoken}".' if field else f'{{Name}} is already at "{spoken}".'
+    return Held({param.name: current}, {param.name: spoken}, reason,
                 (Said("where it stands", Lit(spoken), "text"), _ALREADY), spoken)
 
 
-def _time(s: Scenario, rec: Rec, param: Param) -> Held | None:
-    current = next((rec.get(f) for f in (param.name, *_STARTS) if isinstance(rec.get(f), str)), None)
-    if current is None or len(current) < 16 or current <= s.world.now:  # only what is still to come is moved
-        return None
+def _time(s: Scenario, rec: Rec, param: Param, fields: tuple[str, ...] = _STARTS, field: str = "") -> Held | None:
+    current = next((rec.get(f) for f in (param.name, *fields) if isinstance(rec.get(f), str)), None)
+    if current is None or len(current) < (10 if param.semtype == "date" else 16) or current <= s.world.now:
+        return None  # (only what is still to come is moved)
     if param.semtype == "date":
         spoken = long_date(current)
-        return Held({param.name: current[:10]}, {param.name: spoken}, f"{{Name}} is already on {spoken}.",
+        reason = f"{{Name}} already has {field} {spoken}." if field else f"{{Name}} is already on {spoken}."
+        return Held({param.name: current[:10]}, {param.name: spoken}, reason,
                     (Said("the date", Lit(current[:10]), "date"), _ALREADY), spoken)
     value = current[:19] + "Z" if not current.endswith("Z") else current
     spoken = f"{long_date(value)} at {value[11:16]}"
-    return Held({param.name: value}, {param.name: spoken}, f"{{Name}} is already at {spoken}.",
+    reason = f"{{Name}} already has {field} {spoken}." if field else f"{{Name}} is already at {spoken}."
+    return Held({param.name: value}, {param.name: spoken}, reason,
                 (Said("the time", Lit(value), "datetime"), _ALREADY), spoken)
 
 
@@ -248,11 +259,10 @@ def not_theirs(s: Scenario, kind: Kind, rec: Rec, asker: Person) -> Held | None:
     writers = [p.name for p in s.world.team if access.get(p.email) == "writer" and p.email != me]
     also = f" ({' or '.join(writers)} can edit it too)" if writers else ""
     title = title.replace("{", "{{").replace("}", "}}")
-    where = "I only have view access to {name}." if governing[2] == str(rec.get(kind.label or "id") or rec.key) else (
-        f'{{Name}} is in "{title}", and I only have view access there.')
-    return Held({}, {}, f"I could not: {where} {owner.name} owns it{also}, so it is theirs to change, or to give me edit access.",
+    return Held({}, {}, f'I only have view access to "{title}", so I could not change {{name}}. {owner.name} owns it{also}: it '
+                "is theirs to change, or to give me edit access.",
                 (Said("whom to ask", Lit(owner.first_name), "text"), Said("that it is not ours to change", Lit("no access"), "premise")),
-                title)
+                title, names_record=False)
 
 
 def states_roles(s: Scenario, kind: Kind, depth: int = 2) -> bool:

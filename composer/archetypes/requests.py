@@ -855,9 +855,9 @@ def do_request(s: Scenario, request: Request) -> list[Said]:
         # (a value held already is the one the record has: a literal agent names it as the request does, no lookup)
         asked = request.plan.concrete() if request.held is not None else request.plan.steps()
         s.literal_writes.append(s.spec(choice.tool.service, choice.tool.name, {**named, **asked}))
-        if request.held is not None:  # (a record a negated clause names is not demanded: see premises._NOT_THERE)
-            negated = any(f.value == Lit("not there") for f in request.held.facts)
-            return [*([] if negated else [Said(f"the {choice.kind.noun}", Lit(value), "text")]), *request.held.facts]
+        if request.held is not None:
+            named_too = [Said(f"the {choice.kind.noun}", Lit(value), "text")] if request.held.names_record else []
+            return [*named_too, *request.held.facts]
         return [Said(f"the {choice.kind.noun}", Lit(value), "text"), Said("that it was so already", Lit("already"), "premise"),
                 Said("where it stands", Lit(request.already), "text")]
     same_name_trap(s, choice.kind, rec, request.where, found)  # (a record left as it is cannot be confused by writing it)

@@ -99,7 +99,7 @@ def test_a_value_held_already_changes_nothing_and_the_reply_says_why(library: Ca
         assert _passes(task, runner, task.plan), task.id
         reply = _reply(task)
         text = str(reply.arguments.get("body") or reply.arguments.get("text"))
-        assert states(text, "premise", "already") or states(text, "premise", "not there"), text
+        assert any(states(text, "premise", p) for p in ("already", "not there", "no access")), text
         # The same reply saying it was done fails; the reason said in other words passes.
         assert not _passes(task, runner, _with_text(task, reply, "Done: I did it.")), task.id
         natural = text.replace("I have not changed anything. ", "No change needed on my side. ").replace(" is already ", " was already ")
