@@ -571,6 +571,9 @@ def _done_already(intent: str, state: str, refused: str | None) -> bool:
 #: Intents a request asks of records whose service states who may change them (a spreadsheet's writers): there the
 #: record may not be ours to change (``premises.not_theirs``).
 _ROLES_DECIDE = frozenset({"update", "delete", "share"})
+#: Kept plans of the set that call a tool before a request for it may find its value held already or the record not
+#: ours: the set keeps reaching every tool it reached before.
+_KEPT_BEFORE = 2
 
 
 def _find_request(
@@ -579,8 +582,8 @@ def _find_request(
     for choice in [c for c in _choices(s, intent) if c.tool.key not in avoid][:16]:
         if false_premise and not s.used.get(choice.tool.key):
             continue  # a tool no kept plan calls yet is asked for where the work is still to do: the set reaches it
-        if false_premise and (intent in SAME or not_ours) and not s.used.get(kept_key(choice.tool.key)):
-            continue  # (tries in vain count as use above: a value held already waits for a kept plan that does the act)
+        if false_premise and (intent in SAME or not_ours) and s.used.get(kept_key(choice.tool.key), 0) < _KEPT_BEFORE:
+            continue  # (tries in vain count as use above: a value held already waits for kept plans that do the act)
         kind = choice.kind
         records = by_condition(s, kind, s.records(kind.service, kind.entity))
         if kind.label and s.rng.random() < 0.5:  # a record whose name another one shares: named with its person

@@ -29,7 +29,7 @@ def library() -> Catalog:
 
 @pytest.fixture(scope="module")
 def requests(library: Catalog) -> list[TaskSpec]:
-    tasks, _ = generate(GenerateConfig(n=60, seed=0, services=library.names, archetypes=_ARCHETYPES), library)
+    tasks, _ = generate(GenerateConfig(n=100, seed=0, services=library.names, archetypes=_ARCHETYPES), library)
     return tasks
 
 
@@ -83,8 +83,9 @@ def test_every_request_of_these_intents_records_a_premise_and_both_outcomes_occu
     assert requests
     outcomes = [_premise(t) for t in requests]
     assert None not in outcomes, [t.scenario.archetype for t in requests if _premise(t) is None]  # type: ignore[union-attr]
+    # Both outcomes, the act kept more often (a small set: a value is asked held already only with tools kept twice).
     false = outcomes.count(False)
-    assert 0.25 * len(outcomes) <= false <= 0.6 * len(outcomes), (false, len(outcomes))
+    assert 0.1 * len(outcomes) <= false <= 0.6 * len(outcomes), (false, len(outcomes))
 
 
 def test_a_value_held_already_changes_nothing_and_the_reply_says_why(library: Catalog, requests: list[TaskSpec]) -> None:
