@@ -506,10 +506,14 @@ ALREADY = frozenset({"close", "reopen", "restore", "cancel", "publish", "approve
 FALSE_PREMISE = 0.7
 
 
-def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = frozenset()) -> Request:  # type: ignore[assignment]
+def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = frozenset(),  # type: ignore[assignment]
+                 premise: bool = True) -> Request:
     """A request for ``intent`` that some record of some mounted service can take, tried on the world as it is; now and
-    then (``FALSE_PREMISE``) one whose work is done already, where some record is so."""
+    then (``FALSE_PREMISE``) one whose work is done already, where some record is so (never with ``premise`` False: the
+    second of two requests where the first needs nothing done)."""
     colleague = _someone_else(s, asker)
+    if not premise:
+        return _find_request(s, intent, asker, colleague, avoid, false_premise=False)
     if intent in _ROLES_DECIDE and s.rng.random() < NOT_THEIRS:
         try:
             return _find_request(s, intent, asker, colleague, avoid, false_premise=True, not_ours=True)
@@ -572,18 +576,18 @@ def _done_already(intent: str, state: str, refused: str | None) -> bool:
 #: record may not be ours to change (``premises.not_theirs``).
 _ROLES_DECIDE = frozenset({"update", "delete", "share"})
 #: Kept plans of the set that call a tool before a request for it may find its value held already or the record not
-#: ours: the set keeps reaching every tool it reached before.
+#: ours: the set keeps reaching every tool it reached before (``kept_key`` counts kept plans only, not tries in vain).
 _KEPT_BEFORE = 2
 
 
 def _find_request(
     s: Scenario, intent: str, asker: Person, colleague: Person, avoid: set[str], *, false_premise: bool, not_ours: bool = False
 ) -> Request:
-    for choice in [c for c in _choices(s, intent) if c.tool.key not in avoid][:16]:
+    gated = false_premise and (intent in SAME or not_ours)  # (filtered before the cap: the least used come first)
+    for choice in [c for c in _choices(s, intent) if c.tool.key not in avoid
+                   and (not gated or s.used.get(kept_key(c.tool.key), 0) >= _KEPT_BEFORE)][:16]:
         if false_premise and not s.used.get(choice.tool.key):
             continue  # a tool no kept plan calls yet is asked for where the work is still to do: the set reaches it
-        if false_premise and (intent in SAME or not_ours) and s.used.get(kept_key(choice.tool.key), 0) < _KEPT_BEFORE:
-            continue  # (tries in vain count as use above: a value held already waits for kept plans that do the act)
         kind = choice.kind
         records = by_condition(s, kind, s.records(kind.service, kind.entity))
         if kind.label and s.rng.random() < 0.5:  # a record whose name another one shares: named with its person
@@ -881,7 +885,7 @@ def colleague_request(s: Scenario, intent: str, *, then: str | None = None) -> N
         options = [then] + [i for i in s.rng.sample(REQUESTED, len(REQUESTED)) if i not in (intent, then)][:3]
         for second in options:
             try:
-                found = _find(s, second, asker, {first.choice.tool.key})
+                found = _find(s, second, asker, {first.choice.tool.key}, premise=not first.premise_false)
             except Skip:
                 continue
             if found.rec is None or first.rec is None or found.rec.key != first.rec.key:
@@ -921,8 +925,9 @@ def colleague_request(s: Scenario, intent: str, *, then: str | None = None) -> N
     s.brief.anchors += [asker.name]
 
 
-def _find(s: Scenario, intent: str, asker: Person, avoid: set[str]) -> Request:
-    return find_creation(s, asker, avoid=avoid) if intent == "create" else find_request(s, intent, asker, avoid=avoid)
+def _find(s: Scenario, intent: str, asker: Person, avoid: set[str], *, premise: bool = True) -> Request:
+    return find_creation(s, asker, avoid=avoid) if intent == "create" else find_request(s, intent, asker, avoid=avoid,
+                                                                                         premise=premise)
 
 
 def _about(s: Scenario, request: Request) -> str:
