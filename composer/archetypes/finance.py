@@ -141,7 +141,7 @@ def _unused_invoice(invoice: str, used: set[str]) -> str | None:
 #: How often the customer a colleague asks to chase has paid since (the premise is false: nothing to chase).
 PAID_SINCE = 0.4
 #: How recent a late payment must be for a colleague to still believe the invoice open (days before today).
-_PAID_WITHIN = 60
+_PAID_WITHIN = 45
 
 
 def _chase_asked(s: Scenario, customer: str) -> tuple[Person, Trigger]:
@@ -165,12 +165,12 @@ def _chase_asked(s: Scenario, customer: str) -> tuple[Person, Trigger]:
 
 
 def _paid_since(s: Scenario) -> None:
-    """The customer a colleague asks to chase paid their late invoice since: nothing is overdue now (an invoice not yet
-    due is no chase), the payment shows when. The request reads as the usual chase; the right work is no reminder and a reply saying it is paid, and when."""
+    """The customer a colleague asks to chase paid their late invoice since: nothing is overdue now, the payment shows
+    when. The request reads as the usual chase; the right work is no reminder and a reply saying it is paid, and when."""
     today = s.world.now[:10]
     earliest = (s.world.now_dt - timedelta(days=_PAID_WITHIN)).date().isoformat()
     invoices = s.records("accounting", "invoice")
-    owing = {i["contact_id"] for i in invoices if i["status"] == "AUTHORISED" and i["amount_due"] > 0 and i["overdue"]}
+    owing = {i["contact_id"] for i in invoices if i["status"] == "AUTHORISED" and i["amount_due"] > 0}
     late = [i for i in invoices if i["status"] == "PAID" and i["contact_id"] not in owing and isinstance(i.get("fully_paid_on"), str)
             and i["due_date"] < i["fully_paid_on"] and earliest <= i["fully_paid_on"] <= today]
     latest: dict[str, Rec] = {}

@@ -510,7 +510,7 @@ def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = f
                  premise: bool = True) -> Request:
     """A request for ``intent`` that some record of some mounted service can take, tried on the world as it is; now and
     then (``FALSE_PREMISE``) one whose work is done already, where some record is so (never with ``premise`` False: the
-    second of two requests where the first needs nothing done)."""
+    second of two requests in one message, so that most pairs still teach an act)."""
     colleague = _someone_else(s, asker)
     if not premise:
         return _find_request(s, intent, asker, colleague, avoid, false_premise=False)
@@ -583,11 +583,11 @@ _KEPT_BEFORE = 2
 def _find_request(
     s: Scenario, intent: str, asker: Person, colleague: Person, avoid: set[str], *, false_premise: bool, not_ours: bool = False
 ) -> Request:
-    gated = false_premise and (intent in SAME or not_ours)  # (filtered before the cap: the least used come first)
-    for choice in [c for c in _choices(s, intent) if c.tool.key not in avoid
-                   and (not gated or s.used.get(kept_key(c.tool.key), 0) >= _KEPT_BEFORE)][:16]:
+    for choice in [c for c in _choices(s, intent) if c.tool.key not in avoid][:16]:
         if false_premise and not s.used.get(choice.tool.key):
             continue  # a tool no kept plan calls yet is asked for where the work is still to do: the set reaches it
+        if false_premise and (intent in SAME or not_ours) and s.used.get(kept_key(choice.tool.key), 0) < _KEPT_BEFORE:
+            continue  # (the least used tools come first: their requests stay ones that do the act, so the set reaches them)
         kind = choice.kind
         records = by_condition(s, kind, s.records(kind.service, kind.entity))
         if kind.label and s.rng.random() < 0.5:  # a record whose name another one shares: named with its person
@@ -885,7 +885,7 @@ def colleague_request(s: Scenario, intent: str, *, then: str | None = None) -> N
         options = [then] + [i for i in s.rng.sample(REQUESTED, len(REQUESTED)) if i not in (intent, then)][:3]
         for second in options:
             try:
-                found = _find(s, second, asker, {first.choice.tool.key}, premise=not first.premise_false)
+                found = _find(s, second, asker, {first.choice.tool.key}, premise=False)
             except Skip:
                 continue
             if found.rec is None or first.rec is None or found.rec.key != first.rec.key:

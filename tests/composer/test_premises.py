@@ -186,3 +186,14 @@ def test_a_signature_chase_for_a_customer_who_signed_since_sends_no_reminder_and
                   f"Not signed yet; I sent a reminder on {contract.group(1)}.")
     for task in true:
         assert _passes(task, runner, task.plan), task.id
+
+
+def test_of_two_requests_in_one_message_only_the_first_may_find_its_premise_false(library: Catalog) -> None:
+    tasks, _ = generate(GenerateConfig(n=40, seed=0, services=library.names, archetypes=("request-pair",)), library)
+    assert tasks
+    outcomes = [[d["default"] for d in t.stats["decisions"] if d["kind"] == "premise"] for t in tasks]
+    assert all(o.count(False) <= 1 for o in outcomes), outcomes
+    assert any(False in o for o in outcomes) and any(o and False not in o for o in outcomes), outcomes
+    for task, outcome in zip(tasks, outcomes, strict=True):  # doing both as asked fails where one was so already
+        if False in outcome:
+            assert task.stats["literal_fails"], task.id
