@@ -48,6 +48,7 @@ def service_key(service: str) -> str:
     tools used equally often, those of the less used services come first (a catalog of 243 services is spread over)."""
     return f"service:{service}"
 
+
 def kept_key(tool_key: str) -> str:
     """The key under which ``Scenario.used`` counts the kept plans that call a tool (``used`` itself also counts the tries
     that failed): a request asks for what need not be done (a false premise) only with a tool some kept plan calls."""

@@ -17,9 +17,9 @@ from mcp_services.kernel.world import Person
 
 from composer.archetypes.common import money, org_of, rule_author, short_date
 from composer.plan import ListOf, Lit
-from composer.scenario import Rec, Said, Scenario, Skip, archetype, detail
+from composer.scenario import Rec, Said, Scenario, Skip, Step, archetype, detail
 from composer.stages.acts import act, tell
-from composer.stages.channels import COLLEAGUE, Ask, arrive, asking, can_arrive, email_of, reply, reply_clause
+from composer.stages.channels import COLLEAGUE, Ask, Trigger, arrive, asking, can_arrive, email_of, reply, reply_clause
 from composer.stages.lookup import lookup, shows
 from composer.stages.rules import colleague, consult, limit_near
 
@@ -578,6 +578,53 @@ def declined_envelope_redirect(s: Scenario) -> None:
     s.brief.anchors += [person.name, org.name, sender.name]
 
 
+#: How often the customer a colleague asks about has signed since they asked (then nothing is chased).
+SIGNED_SINCE = 0.4
+
+
+def _signature_asked(s: Scenario, envelope: Rec, owner: Person) -> tuple[Trigger, Step]:
+    """The colleague who sent ``envelope`` asks whether the customer has signed; the agent finds the envelope."""
+    company = envelope["company_name"]
+    trigger = arrive(s, owner, Ask(
+        subject=f"{company} signature",
+        text=s.rng.choice((
+            f"Has {company} signed the agreement I sent on {short_date(envelope['sent_at'])}? If not, could someone nudge them?",
+            f"Any news on the contract I sent {company} on {short_date(envelope['sent_at'])}? Please chase whoever still has to sign.",
+        )),
+        team="sales",
+    ), channels=COLLEAGUE)
+    found = lookup(s, envelope, {"company_name": company, "sender_email": owner.email, "query": company},
+                   say=f"check {company}'s envelopes", name=f"the agreement {owner.first_name} sent {company}")
+    s.refer(envelope, f"the agreement {owner.first_name} sent {company}", relation="company",
+            where={"company_name": company, "sender_email": owner.email, "id": envelope.key})
+    return trigger, found
+
+
+def _signed_since(s: Scenario, envelope: Rec, owner: Person) -> None:
+    """The customer signed in the last day (the envelope's history shows it): the right work is no reminder, and a reply
+    saying it is signed. A reminder sent anyway is refused; a reply saying one went fails."""
+    company = envelope["company_name"]
+    s.event("esign", "envelope_completed", "recipient_event", envelope_id=envelope.key, hours_ago=s.rng.uniform(1.0, 20.0))
+    trigger, found = _signature_asked(s, envelope, owner)
+    s.decide("premise", f"{company} has still to sign", default=False)
+    # A guided request says the chase as the usual one does: the envelope (signed, completed) says otherwise.
+    s.call("esign", "get_envelope", {"envelope_id": found.ref("id")}, guided=True,
+           say=f"send a reminder on the agreement {owner.first_name} sent {company} to whoever still has to sign")
+    s.literal_writes.append(s.spec("esign", "resend_envelope", {"envelope_id": found.ref("id")}))
+    what = "who still has to sign and the contract number you chased"
+    said = reply(s, trigger, [f"Good news: {company} has signed ", found.ref("contract_number"),
+                              ", every signature is in, so there was nobody left to remind."],
+                 say=reply_clause(trigger, what),
+                 facts=[Said("the contract number", found.ref("contract_number")), Said("that it is signed", Lit("signed"), "text")],
+                 subject=f"Re: {company} signature")
+    param = "body" if any(name == "body" for name, _ in s.specs[said.index].args) else "text"
+    s.literal_steps[said.index] = s.specs[said.index].with_arg(
+        param, Lit(f"Not signed yet, so I've sent {company} a reminder on {envelope['contract_number']}."))
+    s.brief.intro = asking(trigger, f"whether {company} has signed yet")
+    s.brief.goal = f"Chase {company}'s signature on the agreement {owner.first_name} sent and {reply_clause(trigger, what)}"
+    s.brief.anchors += [company, owner.name]
+
+
 @archetype(
     "signature-reminder",
     family="sales",
@@ -600,18 +647,10 @@ def signature_reminder(s: Scenario) -> None:
             options.append((envelope, owner, waiting[0]))
     envelope, owner, signer = s.pick(options, "no envelope out for signature of a colleague's account")
     company = envelope["company_name"]
-    trigger = arrive(s, owner, Ask(
-        subject=f"{company} signature",
-        text=s.rng.choice((
-            f"Has {company} signed the agreement I sent on {short_date(envelope['sent_at'])}? If not, could someone nudge them?",
-            f"Any news on the contract I sent {company} on {short_date(envelope['sent_at'])}? Please chase whoever still has to sign.",
-        )),
-        team="sales",
-    ), channels=COLLEAGUE)
-    found = lookup(s, envelope, {"company_name": company, "sender_email": owner.email, "query": company},
-                   say=f"check {company}'s envelopes", name=f"the agreement {owner.first_name} sent {company}")
-    s.refer(envelope, f"the agreement {owner.first_name} sent {company}", relation="company",
-            where={"company_name": company, "sender_email": owner.email, "id": envelope.key})
+    if s.rng.random() < SIGNED_SINCE:  # the customer signed since: nothing to chase (the request reads the same)
+        return _signed_since(s, envelope, owner)
+    trigger, found = _signature_asked(s, envelope, owner)
+    s.decide("premise", f"{company} has still to sign", default=True)
     done = [e for e in s.records("esign", "envelope", where={"company_name": company})
             if e["status"] == "completed" and shows(s, found, e)]
     if done:

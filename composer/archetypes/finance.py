@@ -18,7 +18,7 @@ from composer.archetypes.common import money, org_of, short_date
 from composer.plan import ListOf, Lit
 from composer.scenario import Rec, Said, Scenario, Skip, archetype, detail
 from composer.stages.acts import act, tell
-from composer.stages.channels import COLLEAGUE, Ask, arrive, channels_for, reply, reply_clause
+from composer.stages.channels import COLLEAGUE, Ask, Trigger, arrive, channels_for, reply, reply_clause
 from composer.stages.lookup import lookup, shows
 from composer.stages.rules import colleague, consult, instead, limit_near
 from mcp_services.kernel.world import Person
@@ -138,23 +138,20 @@ def _unused_invoice(invoice: str, used: set[str]) -> str | None:
     return next(f"{prefix}{n:0{len(digits)}d}" for n in range(int(digits) + 1, int(digits) + 500) if f"{prefix}{n:0{len(digits)}d}" not in used)
 
 
-@archetype(
-    "overdue-invoice-chase",
-    family="finance",
-    title="Chase a customer's overdue invoice with its billing contact",
-    services=("accounting", "chat"),
-)
-def overdue_invoice_chase(s: Scenario) -> None:
-    invoices = [i for i in s.records("accounting", "invoice", where={"status": "AUTHORISED"}) if i["overdue"] and i["amount_due"] > 0]
-    per_contact = Counter(i["contact_id"] for i in invoices)
-    invoice = s.pick([i for i in invoices if per_contact[i["contact_id"]] == 1], "no customer with exactly one overdue invoice")
-    contact = s.record("accounting", "contact", invoice["contact_id"])
+#: How often the customer a colleague asks to chase has paid since (the premise is false: nothing to chase).
+PAID_SINCE = 0.4
+#: How recent a late payment must be for a colleague to still believe the invoice open (days before today).
+_PAID_WITHIN = 45
+
+
+def _chase_asked(s: Scenario, customer: str) -> tuple[Person, Trigger]:
+    """The finance lead, and a colleague in finance asking for ``customer`` to be chased (the request reads the same
+    whether or not anything is overdue)."""
     lead = colleague(s, "finance lead")
     try:
         asker = colleague(s, "accountant") if s.rng.random() < 0.5 else lead
     except Skip:
         asker = lead
-    customer = contact["name"]
     trigger = arrive(s, asker, Ask(
         subject=f"Chasing {customer}",
         text=s.rng.choice((
@@ -164,6 +161,72 @@ def overdue_invoice_chase(s: Scenario) -> None:
         )),
         team="finance",
     ), channels=COLLEAGUE)
+    return lead, trigger
+
+
+def _paid_since(s: Scenario) -> None:
+    """The customer a colleague asks to chase paid their late invoice since: nothing is overdue now, the payment shows
+    when. The request reads as the usual chase; the right work is no reminder and a reply saying it is paid, and when."""
+    today = s.world.now[:10]
+    earliest = (s.world.now_dt - timedelta(days=_PAID_WITHIN)).date().isoformat()
+    invoices = s.records("accounting", "invoice")
+    owing = {i["contact_id"] for i in invoices if i["status"] == "AUTHORISED" and i["amount_due"] > 0}
+    late = [i for i in invoices if i["status"] == "PAID" and i["contact_id"] not in owing and isinstance(i.get("fully_paid_on"), str)
+            and i["due_date"] < i["fully_paid_on"] and earliest <= i["fully_paid_on"] <= today]
+    latest: dict[str, Rec] = {}
+    for invoice in sorted(late, key=lambda i: i["fully_paid_on"]):
+        latest[invoice["contact_id"]] = invoice
+    invoice = s.pick(sorted(latest.values(), key=lambda i: i.key), "no customer paid a late invoice lately")
+    contact = s.record("accounting", "contact", invoice["contact_id"])
+    customer = contact["name"]
+    _, trigger = _chase_asked(s, customer)
+    found = lookup(s, invoice, {"contact_name": customer, "query": customer, "contact_id": contact.key},
+                   say=f"find {customer}'s invoices in accounting", name=f"{customer}'s invoice")
+    payments = s.records("accounting", "payment", where={"invoice_number": invoice.key})
+    if not payments:
+        raise Skip(f"no payment shows {invoice.key} paid")
+    # A guided request says the chase as the usual one does (it presumes an overdue invoice): the data says otherwise.
+    s.call("accounting", "list_payments", {"invoice_number": found.ref("invoice_number")}, guided=True,
+           say=f"email {customer}'s overdue invoice to their billing contact with a short payment reminder")
+    s.decide("premise", f"{customer} still owes on an overdue invoice", default=False)
+    paid_on = str(invoice["fully_paid_on"])
+    s.literal_writes.append(s.spec("accounting", "email_invoice", {"invoice_number": found.ref("invoice_number")}))
+    what = "the invoice you chased and what is still due on it"
+    said = reply(s, trigger,
+                 [f"No reminder sent: {customer} has already paid. ", found.ref("invoice_number"),
+                  f" was paid in full on {short_date(paid_on)} ({payments[-1]['reference']}), so nothing is overdue."],
+                 say=reply_clause(trigger, what),
+                 facts=[Said("the invoice", found.ref("invoice_number")), Said("when it was paid", Lit(paid_on), "date")],
+                 mentions=[(found.ref("invoice_number"), "the invoice number")])
+    param = "body" if any(name == "body" for name, _ in s.specs[said.index].args) else "text"
+    s.literal_steps[said.index] = s.specs[said.index].with_arg(
+        param, Lit(f"Done - I've sent {customer} the reminder with their invoice."))
+    s.brief.intro = f"{trigger.intro}: {customer} needs chasing for an overdue invoice"
+    s.brief.goal = f"Send {customer} a reminder for what they owe us and {reply_clause(trigger, what)}"
+    s.brief.constraints.append("Only chase what is overdue")
+    s.brief.anchors += [customer, trigger.person.name]
+
+
+@archetype(
+    "overdue-invoice-chase",
+    family="finance",
+    title="Chase a customer's overdue invoice with its billing contact",
+    services=("accounting", "chat"),
+)
+def overdue_invoice_chase(s: Scenario) -> None:
+    if s.rng.random() < PAID_SINCE:
+        try:
+            with s.attempt():
+                return _paid_since(s)
+        except Skip:
+            pass  # nobody paid late of late: a customer who still owes is chased
+    invoices = [i for i in s.records("accounting", "invoice", where={"status": "AUTHORISED"}) if i["overdue"] and i["amount_due"] > 0]
+    per_contact = Counter(i["contact_id"] for i in invoices)
+    invoice = s.pick([i for i in invoices if per_contact[i["contact_id"]] == 1], "no customer with exactly one overdue invoice")
+    contact = s.record("accounting", "contact", invoice["contact_id"])
+    s.decide("premise", f"{contact['name']} still owes on an overdue invoice", default=True)  # (see _paid_since)
+    customer = contact["name"]
+    lead, trigger = _chase_asked(s, customer)
     found = lookup(s, s.record("accounting", "invoice", invoice.key),
                    {"contact_name": customer, "query": customer, "contact_id": contact.key, "status": "AUTHORISED",
                     "overdue": Lit(True)},
@@ -215,7 +278,7 @@ def overdue_invoice_chase(s: Scenario) -> None:
     s.brief.intro = f"{trigger.intro}: {customer} needs chasing for an overdue invoice"
     s.brief.goal = f"Send {customer} a reminder for what they owe us and {reply_clause(trigger, what)}"
     s.brief.constraints.append("Only chase what is overdue")
-    s.brief.anchors += [customer, asker.name]
+    s.brief.anchors += [customer, trigger.person.name]
 
 
 @archetype(

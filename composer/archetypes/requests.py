@@ -28,11 +28,13 @@ from composer.catalog import HEADER_PARAM, Catalog, Param, ToolInfo
 from composer.content import text_param
 from composer.archetypes.generic import catalog_weight
 from composer.archetypes.reasons import Reason, check, ground, withheld_facts, withheld_words
+from composer.archetypes.premises import (HELD_ALREADY, NOT_THEIRS, SAME, Held, held_already, members_of, not_theirs,
+                                          states_roles)
 from composer.kinds import Kind, system_name
 from composer.resolve import resolve, value_at
 from composer.phrasing import gerund, spoken_field
 from composer.plan import Expr, ListOf, Lit, Ref
-from composer.scenario import Family, Rec, Reference, Said, Scenario, Skip, Step, archetype
+from composer.scenario import Family, Rec, Reference, Said, Scenario, Skip, Step, archetype, kept_key
 from composer.stages.channels import COLLEAGUE, Ask, arrive, reply, reply_clause
 from composer.stages.lookup import listed_under_parent, lookup, shows
 from composer.phrases import phrase
@@ -376,25 +378,9 @@ class _Plan:
         return self._newcomer
 
     def _member(self) -> Person | None:
-        """Someone now on the record (an attendee, a watcher, a member): the records of its service that point at it
-        and name a person of the world by their address."""
-        s, rec, kind = self.s, self.rec, self.choice.kind
-        people = {p.email: p for p in s.world.people}
-        found: list[Person] = []
-        for other in s.kinds:
-            if other.service != kind.service:
-                continue
-            refs = [f.name for f in other.runtime.definition.fields if f.ref == kind.entity]
-            emails = [p.path for p in other.person_paths(value="email")]  # "email", or "user_id.email" through a ref
-            for ref in refs:
-                for row in s.records(other.service, other.entity, where={ref: rec["id"]}):
-                    addresses = (str(value_at(s.view, row, e) or "").lower() for e in emails)
-                    found += [people[a] for a in addresses if a in people]
-        for value in rec.row.values():  # members kept in a list on the record itself
-            if isinstance(value, list):
-                found += [people[str(v).lower()] for v in value if isinstance(v, str) and str(v).lower() in people]
-        found = [p for p in dict.fromkeys(found) if p.email != s.world.user.email]
-        return s.rng.choice(found) if found else None
+        """Someone now on the record (an attendee, a watcher, a member): see ``premises.members_of``."""
+        found = members_of(self.s, self.choice.kind, self.rec)
+        return self.s.rng.choice(found) if found else None
 
     def _other_record(self, param: Param) -> _Planned | None:
         """Another record the tool needs (a section, a folder, a parent page), named by its label."""
@@ -525,11 +511,14 @@ class Request:
     already: str | None = None
     #: Why the asker asks, where it lives in the data (``composer.archetypes.reasons``): set before the ask is written.
     reason: Reason | None = None
+    #: Where the value the request names is held already (the person on it, the tag, the time): why, else None.
+    held: Held | None = None
 
     @property
     def withheld(self) -> bool:
-        """Whether the right work is to change nothing: the work is done already, or the reason the asker gives is not so."""
-        return self.already is not None or (self.reason is not None and not self.reason.holds)
+        """Whether the right work is to change nothing: the work is done already, the value is held already, or the
+        reason the asker gives is not so."""
+        return self.already is not None or self.held is not None or (self.reason is not None and not self.reason.holds)
 
 
 #: Intents whose premise the record's state can make false (closing what is closed already, paying what is paid).
@@ -538,16 +527,39 @@ ALREADY = frozenset({"close", "reopen", "restore", "cancel", "publish", "approve
 FALSE_PREMISE = 0.7
 
 
-def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = frozenset()) -> Request:  # type: ignore[assignment]
+def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = frozenset(),  # type: ignore[assignment]
+                 premise: bool = True) -> Request:
     """A request for ``intent`` that some record of some mounted service can take, tried on the world as it is; now and
-    then (``FALSE_PREMISE``) one whose work is done already, where some record is so."""
+    then (``FALSE_PREMISE``) one whose work is done already, where some record is so (never with ``premise`` False: the
+    second of two requests in one message, so that most pairs still teach an act)."""
     colleague = _someone_else(s, asker)
-    if intent in ALREADY and s.rng.random() < FALSE_PREMISE:
+    if not premise:
+        return _find_request(s, intent, asker, colleague, avoid, false_premise=False)
+    if intent in _ROLES_DECIDE and s.rng.random() < NOT_THEIRS:
+        try:
+            return _find_request(s, intent, asker, colleague, avoid, false_premise=True, not_ours=True)
+        except Skip:
+            pass  # every record the request could take is ours to change
+    if (intent in ALREADY and s.rng.random() < FALSE_PREMISE) or (intent in SAME and s.rng.random() < HELD_ALREADY):
         try:
             return _find_request(s, intent, asker, colleague, avoid, false_premise=True)
         except Skip:
             pass  # no record is done already: the request finds one that still needs it
     return _find_request(s, intent, asker, colleague, avoid, false_premise=False)
+
+
+def _hold(s: Scenario, plan: _Plan, intent: str) -> Held | None:
+    """The plan asking for a value the record holds already (``premises.held_already``), or None where it holds none."""
+    held = held_already(s, plan.choice.tool, plan.choice.kind, plan.rec, plan.words)
+    if held is None:
+        return None
+    for name, value in held.values.items():
+        is_list = isinstance(value, list)
+        person = held.person if name == held.person_param else None
+        plan.params[name] = _Planned(value=value[0] if is_list else value, person=person, is_list=is_list)
+    plan.words.update(held.words)
+    plan.facts = list(held.facts)
+    return held
 
 
 def _done_first(intent: str, kind: Kind, records: list[Rec]) -> list[Rec]:
@@ -581,12 +593,22 @@ def _done_already(intent: str, state: str, refused: str | None) -> bool:
         "already" in said or any(word in state for word in _DONE_STATES.get(intent, ())))
 
 
+#: Intents a request asks of records whose service states who may change them (a spreadsheet's writers): there the
+#: record may not be ours to change (``premises.not_theirs``).
+_ROLES_DECIDE = frozenset({"update", "delete", "share"})
+#: Kept plans of the set that call a tool before a request for it may find its value held already or the record not
+#: ours: the set keeps reaching every tool it reached before (``kept_key`` counts kept plans only, not tries in vain).
+_KEPT_BEFORE = 2
+
+
 def _find_request(
-    s: Scenario, intent: str, asker: Person, colleague: Person, avoid: set[str], *, false_premise: bool
+    s: Scenario, intent: str, asker: Person, colleague: Person, avoid: set[str], *, false_premise: bool, not_ours: bool = False
 ) -> Request:
     for choice in [c for c in _choices(s, intent) if c.tool.key not in avoid][:16]:
         if false_premise and not s.used.get(choice.tool.key):
             continue  # a tool no kept plan calls yet is asked for where the work is still to do: the set reaches it
+        if false_premise and (intent in SAME or not_ours) and s.used.get(kept_key(choice.tool.key), 0) < _KEPT_BEFORE:
+            continue  # (the least used tools come first: their requests stay ones that do the act, so the set reaches them)
         kind = choice.kind
         records = by_condition(s, kind, s.records(kind.service, kind.entity))
         if kind.label and s.rng.random() < 0.5:  # a record whose name another one shares: named with its person
@@ -595,6 +617,10 @@ def _find_request(
             records.sort(key=lambda r: not _looks_removed(r))
         if false_premise:
             records = _done_first(intent, kind, records)
+        if not_ours:  # (only records whose service states who may change them; those we may only read first)
+            if not states_roles(s, kind):
+                continue
+            records.sort(key=lambda r: not_theirs(s, kind, r, asker) is None)
         for rec in records[: _TRIES.get(intent, 5)]:
             named_as = identify(s, kind, rec)
             if named_as is None:
@@ -608,7 +634,18 @@ def _find_request(
                     break
                 named = {**{k: _plain(v) for k, v in choice.named.items()}, choice.param: rec[choice.field]}
                 state = rec.get(kind.state_field) if kind.state_field else None
-                if false_premise:
+                held = _hold(s, plan, intent) if false_premise and intent in SAME and not not_ours else None
+                if not_ours:
+                    held = not_theirs(s, kind, rec, asker)
+                    if held is None or not s.already(choice.tool.service, choice.tool.name, {**named, **plan.concrete()}):
+                        break  # ours to change (or the call would change nothing): another record
+                elif held is not None:
+                    if s.already(choice.tool.service, choice.tool.name, {**named, **plan.concrete()}) is None \
+                            or held.said.lower() in name.lower():
+                        continue  # acting would still change something, or the record's name gives the value away
+                elif false_premise and intent in SAME:
+                    break
+                elif false_premise:
                     refused = s.already(choice.tool.service, choice.tool.name, {**named, **plan.concrete()})
                     spoken = str(state).replace("_", " ").lower() if isinstance(state, str) else ""
                     if not _done_already(intent, spoken, refused) or spoken in name.lower():
@@ -623,7 +660,7 @@ def _find_request(
                 plan.keep_facts_in(words)
                 s.intended.append(choice.tool)
                 return Request(choice, rec, where, name, value, plan, words,
-                               already=str(state).replace("_", " ") if false_premise else None)
+                               already=str(state).replace("_", " ") if false_premise and held is None else None, held=held)
         if not false_premise:
             s.tried_in_vain(choice.tool)
     raise Skip(f"no record any tool can do {intent!r} on" + (" that is done already" if false_premise else ""))
@@ -849,15 +886,20 @@ def do_request(s: Scenario, request: Request) -> list[Said]:
     named = {**choice.named, **({choice.param: found.ref(choice.field)} if choice.param else {})}
     if request.reason is not None:
         check(s, request, request.reason)
-    if request.already is not None:  # the work is done already: nothing to change, and the asker hears why
+    if request.already is not None or request.held is not None:  # done already: nothing to change, the asker hears why
         s.decide("premise", f"{request.name} still needs {gerund(request.words.split()[0])}", default=False)
-        s.literal_writes.append(s.spec(choice.tool.service, choice.tool.name, {**named, **request.plan.steps()}))
+        # (a value held already is the one the record has: a literal agent names it as the request does, no lookup)
+        asked = request.plan.concrete() if request.held is not None else request.plan.steps()
+        s.literal_writes.append(s.spec(choice.tool.service, choice.tool.name, {**named, **asked}))
+        if request.held is not None:
+            named_too = [Said(f"the {choice.kind.noun}", Lit(value), "text")] if request.held.names_record else []
+            return [*named_too, *request.held.facts]
         return [Said(f"the {choice.kind.noun}", Lit(value), "text"), Said("that it was so already", Lit("already"), "premise"),
                 Said("where it stands", Lit(request.already), "text")]
     if request.reason is not None and not request.reason.holds:
         return _withheld(s, request, request.reason, named)
     same_name_trap(s, choice.kind, rec, request.where, found)  # (a record left as it is cannot be confused by writing it)
-    if choice.tool.intent in ALREADY:
+    if choice.tool.intent in ALREADY or choice.tool.intent in SAME:
         s.decide("premise", f"{request.name} still needs {gerund(request.words.split()[0])}", default=True)
     s.call(choice.tool.service, choice.tool.name, {**named, **request.plan.steps()}, say=request.words, require_change=True)
     return request.plan.facts or [Said(f"the {choice.kind.noun}", Lit(value), "text")]
@@ -880,7 +922,7 @@ def colleague_request(s: Scenario, intent: str, *, then: str | None = None) -> N
         options = [then] + [i for i in s.rng.sample(REQUESTED, len(REQUESTED)) if i not in (intent, then)][:3]
         for second in options:
             try:
-                found = _find(s, second, asker, {first.choice.tool.key})
+                found = _find(s, second, asker, {first.choice.tool.key}, premise=False)
             except Skip:
                 continue
             if found.rec is None or first.rec is None or found.rec.key != first.rec.key:
@@ -904,7 +946,9 @@ def colleague_request(s: Scenario, intent: str, *, then: str | None = None) -> N
     parts: list[Any] = [f"Done: I {done}." if done else "I have not changed anything."]
     parts += [f" {_cap(r.name)} is already {r.already}, so there was nothing to do." for r in requests
               if r.already is not None]
-    parts += [withheld_words(r, r.reason) for r in requests if r.reason is not None and r.withheld and r.already is None]
+    parts += [" " + r.held.reason.format(name=r.name, Name=_cap(r.name)) for r in requests if r.held is not None]
+    parts += [withheld_words(r, r.reason) for r in requests
+              if r.reason is not None and r.withheld and r.already is None and r.held is None]
     for fact in facts:
         if isinstance(fact.value, Ref):  # what the plan made: its number goes in the reply
             parts += [f" {fact.noun[:1].upper()}{fact.noun[1:]}: ", fact.value, "."]
@@ -930,8 +974,9 @@ def wanted(asker: Person, requests: list[Request]) -> str:
     return f"{asker.first_name} wants you to " + ", and to ".join(f"{r.words}{why(r)}" for r in requests)
 
 
-def _find(s: Scenario, intent: str, asker: Person, avoid: set[str]) -> Request:
-    return find_creation(s, asker, avoid=avoid) if intent == "create" else find_request(s, intent, asker, avoid=avoid)
+def _find(s: Scenario, intent: str, asker: Person, avoid: set[str], *, premise: bool = True) -> Request:
+    return find_creation(s, asker, avoid=avoid) if intent == "create" else find_request(s, intent, asker, avoid=avoid,
+                                                                                         premise=premise)
 
 
 def _about(s: Scenario, request: Request) -> str:

@@ -216,6 +216,18 @@ _PREMISES: dict[str, re.Pattern[str]] = {
     "not attached": re.compile(r"\b(not attached|(was|wasn't|isn't|is) not (attached|included)|(wasn't|isn't) "
                                r"(attached|included)|no (attachment|receipt)|nothing (was )?attached|without (the|a|any) "
                                r"(receipt|attachment)|did ?n[o']t (come through|include|attach)|missing)\b", re.IGNORECASE),
+    # What they ask to take off is not on it: "Ben isn't in the channel", "was never added", "no longer a watcher".
+    "not there": re.compile(r"(\b(already (off|removed|gone|taken off)|no longer|never (been )?(on|in|added|invited|tagged|there))|"
+                            r"(\bnot|n't|\bnever) (\w+ ){0,2}(on|in|a member|member|among|part of|listed|there|attending|"
+                            r"an? (attendee|watcher|recipient|participant|guest)|tagged|labell?ed|have|has|carry|carries))\b",
+                            re.IGNORECASE),
+    # The record is not ours to change: "I only have view access", "read-only for me", "I can't edit it", "ask its owner".
+    "no access": re.compile(r"(\b(view[- ]only|read[- ]only|only (an? )?(reader|viewer)|only (have |has |got )?(view|read|viewing|reading)|"
+                            r"no (edit|write|editing) (access|rights|permission)|permission|access denied|"
+                            r"(can ?not|cannot|couldn't|could not|unable to|not able to|not allowed to|not permitted to) (\w+ )?"
+                            r"(edit|change|update|modify|add|share|delete|remove|make)|(its|the) owner)|"
+                            r"(can't|don't|doesn't|didn't|isn't|aren't) (\w+ ){0,2}(edit|change|update|modify|add to|share|delete|"
+                            r"remove|write|editor|writer))\b", re.IGNORECASE),
 }
 
 

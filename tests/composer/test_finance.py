@@ -129,6 +129,8 @@ def test_the_reminder_copies_the_finance_lead_exactly_when_the_invoice_is_later_
     tasks: list[TaskSpec], world_of: Any
 ) -> None:
     for task in of(tasks, "overdue-invoice-chase"):
+        if not _steps(task.plan, "email_invoice"):
+            continue  # the customer paid since: nothing is chased (tests/composer/test_premises.py)
         world = world_of(task)
         sent = _steps(task.plan, "email_invoice")[0]
         invoice = read(world, "accounting", "get_invoice", invoice_number=sent["invoice_number"])

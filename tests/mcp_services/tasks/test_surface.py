@@ -213,3 +213,11 @@ def test_a_reply_that_does_the_work_states_no_false_premise() -> None:
     assert not states("Done: I've reimbursed the report.", "premise", "already")
     with pytest.raises(ValueError, match="a premise is one of"):
         states("anything", "premise", "nonsense")
+
+
+def test_not_there_reads_the_usual_ways_of_saying_someone_or_something_is_not_on_a_record() -> None:
+    for text in ("Ben isn't in the channel, so there was nothing to do.", "Ana is not on the event.",
+                 "She was never added to the issue.", "The page doesn't have the q3-review tag.", "Ben is no longer a member."):
+        assert states(text, "premise", "not there"), text
+    for text in ("Done: I removed Ben from the channel.", "Thanks, this is handled.", "I took the tag off the page."):
+        assert not states(text, "premise", "not there"), text
