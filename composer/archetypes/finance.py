@@ -20,7 +20,7 @@ from composer.scenario import Rec, Said, Scenario, Skip, archetype, detail
 from composer.stages.acts import act, tell
 from composer.stages.channels import COLLEAGUE, Ask, arrive, channels_for, reply, reply_clause
 from composer.stages.lookup import lookup, shows
-from composer.stages.rules import colleague, consult, instead, limit_near
+from composer.stages.rules import colleague, consult, instead, limit_near, near_first
 from mcp_services.kernel.world import Person
 
 
@@ -87,7 +87,7 @@ def double_charge_refund(s: Scenario) -> None:
     s.decide("premise", f"invoice {invoice} was charged twice", default=True)
     lead = colleague(s, "finance lead")
     # The rule sits on both sides of its threshold: some duplicates need the finance lead told, some do not.
-    threshold = limit_near(s, charge["amount"]) if s.rng.random() < 0.5 else None
+    threshold = limit_near(s, charge["amount"]) if s.rng.random() < 0.8 else None
     rule = None
     if threshold is not None:
         rule = consult(
@@ -147,7 +147,10 @@ def _unused_invoice(invoice: str, used: set[str]) -> str | None:
 def overdue_invoice_chase(s: Scenario) -> None:
     invoices = [i for i in s.records("accounting", "invoice", where={"status": "AUTHORISED"}) if i["overdue"] and i["amount_due"] > 0]
     per_contact = Counter(i["contact_id"] for i in invoices)
-    invoice = s.pick([i for i in invoices if per_contact[i["contact_id"]] == 1], "no customer with exactly one overdue invoice")
+    lone = [i for i in invoices if per_contact[i["contact_id"]] == 1]
+    # A customer who has paid other invoices: "their invoice" is the overdue one, not any of theirs.
+    paid_by = {i["contact_id"] for i in s.records("accounting", "invoice", where={"status": "PAID"})}
+    invoice = s.pick([i for i in lone if i["contact_id"] in paid_by] or lone, "no customer with exactly one overdue invoice")
     contact = s.record("accounting", "contact", invoice["contact_id"])
     lead = colleague(s, "finance lead")
     try:
@@ -176,10 +179,11 @@ def overdue_invoice_chase(s: Scenario) -> None:
     rule = None
     cc: list[str] = []
     days = 0
-    if s.rng.random() < 0.6:
-        # The line sits near how late this invoice is, on either side of it.
+    if s.rng.random() < 0.85:
+        # The line sits near how late this invoice is, on either side of it: within a tenth of it most of the time.
         late = int(invoice["days_overdue"])
-        days = s.pick([late + d for d in (-7, -5, -3, -2, -1, 1, 2, 3, 5, 7) if late + d >= 1], "no threshold near the delay")
+        days = near_first(s, [late + d for d in (-7, -5, -3, -2, -1, 1, 2, 3, 5, 7) if late + d >= 1], lambda _: late,
+                          lambda d: d, "no threshold near the delay")
         rule = consult(
             s, "Collections policy",
             f"- Send a reminder with the invoice as soon as it is overdue.\n- When an invoice is more than {days} days "
@@ -313,7 +317,11 @@ def _billing_person(s: Scenario, invoices: list[Rec]) -> list[tuple[Rec, Person]
 )
 def invoice_copy_request(s: Scenario) -> None:
     invoices = [i for i in s.records("accounting", "invoice") if i["status"] in ("AUTHORISED", "PAID")]
-    invoice, person = s.pick(_billing_person(s, invoices), "no sent invoice with a billing contact we know")
+    billed = _billing_person(s, invoices)
+    # A customer with other invoices of ours: which one they mean is picked out of theirs.
+    per_contact = Counter(i["contact_id"] for i in invoices)
+    invoice, person = s.pick([(i, p) for i, p in billed if per_contact[i["contact_id"]] > 1] or billed,
+                             "no sent invoice with a billing contact we know")
     org = org_of(s, person)
     s.subject = person
     same = [i for i in invoices if i["contact_id"] == invoice["contact_id"] and i.key != invoice.key]
@@ -363,7 +371,11 @@ def invoice_copy_request(s: Scenario) -> None:
 )
 def bank_payment_recorded(s: Scenario) -> None:
     invoices = [i for i in s.records("accounting", "invoice", where={"status": "AUTHORISED"}) if i["amount_due"] > 0]
-    invoice, person = s.pick(_billing_person(s, invoices), "no open invoice with a billing contact we know")
+    billed = _billing_person(s, invoices)
+    # A customer with another open invoice: the number they give picks which one the payment goes against.
+    per_contact = Counter(i["contact_id"] for i in invoices)
+    invoice, person = s.pick([(i, p) for i, p in billed if per_contact[i["contact_id"]] > 1] or billed,
+                             "no open invoice with a billing contact we know")
     org = org_of(s, person)
     s.subject = person
     reference = f"TRX-{s.rng.randint(100000, 999999)}"
@@ -508,7 +520,10 @@ def text_payment_link(s: Scenario) -> None:
         if person.organisation_id == orgs[contacts[invoice["contact_id"]]["name"]].id
         and channels_for(s, person, ("sms",), customer=True)
     ]
-    invoice, person = s.pick(options, "no customer with exactly one open invoice")
+    # A customer who has paid other invoices: "our open invoice" is picked out of theirs by its status.
+    paid_by = {i["contact_id"] for i in invoices if i["status"] == "PAID"}
+    invoice, person = s.pick([o for o in options if o[0]["contact_id"] in paid_by] or options,
+                             "no customer with exactly one open invoice")
     org = org_of(s, person)
     contact = contacts[invoice["contact_id"]]
     s.subject = person
