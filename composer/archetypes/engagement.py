@@ -621,19 +621,12 @@ def campaign_frequency_cap(s: Scenario) -> None:
     draft = s.pick(drafts, "no draft campaign with recipients")
     audience = s.record("marketing", "audience", draft["audience_id"])
     pm = colleague(s, "product manager")
-    options = []
-    for ahead in range(2, 26):
-        moment = _working_day(s, ahead).replace(hour=s.rng.choice((9, 10, 14, 15)), minute=s.rng.choice((0, 30)))
-        options.append((moment, _one_week_gap(s, audience, moment)))
-    # And times a week, give or take some hours, from one of the audience's campaigns: in office hours on a working day.
-    earliest = _working_day(s, 2)
-    for sent in s.records("marketing", "campaign", where={"audience_id": audience.key}):
-        if at := sent["send_time"] or sent["schedule_time"]:
-            for hours in (-16, -12, -8, -5, -3, 3, 5, 8, 12, 16):
-                for week in (-7, 7):
-                    moment = (_dt(at) + timedelta(days=week, hours=hours)).replace(minute=s.rng.choice((0, 30)), second=0)
-                    if moment >= earliest and moment.weekday() < 5 and 8 <= moment.hour <= 16:
-                        options.append((moment, _one_week_gap(s, audience, moment)))
+    # Any half hour in the hours campaigns go out, from the second working day on for three weeks and a half (on any
+    # day: the audience's own newsletters go out on Sundays), with its gap to the audience's nearest other campaign.
+    first = _working_day(s, 2)
+    moments = [first + timedelta(days=day, hours=hour, minutes=minute)
+               for day in range(25) for hour in range(8, 17) for minute in (0, 30)]
+    options = [(moment, _one_week_gap(s, audience, moment)) for moment in moments]
     # Near the rule's edge on either side: under seven days from another send (too soon), or over seven (fine), most
     # often within a day of it; never on the line itself, where "within 7 days" would read either way.
     blocked = [(m, gap) for m, gap in options if 4.5 <= gap < 6.9]

@@ -13,7 +13,7 @@ from composer.scenario import Rec, Said, Scenario, Skip, archetype
 from composer.stages.acts import act
 from composer.stages.channels import COLLEAGUE, Ask, arrive, can_arrive, email_of, reply, reply_clause
 from composer.stages.lookup import lookup, shows
-from composer.stages.rules import colleague, consult
+from composer.stages.rules import colleague, consult, near_first
 
 
 def _iso(moment: datetime) -> str:
@@ -269,10 +269,14 @@ def book_room_for_meeting(s: Scenario) -> None:
     largest = max((r["capacity"] for r in free), default=0)
     if largest < guests:
         raise Skip(f"no room in {city} is free then for {guests} people")
-    # Everyone invited and now and then a guest or two more: the count decides which room fits.
-    people = s.rng.randint(guests, min(largest, guests + 3))
+    # Everyone invited and now and then a guest or two more: the count decides which room fits, most often one that
+    # fills a room to its last seat (one guest more and it takes the next size up).
+    def seats(count: int) -> int:
+        return int(min(r["capacity"] for r in free if r["capacity"] >= count))
+
+    people = near_first(s, list(range(guests, min(largest, guests + 3) + 1)), lambda n: n, seats, "no head count fits")
     fitting = [r for r in free if r["capacity"] >= people]
-    smallest = min(r["capacity"] for r in fitting)
+    smallest = seats(people)
     best = [r for r in fitting if r["capacity"] == smallest]
     if len(best) != 1:
         raise Skip("two free rooms of the same size: the reply could name either")
@@ -314,6 +318,8 @@ def book_room_for_meeting(s: Scenario) -> None:
         "the room our booking rules point to" if policy else f"the smallest free room in our {city} office that fits"))
     if policy:
         bigger = [r for r in (listed.data or []) if r["id"] != room["id"] and r["capacity"] >= people]
+        s.decide("rule", f"the smallest free room in the {city} office that seats everyone", default=not bigger,
+                 value=people, threshold=smallest)
         if bigger:
             s.set_policy(rule.rec, f"the smallest free room in the {city} office that seats everyone", booked, "room_id",
                          room["id"], max(bigger, key=lambda r: r["capacity"])["id"],
