@@ -64,8 +64,6 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--catalog", action="store_true",
                      help="mount the generated catalog's services beside the library (see `generator catalog`)")
     gen.add_argument("--paraphrase-model", help="litellm model that rewrites instructions (optional, needs the llm extra)")
-    gen.add_argument("--require-decision", action="store_true",
-                     help="drop candidates in which nothing in the data decides any of the work (counted as no-decision)")
     gen.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
     stats = sub.add_parser("stats", help="statistics of a task file")
@@ -107,7 +105,6 @@ def cmd_generate(args: argparse.Namespace) -> int:
         worlds=args.worlds,
         paraphrase_model=args.paraphrase_model,
         catalog=args.catalog,
-        require_decision=args.require_decision,
     )
     if args.out.exists() and args.out.is_dir():
         raise ComposerError(f"--out {args.out} is a directory; name a file such as {args.out / 'tasks.jsonl'}")

@@ -78,8 +78,6 @@ class ComposeSettings:
     #: How many kept plans of this set call each tool so far (``service.tool``): a choice among equally good
     #: tools takes the less used first, so a set reaches every tool it can instead of the likeliest ones.
     usage: Counter[str] = field(default_factory=Counter)
-    #: Drop a candidate in which nothing in the data decides any of the work (``no-decision``).
-    require_decision: bool = False
 
 
 def _norm(value: Any) -> str:
@@ -112,7 +110,7 @@ def _compose(
         raise Dropped("no-fit", f"{archetype.id}: the scenario made no calls")
     walked = extend(s, random.Random(f"{seed_key}:walk"))
     decisions = s.decided()
-    if not decisions and settings.require_decision:
+    if not decisions:  # a task only the request decides teaches step-following
         raise Dropped("no-decision", f"{archetype.id}: nothing in the data decides any of the work")
 
     runner.fresh(s.setup)

@@ -56,9 +56,6 @@ class GenerateConfig:
     paraphrase_model: str | None = None
     #: Mount every provider's services (the generated catalog) beside the library.
     catalog: bool = False
-    #: Keep only tasks in which the data decides something (``composer.decisions``); the others are dropped as
-    #: ``no-decision``. Off by default until every named workflow declares its decisions.
-    require_decision: bool = False
 
     def validate(self) -> None:
         if self.n < 1:
@@ -165,7 +162,6 @@ def generate(
         catalog=catalog,
         distractor_services=config.distractor_services,
         paraphrase=litellm_complete(config.paraphrase_model) if config.paraphrase_model else None,
-        require_decision=config.require_decision,
     )
     report = GenerateReport()
     runner: Runner | None = None

@@ -21,7 +21,7 @@ from composer.scenario import Rec, Said, Scenario, Skip, Step, archetype, detail
 from composer.stages.acts import act, tell
 from composer.stages.channels import COLLEAGUE, Ask, Trigger, arrive, asking, can_arrive, email_of, reply, reply_clause
 from composer.stages.lookup import lookup, shows
-from composer.stages.rules import colleague, consult, limit_near
+from composer.stages.rules import colleague, consult, limit_near, near_first
 
 #: Why a customer sends an item back, as they would write it (reason code, the note they leave).
 _RETURN_NOTES = (
@@ -109,14 +109,16 @@ def store_return_refund(s: Scenario) -> None:
             or (delivered is not None and order.key not in delivered)
         ):
             continue
-        if _days_between(shipped, s.world.now) > window - 2:
+        days = _days_between(shipped, s.world.now)
+        if days > window - 1:  # the store refuses a return once the window has closed
             continue
         for line in order["line_items"]:
             variant = variants.get(s.record("commerce", "line_item", line["id"])["variant_id"])
             product = products.get(variant["product_id"]) if variant else None
             if product and product["requires_shipping"] and product["product_type"] not in final_sale and line["fulfilled_quantity"]:
-                options.append((order, line))
-    order, line = s.pick(options, "no recent shipped order of a customer with a returnable item")
+                options.append((order, line, days))
+    # Most often an order shipped close to the window's end: the agent checks the window, not a glance at the date.
+    order, line, days = near_first(s, options, lambda o: o[2], window, "no recent shipped order of a customer with a returnable item")
     person = customers[order["email"]]
     s.subject = person
     reason, note = s.rng.choice(_RETURN_NOTES)
@@ -152,6 +154,10 @@ def store_return_refund(s: Scenario) -> None:
                if r.key != request.key and shows(s, requests, r)]
     if waiting:
         s.trap("other-return-request", waiting[0], f"the return request on order {waiting[0]['order_name']}", step=requests)
+    s.call("commerce", "get_store_policy", {}, say="check that the order is still inside the store's return window",
+           stage="consult")
+    s.decide("rule", "a return inside the store's return window is approved", default=True, value=days, threshold=window)
+    s.decide("rule", "defective returns are not restocked, everything else is", default=False)
     act(s, "approve", requests, say="approve the return")
     refund = act(s, "refund", found, {"return_id": requests.ref("id"), "reason": detail(f"Return: {reason.replace('_', ' ')}"),
                                      "restock": restock},
@@ -456,6 +462,9 @@ def contract_renewal_signature(s: Scenario) -> None:
             options.append((envelope, owner, customers[signers[0]["email"]]))
     msa, owner, signer = s.pick(options, "no signed MSA of a colleague's account")
     company = msa["company_name"]
+    colleagues = [p for p in s.world.customers if p.organisation_id == signer.organisation_id and p.email != signer.email]
+    if colleagues:  # the request names no one: the MSA says which of the company's people signs
+        s.decide("pick", f"who signed {company}'s MSA on their side, among its {len(colleagues) + 1} people")
     renewal = _template(s, "Renewal Amendment")
     policy = s.rng.random() < 0.5
     copy_me = "" if policy else " Copy me on it please."
@@ -541,6 +550,8 @@ def declined_envelope_redirect(s: Scenario) -> None:
     s.refer(declined, f"the {template['name']} {person.first_name} declined", relation="recipient",
             where={"company_name": company, "id": envelope.key})
     lookup(s, decline, {"envelope_id": found.ref("id")}, say="read why they declined")
+    # Only the decline note says which of the company's people signs instead.
+    s.decide("pick", f"the person {person.first_name}'s decline note names, among {company}'s {len(others)} other people")
     others_of_company = [e for e in s.records("esign", "envelope", where={"company_name": company})
                          if e.key != envelope.key and e["template_id"] and e["template_id"] != envelope["template_id"]
                          and shows(s, found, e)]
@@ -657,6 +668,9 @@ def signature_reminder(s: Scenario) -> None:
         s.trap("signed-envelope", done[0], f"{company}'s envelope that is already signed", step=found)
     turn = lookup(s, s.record("esign", "recipient", signer["id"]), {"envelope_id": found.ref("id")},
                      say="check whose turn it is to sign")
+    signers = [r for r in envelope["recipients"] if r["kind"] == "signer"]
+    if len(signers) > 1:  # the customer's signer or our countersigner: the routing says whose turn it is
+        s.decide("pick", f"whichever of the {len(signers)} signers on {company}'s agreement has it now")
     act(s, "notify", found, say=f"send a reminder on the agreement {owner.first_name} sent {company} to whoever still has to sign")
     reply(
         s, trigger,

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 from mcp_services.kernel.world import Person
 
-from composer.archetypes.common import org_of, rule_author
+from composer.archetypes.common import money, org_of, rule_author
 from composer.plan import ListOf, Lit, Ref
 from composer.scenario import Rec, Said, Scenario, Skip, archetype, detail
 from composer.stages.acts import act, log
@@ -21,7 +21,7 @@ from composer.stages.channels import (
     COLLEAGUE, Ask, Trigger, arrive, asking, can_arrive, email_of, recent_hours, reply, reply_clause, when_phrase,
 )
 from composer.stages.lookup import lookup, shows
-from composer.stages.rules import colleague, consult
+from composer.stages.rules import colleague, consult, limit_near, near_first
 
 # -- small facts people use --------------------------------------------------------------------------
 
@@ -238,20 +238,28 @@ def vip_missed_call_callback(s: Scenario) -> None:
     contacts = s.records("crm", "contact", where={"archived": False})
     names = [c["name"] for c in contacts]
     owned = {c["email"]: c for c in contacts if c["owner_email"] and names.count(c["name"]) == 1}
+    # A key account is one whose won deals add up to the line the rules draw: the caller's company has won deals, in
+    # one currency, and the line sits near their total (on either side).
+    won: dict[str, list[Rec]] = {}
+    for deal in s.records("crm", "deal", where={"stage": "won"}):
+        won.setdefault(deal["company_id"], []).append(deal)
     callers = [p for p in _phone_customers(s) if p.email in owned]
-    person = s.pick(callers, "no caller with an account owner")
+    person = s.pick([p for p in callers if len({d["currency"] for d in won.get(owned[p.email]["company_id"], [])}) == 1],
+                    "no caller with an account owner and won deals")
     contact = owned[person.email]
     org = org_of(s, person)
     # No s.subject: follow-ups a walk adds would name the caller, whom the request must leave to the data.
-    others = sorted({org_of(s, p).name for p in callers if p.organisation_id != person.organisation_id})
-    vip = s.rng.random() < 0.6
-    key_accounts = sorted(s.rng.sample(others, min(3, len(others))) + ([org.name] if vip else []))
+    deals = won[contact["company_id"]]
+    total, currency = round(sum(float(d["amount"]) for d in deals), 2), deals[0]["currency"]
+    line = limit_near(s, total, (500, 1000, 2500, 5000, 10000))
+    vip = total >= line
     today = s.world.now[:10]
     later = _working_day(s, 1).strftime("%Y-%m-%d")
     due = today if vip else later
     rule = consult(
         s, "Missed call rules",
-        f"- Our key accounts: {', '.join(key_accounts)}.\n- A missed call from anyone at a key account is returned the "
+        f"- Our key accounts are the customers whose won deals in the CRM add up to {money(line, currency)} or more.\n"
+        "- A missed call from anyone at a key account is returned the "
         "same day by the account owner (the owner of the caller's contact in the CRM): add a task \"Call back <their full "
         "name>\" to the Customer follow-ups project, assigned to the owner and due today, and assign the call to the owner "
         "in the phone system.\n- Any other missed call is returned by the account owner the same way, due the next working day.",
@@ -273,6 +281,12 @@ def vip_missed_call_callback(s: Scenario) -> None:
         s.trap("other-missed-call", decoy, f"the earlier missed call from {decoy_person.first_name}", step=found)
     crm = lookup(s, s.record("crm", "contact", contact["id"]), {"query": found.ref("contact_name"), "name": found.ref("contact_name")},
                  say="look up who owns the caller's contact in the CRM", name="the caller's CRM contact")
+    lookup(s, deals[0], {"company_id": crm.ref("company_id"), "stage": "won"}, stage="consult",
+           say="add up what the caller's company has won with us in the CRM")
+    if len(deals) > 1:
+        s.decide("figure", "what the caller's company has won with us, all its won deals together")
+    rule_words = "key accounts are called back the same day" if vip else "other accounts are called back the next working day"
+    s.decide("rule", rule_words, default=False, value=total, threshold=line)
     project = _follow_ups(s)
     listed = lookup(s, project, {"query": "Customer follow-ups", "name": "Customer follow-ups"},
                     say="find the Customer follow-ups project")
@@ -402,6 +416,10 @@ def won_deal_kickoff(s: Scenario) -> None:
     s.refer(deal, f"the won deal with {company}", relation="customer", where={"company_id": deal["company_id"], "stage": "won"})
     person = lookup(s, contact, {"id": found.ref("contact_id"), "contact_id": found.ref("contact_id")},
                     say="look up the deal's primary contact", name=f"{contact['first_name']}'s CRM contact")
+    colleagues = [c for c in s.records("crm", "contact", where={"company_id": deal["company_id"], "archived": False})
+                  if c.key != contact.key]
+    if colleagues:  # the request names nobody: the deal says which of the company's people is invited
+        s.decide("pick", f"the deal's contact among {company}'s {len(colleagues) + 1} people in the CRM")
     meeting = s.call(
         "meetings", "create_meeting",
         {"topic": f"Kickoff: {company}", "start_time": start, "duration": 45, "invitees": ListOf((person.ref("email"),)),
@@ -446,7 +464,10 @@ def zoom_meeting_reschedule(s: Scenario) -> None:
                 if m["start_time"] > _iso(s.world.now_dt + timedelta(hours=20))]
     fits = [(m, customers[m["invitees"][0]]) for m in upcoming
             if m["host_email"] in team and len(m["invitees"]) == 1 and m["invitees"][0] in customers]
-    meeting, person = s.pick(fits, "no upcoming Zoom call with one customer")
+    # Someone with another call with us on another day: the day they name picks which one moves.
+    twinned = [(m, p) for m, p in fits
+               if len({o["start_time"][:10] for o in upcoming if p.email in o["invitees"] and o["host_email"] == m["host_email"]}) > 1]
+    meeting, person = s.pick(twinned or fits, "no upcoming Zoom call with one customer")
     host = team[meeting["host_email"]]
     theirs = [m for m in upcoming if person.email in m["invitees"]]
     if len([m for m in theirs if m["start_time"][:10] == meeting["start_time"][:10]]) != 1:
@@ -600,15 +621,18 @@ def campaign_frequency_cap(s: Scenario) -> None:
     draft = s.pick(drafts, "no draft campaign with recipients")
     audience = s.record("marketing", "audience", draft["audience_id"])
     pm = colleague(s, "product manager")
-    options = []
-    for ahead in range(2, 26):
-        moment = _working_day(s, ahead).replace(hour=s.rng.choice((9, 10, 14, 15)), minute=s.rng.choice((0, 30)))
-        options.append((moment, _one_week_gap(s, audience, moment)))
-    # Near the rule's edge on either side: five or six days from another send (too soon), or eight or nine (fine).
-    blocked = [m for m, gap in options if 4.5 <= gap < 7]
-    allowed = [m for m, gap in options if 7.5 <= gap < 10]
+    # Any half hour in the hours campaigns go out, from the second working day on for three weeks and a half (on any
+    # day: the audience's own newsletters go out on Sundays), with its gap to the audience's nearest other campaign.
+    first = _working_day(s, 2)
+    moments = [first + timedelta(days=day, hours=hour, minutes=minute)
+               for day in range(25) for hour in range(8, 17) for minute in (0, 30)]
+    options = [(moment, _one_week_gap(s, audience, moment)) for moment in moments]
+    # Near the rule's edge on either side: under seven days from another send (too soon), or over seven (fine), most
+    # often within a day of it; never on the line itself, where "within 7 days" would read either way.
+    blocked = [(m, gap) for m, gap in options if 4.5 <= gap < 6.9]
+    allowed = [(m, gap) for m, gap in options if 7.1 < gap < 10]
     conflict = bool(blocked) and (not allowed or s.rng.random() < 0.5)
-    when_at = s.pick(blocked if conflict else allowed, "no time near the one-week limit to ask for")
+    when_at, _ = near_first(s, blocked if conflict else allowed, lambda o: o[1], 7, "no time near the one-week limit to ask for")
     requested = _iso(when_at)
     rule = consult(
         s, "Email marketing rules",
@@ -686,14 +710,13 @@ def segment_campaign_draft(s: Scenario) -> None:
     pm = colleague(s, "product manager")
     subject, pitch = s.pick(list(_ANNOUNCEMENTS), "no announcements")
     segment_name = f"{industry} customers"
-    policy = s.rng.random() < 0.6
-    if policy:
-        rule = consult(
-            s, "Email marketing rules",
-            f"- Every campaign's reply-to address is {pm.name}'s ({pm.email}), never the audience's own address.\n"
-            "- Build each campaign on a saved segment, named after who it reaches.",
-            author_role=rule_author(s, "product manager"),
-        )
+    # The written rule says where replies go: without it nothing in the data decides any of this work.
+    rule = consult(
+        s, "Email marketing rules",
+        f"- Every campaign's reply-to address is {pm.name}'s ({pm.email}), never the audience's own address.\n"
+        "- Build each campaign on a saved segment, named after who it reaches.",
+        author_role=rule_author(s, "product manager"),
+    )
     trigger = arrive(s, pm, Ask(
         subject=f"{industry} campaign",
         text=f"Could someone draft a campaign in Mailchimp for our newsletter members tagged {industry}? Save them as a segment "
@@ -708,16 +731,13 @@ def segment_campaign_draft(s: Scenario) -> None:
     )
     # The internal title is left to the agent; it must not contain the stated texts (a check would demand them there).
     args = {"audience_id": news.key, "title": detail(f"{industry} campaign"), "subject_line": subject,
-            "content": detail(f"Hi *|FNAME|*,\n\n{pitch}\n\nThe team"), "segment_id": segment.ref("id")}
-    if policy:
-        args["reply_to"] = pm.email
+            "content": detail(f"Hi *|FNAME|*,\n\n{pitch}\n\nThe team"), "segment_id": segment.ref("id"), "reply_to": pm.email}
     campaign = s.call("marketing", "create_campaign", args,
-                      say=f"draft a campaign to that segment with the subject \"{subject}\""
-                          + (", set up the way our email marketing rules say" if policy else ""))
-    if policy:
-        s.set_policy(rule.rec, f"the reply-to is {pm.first_name}'s address", campaign, "reply_to", pm.email, news["from_email"],
-                     f"Replies go to {pm.first_name}, as the email marketing rules say")
-        s.brief.constraints.append(rule.pointer)
+                      say=f"draft a campaign to that segment with the subject \"{subject}\", set up the way our email "
+                          "marketing rules say")
+    s.set_policy(rule.rec, f"the reply-to is {pm.first_name}'s address", campaign, "reply_to", pm.email, news["from_email"],
+                 f"Replies go to {pm.first_name}, as the email marketing rules say")
+    s.brief.constraints.append(rule.pointer)
     reply(s, trigger, ["Draft ready for review: ", campaign.ref("archive_url")], say=reply_clause(trigger, "the campaign's link"),
           facts=[Said("the campaign link", campaign.ref("archive_url"))], subject=f"Re: {industry} campaign")
     s.brief.intro = asking(trigger, f"for a campaign draft for the {industry} customers")

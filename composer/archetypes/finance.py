@@ -20,7 +20,7 @@ from composer.scenario import Rec, Said, Scenario, Skip, archetype, detail
 from composer.stages.acts import act, tell
 from composer.stages.channels import COLLEAGUE, Ask, Trigger, arrive, channels_for, reply, reply_clause
 from composer.stages.lookup import lookup, shows
-from composer.stages.rules import colleague, consult, instead, limit_near
+from composer.stages.rules import colleague, consult, instead, limit_near, near_first
 from mcp_services.kernel.world import Person
 
 
@@ -87,7 +87,7 @@ def double_charge_refund(s: Scenario) -> None:
     s.decide("premise", f"invoice {invoice} was charged twice", default=True)
     lead = colleague(s, "finance lead")
     # The rule sits on both sides of its threshold: some duplicates need the finance lead told, some do not.
-    threshold = limit_near(s, charge["amount"]) if s.rng.random() < 0.5 else None
+    threshold = limit_near(s, charge["amount"]) if s.rng.random() < 0.8 else None
     rule = None
     if threshold is not None:
         rule = consult(
@@ -222,7 +222,10 @@ def overdue_invoice_chase(s: Scenario) -> None:
             pass  # nobody paid late of late: a customer who still owes is chased
     invoices = [i for i in s.records("accounting", "invoice", where={"status": "AUTHORISED"}) if i["overdue"] and i["amount_due"] > 0]
     per_contact = Counter(i["contact_id"] for i in invoices)
-    invoice = s.pick([i for i in invoices if per_contact[i["contact_id"]] == 1], "no customer with exactly one overdue invoice")
+    lone = [i for i in invoices if per_contact[i["contact_id"]] == 1]
+    # A customer who has paid other invoices: "their invoice" is the overdue one, not any of theirs.
+    paid_by = {i["contact_id"] for i in s.records("accounting", "invoice", where={"status": "PAID"})}
+    invoice = s.pick([i for i in lone if i["contact_id"] in paid_by] or lone, "no customer with exactly one overdue invoice")
     contact = s.record("accounting", "contact", invoice["contact_id"])
     s.decide("premise", f"{contact['name']} still owes on an overdue invoice", default=True)  # (see _paid_since)
     customer = contact["name"]
@@ -239,10 +242,11 @@ def overdue_invoice_chase(s: Scenario) -> None:
     rule = None
     cc: list[str] = []
     days = 0
-    if s.rng.random() < 0.6:
-        # The line sits near how late this invoice is, on either side of it.
+    if s.rng.random() < 0.85:
+        # The line sits near how late this invoice is, on either side of it: within a tenth of it most of the time.
         late = int(invoice["days_overdue"])
-        days = s.pick([late + d for d in (-7, -5, -3, -2, -1, 1, 2, 3, 5, 7) if late + d >= 1], "no threshold near the delay")
+        days = near_first(s, [late + d for d in (-7, -5, -3, -2, -1, 1, 2, 3, 5, 7) if late + d >= 1], lambda _: late,
+                          lambda d: d, "no threshold near the delay")
         rule = consult(
             s, "Collections policy",
             f"- Send a reminder with the invoice as soon as it is overdue.\n- When an invoice is more than {days} days "
@@ -376,7 +380,11 @@ def _billing_person(s: Scenario, invoices: list[Rec]) -> list[tuple[Rec, Person]
 )
 def invoice_copy_request(s: Scenario) -> None:
     invoices = [i for i in s.records("accounting", "invoice") if i["status"] in ("AUTHORISED", "PAID")]
-    invoice, person = s.pick(_billing_person(s, invoices), "no sent invoice with a billing contact we know")
+    billed = _billing_person(s, invoices)
+    # A customer with other invoices of ours: which one they mean is picked out of theirs.
+    per_contact = Counter(i["contact_id"] for i in invoices)
+    invoice, person = s.pick([(i, p) for i, p in billed if per_contact[i["contact_id"]] > 1] or billed,
+                             "no sent invoice with a billing contact we know")
     org = org_of(s, person)
     s.subject = person
     same = [i for i in invoices if i["contact_id"] == invoice["contact_id"] and i.key != invoice.key]
@@ -431,7 +439,10 @@ def bank_payment_recorded(s: Scenario) -> None:
     settled_before = [(i, p) for i, p in options if i["amount_paid"] or i["amount_credited"]]
     draw = s.rng.random()
     rest = bool(settled_before) and draw < 0.35
-    invoice, person = s.pick(settled_before if rest else options, "no open invoice with a billing contact we know")
+    # Else a customer with another open invoice: the number they give picks which one the payment goes against.
+    per_contact = Counter(i["contact_id"] for i in invoices)
+    several = [(i, p) for i, p in options if per_contact[i["contact_id"]] > 1]
+    invoice, person = s.pick(settled_before if rest else several or options, "no open invoice with a billing contact we know")
     org = org_of(s, person)
     s.subject = person
     reference = f"TRX-{s.rng.randint(100000, 999999)}"
@@ -581,7 +592,10 @@ def text_payment_link(s: Scenario) -> None:
         if person.organisation_id == orgs[contacts[invoice["contact_id"]]["name"]].id
         and channels_for(s, person, ("sms",), customer=True)
     ]
-    invoice, person = s.pick(options, "no customer with exactly one open invoice")
+    # A customer who has paid other invoices: "our open invoice" is picked out of theirs by its status.
+    paid_by = {i["contact_id"] for i in invoices if i["status"] == "PAID"}
+    invoice, person = s.pick([o for o in options if o[0]["contact_id"] in paid_by] or options,
+                             "no customer with exactly one open invoice")
     org = org_of(s, person)
     contact = contacts[invoice["contact_id"]]
     s.subject = person

@@ -18,13 +18,14 @@ from typing import Any
 
 from mcp_services.kernel.world import Person
 
+from composer.archetypes.support import same_name_contact
 from composer.catalog import HEADER_PARAM, Catalog, Param, ToolInfo
 from composer.kinds import system_name
 from composer.plan import ListOf, Lit, Ref
 from composer.scenario import Rec, Said, Scenario, Skip, Step, archetype, detail
 from composer.stages.acts import log
 from composer.stages.channels import COLLEAGUE, CUSTOMER, Ask, Trigger, arrive, org_of, reply, reply_clause
-from composer.stages.lookup import lookup
+from composer.stages.lookup import lookup, shows
 from composer.stages.rules import colleague
 
 _NAME_PARAMS = {"name": "name", "full_name": "name", "first_name": "first_name", "last_name": "last_name"}
@@ -259,8 +260,12 @@ def _create(s: Scenario, tool: ToolInfo, contact: Rec, title: str) -> tuple[Step
     """Look the person up in the CRM and make their record with the details found there: (the lookup, the
     new record, the values the request states)."""
     person = s.person(contact["email"])
+    # A namesake at another company is in the CRM too: their details are not this person's.
+    twin = same_name_contact(s, contact, person)
     found = lookup(s, contact, {"email": person.email, "query": person.name}, say=f"look up {person.first_name}'s details in the CRM",
                    name=f"{person.first_name}'s CRM contact")
+    if twin is not None and shows(s, found, twin):
+        s.trap("same-name-contact", twin, f"{twin['name']} of {twin['company_name']}, who has the same name", step=found)
     noun = _noun(tool)
     say = f"create {_article(noun)} {noun} for {person.first_name} in {title}"
     s.rng.seed(f"{contact.key}:{tool.key}")  # the same amounts as in the preview
@@ -467,6 +472,10 @@ def _customer_asks(s: Scenario, person: Person, noun: str, title: str, value: st
     return f"{person.first_name} emailed us that {cited}."
 
 
+#: How often the record a colleague asks to change is in the asked state already (their premise is false).
+SET_ALREADY = 0.3
+
+
 @archetype(
     "chat-record-status-update",
     family="operations",
@@ -476,12 +485,14 @@ def _customer_asks(s: Scenario, person: Person, noun: str, title: str, value: st
     weigh=services_weight(_updates),
 )
 def chat_record_status_update(s: Scenario) -> None:
+    # Now and then (``SET_ALREADY``) the record is in that state already: nothing changes, and the colleague hears so.
+    already = s.rng.random() < SET_ALREADY
     options = []
     for update, get, state in _updates(s.catalog):
         values = [v for v in (update.param(state).enum if update.param(state) else ()) if _word(v)]  # type: ignore[union-attr]
         for row, person in _people_records(s, get):
             for value in values:
-                if value != row.get(state) and _word(row.get(state)):
+                if (value == row.get(state)) == already and _word(row.get(state)):
                     options.append((update, get, state, row, person, value))
     update, get, state, row, person, value = _spread(s, options, "no customer record whose state could change")
     noun, title = _noun(get), system_name(s.catalog, get.service)
@@ -491,6 +502,7 @@ def chat_record_status_update(s: Scenario) -> None:
         s, asker, f"{person.name}'s {noun} record", f"Could you set {person.name}'s {noun} record in {title} ({row['id']}) to {value}? {reason}",
     )
     found = s.call(get.service, get.name, _get_args(get, row["id"]), say=f"open {person.first_name}'s {noun} record in {title}")
+    s.decide("premise", f"{person.first_name}'s {noun} record is not {value} yet", default=not already)  # its state says
     args: dict[str, Any] = {}
     for p in update.required:
         if _is_key(update, p):
@@ -502,9 +514,17 @@ def chat_record_status_update(s: Scenario) -> None:
                 raise Skip(f"{update.key} needs {p.name}, which the {noun} does not have")
             args[p.name] = found.ref(p.name)  # a field the API wants back as it is
     args[state] = value
-    s.call(update.service, update.name, args, say=f"set its {state} to {value}")
-    reply(s, trigger, [f"Done: {person.first_name}'s {noun} record is {value} now."], say=reply_clause(trigger, "a word once it is done"),
-          facts=[Said(f"the new {state}", Lit(value), "text")], subject=f"{person.name}'s {noun} record")
+    if already:
+        s.literal_writes.append(s.spec(update.service, update.name, args))  # setting it again is not what was needed
+        reply(s, trigger, [f"{person.first_name}'s {noun} record was {value} already, so I've left it as it is."],
+              say=reply_clause(trigger, "a word once it is done"),
+              facts=[Said(f"its {state}", Lit(value), "text"), Said("that it was so already", Lit("already"), "premise")],
+              subject=f"{person.name}'s {noun} record")
+    else:
+        s.call(update.service, update.name, args, say=f"set its {state} to {value}")
+        reply(s, trigger, [f"Done: {person.first_name}'s {noun} record is {value} now."],
+              say=reply_clause(trigger, "a word once it is done"), facts=[Said(f"the new {state}", Lit(value), "text")],
+              subject=f"{person.name}'s {noun} record")
     s.brief.intro = f"{trigger.intro} for a change to {person.name}'s {noun} record in {title}"
     s.brief.goal = (f"Set {person.first_name}'s {noun} record in {title} to {value}, as {asker.first_name} asked "
                     f"({reason.rstrip('.')}), and {reply_clause(trigger, 'a word once it is done')}")

@@ -26,7 +26,7 @@ from composer.scenario import Rec, Said, Scenario, Skip, Step, archetype, detail
 from composer.stages.acts import act
 from composer.stages.channels import COLLEAGUE, CUSTOMER, Ask, Trigger, arrive, reply, reply_clause
 from composer.stages.lookup import finds, lookup
-from composer.stages.rules import colleague
+from composer.stages.rules import colleague, near_first
 from mcp_services.kernel.plans.policies import (
     DEMO_MINUTES,
     DEMO_TITLE,
@@ -617,10 +617,9 @@ def discount_request(s: Scenario) -> None:
     allowed = DISCOUNT.allowed(entry.max_discount, account.tier)
     # Near the limit on both sides: a point or a few above it needs approval, the limit itself does not.
     beyond = s.rng.random() < 0.5 and allowed < DISCOUNT.ceiling
-    if beyond:
-        asked = s.rng.choice(range(allowed + 1, min(DISCOUNT.ceiling, allowed + 5) + 1))
-    else:
-        asked = s.rng.choice([allowed, allowed, *range(max(1, allowed - 5), allowed)])
+    choices = (range(allowed + 1, min(DISCOUNT.ceiling, allowed + 5) + 1) if beyond else
+               range(max(1, allowed - 5), allowed + 1))
+    asked = near_first(s, list(choices), lambda a: a, allowed, "no discount to ask for")
     quantity = s.rng.choice((2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25))
     total = _discount_total(entry.list_price, quantity, asked)
     if total is None:
@@ -990,7 +989,8 @@ def _first_comment(s: Scenario, ticket_id: str) -> Rec:
 )
 def event_registration(s: Scenario) -> None:
     plan = _plan(s)
-    event = s.pick(list(plan.events), "no events")
+    # Most often the event at (or nearest) its capacity: the count on the guest list decides, not a glance at it.
+    event = near_first(s, list(plan.events), lambda e: e.registered, lambda e: e.capacity, "no events")
     taken = {r.email for e in plan.events for r in e.registrations}
     person = s.pick([p for p in s.world.customers if p.email not in taken], "everyone is registered")
     org = org_of(s, person)

@@ -5,13 +5,15 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from mcp_services.kernel.world import Person
+
 from composer.archetypes.common import clock, day_name, org_of, rule_author, short_date
 from composer.plan import Lit
 from composer.scenario import Rec, Said, Scenario, Skip, archetype
 from composer.stages.acts import act
 from composer.stages.channels import COLLEAGUE, Ask, arrive, can_arrive, email_of, reply, reply_clause
 from composer.stages.lookup import lookup, shows
-from composer.stages.rules import colleague, consult
+from composer.stages.rules import colleague, consult, near_first
 
 
 def _iso(moment: datetime) -> str:
@@ -44,8 +46,13 @@ def meeting_reschedule(s: Scenario) -> None:
         guests = [a for a in event["attendees"] if a["email"] in customers]
         if len(guests) == 1:
             candidates.append((event, customers[guests[0]["email"]]))
-    event, person = s.pick(candidates, "no upcoming meeting with one customer")
-    theirs = [e for e in upcoming if any(a["email"] == person.email for a in e["attendees"])]
+    # Someone with another meeting with us on another day: the day they name picks which one moves.
+    def meetings(person: Person) -> list[Rec]:
+        return [e for e in upcoming if any(a["email"] == person.email for a in e["attendees"])]
+
+    twinned = [(e, p) for e, p in candidates if len({m["start"][:10] for m in meetings(p)}) > 1]
+    event, person = s.pick(twinned or candidates, "no upcoming meeting with one customer")
+    theirs = meetings(person)
     if len([e for e in theirs if e["start"][:10] == event["start"][:10]]) != 1:
         raise Skip("more than one meeting with them that day")
     s.subject = person
@@ -262,14 +269,20 @@ def book_room_for_meeting(s: Scenario) -> None:
     largest = max((r["capacity"] for r in free), default=0)
     if largest < guests:
         raise Skip(f"no room in {city} is free then for {guests} people")
-    # Everyone invited and now and then a guest or two more: the count decides which room fits.
-    people = s.rng.randint(guests, min(largest, guests + 3))
+    # Everyone invited and now and then a guest or two more: the count decides which room fits, most often one that
+    # fills a room to its last seat (one guest more and it takes the next size up).
+    def seats(count: int) -> int:
+        return int(min(r["capacity"] for r in free if r["capacity"] >= count))
+
+    people = near_first(s, list(range(guests, min(largest, guests + 3) + 1)), lambda n: n, seats, "no head count fits")
     fitting = [r for r in free if r["capacity"] >= people]
-    smallest = min(r["capacity"] for r in fitting)
+    smallest = seats(people)
     best = [r for r in fitting if r["capacity"] == smallest]
     if len(best) != 1:
         raise Skip("two free rooms of the same size: the reply could name either")
     room = best[0]  # as list_rooms shows it (whether a room is free is only known for a time)
+    if len(free) > 1:  # the head count and the free rooms' sizes pick the room, not the request
+        s.decide("pick", f"the smallest of the {len(free)} free rooms in the {city} office that seats {people}")
     asker = team[event["organizer_email"]]
     day = f"{day_name(event['start'])} {short_date(event['start'])}"
     trigger = arrive(s, asker, Ask(
@@ -305,6 +318,8 @@ def book_room_for_meeting(s: Scenario) -> None:
         "the room our booking rules point to" if policy else f"the smallest free room in our {city} office that fits"))
     if policy:
         bigger = [r for r in (listed.data or []) if r["id"] != room["id"] and r["capacity"] >= people]
+        s.decide("rule", f"the smallest free room in the {city} office that seats everyone", default=not bigger,
+                 value=people, threshold=smallest)
         if bigger:
             s.set_policy(rule.rec, f"the smallest free room in the {city} office that seats everyone", booked, "room_id",
                          room["id"], max(bigger, key=lambda r: r["capacity"])["id"],
@@ -348,7 +363,14 @@ def meeting_reminder_text(s: Scenario) -> None:
                         and any(a["email"] == contact["email"] for a in e["attendees"])]
             if len(same_day) == 1:
                 candidates.append((event, contact))
-    event, contact = s.pick(candidates, "no customer with a mobile and one meeting with us on a day this week")
+
+    def others_of(event: Rec, email: str) -> list[Rec]:
+        return [e for e in upcoming if e.key != event.key and e["title"] != event["title"]
+                and any(a["email"] == email for a in e["attendees"])]
+
+    # Someone with another meeting with us: the day the request names picks which one the reminder is for.
+    twinned = [(e, c) for e, c in candidates if others_of(e, c["email"])]
+    event, contact = s.pick(twinned or candidates, "no customer with a mobile and one meeting with us on a day this week")
     person = s.person(contact["email"])
     org = org_of(s, person)
     s.subject = person
@@ -371,8 +393,7 @@ def meeting_reminder_text(s: Scenario) -> None:
                      say=f"find the meeting with {person.first_name} {day} in the calendar",
                      name=f"the meeting with {person.first_name} {day}")
     s.refer(event, f"the meeting with {person.first_name} {day}", relation="attendee", where={"id": event.key, "status": "confirmed"})
-    others = [e for e in upcoming if e.key != event.key and e["title"] != event["title"]
-              and any(a["email"] == person.email for a in e["attendees"]) and shows(s, meeting, e)]
+    others = [e for e in others_of(event, person.email) if shows(s, meeting, e)]
     if others:
         s.trap("other-meeting", others[0], f"their other meeting \"{others[0]['title']}\"", step=meeting)
     rules = s.rng.random() < 0.7

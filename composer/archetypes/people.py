@@ -22,7 +22,7 @@ from composer.scenario import Rec, Said, Scenario, Skip, Step, Trap, archetype, 
 from composer.stages.acts import act, tell
 from composer.stages.channels import COLLEAGUE, Ask, Channel, Trigger, arrive, reply, reply_clause
 from composer.stages.lookup import lookup, shows
-from composer.stages.rules import colleague, consult, instead
+from composer.stages.rules import colleague, consult, instead, near_first
 from mcp_services.kernel.plans.staff import business_days, staff_plan
 from mcp_services.kernel.world import Person
 
@@ -291,14 +291,14 @@ def _request_length(s: Scenario, employee: Rec, approve: bool, taken: list[tuple
                 _file_other_request(s, employee, taken, kind, s.rng.randint(low, min(int(available) - 1, low + 4)))
                 balance = _balance(s, employee, kind, year)
         room = _room(balance)
-        if approve:
-            lengths = range(max(1, int(room) - 1), int(room) + 1) if room <= 5 else range(2, 6)
+        if approve:  # up to every day left (the rule's edge) or a short break well inside it
+            lengths = range(1, min(int(room), _LONGEST[kind]) + 1) if room <= _LONGEST[kind] else range(2, 6)
         else:
             lengths = range(int(room) + 1, min(int(room) + 3, int(available), _LONGEST[kind]) + 1)
         # Waiting requests beyond the balance leave no "days left" to tell (never "-1 days left"): another kind, then.
         options = [(kind, n) for n in lengths if n > 0 and (n <= room) == approve and n <= available] if room >= 0 else []
         if options:
-            kind, length = s.pick(options, "no request length fits the decision")
+            kind, length = near_first(s, options, lambda o: o[1], room, "no request length fits the decision")
             return kind, length, room
     raise Skip("no request length fits the decision")
 
@@ -836,6 +836,8 @@ def interview_panel_scheduling(s: Scenario) -> None:
     s.call("calendar", "find_free_slots", {"attendee_emails": list(panel), "date": day.isoformat(), "duration_minutes": minutes},
            say=f"find when {pair} are both free on {_day(day.isoformat())}")
     start = free[0]["start"]
+    if not start.endswith("T09:00:00Z"):  # the morning is taken: only the two calendars together say when
+        s.decide("figure", f"the first time {pair} are both free on {_day(day.isoformat())}")
     booked = act(
         s, "schedule", applied,
         {"start_at": start, "end_at": _plus(start, minutes), "interviewer_emails": list(panel), "location": detail("Video call")},
@@ -1144,19 +1146,22 @@ def _spoil(s: Scenario, items: list[dict[str, Any]], limits: dict[str, float | N
     return f"the {items[k]['merchant']} expense is over the {items[k]['category']} limit", items[k]["merchant"]
 
 
-def _within(s: Scenario, items: list[dict[str, Any]], limits: dict[str, float | None], receipt_over: float) -> None:
-    """Keep one expense just inside the policy, as people do: a little under its limit, or no receipt just under the
-    threshold (a report that is within the rules is not one far from them)."""
-    k = s.rng.randrange(len(items))
+def _within(s: Scenario, items: list[dict[str, Any]], limits: dict[str, float | None], receipt_over: float,
+            keep: int | None = None) -> tuple[float, float] | None:
+    """Keep one expense (never ``keep``) just inside the policy, as people do: a little under its limit, or no receipt
+    just under the threshold (a report that is within the rules is not one far from them). Returns its amount and the
+    line it stays under (None when none was moved)."""
+    k = s.rng.choice([j for j in range(len(items)) if j != keep])
     limit = limits.get(items[k]["category"])
     if s.rng.random() < 0.5 and limit and items[k]["category"] != "Airfare":
         items[k]["amount"] = round(limit * s.rng.uniform(0.93, 0.995), 2)
         items[k]["receipt"] = True
-        s.decide("rule", _EXPENSE_RULE, default=True, value=items[k]["amount"], threshold=limit)
-    elif limit is None or limit >= receipt_over:
+        return items[k]["amount"], limit
+    if limit is None or limit >= receipt_over:
         items[k]["amount"] = round(receipt_over * s.rng.uniform(0.85, 0.99), 2)
         items[k]["receipt"] = False
-        s.decide("rule", _EXPENSE_RULE, default=True, value=items[k]["amount"], threshold=receipt_over)
+        return items[k]["amount"], receipt_over
+    return None
 
 
 #: How often a colleague's email says the receipt is attached when it is not (the premise is false).
@@ -1228,7 +1233,9 @@ def expense_report_review(s: Scenario) -> None:
     title, items = _report_items(s, member["name"])
     if case == "clean":
         problem, merchant = "", ""
-        _within(s, items, limits, policy["receipt_required_over"])
+        inside = _within(s, items, limits, policy["receipt_required_over"])
+        if inside is not None:
+            s.decide("rule", _EXPENSE_RULE, default=True, value=inside[0], threshold=inside[1])
     else:
         problem, merchant = _spoil(s, items, limits, policy["receipt_required_over"])
     hours = recent_hours(s)
@@ -1325,6 +1332,8 @@ def reimbursement_payout(s: Scenario) -> None:
               if r.key != report.key and r["status"] in ("submitted", "reimbursed")]
     if others:
         _trap(s, "other-report", others[0], f"{first}'s {others[0]['status']} report \"{others[0]['title']}\"", found)
+    # The premise holds here (the report is approved and unpaid); elsewhere it was paid already (``_paid_already``).
+    s.decide("premise", f"{first}'s report still waits for its payout", default=True)
     paid = act(s, "pay", found, {}, say=f"reimburse {first}'s approved report")
     amount = float(report["reimbursable_total"])
     reply(s, trigger,
@@ -1398,12 +1407,18 @@ def expense_missing_receipt(s: Scenario) -> None:
     items[k]["receipt"] = False
     problem, merchant = "", ""
     over = [j for j, e in enumerate(items) if j != k and limits.get(e["category"]) and e["category"] != "Airfare"]
+    # The report breaks the policy just past a limit, or keeps an expense just inside one: either way it is the
+    # amounts against the policy's lines that decide, not the request.
+    edge: tuple[float, float] | None = None
     if over and s.rng.random() < 0.35:
         j = s.rng.choice(over)
         limit = limits[items[j]["category"]]
         assert limit is not None
         items[j]["amount"] = round(limit * s.rng.uniform(1.01, 1.08), 2)
         problem, merchant = f"the {items[j]['merchant']} expense is over the {items[j]['category']} limit", items[j]["merchant"]
+        edge = items[j]["amount"], limit
+    elif len(items) > 1:
+        edge = _within(s, items, limits, threshold, keep=k)
     missing = items[k]
     hours = recent_hours(s)
     report = s.event("expenses", "report_submitted", "report", submitter_email=member["email"], title=title,
@@ -1459,6 +1474,8 @@ def expense_missing_receipt(s: Scenario) -> None:
         return
     act(s, "link", listed, {"file_name": receipt}, say=f"attach the receipt {first} sent to the {missing['merchant']} expense",
         prefer="attach_receipt")
+    if edge is not None:
+        s.decide("rule", _EXPENSE_RULE, default=not problem, value=edge[0], threshold=edge[1])
     _settle(s, guide.rec, trigger, found, report, problem=problem, merchant=merchant, say=decide, where=where,
             approved=f"Hi {first},\n\nThanks - the receipt is on the {missing['merchant']} expense and I've approved "
                      f"\"{title}\".",

@@ -112,7 +112,10 @@ def lost_deal_log(s: Scenario) -> None:
     fits=can_arrive(COLLEAGUE),
 )
 def closed_won_handoff(s: Scenario) -> None:
-    deal = s.pick(_one_open_deal_per_company(s), "no company with one open deal")
+    open_deals = _one_open_deal_per_company(s)
+    # A company with an earlier won deal beside the open one: which deal "signed" is the open one, not any of theirs.
+    won = {d["company_id"] for d in s.records("crm", "deal") if d["stage"] == "won"}
+    deal = s.pick([d for d in open_deals if d["company_id"] in won] or open_deals, "no company with one open deal")
     contact = s.record("crm", "contact", deal["contact_id"])
     person = s.person(contact["email"])
     org = org_of(s, person)
@@ -141,6 +144,10 @@ def closed_won_handoff(s: Scenario) -> None:
     act(s, "transition", found, {"stage": "won"}, say=f"mark the {org.name} deal won")
     who = lookup(s, contact, {"id": found.ref("contact_id"), "contact_id": found.ref("contact_id")},
                  say="look up the deal's contact", name=f"{person.first_name}'s CRM contact")
+    colleagues = [c for c in s.records("crm", "contact", where={"company_id": deal["company_id"], "archived": False})
+                  if c.key != contact.key]
+    if colleagues:  # the request names nobody: the deal says which of the company's people is invited and welcomed
+        s.decide("pick", f"the deal's contact among {org.name}'s {len(colleagues) + 1} people in the CRM")
     event = s.call(
         "calendar", "create_event",
         {"title": title, "start": start_iso, "end": end_iso, "attendee_emails": ListOf((who.ref("email"), Lit(onboarding.email))),
@@ -194,26 +201,22 @@ def meeting_request(s: Scenario) -> None:
         relay=f"{person.first_name} would like a 30-minute call about their renewal on {when_text}.",
         team="sales",
     ))
-    rules = s.rng.random() < 0.5
-    title = f"Renewal call with {org.name}"
-    if rules:
-        title = f"Customer call: {org.name}"
-        rule = consult(
-            s, "Meeting rules",
-            "- Every call with a customer has a video link.\n- Its title is 'Customer call: ' followed by the "
-            "customer's company name, so the team can find them in the calendar.",
-            author_role=rule_author(s, "sales lead"),
-        )
+    # The meeting rules say how the call is set up (its title): without them nothing in the data decides any of it.
+    title = f"Customer call: {org.name}"
+    rule = consult(
+        s, "Meeting rules",
+        "- Every call with a customer has a video link.\n- Its title is 'Customer call: ' followed by the "
+        "customer's company name, so the team can find them in the calendar.",
+        author_role=rule_author(s, "sales lead"),
+    )
     event = s.call(
         "calendar", "create_event",
         {"title": title, "start": start_iso, "end": end_iso, "attendee_emails": ListOf((email_of(s, trigger),)), "add_video_link": True},
-        say=(f"book a 30-minute call with {person.first_name} at the time they asked for, set up as our meeting rules say"
-             if rules else f"book a 30-minute video call \"{title}\" with {person.first_name} at the time they asked for"),
+        say=f"book a 30-minute call with {person.first_name} at the time they asked for, set up as our meeting rules say",
     )
-    if rules:
-        s.set_policy(rule.rec, "customer calls are titled 'Customer call: <company>'", event, "title", title,
-                     f"Renewal call with {org.name}", "The call's title follows the meeting rules")
-        s.brief.constraints.append(rule.pointer)
+    s.set_policy(rule.rec, "customer calls are titled 'Customer call: <company>'", event, "title", title,
+                 f"Renewal call with {org.name}", "The call's title follows the meeting rules")
+    s.brief.constraints.append(rule.pointer)
     reply(
         s, trigger, [f"Hi {person.first_name},\n\n{when_text} works. Here is the link for the call: ", event.ref("meeting_url"), "."],
         say=reply_clause(trigger, "the time and the meeting link"),
@@ -222,13 +225,8 @@ def meeting_request(s: Scenario) -> None:
         relay_parts=[f"Booked {person.first_name}'s call for {when_text}: ", event.ref("meeting_url"), ". Could you send them the link?"],
     )
     s.brief.intro = f"{trigger.intro} asking to book a call"
-    if rules:
-        s.brief.goal = f"Set up the call {person.first_name} asked for and {reply_clause(trigger, 'the time and the meeting link')}"
-        s.brief.anchors += [person.name]
-    else:
-        s.brief.goal = (f"Set up the call {person.first_name} asked for as a video meeting called \"{title}\" and "
-                        f"{reply_clause(trigger, 'the time and the meeting link')}")
-        s.brief.anchors += [person.name, title]
+    s.brief.goal = f"Set up the call {person.first_name} asked for and {reply_clause(trigger, 'the time and the meeting link')}"
+    s.brief.anchors += [person.name]
 
 
 

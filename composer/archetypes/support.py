@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from mcp_services.kernel.world import Person
 
 from composer.archetypes.common import org_of, short_date
+from composer.decisions import near_threshold
 from composer.plan import Expr, Lit, Ref
 from composer.scenario import Rec, Said, Scenario, Skip, Step, archetype, detail
 from composer.stages.acts import act, log
@@ -128,9 +129,10 @@ def confirm_ticket(s: Scenario, trigger: Trigger, ticket: Step, subject: str) ->
     )
 
 
-def _triage(s: Scenario, problem: Problem) -> tuple[Rec, str, str] | None:
-    """Now and then the triage rules apply: (where they live, how the request points at them, the priority they give)."""
-    if s.rng.random() >= 0.55:
+def _triage(s: Scenario, problem: Problem, share: float = 0.55) -> tuple[Rec, str, str] | None:
+    """Now and then (``share``) the triage rules apply: (where they live, how the request points at them, the priority
+    they give)."""
+    if s.rng.random() >= share:
         return None
     lead = colleague(s, "support lead")
     rule = consult(s, "Support triage rules", _TRIAGE.format(lead=lead.name), author_role="support lead")
@@ -172,7 +174,7 @@ def email_to_ticket(s: Scenario) -> None:
     problem = s.pick(list(_PROBLEMS), "no problems")
     s.subject = person
     trigger = arrive(s, person, _ask(problem), channels=("email", "sms", "voice", "form"))
-    triage = _triage(s, problem)
+    triage = _triage(s, problem, share=1.0)  # the triage rules decide its priority: nothing else in the data does
     requester = their_email(s, trigger)
     how = {"email": "email", "form": "web", "voice": "phone"}.get(trigger.channel)
     ticket = _open_ticket(
@@ -201,7 +203,7 @@ def chat_escalation_to_ticket(s: Scenario) -> None:
     contact = emails[person.email]
     s.subject = person
     problem = s.pick(list(_PROBLEMS), "no problems")
-    twin = _same_name_contact(s, contact, person) if s.rng.random() < 0.6 else None
+    twin = same_name_contact(s, contact, person) if s.rng.random() < 0.6 else None
     trigger = arrive(s, person, _ask(problem), channels=("chat",), relay_by=colleague(s, "account executive"))
     triage = _triage(s, problem)
     # The relay names the caller and their company; the CRM may hold someone else of that name elsewhere.
@@ -228,7 +230,7 @@ def chat_escalation_to_ticket(s: Scenario) -> None:
     s.brief.anchors += [sender.name, person.name]
 
 
-def _same_name_contact(s: Scenario, contact: Rec, person: Person) -> Rec | None:
+def same_name_contact(s: Scenario, contact: Rec, person: Person) -> Rec | None:
     """A contact of another company with the caller's name (people share names; the caller's company tells them apart)."""
     companies = [c for c in s.records("crm", "company") if c.key != contact["company_id"]]
     if not companies:
@@ -316,6 +318,15 @@ def _opted_out_already(s: Scenario, trigger: Trigger, person: Person, stop: Rec,
     s.brief.anchors += [person.name]
 
 
+_BUG_INTAKE = (
+    "- Before filing a bug for a customer, search the Platform engineering project (ENG).\n"
+    "- If an open ENG issue already covers the problem, do not file a new one: comment on that issue with the "
+    "customer's company (and their ticket number, if they opened one).\n"
+    "- File a new ENG bug only when no open issue covers it.\n"
+    "- Tell the customer the key of the issue that tracks it (on their ticket, if they opened one)."
+)
+
+
 @archetype(
     "bug-report-to-issue",
     family="support",
@@ -329,6 +340,15 @@ def bug_report_to_issue(s: Scenario) -> None:
     problem = s.pick([p for p in _PROBLEMS if p.bug], "no bugs")
     lead = colleague(s, "engineering lead")
     trigger = arrive(s, person, _ask(problem), channels=CUSTOMER)
+    # Engineering may track it already: the intake rules say to search ENG first, and what ENG holds about the same
+    # feature (an export that times out is not an export that comes out empty) does not cover this bug.
+    covering = [i for i in s.records("projects", "issue", where={"project_key": "ENG"})
+                if i["status"] in _OPEN_ISSUE and i["summary"].lower().startswith(problem.subject.lower())]
+    if covering:
+        raise Skip(f"ENG already tracks {problem.subject!r}")
+    rule = consult(s, "Bug intake rules", _BUG_INTAKE, author_role="engineering lead")
+    s.decide("rule", "a new ENG bug only when no open ENG issue covers the problem", default=True)
+    s.brief.constraints.append(rule.pointer)
     where: list[str | Ref] = [" in helpdesk ticket ", trigger.step.ref("id")] if trigger.channel == "ticket" else [f" by {trigger.channel}"]
     issue = s.call(
         "projects", "create_issue",
@@ -436,10 +456,16 @@ def _escalation_of(issue: Rec) -> str | None:
     return next((words for words, _ in _ESCALATED if words in issue["summary"]), None)
 
 
+def _age(s: Scenario, issue: Rec) -> int:
+    """Whole days since the issue was opened."""
+    return (s.world.now_dt.date() - datetime.strptime(issue["created_at"][:10], "%Y-%m-%d").date()).days
+
+
 def _near_threshold(s: Scenario, age: int) -> int:
     """A threshold in days near ``age`` on either side, never equal to it (the rule must decide, by a little)."""
-    options = [d for d in (7, 10, 14, 21, 30, 45, 60, 90) if 1 <= abs(age - d) <= max(6, age // 3)]
-    near = [d for d in options if abs(age - d) <= 0.1 * d]
+    options = [d for d in (7, 10, 14, 15, 20, 21, 25, 28, 30, 35, 40, 42, 45, 50, 56, 60, 75, 90)
+               if 1 <= abs(age - d) <= max(6, age // 3)]
+    near = [d for d in options if near_threshold(age, d)]
     return int(s.pick(near or options, "the escalation's age is near no threshold"))  # by a little wherever it can
 
 
@@ -462,14 +488,17 @@ def bug_status_chase(s: Scenario) -> None:
         twins = [i for i in live if i["summary"] == issue["summary"]]
         if len(theirs) == 1 and len(twins) == 1:
             candidates.append((issue, person, kind))
-    issue, person, kind = s.pick(candidates, "no customer with exactly one open bug escalation")
+    # An escalation ten days old or more can sit a day or two from the rule's line (a younger one is always far from it).
+    old_enough = [c for c in candidates if _age(s, c[0]) >= 10]
+    issue, person, kind = s.pick(old_enough if old_enough and s.rng.random() < 0.8 else candidates,
+                                 "no customer with exactly one open bug escalation")
     org = org_of(s, person)
     s.subject = person
     problem = next(words for summary, words in _ESCALATED if summary == kind)
     order = re.search(r"ORD-\d+", issue["summary"])
     if order:  # the customer names the order their dashboard counts twice
         problem = problem.replace("one of our orders", f"order {order.group()}")
-    age = (s.world.now_dt.date() - datetime.strptime(issue["created_at"][:10], "%Y-%m-%d").date()).days
+    age = _age(s, issue)
     days = _near_threshold(s, age)
     priority = "highest" if age >= days else "high"
     s.decide("rule", "a chased bug open long enough goes to highest", default=priority == "high", value=age, threshold=days)
@@ -563,15 +592,7 @@ def known_bug_ticket(s: Scenario) -> None:
     org = org_of(s, person)
     s.subject = person
     text = description.format(area=_AREAS[area])
-    rule = consult(
-        s, "Bug intake rules",
-        "- Before filing a bug for a customer, search the Platform engineering project (ENG).\n"
-        "- If an open ENG issue already covers the problem, do not file a new one: comment on that issue with the "
-        "customer's company (and their ticket number, if they opened one).\n"
-        "- File a new ENG bug only when no open issue covers it.\n"
-        "- Tell the customer the key of the issue that tracks it (on their ticket, if they opened one).",
-        author_role="engineering lead",
-    )
+    rule = consult(s, "Bug intake rules", _BUG_INTAKE, author_role="engineering lead")
     trigger = arrive(s, person, Ask(subject=subject, text=text, short=text, topic="Technical problem", relay=_third_person(text)))
     found = lookup(s, issue, {"text": words},
                    say=f"look in the ENG project for an open bug that covers it (it is about {area})", name="the open ENG bug about it")

@@ -8,10 +8,13 @@ at it ("Follow our refund policy (in the Policies folder of the shared drive)"),
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from mcp_services.kernel.world import Person
 
+from composer.decisions import near_threshold
 from composer.plan import StepSpec
 from composer.scenario import Rec, Scenario, Skip, Step
 from composer.stages.lookup import lookup
@@ -99,10 +102,25 @@ def limit_near(s: Scenario, amount: float, steps: tuple[int, ...] = (5, 10, 20, 
     return float(s.rng.choice(sorted(pool)))
 
 
+T = TypeVar("T")
+
+
+def near_first(s: Scenario, candidates: Sequence[T], value: Callable[[T], float], threshold: Callable[[T], float] | float,
+               reason: str) -> T:
+    """One of ``candidates`` whose deciding value lies within 10% of its threshold most of the time (``NEAR_SHARE``),
+    else one further off; the other kind when a draw finds none (``Skip`` with ``reason`` when there is no candidate).
+    A rule bites by a little where the world has such a value: the agent must read both figures, not eyeball them."""
+    limit = threshold if callable(threshold) else (lambda _: float(threshold))
+    near = [c for c in candidates if near_threshold(value(c), limit(c))]
+    far = [c for c in candidates if not near_threshold(value(c), limit(c))]
+    pools = (near, far) if s.rng.random() < NEAR_SHARE else (far, near)
+    return s.pick(pools[0] or pools[1], reason)
+
+
 def instead(s: Scenario, step: Step, careless: StepSpec) -> list[StepSpec]:
     """The plan of an agent that ignores the rule: ``careless`` (the write the rule forbids) where the plan has ``step``
     (what the rule asks instead), everything else as the plan has it so far."""
     return [*s.specs[:step.index], careless, *s.specs[step.index + 1:]]
 
 
-__all__ = ["NEAR_SHARE", "Rule", "colleague", "consult", "instead", "limit_near", "policy_document", "policy_email"]
+__all__ = ["NEAR_SHARE", "Rule", "colleague", "consult", "instead", "limit_near", "near_first", "policy_document", "policy_email"]

@@ -35,7 +35,7 @@ def catalog() -> Catalog:
 
 @pytest.fixture(scope="module")
 def generated(catalog: Catalog) -> tuple[list[TaskSpec], GenerateReport]:
-    return generate(GenerateConfig(n=4 * len(IDS), seed=0, services=SERVICES, archetypes=IDS), catalog)
+    return generate(GenerateConfig(n=5 * len(IDS), seed=0, services=SERVICES, archetypes=IDS), catalog)
 
 
 def test_generation_keeps_the_candidates_of_every_archetype_on_many_channels(
