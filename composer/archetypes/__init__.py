@@ -13,6 +13,7 @@ from composer.archetypes import (  # noqa: F401 - registration
     generic,
     knowledge,
     operations,
+    payables,
     people,
     questions,
     requests,
@@ -20,4 +21,4 @@ from composer.archetypes import (  # noqa: F401 - registration
     support,
 )
 
-__all__ = ["commerce", "engagement", "finance", "generic", "knowledge", "operations", "people", "questions", "requests", "sales", "support"]
+__all__ = ["commerce", "engagement", "finance", "generic", "knowledge", "operations", "payables", "people", "questions", "requests", "sales", "support"]
