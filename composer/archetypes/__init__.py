@@ -11,6 +11,7 @@ from composer.archetypes import (  # noqa: F401 - registration
     engagement,
     finance,
     generic,
+    interviews,
     knowledge,
     operations,
     payables,
@@ -21,4 +22,4 @@ from composer.archetypes import (  # noqa: F401 - registration
     support,
 )
 
-__all__ = ["commerce", "engagement", "finance", "generic", "knowledge", "operations", "payables", "people", "questions", "requests", "sales", "support"]
+__all__ = ["commerce", "engagement", "finance", "generic", "interviews", "knowledge", "operations", "payables", "people", "questions", "requests", "sales", "support"]
