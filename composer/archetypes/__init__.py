@@ -9,6 +9,7 @@ from __future__ import annotations
 from composer.archetypes import (  # noqa: F401 - registration
     commerce,
     engagement,
+    expense_entry,
     finance,
     generic,
     interviews,
@@ -22,4 +23,4 @@ from composer.archetypes import (  # noqa: F401 - registration
     support,
 )
 
-__all__ = ["commerce", "engagement", "finance", "generic", "interviews", "knowledge", "operations", "payables", "people", "questions", "requests", "sales", "support"]
+__all__ = ["commerce", "engagement", "expense_entry", "finance", "generic", "interviews", "knowledge", "operations", "payables", "people", "questions", "requests", "sales", "support"]
