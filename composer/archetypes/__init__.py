@@ -7,6 +7,7 @@ takes part in a task set when the services it needs are in the catalog.
 from __future__ import annotations
 
 from composer.archetypes import (  # noqa: F401 - registration
+    access,
     commerce,
     engagement,
     expense_entry,
@@ -23,4 +24,4 @@ from composer.archetypes import (  # noqa: F401 - registration
     support,
 )
 
-__all__ = ["commerce", "engagement", "expense_entry", "finance", "generic", "interviews", "knowledge", "operations", "payables", "people", "questions", "requests", "sales", "support"]
+__all__ = ["access", "commerce", "engagement", "expense_entry", "finance", "generic", "interviews", "knowledge", "operations", "payables", "people", "questions", "requests", "sales", "support"]
