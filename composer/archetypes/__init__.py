@@ -21,7 +21,8 @@ from composer.archetypes import (  # noqa: F401 - registration
     questions,
     requests,
     sales,
+    stock,
     support,
 )
 
-__all__ = ["access", "commerce", "engagement", "expense_entry", "finance", "generic", "interviews", "knowledge", "operations", "payables", "people", "questions", "requests", "sales", "support"]
+__all__ = ["access", "commerce", "engagement", "expense_entry", "finance", "generic", "interviews", "knowledge", "operations", "payables", "people", "questions", "requests", "sales", "stock", "support"]
