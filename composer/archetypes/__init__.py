@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from composer.archetypes import (  # noqa: F401 - registration
     access,
+    campaign_results,
     commerce,
     engagement,
     expense_entry,
@@ -25,4 +26,4 @@ from composer.archetypes import (  # noqa: F401 - registration
     support,
 )
 
-__all__ = ["access", "commerce", "engagement", "expense_entry", "finance", "generic", "interviews", "knowledge", "operations", "payables", "people", "questions", "requests", "sales", "stock", "support"]
+__all__ = ["access", "campaign_results", "commerce", "engagement", "expense_entry", "finance", "generic", "interviews", "knowledge", "operations", "payables", "people", "questions", "requests", "sales", "stock", "support"]
