@@ -14,6 +14,7 @@ from composer.archetypes import (  # noqa: F401 - registration
     expense_entry,
     finance,
     generic,
+    guest_lists,
     interviews,
     knowledge,
     operations,
@@ -26,4 +27,4 @@ from composer.archetypes import (  # noqa: F401 - registration
     support,
 )
 
-__all__ = ["access", "campaign_results", "commerce", "engagement", "expense_entry", "finance", "generic", "interviews", "knowledge", "operations", "payables", "people", "questions", "requests", "sales", "stock", "support"]
+__all__ = ["access", "campaign_results", "commerce", "engagement", "expense_entry", "finance", "generic", "guest_lists", "interviews", "knowledge", "operations", "payables", "people", "questions", "requests", "sales", "stock", "support"]
