@@ -23,8 +23,9 @@ from composer.archetypes import (  # noqa: F401 - registration
     questions,
     requests,
     sales,
+    shipping_labels,
     stock,
     support,
 )
 
-__all__ = ["access", "campaign_results", "commerce", "engagement", "expense_entry", "finance", "generic", "guest_lists", "interviews", "knowledge", "operations", "payables", "people", "questions", "requests", "sales", "stock", "support"]
+__all__ = ["access", "campaign_results", "commerce", "engagement", "expense_entry", "finance", "generic", "guest_lists", "interviews", "knowledge", "operations", "payables", "people", "questions", "requests", "sales", "shipping_labels", "stock", "support"]
