@@ -10,6 +10,7 @@ from composer.archetypes import (  # noqa: F401 - registration
     access,
     campaign_results,
     commerce,
+    drafts,
     engagement,
     expense_entry,
     finance,
@@ -28,4 +29,4 @@ from composer.archetypes import (  # noqa: F401 - registration
     support,
 )
 
-__all__ = ["access", "campaign_results", "commerce", "engagement", "expense_entry", "finance", "generic", "guest_lists", "interviews", "knowledge", "operations", "payables", "people", "questions", "requests", "sales", "shipping_labels", "stock", "support"]
+__all__ = ["access", "campaign_results", "commerce", "drafts", "engagement", "expense_entry", "finance", "generic", "guest_lists", "interviews", "knowledge", "operations", "payables", "people", "questions", "requests", "sales", "shipping_labels", "stock", "support"]
