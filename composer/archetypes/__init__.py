@@ -24,9 +24,10 @@ from composer.archetypes import (  # noqa: F401 - registration
     questions,
     requests,
     sales,
+    shared_links,
     shipping_labels,
     stock,
     support,
 )
 
-__all__ = ["access", "campaign_results", "commerce", "drafts", "engagement", "expense_entry", "finance", "generic", "guest_lists", "interviews", "knowledge", "operations", "payables", "people", "questions", "requests", "sales", "shipping_labels", "stock", "support"]
+__all__ = ["access", "campaign_results", "commerce", "drafts", "engagement", "expense_entry", "finance", "generic", "guest_lists", "interviews", "knowledge", "operations", "payables", "people", "questions", "requests", "sales", "shared_links", "shipping_labels", "stock", "support"]
