@@ -17,6 +17,7 @@ from composer.archetypes import (  # noqa: F401 - registration
     generic,
     guest_lists,
     interviews,
+    invitations,
     knowledge,
     operations,
     payables,
@@ -30,4 +31,4 @@ from composer.archetypes import (  # noqa: F401 - registration
     support,
 )
 
-__all__ = ["access", "campaign_results", "commerce", "drafts", "engagement", "expense_entry", "finance", "generic", "guest_lists", "interviews", "knowledge", "operations", "payables", "people", "questions", "requests", "sales", "shared_links", "shipping_labels", "stock", "support"]
+__all__ = ["access", "campaign_results", "commerce", "drafts", "engagement", "expense_entry", "finance", "generic", "guest_lists", "interviews", "invitations", "knowledge", "operations", "payables", "people", "questions", "requests", "sales", "shared_links", "shipping_labels", "stock", "support"]
