@@ -20,6 +20,7 @@ from composer.archetypes import (  # noqa: F401 - registration
     invitations,
     knowledge,
     operations,
+    opt_in,
     payables,
     people,
     questions,
@@ -31,4 +32,4 @@ from composer.archetypes import (  # noqa: F401 - registration
     support,
 )
 
-__all__ = ["access", "campaign_results", "commerce", "drafts", "engagement", "expense_entry", "finance", "generic", "guest_lists", "interviews", "invitations", "knowledge", "operations", "payables", "people", "questions", "requests", "sales", "shared_links", "shipping_labels", "stock", "support"]
+__all__ = ["access", "campaign_results", "commerce", "drafts", "engagement", "expense_entry", "finance", "generic", "guest_lists", "interviews", "invitations", "knowledge", "operations", "opt_in", "payables", "people", "questions", "requests", "sales", "shared_links", "shipping_labels", "stock", "support"]
