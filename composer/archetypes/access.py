@@ -30,7 +30,7 @@ def _shared_files(s: Scenario) -> dict[str, list[tuple[Rec, Rec]]]:
     family="operations",
     title="A client contact has left their company: remove every share of ours with them, and only theirs",
     services=("files",),
-    fits=can_arrive(COLLEAGUE),
+    fits=can_arrive(),
 )
 def client_contact_left(s: Scenario) -> None:
     every = _shared_files(s)
@@ -49,16 +49,31 @@ def client_contact_left(s: Scenario) -> None:
     if any(f.key == first_file.key for _, f in every.get(successor.email, [])):
         raise Skip("their colleague has the file already")
     kept = s.copy(first_share, email=successor.email, person_name=successor.name)
-    trigger = arrive(s, sender, Ask(
-        subject=f"{person.name} has left {org.name}",
-        text=s.rng.choice((
-            f"Heads up: {person.name} has left {org.name}, {successor.first_name} told me on a call today. Could you take away "
-            f"{person.first_name}'s access to our files? They shouldn't be able to open anything of ours now.",
-            f"{successor.name} says {person.first_name} {person.last_name} is no longer at {org.name}. Can you remove "
-            f"{person.first_name}'s access to everything we've shared with them?",
-        )),
-        team="sales",
-    ), channels=COLLEAGUE)
+    if s.rng.random() < 0.6:  # their former colleague tells us themselves, on whatever channel they use
+        trigger = arrive(s, successor, Ask(
+            subject=f"{person.name} has left",
+            text=s.rng.choice((
+                f"Just to let you know, {person.name} has left {org.name}. Could you remove {person.first_name}'s access to the "
+                "files you've shared with us? I'm your contact from now on.",
+                f"{person.first_name} {person.last_name} is no longer with us. Please make sure they can't open any of your "
+                "files any more.",
+            )),
+            short=f"{person.name} has left {org.name}. Please remove {person.first_name}'s access to your shared files.",
+            topic="Account and users",
+            relay=f"{person.name} has left {org.name}, and {successor.first_name} asks us to remove {person.first_name}'s "
+                  "access to our shared files.",
+        ))
+    else:
+        trigger = arrive(s, sender, Ask(
+            subject=f"{person.name} has left {org.name}",
+            text=s.rng.choice((
+                f"Heads up: {person.name} has left {org.name}, {successor.first_name} told me on a call today. Could you take "
+                f"away {person.first_name}'s access to our files? They shouldn't be able to open anything of ours now.",
+                f"{successor.name} says {person.first_name} {person.last_name} is no longer at {org.name}. Can you remove "
+                f"{person.first_name}'s access to everything we've shared with them?",
+            )),
+            team="sales",
+        ), channels=COLLEAGUE)
     s.brief.intro = f"{trigger.intro} about {person.name}, who has left {org.name}"
     s.brief.goal = (f"Make sure {person.first_name} can no longer open any of our files and "
                     f"{reply_clause(trigger, 'which files they had')}")

@@ -152,8 +152,9 @@ def supplier_payment_chase(s: Scenario) -> None:
             "settle it, or let me know if there is a problem with it?",
             f"A reminder that our invoice {reference} for {total} has not been paid yet. When can we expect payment?",
         )),
+        short=f"Invoice {reference} ({total}) is still unpaid on our side. When can we expect payment?",
         topic="Billing",
-    ), channels=("email",))
+    ), channels=("email", "voice"))
     rec = s.record("accounting", "bill", bill.key)
     found = lookup(s, rec, {"supplier_name": org.name, "contact_id": bill["contact_id"], "query": org.name},
                    say=f"find {org.name}'s bill for invoice {reference} in accounting", name=f"the bill for {reference}")

@@ -22,7 +22,7 @@ _PUBLIC = "Marketing"
     family="operations",
     title="A colleague finds one of our public links where outsiders see it: turn it off unless the policy allows it",
     services=("files",),
-    fits=can_arrive(COLLEAGUE),
+    fits=can_arrive(),
 )
 def public_link_found(s: Scenario) -> None:
     files = [f for f in s.records("files", "file", where={"trashed": False})
@@ -33,17 +33,29 @@ def public_link_found(s: Scenario) -> None:
     file = s.pick(public if allowed else internal, "no file to have a link")
     url = f"https://files.example/s/{s.rng.getrandbits(64):016x}"
     colleagues = [p for p in s.world.team if p.email != s.world.user.email]
-    sender = s.pick(colleagues, "no colleague")
-    where = s.rng.choice(("in a thread on a public forum", "in an email a customer forwarded me", "on a partner's website"))
-    trigger = arrive(s, sender, Ask(
-        subject="One of our links is out there",
-        text=s.rng.choice((
-            f"I came across one of our file links {where}: {url} - anyone can open it. Can you check whether that's meant to "
-            "be public and deal with it?",
-            f"Found {url} {where}. It's one of ours and it's open to anyone. Could you sort it out as our sharing policy says?",
-        )),
-        team="general",
-    ), channels=COLLEAGUE)
+    if s.rng.random() < 0.5:  # a customer spots it and tells us, on whatever channel they use
+        sender = s.pick(s.world.customers, "no customer")
+        trigger = arrive(s, sender, Ask(
+            subject="A link of yours",
+            text=f"Just so you know, this link of yours opens what looks like one of your documents, and anyone can open it: "
+                 f"{url}. Is that meant to be public?",
+            short=f"FYI, this link of yours opens one of your documents for anyone: {url}",
+            topic="Something else",
+            relay=f"{sender.first_name} found one of our file links open to anyone: {url}.",
+        ))
+    else:
+        sender = s.pick(colleagues, "no colleague")
+        where = s.rng.choice(("in a thread on a public forum", "in an email a customer forwarded me", "on a partner's website"))
+        trigger = arrive(s, sender, Ask(
+            subject="One of our links is out there",
+            text=s.rng.choice((
+                f"I came across one of our file links {where}: {url} - anyone can open it. Can you check whether that's meant "
+                "to be public and deal with it?",
+                f"Found {url} {where}. It's one of ours and it's open to anyone. Could you sort it out as our sharing policy "
+                "says?",
+            )),
+            team="general",
+        ), channels=COLLEAGUE)
     rule = consult(s, "Sharing policy",
                    f"- Files in the {_PUBLIC} folder (brochures, case studies, press kits) are published on purpose: their "
                    "public links stay.\n"
@@ -57,7 +69,7 @@ def public_link_found(s: Scenario) -> None:
         raise Skip("the link was not followed")
     s.decide("pick", f"the \"{file['name']}\" the link opens, not its namesake without one")
     s.decide("rule", f"only {_PUBLIC} files keep public links", default=allowed)
-    s.brief.intro = f"{trigger.intro} about one of our links found {where}"
+    s.brief.intro = f"{trigger.intro} about one of our links that anyone can open"
     s.brief.goal = f"Deal with the link as our sharing policy says and {reply_clause(trigger, 'what it opens and what you did')}"
     s.brief.constraints.append(rule.pointer)
     s.brief.anchors += [sender.name]

@@ -20,7 +20,7 @@ from composer.stages.lookup import lookup, shows
     family="operations",
     title="A colleague counted a product on the shelf: correct the store's stock of that variant by the difference",
     services=("commerce",),
-    fits=can_arrive(COLLEAGUE),
+    fits=can_arrive((*COLLEAGUE, "sms")),
 )
 def stock_count_correction(s: Scenario) -> None:
     variants = [v for v in s.records("commerce", "variant") if v["inventory_tracked"] and v["on_hand"] >= 3]
@@ -45,7 +45,8 @@ def stock_count_correction(s: Scenario) -> None:
             "shelf. Could you fix the stock in the store to match?",
         )),
         team="general",
-    ), channels=COLLEAGUE)
+        short=f"Shelf count: {counted} of the {title} {product} ({variant['sku']}). Store's number is off, can you fix it?",
+    ), channels=(*COLLEAGUE, "sms"))
     found = lookup(s, variant, {"sku": variant["sku"], "query": product, "product_id": variant["product_id"]},
                    say=f"find the {title} {product} in the store")
     twin = next((v for v in options if v["product_id"] == variant["product_id"] and v.key != variant.key and shows(s, found, v)),
