@@ -9,6 +9,7 @@ from __future__ import annotations
 from composer.archetypes import (  # noqa: F401 - registration
     access,
     campaign_results,
+    client_files,
     commerce,
     drafts,
     engagement,
@@ -32,4 +33,4 @@ from composer.archetypes import (  # noqa: F401 - registration
     support,
 )
 
-__all__ = ["access", "campaign_results", "commerce", "drafts", "engagement", "expense_entry", "finance", "generic", "guest_lists", "interviews", "invitations", "knowledge", "operations", "opt_in", "payables", "people", "questions", "requests", "sales", "shared_links", "shipping_labels", "stock", "support"]
+__all__ = ["access", "campaign_results", "client_files", "commerce", "drafts", "engagement", "expense_entry", "finance", "generic", "guest_lists", "interviews", "invitations", "knowledge", "operations", "opt_in", "payables", "people", "questions", "requests", "sales", "shared_links", "shipping_labels", "stock", "support"]
