@@ -31,6 +31,7 @@ from composer.archetypes import (  # noqa: F401 - registration
     shipping_labels,
     stock,
     support,
+    ticket_merge,
 )
 
-__all__ = ["access", "campaign_results", "client_files", "commerce", "drafts", "engagement", "expense_entry", "finance", "generic", "guest_lists", "interviews", "invitations", "knowledge", "operations", "opt_in", "payables", "people", "questions", "requests", "sales", "shared_links", "shipping_labels", "stock", "support"]
+__all__ = ["access", "campaign_results", "client_files", "commerce", "drafts", "engagement", "expense_entry", "finance", "generic", "guest_lists", "interviews", "invitations", "knowledge", "operations", "opt_in", "payables", "people", "questions", "requests", "sales", "shared_links", "shipping_labels", "stock", "support", "ticket_merge"]
