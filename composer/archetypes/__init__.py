@@ -26,6 +26,7 @@ from composer.archetypes import (  # noqa: F401 - registration
     people,
     questions,
     requests,
+    return_window,
     sales,
     shared_links,
     shipping_labels,
@@ -34,4 +35,4 @@ from composer.archetypes import (  # noqa: F401 - registration
     ticket_merge,
 )
 
-__all__ = ["access", "campaign_results", "client_files", "commerce", "drafts", "engagement", "expense_entry", "finance", "generic", "guest_lists", "interviews", "invitations", "knowledge", "operations", "opt_in", "payables", "people", "questions", "requests", "sales", "shared_links", "shipping_labels", "stock", "support", "ticket_merge"]
+__all__ = ["access", "campaign_results", "client_files", "commerce", "drafts", "engagement", "expense_entry", "finance", "generic", "guest_lists", "interviews", "invitations", "knowledge", "operations", "opt_in", "payables", "people", "questions", "requests", "return_window", "sales", "shared_links", "shipping_labels", "stock", "support", "ticket_merge"]
