@@ -7,6 +7,7 @@ No tool knows who left: the shares look alike but for the person.
 
 from __future__ import annotations
 
+from composer.archetypes.common import teammate
 from composer.plan import Lit
 from composer.scenario import Rec, Said, Scenario, Skip, archetype
 from composer.stages.channels import COLLEAGUE, Ask, arrive, can_arrive, reply, reply_clause
@@ -40,8 +41,7 @@ def client_contact_left(s: Scenario) -> None:
     org = s.world.organisation(person.organisation_id)
     others = [p for p in s.world.customers if p.organisation_id == person.organisation_id and p.email != email]
     successor: Person = s.pick(others, "nobody else at the company")
-    colleagues = [p for p in s.world.team if p.email != s.world.user.email]
-    sender = s.pick(colleagues, "no colleague")
+    sender = teammate(s)
     s.subject = person
     pairs = shared[email]
     # Their colleague at the company was given the same file: a share that looks the same but for the person.

@@ -7,7 +7,7 @@ and the draft takes that campaign's subject line.
 
 from __future__ import annotations
 
-from composer.archetypes.common import rule_author
+from composer.archetypes.common import rule_author, teammate
 from composer.plan import Lit
 from composer.scenario import Rec, Said, Scenario, Skip, archetype
 from composer.stages.channels import COLLEAGUE, Ask, arrive, can_arrive, reply, reply_clause
@@ -41,8 +41,7 @@ def subject_line_from_results(s: Scenario) -> None:
         a, b = b, a
     winner = a if _rate(a, "clicks") > _rate(b, "clicks") else b
     by_opens = a if _rate(a, "opens") > _rate(b, "opens") else b
-    colleagues = [p for p in s.world.team if p.email != s.world.user.email]
-    sender = s.pick(colleagues, "no colleague")
+    sender = teammate(s)
     trigger = arrive(s, sender, Ask(
         subject=f"Subject line for \"{draft['title']}\"",
         text=s.rng.choice((

@@ -7,7 +7,7 @@ client's folder holds a mutual NDA already, nothing is copied and the colleague 
 
 from __future__ import annotations
 
-from composer.archetypes.common import rule_author
+from composer.archetypes.common import rule_author, teammate
 from composer.plan import Lit
 from composer.scenario import Said, Scenario, Skip, archetype
 from composer.stages.channels import COLLEAGUE, Ask, arrive, can_arrive, reply, reply_clause
@@ -38,8 +38,7 @@ def client_nda_ready(s: Scenario) -> None:
     org = orgs[folder["name"]]
     inside = s.records("files", "file", where={"parent_id": folder.key, "trashed": False})
     signed = next((f for f in inside if "NDA" in str(f["name"])), None)
-    colleagues = [p for p in s.world.team if p.email != s.world.user.email]
-    sender = s.pick(colleagues, "no colleague")
+    sender = teammate(s)
     trigger = arrive(s, sender, Ask(
         subject=f"NDA for {org.name}",
         text=s.rng.choice((

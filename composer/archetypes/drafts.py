@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from composer.archetypes.common import money, short_date
+from composer.archetypes.common import money, short_date, teammate
 from composer.archetypes.finance import _billing_person
 from composer.plan import Lit
 from composer.scenario import Rec, Said, Scenario, Skip, archetype
@@ -66,8 +66,7 @@ def draft_reminder_check(s: Scenario) -> None:
     draft = s.copy(seeded[0], thread_id=None, in_reply_to=None, to=[person.email], cc=[], bcc=[],
                    subject=f"Payment reminder: invoice {invoice.key}", body=_reminder(person, invoice, total, me.name),
                    attachments=[], created_at=written, updated_at=written)
-    colleagues = [p for p in s.world.team if p.email != me.email]
-    sender = s.pick(colleagues, "no colleague")
+    sender = teammate(s)
     org = s.world.organisation(person.organisation_id)
     trigger = arrive(s, sender, Ask(
         subject=f"Reminder to {org.name}",
@@ -97,15 +96,17 @@ def draft_reminder_check(s: Scenario) -> None:
               facts=[Said("the day it was paid", Lit(invoice["fully_paid_on"]), "date")], subject=f"Reminder to {org.name}")
         return
     due = float(invoice["amount_due"])
+    ready = found
     if kind == "part paid":
         s.literal_steps[len(s.specs)] = s.spec("mailbox", "send_draft", {"draft_id": draft.key})
-        s.call("mailbox", "update_draft", {"draft_id": found.ref("id"), "body": _reminder(person, invoice, due, me.name)},
-               say="correct the amount in the reminder to what is still due")
-    s.call("mailbox", "send_draft", {"draft_id": found.ref("id")}, say=f"send the reminder to {person.first_name}",
+        # The corrected draft is what goes out: the send names it, so the correction is checked through the sent text.
+        ready = s.call("mailbox", "update_draft", {"draft_id": found.ref("id"), "body": _reminder(person, invoice, due, me.name)},
+                       say="correct the amount in the reminder to what is still due")
+    s.call("mailbox", "send_draft", {"draft_id": ready.ref("id")}, say=f"send the reminder to {person.first_name}",
                   facts=[Said("what is still due", Lit(due), "money")])
-    words = (f"it went out as written, for the {money(due, invoice['currency'])} outstanding" if kind == "as written" else
-             f"they had paid part of it since I drafted it, so I changed the amount to the {money(due, invoice['currency'])} "
-             "still due before sending it")
+    # The word to the colleague names the invoice, not the figure: the figure is checked in the reminder that went out.
+    words = ("it went out as written" if kind == "as written" else
+             "they had paid part of it since I drafted it, so I corrected the amount to what is still due before sending it")
     reply(s, trigger, [f"Sent: the reminder about {invoice.key} is out to {person.first_name}; {words}."],
           say=reply_clause(trigger, "what you did"),
-          facts=[Said("what is still due", Lit(due), "money")], subject=f"Reminder to {org.name}")
+          facts=[Said("the invoice", Lit(invoice.key))], subject=f"Reminder to {org.name}")

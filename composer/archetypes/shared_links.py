@@ -7,7 +7,7 @@ folder are published on purpose and keep their link; anything else loses it.
 
 from __future__ import annotations
 
-from composer.archetypes.common import rule_author
+from composer.archetypes.common import rule_author, teammate
 from composer.plan import Lit
 from composer.scenario import Said, Scenario, Skip, archetype
 from composer.stages.channels import COLLEAGUE, Ask, arrive, can_arrive, reply, reply_clause
@@ -32,7 +32,6 @@ def public_link_found(s: Scenario) -> None:
     allowed = bool(public) and s.rng.random() < 0.4
     file = s.pick(public if allowed else internal, "no file to have a link")
     url = f"https://files.example/s/{s.rng.getrandbits(64):016x}"
-    colleagues = [p for p in s.world.team if p.email != s.world.user.email]
     if s.rng.random() < 0.5:  # a customer spots it and tells us, on whatever channel they use
         sender = s.pick(s.world.customers, "no customer")
         trigger = arrive(s, sender, Ask(
@@ -44,7 +43,7 @@ def public_link_found(s: Scenario) -> None:
             relay=f"{sender.first_name} found one of our file links open to anyone: {url}.",
         ))
     else:
-        sender = s.pick(colleagues, "no colleague")
+        sender = teammate(s)
         where = s.rng.choice(("in a thread on a public forum", "in an email a customer forwarded me", "on a partner's website"))
         trigger = arrive(s, sender, Ask(
             subject="One of our links is out there",

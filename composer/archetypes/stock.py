@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from composer.archetypes.common import teammate
 from composer.plan import Lit
 from composer.scenario import Said, Scenario, archetype, detail
 from composer.stages.channels import COLLEAGUE, Ask, arrive, can_arrive, reply, reply_clause
@@ -34,8 +35,7 @@ def stock_count_correction(s: Scenario) -> None:
     if counted < 0:
         delta, counted = 1, on_hand + 1
     product, title = variant["product_title"], variant["title"]
-    colleagues = [p for p in s.world.team if p.email != s.world.user.email]
-    sender = s.pick(colleagues, "no colleague")
+    sender = teammate(s)
     trigger = arrive(s, sender, Ask(
         subject=f"Stock count: {product}",
         text=s.rng.choice((

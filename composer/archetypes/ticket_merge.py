@@ -7,6 +7,7 @@ older ticket (it holds the history), and a second question stays a ticket of its
 
 from __future__ import annotations
 
+from composer.archetypes.common import teammate
 from composer.plan import ListOf, Lit
 from composer.scenario import Said, Scenario, archetype
 from composer.stages.channels import COLLEAGUE, Ask, arrive, can_arrive, reply, reply_clause
@@ -43,8 +44,7 @@ def duplicate_ticket_check(s: Scenario) -> None:
         text = f"{body} Thanks, {person.first_name}"
     second = s.event("helpdesk", "ticket_received", "ticket", requester_email=person.email, requester_name=person.name,
                      subject=subject, description=text, channel="email", priority="normal", hours_ago=1.0)
-    colleagues = [p for p in s.world.team if p.email != s.world.user.email]
-    sender = s.pick(colleagues, "no colleague")
+    sender = teammate(s)
     trigger = arrive(s, sender, Ask(
         subject=f"{person.name}'s tickets",
         text=s.rng.choice((
