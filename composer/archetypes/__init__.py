@@ -11,6 +11,7 @@ from composer.archetypes import (  # noqa: F401 - registration
     campaign_results,
     client_files,
     commerce,
+    credit_notes,
     drafts,
     engagement,
     expense_entry,
@@ -35,4 +36,4 @@ from composer.archetypes import (  # noqa: F401 - registration
     ticket_merge,
 )
 
-__all__ = ["access", "campaign_results", "client_files", "commerce", "drafts", "engagement", "expense_entry", "finance", "generic", "guest_lists", "interviews", "invitations", "knowledge", "operations", "opt_in", "payables", "people", "questions", "requests", "return_window", "sales", "shared_links", "shipping_labels", "stock", "support", "ticket_merge"]
+__all__ = ["access", "campaign_results", "client_files", "commerce", "credit_notes", "drafts", "engagement", "expense_entry", "finance", "generic", "guest_lists", "interviews", "invitations", "knowledge", "operations", "opt_in", "payables", "people", "questions", "requests", "return_window", "sales", "shared_links", "shipping_labels", "stock", "support", "ticket_merge"]
