@@ -15,7 +15,7 @@ from composer.archetypes.common import money, short_date
 from composer.plan import Lit
 from composer.scenario import Rec, Said, Scenario, Skip, archetype, detail
 from composer.stages.acts import tell
-from composer.stages.channels import Ask, arrive, reply, reply_clause
+from composer.stages.channels import Ask, Trigger, arrive, reply, reply_clause
 from composer.stages.lookup import lookup, shows
 from composer.stages.rules import colleague, consult, instead, limit_near
 from mcp_services.kernel.world import Person
@@ -40,6 +40,18 @@ def _days_after(iso: str, days: int) -> str:
 def _lines_text(lines: list[dict[str, object]], currency: str) -> str:
     return "; ".join(f"{line['quantity']} x {line['description']} at {money(float(str(line['unit_price'])), currency)}"
                      for line in lines)
+
+
+def _file_under_finance(s: Scenario, trigger: Trigger) -> None:
+    """The procedure's last step: the supplier's email filed under the Finance label (the agent reads it in the rule)."""
+    labels = [label for label in s.records("mailbox", "label") if label["name"] == "Finance"]
+    if not labels:
+        raise Skip("no Finance label in the mailbox")
+    # By its id, so the check asks for that label among the message's labels (whatever else the agent marks, read or
+    # starred); the tool takes the name too.
+    s.call("mailbox", "modify_message", {"message_id": trigger.step.ref("id"), "add_labels": [labels[0].key]},
+           say="file the supplier's email as the procedure says", stage="follow-up", guided=False)
+    s.decide("procedure", "the supplier bills procedure: file the email under Finance")
 
 
 @archetype(
@@ -82,7 +94,8 @@ def supplier_bill_entry(s: Scenario) -> None:
         "its reference, their invoice date and their due date.\n"
         "- Suppliers' systems resend invoices under new numbers. Before entering one, check the supplier's bills: one with "
         "the same invoice date and the same total is the same invoice. Do not enter it again; tell the supplier the bill "
-        "number we have it under.",
+        "number we have it under.\n"
+        "- Either way, file the supplier's email under the Finance label once it is dealt with.",
         author_role="finance lead",
     )
     if copy_of is not None:
@@ -92,6 +105,7 @@ def supplier_bill_entry(s: Scenario) -> None:
         s.decide("premise", f"invoice {reference} is a new bill", default=False)
         s.literal_writes.append(s.spec("accounting", "create_bill", {
             "contact_id": contact.key, "line_items": lines, "supplier_reference": reference, "date": date, "due_date": due}))
+        _file_under_finance(s, trigger)
         reply(s, trigger,
               [f"Hi {person.first_name},\n\nThanks. Invoice {reference} is the same invoice as your ", found.ref("supplier_reference"),
                f" of {short_date(date)} ({money(total, currency)}), which we entered already as bill ", found.ref("bill_number"),
@@ -113,6 +127,7 @@ def supplier_bill_entry(s: Scenario) -> None:
         bill = s.call("accounting", "create_bill", {
             "contact_id": found.ref("id"), "line_items": detail(lines), "supplier_reference": reference, "date": date,
             "due_date": due}, say=f"enter invoice {reference} as a bill, with their reference, date and due date")
+        _file_under_finance(s, trigger)
         reply(s, trigger,
               [f"Hi {person.first_name},\n\nThanks, we have entered invoice {reference} ({money(total, currency)}) as bill ",
                bill.ref("bill_number"), f"; it is due on {short_date(due)}."],

@@ -93,3 +93,13 @@ def test_a_chased_bill_is_paid_passed_on_or_shown_paid_as_the_rule_and_the_books
         assert bool(paid) == (due <= limit), (task.id, due, limit)
         seen["paid" if paid else "passed on"] += 1
     assert seen["paid already"] and (seen["paid"] or seen["passed on"]), seen
+
+
+def test_the_suppliers_email_is_filed_under_finance_by_name_or_id_and_skipping_it_fails(fam: Family) -> None:
+    for task in of(fam.tasks, "supplier-bill-entry"):
+        filed = args_of(task, "modify_message")
+        assert filed, task.id
+        by_name = [s.model_copy(update={"arguments": {**s.arguments, "add_labels": ["Finance"], "remove_labels": ["UNREAD"]}})
+                   if s.tool == "modify_message" else s for s in task.plan]
+        assert passes(task, fam.runner, by_name), task.id  # the label's name does, and marking it read is no harm
+        assert not passes(task, fam.runner, [s for s in task.plan if s.tool != "modify_message"]), task.id
