@@ -7,10 +7,10 @@ off the list", read literally, deletes it. A guest on two events' lists cancels 
 
 from __future__ import annotations
 
-from composer.archetypes.common import rule_author
+from composer.archetypes.common import rule_author, teammate
 from composer.plan import Lit
 from composer.scenario import Rec, Said, Scenario, Skip, archetype
-from composer.stages.channels import Ask, arrive, can_arrive, reply, reply_clause
+from composer.stages.channels import COLLEAGUE, Ask, arrive, can_arrive, reply, reply_clause
 from composer.stages.lookup import lookup, shows
 from composer.stages.rules import consult
 
@@ -84,3 +84,59 @@ def guest_cancellation(s: Scenario) -> None:
     s.brief.goal = f"Take {person.first_name} off the guest list and {reply_clause(trigger, 'a confirmation')}"
     s.brief.constraints.append(rule.pointer)
     s.brief.anchors += [person.name]
+
+
+@archetype(
+    "guest-list-duplicate",
+    family="marketing",
+    title="A colleague sees a guest twice on an event's list: delete the later row if it is the same person, else keep both",
+    services=("sheets",),
+    fits=can_arrive(COLLEAGUE),
+)
+def guest_list_duplicate(s: Scenario) -> None:
+    lists = _guest_lists(s)
+    options = [(book, sheet, row) for book, sheet in lists for row in s.records("sheets", "row", where={"sheet_id": sheet.key})
+               if row["values"].get("Status") == "Registered" and row["values"].get("Email")]
+    book, sheet, row = s.pick(options, "no registered guest")
+    event = str(book["title"]).removeprefix("Guest list: ")
+    name, email = row["values"]["Name"], row["values"]["Email"]
+    rows = s.records("sheets", "row", where={"sheet_id": sheet.key})
+    position = max(int(r["position"]) for r in rows) + 1
+    same = s.rng.random() < 0.55
+    # The second row: the same person registering again, or a namesake from another company (another address).
+    other_email = email if same else f"{name.lower().replace(' ', '.')}@{s.rng.choice(('gmail', 'outlook'))}.example"
+    cells = [other_email if c == email else c for c in row["cells"]]
+    if not same:
+        cells = [("Self-employed" if c == row["values"].get("Company") else c) for c in cells]
+    later = s.copy(row, position=position, cells=cells)
+    sender = teammate(s)
+    trigger = arrive(s, sender, Ask(
+        subject=f"{name} twice on the {event} list",
+        text=f"{name} shows up twice on the guest list for the {event}. Can you tidy that up before I send the catering count?",
+        team="general",
+    ), channels=COLLEAGUE)
+    rule = consult(s, "Event guest list rules",
+                   "- Guest lists live in the shared spreadsheets, one per event.\n"
+                   "- Someone who registered twice keeps their first registration: delete the later row. Two guests who "
+                   "share a name are two guests (tell them apart by email): both stay.",
+                   author_role=rule_author(s, "operations manager"))
+    found_book = lookup(s, book, {"query": event, "title": book["title"]}, say=f"find the guest list of the {event}")
+    found_sheet = lookup(s, sheet, {"spreadsheet_id": found_book.ref("id")}, say="open its guest sheet")
+    found = lookup(s, later, {"sheet_id": found_sheet.ref("id")}, say=f"look at both of {name}'s rows", stage="decide")
+    s.decide("premise", f"the two {name} rows are the same guest", default=same)
+    s.brief.intro = f"{trigger.intro} about {name} appearing twice on the {event} guest list"
+    s.brief.goal = f"Sort out the guest list as our rules say and {reply_clause(trigger, 'what you found')}"
+    s.brief.constraints.append(rule.pointer)
+    s.brief.anchors += [sender.name]
+    if not same:
+        s.literal_writes.append(s.spec("sheets", "delete_row", {"row_id": later.key}))
+        reply(s, trigger, [f"They're two different guests who share a name: one is {email}, the other {other_email}. I've kept "
+                           "both on the list."],
+              say=reply_clause(trigger, "what you found"), facts=[Said("the second guest's email", Lit(other_email))],
+              subject=f"{name} on the {event} list")
+        return
+    s.call("sheets", "delete_row", {"row_id": found.ref("id")}, say="delete the later registration")
+    reply(s, trigger, [f"{name} had registered twice with the same address, so I've deleted the later row and kept the first "
+                       "registration. The count is right now."],
+          say=reply_clause(trigger, "what you found"), facts=[Said("the guest", Lit(name))],
+          subject=f"{name} on the {event} list")

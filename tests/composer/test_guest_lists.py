@@ -7,9 +7,19 @@ import pytest
 
 from composer.archetypes import guest_lists
 from mcp_services.tasks.spec import PlanStep
-from tests.composer.archetype_checks import Family, args_of, assert_family_holds, family, of, passes, read, with_reply
+from tests.composer.archetype_checks import (
+    Family,
+    args_of,
+    assert_family_holds,
+    family,
+    of,
+    passes,
+    premise_of,
+    read,
+    with_reply,
+)
 
-SERVICES = ("sheets", "mailbox", "files", "helpdesk", "forms", "sms")
+SERVICES = ("sheets", "mailbox", "files", "helpdesk", "forms", "sms", "chat")
 
 
 @pytest.fixture(scope="module")
@@ -31,3 +41,23 @@ def test_the_guests_row_is_marked_cancelled_and_deleting_it_fails(fam: Family) -
                    else s for s in task.plan]
         assert not passes(task, fam.runner, deleted), task.id
         assert not passes(task, fam.runner, with_reply(task, "Sure.")), task.id
+
+
+def test_a_guest_registered_twice_loses_the_later_row_and_namesakes_both_stay(fam: Family) -> None:
+    seen = {True: 0, False: 0}
+    for task in of(fam.tasks, "guest-list-duplicate"):
+        fam.runner.fresh(task.setup)
+        later = next(r.row for r in task.setup if r.service == "sheets")
+        same = premise_of(task) is not False
+        seen[same] += 1
+        deleted = args_of(task, "delete_row")
+        assert (deleted == [{"row_id": later["id"]}]) == same, task.id
+        delete = PlanStep(service="sheets", tool="delete_row", arguments={"row_id": later["id"]})
+        if same:
+            first = next(r for r in read(fam.runner, "sheets", "list_rows", sheet_id=later["sheet_id"], limit=100)["items"]
+                         if r["id"] != later["id"] and r["key"] == later["key"])
+            wrong = [s.model_copy(update={"arguments": {"row_id": first["id"]}}) if s.tool == "delete_row" else s for s in task.plan]
+            assert not passes(task, fam.runner, wrong), task.id  # the first registration stays
+        else:
+            assert not passes(task, fam.runner, [*task.plan, delete]), task.id
+    assert seen[True] and seen[False], seen
