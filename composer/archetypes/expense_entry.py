@@ -15,7 +15,7 @@ from composer.archetypes.people import _emailed, _person, _slug
 from composer.plan import ListOf, Lit
 from composer.scenario import Said, Scenario, Skip, archetype, detail
 from composer.stages.channels import reply, reply_clause
-from composer.stages.lookup import lookup
+from composer.stages.lookup import lookup, shows
 
 #: How often the colleague logged the expense already.
 LOGGED_SHARE = 0.35
@@ -116,3 +116,58 @@ def expense_logging(s: Scenario) -> None:
                        f"{category} {where}, with the receipt."],
           say=reply_clause(trigger, "where it is"),
           facts=[Said("the category", Lit(category))], subject=f"Expense: {merchant}")
+
+
+@archetype(
+    "expense-amount-fix",
+    family="finance",
+    title="A colleague says they logged an expense with the wrong amount: correct it, unless it already shows the right one",
+    services=("expenses", "mailbox"),
+)
+def expense_amount_fix(s: Scenario) -> None:
+    me = s.world.user.email
+    open_reports = {r.key for r in s.records("expenses", "report", where={"status": "open"})}
+    options = [e for e in s.records("expenses", "expense")
+               if e["spender_email"] != me and (e["report_id"] is None or e["report_id"] in open_reports) and e["amount"] >= 10]
+    expense = s.pick(options, "no expense that can still be changed")
+    member = s.records("expenses", "member", where={"email": expense["spender_email"]})
+    if not member:
+        raise Skip("the spender is not a member")
+    person = _person(s, member[0]["name"], member[0]["email"])
+    first = person.first_name
+    recorded = float(expense["amount"])
+    # They typed the digits the wrong way round; now and then they fixed it themselves already.
+    fixed = s.rng.random() < 0.4
+    whole, cents = f"{recorded:.2f}".split(".")
+    swapped = float(f"{whole[::-1]}.{cents}") if len(whole) > 1 and whole[::-1] != whole and not whole.endswith("0") else recorded + 10.0
+    wrong, right = (swapped, recorded) if fixed else (recorded, swapped)
+    same_merchant = [e for e in s.records("expenses", "expense", where={"spender_email": person.email, "merchant": expense["merchant"]})
+                     if e.key != expense.key]
+    trigger = _emailed(s, person, f"Wrong amount: {expense['merchant']}", s.rng.choice((
+        f"Hi {s.world.user.first_name},\n\nI entered the {expense['merchant']} expense of {short_date(expense['date'])} as "
+        f"{money(wrong)}, but the receipt says {money(right)}. Could you correct it?\n\nThanks,\n{first}",
+        f"Hi,\n\nTypo on my side: {expense['merchant']} on {short_date(expense['date'])} should be {money(right)}, not "
+        f"{money(wrong)}. Can you fix it in expenses?\n\nThanks,\n{first}",
+    )))
+    found = lookup(s, expense, {"spender_email": person.email, "query": expense["merchant"], "date_from": expense["date"],
+                                "date_to": expense["date"]}, say=f"find {first}'s {expense['merchant']} expense")
+    if same_merchant and shows(s, found, same_merchant[0]):
+        s.trap("other-expense", same_merchant[0], f"{first}'s other {expense['merchant']} expense", step=found)
+    s.decide("premise", f"the {expense['merchant']} expense shows the wrong amount", default=not fixed)
+    s.brief.intro = f"{trigger.intro} about the amount of an expense"
+    s.brief.goal = f"Make sure {first}'s expense shows the right amount and {reply_clause(trigger, 'what it shows now')}"
+    s.brief.anchors += [person.name]
+    if fixed:
+        s.traps.clear()  # nothing is written, so no look-alike can be written instead
+        s.literal_writes.append(s.spec("expenses", "update_expense", {"expense_id": expense.key, "amount": right}))
+        reply(s, trigger, [f"Hi {first},\n\nIt already shows {money(right)}: the {expense['merchant']} expense was corrected "
+                           "before you wrote, so there was nothing to change."],
+              say=reply_clause(trigger, "what it shows now"),
+              facts=[Said("that it was right already", Lit("already"), "premise")], subject=f"Expense: {expense['merchant']}")
+        return
+    s.call("expenses", "update_expense", {"expense_id": found.ref("id"), "amount": right},
+           say=f"correct the amount to what {first} says the receipt shows")
+    reply(s, trigger, [f"Hi {first},\n\nDone: the {expense['merchant']} expense of {short_date(expense['date'])} now shows "
+                       f"{money(right)}."],
+          say=reply_clause(trigger, "what it shows now"), facts=[Said("the amount", Lit(right), "money")],
+          subject=f"Expense: {expense['merchant']}")

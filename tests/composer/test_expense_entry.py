@@ -13,7 +13,17 @@ import pytest
 
 from composer.archetypes import expense_entry
 from mcp_services.tasks.spec import PlanStep
-from tests.composer.archetype_checks import Family, args_of, assert_family_holds, family, of, passes, premise_of, read
+from tests.composer.archetype_checks import (
+    Family,
+    args_of,
+    assert_family_holds,
+    family,
+    of,
+    passes,
+    premise_of,
+    read,
+    with_reply,
+)
 
 SERVICES = ("expenses", "mailbox")
 
@@ -62,3 +72,22 @@ def test_an_expense_logged_already_is_not_logged_twice_and_a_new_one_lands_on_a_
         # Logged but left off the report fails: the request asks for it on their report.
         assert not passes(task, fam.runner, [s for s in task.plan if s.tool != "add_expenses_to_report"]), task.id
     assert seen["logged already"] and seen["open report"] + seen["new report"], seen
+
+
+def test_a_wrong_amount_is_corrected_unless_the_expense_already_shows_the_right_one(fam: Family) -> None:
+    seen = Counter()
+    for task in of(fam.tasks, "expense-amount-fix"):
+        fam.runner.fresh(task.setup)
+        if premise_of(task) is False:
+            seen["right already"] += 1
+            assert not args_of(task, "update_expense"), task.id
+            assert not passes(task, fam.runner, with_reply(task, "Done, fixed it.")), task.id
+            continue
+        seen["corrected"] += 1
+        fix = args_of(task, "update_expense")[0]
+        before = read(fam.runner, "expenses", "get_expense", expense_id=fix["expense_id"])["amount"]
+        assert fix["amount"] != before, task.id
+        unchanged = [s.model_copy(update={"arguments": {**s.arguments, "amount": before}}) if s.tool == "update_expense" else s
+                     for s in task.plan]
+        assert not passes(task, fam.runner, unchanged), task.id
+    assert seen["right already"] and seen["corrected"], seen
