@@ -109,6 +109,10 @@ def _bare(noun: str) -> str:
     return noun.lower().removeprefix("the ").removeprefix("a ").removeprefix("an ")
 
 
+#: Where a message a call does not word itself keeps its text (the body of a draft it sends).
+_STORED_TEXT = ("body", "text", "message", "content")
+
+
 def _text_column(row: Mapping[str, Any], text: str) -> str | None:
     for column, cell in row.items():
         if isinstance(cell, str) and cell.strip() and (cell == text or text.strip() in cell):
@@ -136,6 +140,8 @@ def content_checks(
     facts = facts_of(spec, note)
     param = text_param(spec)
     text = arguments.get(param) if param else None
+    if param is None and facts:  # a message whose text the call does not pass (a draft sent): the text it stored
+        text = next((row[c] for _, row in touched for c in _STORED_TEXT if isinstance(row.get(c), str) and row[c].strip()), None)
     rows = list(step_checks)
     if not facts or not isinstance(text, str):
         return rows, [], []

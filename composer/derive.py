@@ -158,7 +158,10 @@ def row_checks(
             moved: dict[str, Any] = {}
             for column in t.changed[key].fields:
                 value = row.get(column)
-                if value is None or column in pk:
+                if column in pk:
+                    continue
+                if value is None:  # cleared (a link removed, a field emptied): a real change, named by no argument
+                    moved[column] = None
                     continue
                 from_arg = None
                 for _, expr, arg in args:

@@ -125,8 +125,10 @@ class Runner:
         by_target: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for record in records:
             by_target.setdefault((record.service, record.table), []).append(dict(record.row))
-        for (service, table), rows in by_target.items():
-            self.episode.stores[service].insert_rows(table, rows)
+        for service in dict.fromkeys(s for s, _ in by_target):
+            store = self.episode.stores[service]
+            for table in store.insert_order(t for s, t in by_target if s == service):
+                store.insert_rows(table, by_target[(service, table)])
         for service in sorted({service for service, _ in by_target}):
             self.planted(service, [table for s, table in by_target if s == service])
 

@@ -495,6 +495,7 @@ class Scenario:
         facts: Sequence[Said] = (),
         require_change: bool = False,
         incidental: Sequence[str] = (),
+        select_by: tuple[str, Any] | None = None,
     ) -> Step:
         """Run one call now and add it to the plan. ``args`` values are expressions or plain values.
 
@@ -502,13 +503,15 @@ class Scenario:
         ``act``); a guided request states the clauses of writes and of the calls marked ``guided``.
         ``facts``: what the message the call writes must state (checked in its text, in any usual form).
         ``require_change``: a write that changes nothing but timestamps (an owner it already had) is a ``Skip``.
-        ``incidental``: tables whose changes by this step come from a tool default (allowed, not checked)."""
+        ``incidental``: tables whose changes by this step come from a tool default (allowed, not checked).
+        ``select_by``: (field, value) of the item a list without ids continues with (a carrier's rate by its service code)."""
         info = self.catalog.tools.get(f"{service}.{tool}")
         if info is None:
             raise Skip(f"needs {service}.{tool}")
         exprs = tuple((name, _expr(value)) for name, value in args.items())
         key = select.key if isinstance(select, Rec) else select
-        spec = StepSpec(service, tool, exprs, "id" if key is not None else None, key)
+        spec = (StepSpec(service, tool, exprs, select_by[0], select_by[1]) if select_by is not None
+                else StepSpec(service, tool, exprs, "id" if key is not None else None, key))
         index = len(self.specs)
         arguments = {name: self._value(expr) for name, expr in exprs}
         if self._attempts and info.is_write and service not in self._attempts[-1]:

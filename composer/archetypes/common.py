@@ -70,6 +70,11 @@ def colleague(s: Scenario, role: str) -> Person:
     return person
 
 
+def teammate(s: Scenario) -> Person:
+    """Any colleague of the user, by seeded choice (who happened to notice, count or ask)."""
+    return s.pick([p for p in s.world.team if p.email != s.world.user.email], "no colleague")
+
+
 def rule_author(s: Scenario, *preferred: str) -> str:
     """The role of a manager who writes the team's rules, ``preferred`` first (never the user: they would not
     email themselves)."""

@@ -106,8 +106,10 @@ class Episode:
             if service not in self.stores:
                 raise ValueError(f"setup record names service {service!r}, which is not mounted")
             by_target.setdefault((str(service), str(record.get("table"))), []).append(dict(record["row"]))
-        for (service, table), rows in by_target.items():
-            self.stores[service].insert_rows(table, rows)
+        for service in dict.fromkeys(s for s, _ in by_target):
+            store = self.stores[service]
+            for table in store.insert_order(t for s, t in by_target if s == service):
+                store.insert_rows(table, by_target[(service, table)])
         for service, table in by_target:
             self.stores[service].advance_counters([table])
         if marker is not None:

@@ -217,6 +217,25 @@ class Store:
                     (prefix, number),
                 )
 
+    def insert_order(self, tables: Iterable[str]) -> list[str]:
+        """``tables``, each after the tables its foreign keys point to: setup rows inserted table by table in this
+        order never reference a row still to come (a document planted in a folder planted later)."""
+        names = list(dict.fromkeys(tables))
+        done: list[str] = []
+
+        def visit(name: str, path: frozenset[str]) -> None:
+            if name in done or name in path:
+                return
+            for key in self.table(name).foreign_keys:
+                parent = key.column.table.name
+                if parent in names and parent != name:
+                    visit(parent, path | {name})
+            done.append(name)
+
+        for name in names:
+            visit(name, frozenset())
+        return done
+
     def table(self, name: str) -> Table:
         table = self.metadata.tables.get(name)
         if table is None or name.startswith(KERNEL_TABLE_PREFIX):

@@ -380,6 +380,8 @@ def value_matches(expected: Any, actual: Any) -> bool:
         if op == "$includes":
             if not isinstance(actual, list):
                 return False
+            if any(isinstance(x, (dict, list)) for x in (*actual, *target)):  # records in a list (an order's lines)
+                return all(any(t == a for a in actual) for t in target)
             have = {_norm(a) if isinstance(a, str) else a for a in actual}
             return all((_norm(t) if isinstance(t, str) else t) in have for t in target)
         if op == "$approx":

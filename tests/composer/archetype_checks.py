@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
-from composer.catalog import Catalog
+from composer.catalog import Catalog, load_catalog
 from composer.generate import GenerateReport
 from composer.runner import Runner
 from composer.verify import reference_answer, run_plan, verify_task
@@ -96,3 +98,46 @@ def assert_every_write_is_needed(catalog: Catalog, tasks: Sequence[TaskSpec], *,
             assert not passes(task, runner, plan), (task.id, task.plan[left_out].tool)
 
 
+
+
+@dataclass
+class Family:
+    """The tasks of one module of archetypes, generated on a few services, with a runner for their world."""
+
+    ids: tuple[str, ...]
+    catalog: Catalog
+    tasks: list[TaskSpec]
+    report: GenerateReport
+    runner: Runner
+
+
+def family(module: ModuleType, services: Sequence[str], *, per: int, seed: int) -> Family:
+    """Generate ``per`` candidates of every archetype ``module`` declares (a decision required), on ``services``."""
+    from composer.generate import GenerateConfig, generate
+    from composer.scenario import ARCHETYPES
+
+    ids = tuple(sorted(a.id for a in ARCHETYPES.values() if a.build.__module__ == module.__name__))
+    catalog = load_catalog(services)
+    tasks, report = generate(GenerateConfig(n=per * len(ids), seed=seed, services=tuple(services), archetypes=ids,
+                                            require_decision=True), catalog)
+    assert tasks, report.summary()
+    return Family(ids, catalog, tasks, report, Runner(catalog, tasks[0].world_seed))
+
+
+def assert_family_holds(found: Family) -> None:
+    """Every archetype kept, each task with a decision; the reference passes, every counterfactual fails, and leaving out
+    any checked write fails."""
+    assert {t.scenario.archetype for t in found.tasks if t.scenario} == set(found.ids), found.report.details
+    assert all(t.stats["decisions"] for t in found.tasks)
+    assert_reference_passes_and_counterfactuals_fail(found.catalog, found.tasks)
+    assert_every_write_is_needed(found.catalog, found.tasks)
+
+
+def args_of(task: TaskSpec, tool: str) -> list[dict[str, Any]]:
+    """The arguments of every call of ``tool`` in the reference plan."""
+    return [dict(s.arguments) for s in task.plan if s.tool == tool]
+
+
+def premise_of(task: TaskSpec) -> bool | None:
+    """Whether the task's premise holds (None: it has none)."""
+    return next((d.get("default") for d in task.stats["decisions"] if d.get("kind") == "premise"), None)

@@ -148,3 +148,13 @@ def test_another_title_is_not_the_stated_one(cell: str) -> None:
 
 def test_a_long_stated_title_may_sit_in_more_words() -> None:
     assert value_matches({"$names": "Customer visit: Lake Emily"}, "Re: customer visit - Lake Emily (rescheduled)")
+
+
+def test_includes_matches_records_inside_a_list_without_crashing() -> None:
+    """A column holding a list of records (a return's items) is matched record by record, not hashed."""
+    from mcp_services.tasks.checks import value_matches
+
+    items = [{"line_item_id": "li_1", "quantity": 2, "reason": "defective"}, {"line_item_id": "li_2", "quantity": 1, "reason": "color"}]
+    assert value_matches({"$includes": [{"line_item_id": "li_1", "quantity": 2, "reason": "defective"}]}, items)
+    assert not value_matches({"$includes": [{"line_item_id": "li_1", "quantity": 3, "reason": "defective"}]}, items)
+    assert value_matches({"$includes": ["Ana@Example.com"]}, ["ana@example.com"])  # text still compares as people read it
