@@ -4,6 +4,7 @@ or a commit named, and the rated files it prints its table from hold only servic
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -53,3 +54,15 @@ def test_arguments_name_an_earlier_answer_as_a_user_copies_an_id() -> None:
              Call("get_webhooks_id", {"id": "$0.id"}, "read it back")]
     made, read = replay("bulksms", calls)
     assert json.loads(made)["id"] == json.loads(read)["id"] and json.loads(read)["name"] == "Nightly"
+
+
+def test_docs_print_the_shares_the_ratings_files_give() -> None:
+    """docs/generator.md's held-out table is what ``bench_heldout.py --seed N`` prints from the rated files."""
+    docs = (REPO / "docs" / "generator.md").read_text()
+    rows = re.findall(r"^\| seed (\d+) [^|]*\| (\d+) \| ([\d.]+)% \| ([\d.]+)% \| ([\d.]+)% \|$", docs, re.M)
+    assert rows
+    for seed, count, *figures in rows:
+        data = json.loads((REPO / "bench" / "heldout" / f"{seed}.json").read_text())
+        calls = [Call(**c) for s in data["services"] for c in s["calls"]]
+        assert len(calls) == int(count)
+        assert [f"{v * 100:.1f}" for v in shares(calls).values()] == figures
