@@ -92,12 +92,20 @@ _NOT_CREDENTIAL = re.compile(r"(page|next|sync|continuation|cursor|resume|idempo
                              r"foreign|license|public|ssh|gpg|deploy)(token|key)$")
 
 
-def service_plumbing(tools: list[dict[str, Any]], in_paths: frozenset[str] = frozenset()) -> frozenset[str]:
+#: A name spelled as HTTP headers are (``Xero-Tenant-Id``, ``WM_SEC.AUTH_SIGNATURE``): words joined by hyphens or
+#: dots, which query and body parameters do not use.
+_HEADER_SPELLING = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)+$")
+
+
+def service_plumbing(tools: list[dict[str, Any]], in_paths: frozenset[str] = frozenset(),
+                     spelled: dict[str, str] | None = None) -> frozenset[str]:
     """Parameters that carry a service's credentials or transport headers, not domain data: named like a
-    header (``X_Postmark_Server_Token``, ``x_apideck_consumer_id``) or a credential (Mandrill's ``key``,
-    Plaid's ``secret``), and taken by at least half of the service's tools (three or more), as a credential
-    is. ``tools`` are the tools' ``properties``; ``in_paths`` names the path parameters (Ideal Postcodes'
-    ``/keys/{key}`` addresses a row by its key: never plumbing)."""
+    header (``X_Postmark_Server_Token``, ``x_apideck_consumer_id``; spelled as HTTP headers are in the source,
+    ``spelled``: parameter -> its name there, such as Xero's ``xero-tenant-id``, Walmart's ``WM_SEC.TIMESTAMP``,
+    ``Accept-Language``, ``Idempotency-Key``) or a credential (Mandrill's ``key``, Plaid's ``secret``), and taken
+    by at least half of the service's tools (three or more), as a credential is. ``tools`` are the tools'
+    ``properties``; ``in_paths`` names the path parameters (Ideal Postcodes' ``/keys/{key}`` addresses a row by
+    its key: never plumbing)."""
     if len(tools) < 3:
         return frozenset()
     counts: dict[str, int] = {}
@@ -109,7 +117,7 @@ def service_plumbing(tools: list[dict[str, Any]], in_paths: frozenset[str] = fro
         if count * 2 < len(tools) or name in in_paths:
             continue
         squashed = re.sub(r"[^a-z]", "", name.lower())
-        header = re.match(r"(?i)^x[-_]", name) is not None
+        header = re.match(r"(?i)^x[-_]", name) is not None or _HEADER_SPELLING.match((spelled or {}).get(name, "")) is not None
         credential = bool(_CREDENTIAL_END.search(squashed)) and not _NOT_CREDENTIAL.search(squashed) and (
             header or squashed in ("key", "apikey", "secret") or name.isupper() or squashed in _AUTH)
         if header or credential:

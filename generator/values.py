@@ -176,7 +176,7 @@ class ValueMaker:
                 return made
         text = self._semantic_string(semantic, name, person, index, entity)
         if text is None:
-            text = self._format_string(schema.get("format") or _implied_format(name), name, person)
+            text = self._format_string(schema.get("format") or implied_format(name), name, person)
         if text is None:
             description = schema.get("description") if isinstance(schema.get("description"), str) else ""
             text = self._named_string(name, person, index, entity, description)
@@ -191,7 +191,7 @@ class ValueMaker:
         """Values that mean what the field says, in the shapes a pattern may ask for (a date-time, its date, ...)."""
         out: list[str] = []
         when = self.moment(days=self.rng.randint(-60, 30))
-        fmt = schema.get("format") or _implied_format(name) or _pattern_format(schema.get("pattern", ""))
+        fmt = schema.get("format") or implied_format(name) or _pattern_format(schema.get("pattern", ""))
         if fmt in ("date-time", "date", "time"):
             out += [when, when[:10], when[:19], when[:16] + "Z", when[:19] + ".000Z", when[:19] + "+00:00", when[11:19]]
         for candidate in (self._semantic_string(semantic, name, person, index, entity),
@@ -407,7 +407,7 @@ class ValueMaker:
             return self.rng.choice(_COLORS)
         if last in ("language", "lang", "locale") or joined in ("language_code", "accept_language", "hl"):
             return "en-US" if last in ("locale",) or joined == "accept_language" else "en"
-        if last in ("timezone", "tz") or joined == "time_zone":
+        if last in ("timezone", "tz", "timezonename") or joined in ("time_zone", "time_zone_name"):
             return "America/New_York"
         if last in ("country",):
             return org.country
@@ -437,8 +437,12 @@ class ValueMaker:
             return self.moment(days=self.rng.randint(-60, 30))[:10]
         if last in ("time", "at", "timestamp"):
             return self.moment(days=self.rng.randint(-60, 30))
-        if last in ("owner", "user", "assignee", "author", "login", "member", "sender", "creator"):
+        if last in ("owner", "user", "assignee", "author", "login", "member", "sender", "creator", "by", "reporter",
+                    "reviewer", "approver", "modifier", "username", "usernames"):
             return person.username
+        unknown = self._kind_of_value(parts, person, org)
+        if unknown is not None:
+            return unknown
         if last in ("org", "organization", "organisation", "company", "workspace", "team", "account", "employer"):
             return org.name if last in ("company", "employer", "organization", "organisation") else _slug(org.name)[:20]
         if last in ("repo", "repository"):
@@ -446,6 +450,36 @@ class ValueMaker:
         if last in ("project", "board", "folder", "bucket", "space"):
             return self.title(last, (), index)
         return self._described(parts, description, person, index, entity)
+
+    def _kind_of_value(self, parts: list[str], person: Person, org: Organisation) -> str | None:
+        """What a field named with one of these words holds, where no other rule reads its name: a phone, a
+        barcode, a coordinate, a host, a month, a unit, a JSON document (Twilio's ``Attributes``: "must contain
+        structurally valid JSON"), ids. Without it such a field got the row's company name."""
+        said = set(parts)
+        last = parts[-1] if parts else ""
+        if said & {"tel", "tel1", "tel2", "telephone", "fax", "mobile", "cell", "msisdn"}:
+            return person.phone
+        if said & {"barcode", "ean", "upc", "gtin", "isbn"}:
+            return "".join(str(self.rng.randint(0, 9)) for _ in range(13))
+        if last in ("latitude", "lat"):
+            return f"{self.rng.uniform(-60, 60):.5f}"
+        if last in ("longitude", "lng", "lon"):
+            return f"{self.rng.uniform(-150, 150):.5f}"
+        if last in ("host", "hostname", "domain", "subdomain", "server"):
+            domain = org.website.split("//")[-1].split("/")[0]
+            return domain if last != "subdomain" else domain.split(".")[-2] if domain.count(".") >= 1 else domain
+        if last == "month":
+            return f"{self.rng.randint(1, 12):02d}"
+        if last in ("housenumber", "house_number") or parts[-2:] == ["house", "number"]:
+            return str(self.rng.randint(1, 240))
+        if last in ("unit", "units", "uom"):
+            return self.rng.choice(("kg", "pcs", "hours", "m") if "weight" not in said else ("kg", "lb"))
+        if last in ("attributes", "metadata", "payload", "data", "context", "config", "configuration", "settings",
+                    "properties", "extra"):
+            return "{}"
+        if last in ("ids",) or said & {"ids"}:
+            return f"{self.rng.getrandbits(64):016x}"
+        return None
 
     def _document_number(self, parts: list[str], org: Organisation, index: int) -> str:
         """A number as documents print it: ``INV-2025-0042``, a UPS tracking number, a purchase order."""
@@ -584,7 +618,7 @@ def is_flag_name(name: str) -> bool:
                             or (len(parts) == 1 and parts[0] in _FLAG_WORDS))
 
 
-def _implied_format(name: str) -> str | None:
+def implied_format(name: str) -> str | None:
     """The format a name implies: ``created_at``, ``dueDate``, ``timestamp`` are times; ``email`` an address."""
     parts = words(name)
     if not parts:

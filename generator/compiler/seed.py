@@ -8,11 +8,13 @@ row of a person-like entity is the world's user (the "current" user of ``/me`` t
 from __future__ import annotations
 
 from typing import Any
+from zlib import crc32
 
 from mcp_services.kernel.context import COUNTERS_TABLE, ToolContext
 
 from generator.compiler.behaviours import AMOUNT, amount_columns, amount_left, with_amount
 from generator.compiler.runtime import ServiceRuntime
+from generator.documented import seed_values
 from generator.spec import EntityDef, FieldDef
 from generator.values import ValueMaker, ordered_ranges, range_pairs
 from generator.vocabulary import REGIONS
@@ -27,6 +29,7 @@ def seed_service(rt: ServiceRuntime, ctx: ToolContext) -> None:
     natural = _natural_keys(rt)
     flags = _flag_fields(rt)
     ids: dict[str, list[Any]] = {}
+    companies = {o.name for o in ctx.world.organisations}  # what a value maker falls back to for unknown fields
     deferred: list[tuple[str, Any, str, str]] = []  # entity, row id, column, referenced entity
     counters: dict[str, int] = {}
     seeded: dict[str, dict[Any, dict[str, Any]]] = {}  # entity -> id -> row, for amounts under their owner
@@ -47,6 +50,7 @@ def seed_service(rt: ServiceRuntime, ctx: ToolContext) -> None:
         made: list[Any] = []
         rows: list[dict[str, Any]] = []
         used: dict[str, set[Any]] = {}  # natural-key column -> values taken: a key must find one row
+        documented = seed_values(rt.spec, definition, natural.get(entity, set()))
         number = 0
         for index in range(count):
             person = ctx.world.user if (definition.person and index == 0) else maker.person(_person_index(entity, index, rng))
@@ -72,6 +76,9 @@ def seed_service(rt: ServiceRuntime, ctx: ToolContext) -> None:
                     row[f.name] = index % 4 == 3
                     continue
                 value = _field_value(maker, f, person, index, entity, f.name in natural.get(entity, ()))
+                known = documented.get(f.name)  # the value is drawn all the same, so other columns keep theirs
+                if known is not None and (known.certain or value in companies):
+                    value = known.values[(index + crc32(f.name.encode())) % len(known.values)]
                 if f.name in natural.get(entity, ()) and not (f.enum or f.pattern or f.format):
                     value = _unique(value, used.setdefault(f.name, set()), index)
                 row[f.name] = value

@@ -159,7 +159,8 @@ def _without_plumbing(prepared: list[PreparedTool], result: PlanResult) -> list[
     Postmark's ``X_Postmark_Server_Token``, Apideck's ``x_apideck_consumer_id``) are removed like any other
     credential: they never filter rows and are never seeded as row data."""
     in_paths = frozenset(p for t in prepared if t.path for p in re.findall(r"\{([^}]+)\}", t.path))
-    plumbing = service_plumbing([t.properties for t in prepared], in_paths)
+    spelled = {new: old for t in prepared for new, old in t.renamed.items()}  # xero_tenant_id: xero-tenant-id
+    plumbing = service_plumbing([t.properties for t in prepared], in_paths, spelled)
     if not plumbing:
         return prepared
     for tool in prepared:
