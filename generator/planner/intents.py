@@ -100,6 +100,7 @@ class Intent:
     members: list[str] = field(default_factory=list)  # link/unlink: the parameters naming the members
     member_entity: str | None = None  # link/unlink: the entity members are rows of (default: users)
     action: tuple[str, str, list[str]] | None = None  # a creating action (verb, row noun, keys): pay an invoice
+    marks: tuple[str, str] | None = None  # a creating action's row and the flag it sets on it (order, "paid")
     reason: str | None = None
     style: str = "rest"
 

@@ -1,0 +1,169 @@
+"""Actions change their target, and paging parameters page (issue 32, causes 'idle_actions' and
+'placeholder_values'): small specs written here from the products' public API references."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from mcp_services.kernel.episode import Episode
+
+from generator.compiler import compile_service
+from generator.gate.contracts import gate_service
+from generator.importers.raw import RawService, RawTool
+from generator.measures import placeholder_values
+from generator.planner import plan_service
+from generator.spec import ServiceSpec
+from tests.generator.test_planner_behaviour import _rest
+
+ID = {"type": "string"}
+
+
+def _plan(tools: list[RawTool], name: str) -> ServiceSpec:
+    result = plan_service(RawService(name=name, tools=tools, description=name, format="openapi-3"), name)
+    assert result.spec is not None, result.problem
+    return result.spec
+
+
+# -- an action that records a row changes the row it acts on ---------------------------------------------------
+
+def charges_spec() -> ServiceSpec:
+    """Stripe's charges and their refunds (https://docs.stripe.com/api/charges/object: ``refunded``, "Whether the
+    charge has been fully refunded. If the charge is only partially refunded, this attribute will still be false")."""
+    return _plan([
+        _rest("list_charges", "GET", "/v1/charges", "Returns a list of charges.", {"limit": {"type": "integer"}}),
+        _rest("create_charge", "POST", "/v1/charges", "Creates a charge.",
+              {"amount": {"type": "integer"}, "currency": {"type": "string"}}, ["amount", "currency"]),
+        _rest("get_charge", "GET", "/v1/charges/{charge}", "Retrieves a charge.", {"charge": ID}, ["charge"]),
+        _rest("refund_charge", "POST", "/v1/charges/{charge}/refund",
+              "When you create a new refund, you must specify a Charge to create it on.",
+              {"charge": ID, "amount": {"type": "integer"}, "reason": {"type": "string"}}, ["charge"]),
+        _rest("list_refunds", "GET", "/v1/charges/{charge}/refunds", "Lists the refunds of a charge.",
+              {"charge": ID}, ["charge"]),
+    ], "payments")
+
+
+def _charge(episode: Episode, amount: int) -> dict[str, Any]:
+    made = episode.call("payments", "create_charge", {"amount": amount, "currency": "usd"})
+    assert made.success, made.error
+    return dict(made.data)
+
+
+def test_refunding_all_of_a_charge_records_a_refund_and_marks_the_charge_refunded() -> None:
+    spec = charges_spec()
+    refund = spec.tool("refund_charge")
+    assert refund.behaviour.kind == "create" and refund.behaviour.marks == {"refunded": True}
+    with Episode([compile_service(spec)], 0) as episode:
+        charge = _charge(episode, 5000)
+        assert not charge.get("refunded")
+        done = episode.call("payments", "refund_charge", {"charge": charge["id"]})
+        assert done.success, done.error
+        assert done.data["amount"] == 5000  # without an amount, the rest of the charge
+        assert episode.call("payments", "get_charge", {"charge": charge["id"]}).data["refunded"] is True
+        listed = episode.call("payments", "list_refunds", {"charge": charge["id"]}).data["items"]
+        assert [r["id"] for r in listed] == [done.data["id"]]
+
+
+def test_a_partial_refund_leaves_the_charge_unrefunded_until_the_rest_is_refunded() -> None:
+    with Episode([compile_service(charges_spec())], 0) as episode:
+        charge = _charge(episode, 5000)
+        assert episode.call("payments", "refund_charge", {"charge": charge["id"], "amount": 2000}).success
+        assert not episode.call("payments", "get_charge", {"charge": charge["id"]}).data["refunded"]
+        assert episode.call("payments", "refund_charge", {"charge": charge["id"], "amount": 3000}).success
+        assert episode.call("payments", "get_charge", {"charge": charge["id"]}).data["refunded"] is True
+        too_much = episode.call("payments", "refund_charge", {"charge": charge["id"], "amount": 1})
+        assert not too_much.success  # nothing is left to refund, and nothing changed
+
+
+def test_the_gate_keeps_a_refund_that_marks_its_charge() -> None:
+    verdict, _ = gate_service(charges_spec())
+    refund = next(t for t in verdict.tools if t.name == "refund_charge")
+    assert refund.status == "implemented", refund.reason
+
+
+def test_paying_an_order_marks_it_paid() -> None:
+    """Square's PayOrder (https://developer.squareup.com/reference/square/orders-api/pay-order): "Pay for an order
+    using one or more approved payments"; the order then reads as paid."""
+    spec = _plan([
+        _rest("create_order", "POST", "/v2/orders", "Creates an order.", {"reference_id": {"type": "string"}}),
+        _rest("retrieve_order", "GET", "/v2/orders/{order_id}", "Retrieves an order.", {"order_id": ID}, ["order_id"]),
+        _rest("pay_order", "POST", "/v2/orders/{order_id}/pay", "Pay for an order using one or more approved payments.",
+              {"order_id": ID, "payment_ids": {"type": "array", "items": {"type": "string"}}}, ["order_id"]),
+    ], "orders")
+    with Episode([compile_service(spec)], 0) as episode:
+        order = episode.call("orders", "create_order", {"reference_id": "ref-1"}).data
+        assert episode.call("orders", "pay_order", {"order_id": order["id"], "payment_ids": ["p1"]}).success
+        assert episode.call("orders", "retrieve_order", {"order_id": order["id"]}).data["paid"] is True
+
+
+# -- paging parameters page and are never columns --------------------------------------------------------------
+
+def test_paging_parameters_merged_into_every_operation_are_never_columns_and_an_offset_token_pages() -> None:
+    """Asana (https://developers.asana.com/docs/pagination): ``limit`` "Results per page" and ``offset`` "Offset
+    token", query parameters of every path, create calls included."""
+    paging = {"limit": {"type": "integer", "description": "Results per page. The number of objects to return per page."},
+              "offset": {"type": "string", "description": "Offset token. An offset to the next page returned by the API."}}
+    spec = _plan([
+        _rest("get_teams", "GET", "/teams", "Get teams.", {**paging, "workspace": {"type": "string"}}),
+        _rest("create_team", "POST", "/teams", "Create a team.", {**paging, "name": {"type": "string"}}, ["name"]),
+        _rest("get_team", "GET", "/teams/{team_gid}", "Get a team.", {**paging, "team_gid": ID}, ["team_gid"]),
+        _rest("update_team", "PUT", "/teams/{team_gid}", "Update a team.",
+              {**paging, "team_gid": ID, "name": {"type": "string"}}, ["team_gid"]),
+    ], "work")
+    team = next(e for e in spec.entities if e.name == "team")
+    assert not {"limit", "offset"} & {f.name for f in team.fields}
+    listing = spec.tool("get_teams").bindings
+    assert listing["limit"].role == "limit" and listing["offset"].role == "cursor"
+    assert spec.tool("create_team").bindings["limit"].role == "option"
+    with Episode([compile_service(spec)], 0) as episode:
+        assert placeholder_values(spec, episode.dump()["work"]) == []
+        first = episode.call("work", "get_teams", {"limit": 1})
+        assert first.success and len(first.data["items"]) == 1 and first.data["next_cursor"]
+        second = episode.call("work", "get_teams", {"limit": 1, "offset": first.data["next_cursor"]})
+        assert second.success and second.data["items"][0]["id"] != first.data["items"][0]["id"]
+        made = episode.call("work", "create_team", {"name": "Platform", "limit": 5})
+        assert made.success and "limit" not in made.data
+
+
+def test_a_parameter_named_like_paging_that_documents_something_else_stays_data() -> None:
+    """Jira's reorder of custom field options: ``after`` is "The ID of the custom field option to move after"."""
+    spec = _plan([
+        _rest("create_option", "POST", "/options", "Creates an option.", {"value": {"type": "string"}}),
+        _rest("get_option", "GET", "/options/{id}", "Gets an option.", {"id": ID}, ["id"]),
+        _rest("update_option", "PUT", "/options/{id}", "Moves an option.",
+              {"id": ID, "after": {"type": "string", "description": "The ID of the custom field option to move after."}},
+              ["id"]),
+    ], "fields")
+    assert spec.tool("update_option").bindings["after"].role == "field"
+
+
+# -- seeded names and singleton reads ------------------------------------------------------------------------------
+
+def test_rows_of_a_kind_without_names_of_its_own_are_not_all_named_after_one_company() -> None:
+    """Braze's canvases and content blocks were all "Chang-Fisher canvas": each row is drawn on its own."""
+    spec = _plan([
+        _rest("list_canvases", "GET", "/canvas/list", "Export a list of canvases.", {"page": {"type": "integer"}}),
+        _rest("create_canvas", "POST", "/canvas/create", "Create a canvas.", {"name": {"type": "string"}}, ["name"]),
+        _rest("get_canvas", "GET", "/canvas/details/{canvas_id}", "Export canvas details.", {"canvas_id": ID},
+              ["canvas_id"]),
+    ], "journeys")
+    with Episode([compile_service(spec)], 0) as episode:
+        names = [r["name"] for r in episode.dump()["journeys"]["canvases"].values()]
+    assert len(names) >= 4 and len(set(names)) > len(names) // 2, names
+
+
+def test_a_singleton_read_whose_documentation_names_no_field_is_simulated_with_its_reason() -> None:
+    """Drive's ``GET /about`` as the specs file gives it (no response schema): not a row named "<company> about"."""
+    spec = _plan([
+        _rest("about_get", "GET", "/drive/v3/about", "Gets information about the user, the user's Drive, and system "
+              "capabilities.", {}),
+        _rest("files_list", "GET", "/drive/v3/files", "Lists the user's files.", {"pageSize": {"type": "integer"}}),
+        _rest("files_create", "POST", "/drive/v3/files", "Creates a file.", {"name": {"type": "string"}}, ["name"]),
+    ], "drive")
+    about = spec.tool("about_get")
+    assert about.behaviour.kind == "simulated" and about.behaviour.entity is None
+    with Episode([compile_service(spec)], 0) as episode:
+        answered = episode.call("drive", "about_get", {})
+    assert answered.success, answered
+    assert not re.search(r"\w about\b", json.dumps(answered.data)), answered.data
