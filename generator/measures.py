@@ -47,7 +47,8 @@ _AMOUNT = re.compile(r"(?i)(^amount|_money$|^amount_)")
 #: Column names that are a query's parameters, not a record's fields.
 _QUERY_COLUMN = re.compile(r"^(filter_)|(_(gte|lte|gt|lt|before|after|since|until))$|"
                            r"(date|time|_at)_(from|to)$|^(fromdate|todate|datefrom|dateto)$", re.I)
-#: Column names that shape a response rather than describe a record (``includetotalcount``, ``page_size``).
+#: Column names that shape a response rather than describe a record (``includetotalcount``, ``page_size``); scalars
+#: only: Magento's ``page`` object is the CMS page, Spotify's ``offset`` object where playback starts.
 _SHAPING_COLUMN = re.compile(r"^((include|exclude|expand|sort_?by|order_?by)[a-z_]*|page|per_?page|page_?size|"
                              r"page_?number|limit|offset|cursor)$", re.I)
 
@@ -111,9 +112,10 @@ def plumbing_uses(spec: ServiceSpec) -> list[str]:
 
 def placeholder_values(spec: ServiceSpec, dump: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
     found: list[str] = []
+    addressed = _path_keys(spec)
     for entity in spec.entities:
-        query_columns = [f.name for f in entity.fields if not f.ref and (
-            _QUERY_COLUMN.search(f.name) or _SHAPING_COLUMN.match(f.name))]
+        query_columns = [f.name for f in entity.fields if not f.ref and (entity.name, f.name) not in addressed and (
+            _QUERY_COLUMN.search(f.name) or _SHAPING_COLUMN.match(f.name) and f.type not in ("object", "array"))]
         found += [f"{entity.table}.{c} (a query parameter)" for c in query_columns]
         keyed = {f.name for f in entity.fields if f.ref} | {"id"}
         for row in dump.get(entity.table, {}).values():
@@ -121,6 +123,17 @@ def placeholder_values(spec: ServiceSpec, dump: dict[str, dict[str, dict[str, An
                 if column not in keyed and isinstance(value, str) and _COUNTER.match(value):
                     found.append(f"{entity.table}.{column}={value}")
     return found
+
+
+def _path_keys(spec: ServiceSpec) -> set[tuple[str, str]]:
+    """(entity, column) of natural keys a documented path names a row by (Lufthansa's
+    ``/getRoute/{origin}-{destination}/{fromDate}/{productCode}``): an address, not a query's parameter."""
+    out: set[tuple[str, str]] = set()
+    for tool in spec.tools:
+        in_path = set(re.findall(r"\{([^}]+)\}", tool.http.path)) if tool.http else set()
+        out |= {(tool.behaviour.entity or "", b.column or p) for p, b in tool.bindings.items()
+                if b.role == "key" and p in in_path}
+    return out
 
 
 def reversed_ranges(spec: ServiceSpec, dump: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
