@@ -91,6 +91,7 @@ TRANSITIONS: dict[str, tuple[str, str | bool]] = {
     "uninstall": ("status", "uninstalled"),
     "deploy": ("status", "deployed"),
     "rollback": ("status", "rolled_back"),
+    "merge": ("status", "merged"),  # GitLab's PUT /merge_requests/{id}/merge: the request is merged
     "end": ("status", "ended"),
     "invalidate": ("status", "invalidated"),
     "snooze": ("status", "snoozed"),

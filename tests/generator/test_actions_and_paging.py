@@ -167,3 +167,31 @@ def test_a_singleton_read_whose_documentation_names_no_field_is_simulated_with_i
         answered = episode.call("drive", "about_get", {})
     assert answered.success, answered
     assert not re.search(r"\w about\b", json.dumps(answered.data)), answered.data
+
+
+def test_accepting_a_merge_request_merges_it() -> None:
+    """GitLab's "Merge a merge request" (https://docs.gitlab.com/api/merge_requests/#merge-a-merge-request):
+    ``PUT /projects/:id/merge_requests/:merge_request_iid/merge``; its ``state`` is then ``merged``."""
+    state = {"type": "string", "enum": ["opened", "closed", "merged"]}
+    spec = _plan([
+        _rest("list_mrs", "GET", "/projects/{id}/merge_requests", "Get all merge requests for this project.",
+              {"id": ID, "state": state}, ["id"]),
+        _rest("create_mr", "POST", "/projects/{id}/merge_requests", "Creates a new merge request.",
+              {"id": ID, "title": {"type": "string"}, "source_branch": {"type": "string"}}, ["id", "title"]),
+        _rest("get_mr", "GET", "/projects/{id}/merge_requests/{merge_request_id}", "Shows a merge request.",
+              {"id": ID, "merge_request_id": ID}, ["id", "merge_request_id"]),
+        _rest("merge_mr", "PUT", "/projects/{id}/merge_requests/{merge_request_id}/merge",
+              "Merge changes submitted with MR.", {"id": ID, "merge_request_id": ID,
+                                                  "merge_commit_message": {"type": "string"}},
+              ["id", "merge_request_id"]),
+        _rest("list_projects", "GET", "/projects", "Get a list of projects."),
+    ], "code")
+    merge = spec.tool("merge_mr")
+    assert merge.behaviour.kind == "transition" and merge.behaviour.transition is not None
+    assert merge.behaviour.transition.to == "merged"
+    with Episode([compile_service(spec)], 0) as episode:
+        opened = next(r for r in episode.dump()["code"]["merge_requests"].values() if r["state"] == "opened")
+        args = {"id": opened["project_id"], "merge_request_id": opened["id"]}
+        assert episode.call("code", "merge_mr", args).success
+        assert episode.call("code", "get_mr", args).data["state"] == "merged"
+        assert not episode.call("code", "merge_mr", args).success  # merged already: nothing to merge
