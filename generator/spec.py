@@ -112,6 +112,9 @@ class Behaviour(_Model):
         default=None, description="create: columns of the row the record is made under (its parent of this entity "
                                   "'marks_entity') that the record sets: a refund marks its charge refunded")
     marks_entity: str | None = None
+    children: dict[str, str] | None = Field(
+        default=None, description="create: parameters holding sub-records (a list of them, or an object of lists) "
+                                  "-> the entity whose rows they become under the new row: an envelope's recipients")
 
 
 class HttpDef(_Model):
@@ -267,6 +270,12 @@ def _tool_problems(tool: ToolDef, entities: dict[str, EntityDef]) -> list[str]:
         else:
             problems.extend(f"{where}: 'marks' sets {c!r}, not a column of {marked.name!r}"
                             for c in behaviour.marks if not marked.has_column(c))
+    for param, child in (behaviour.children or {}).items():
+        target = entities.get(child)
+        if kind != "create" or param not in properties or target is None or entity is None or \
+                not any(f.ref == entity.name for f in target.fields):
+            problems.append(f"{where}: 'children' maps {param!r} to {child!r}: a create's parameter to an entity that "
+                            "refers to the created one")
     if kind == "custom" and not behaviour.function:
         problems.append(f"{where}: a custom behaviour needs 'function'")
     for param, binding in tool.bindings.items():

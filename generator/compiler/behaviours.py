@@ -187,9 +187,43 @@ def run_create(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[s
     left = _within_parent_amount(rt, ctx, entity, values,
                                  tuple(b.column for b in tool.bindings.values() if b.role == "field" and b.column))
     row = rt.insert(ctx, entity, values)
+    _insert_children(rt, tool, ctx, args, row)
     if left is None or left <= 0:  # Stripe's charge.refunded: "fully refunded"; a partial refund leaves it false
         _mark_parent(rt, tool, ctx, args)
     return rt.row_out(entity, row)
+
+
+def _insert_children(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any], row: Row) -> None:
+    """Sub-records passed with a new row become rows of their own under it, which the reads of that kind list:
+    an envelope's ``recipients`` (DocuSign's ``{signers: [...], carbonCopies: [...]}``), a quote's ``line_items``."""
+    entity = tool.behaviour.entity or ""
+    for param, child in (tool.behaviour.children or {}).items():
+        value = args.get(param)
+        items = value if isinstance(value, list) else [value] if isinstance(value, dict) and value else []
+        definition = rt.entity(child)
+        link = next(f.name for f in definition.fields if f.ref == entity)
+        for item in items:
+            if not isinstance(item, dict):
+                continue
+            values = {f.name: item[key] for key in item for f in [_child_field(definition, key)]
+                      if f is not None and not f.ref and f.stored and _fits(f.type, item[key])}
+            if definition.state and values.get(definition.state.field) is None:
+                values[definition.state.field] = definition.state.initial
+            rt.insert(ctx, child, {**values, link: row["id"]})
+
+
+def _child_field(definition: Any, key: str) -> Any:
+    found = definition.field(key)
+    return found if found is not None else next((f for f in definition.fields if f.name.lower() == key.lower()), None)
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "integer": (int,), "number": (int, float),
+                                            "boolean": (bool,), "object": (dict,), "array": (list,)}
+
+
+def _fits(kind: str, value: Any) -> bool:
+    wanted = _JSON_TYPES.get(kind)
+    return wanted is None or isinstance(value, wanted) and not (isinstance(value, bool) and bool not in wanted)
 
 
 def _mark_parent(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any]) -> None:

@@ -621,6 +621,8 @@ class Assembler:
                                  "world model answers it from the tool's specification, never a made-up name")
                 entity = None
         if kind != "simulated" and entity is not None:
+            if kind == "create":
+                behaviour.children = self._children(tool, entity, entities) or None
             if intent.marks is not None and kind == "create":
                 row, flag = intent.marks
                 marked = entities.get(row)
@@ -661,6 +663,24 @@ class Assembler:
             source=tool.source if tool.source != tool.name else None,
             http=HttpDef(method=tool.method, path=tool.path) if tool.method and tool.path else None,
         )
+
+    def _children(self, tool: PreparedTool, entity: EntityDef, entities: dict[str, EntityDef]) -> dict[str, str]:
+        """Parameters of a create holding sub-records that are rows of their own under the new row, listed there
+        by a read (DocuSign's envelope ``recipients``, a quote's ``line_items``): a list of objects, or an object
+        named in the plural (an object of lists: ``{signers: [...], carbonCopies: [...]}``)."""
+        out: dict[str, str] = {}
+        for param, schema in tool.properties.items():
+            kind = _json_type(schema)
+            child = singular("_".join(words(param)))
+            target = entities.get(child)
+            if target is None or child == entity.name or entity.name not in self.listed_under.get(child, set()):
+                continue
+            if not any(f.ref == entity.name for f in target.fields):
+                continue
+            if kind == "array" and _json_type(schema.get("items") or {}) in ("object", "any") or \
+                    kind == "object" and is_plural(param):
+                out[param] = child
+        return out
 
     def _bindings(self, p: Planned, entity: EntityDef, entities: dict[str, EntityDef]) -> dict[str, Binding]:
         intent, tool = p.intent, p.tool

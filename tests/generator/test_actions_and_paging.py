@@ -195,3 +195,62 @@ def test_accepting_a_merge_request_merges_it() -> None:
         assert episode.call("code", "merge_mr", args).success
         assert episode.call("code", "get_mr", args).data["state"] == "merged"
         assert not episode.call("code", "merge_mr", args).success  # merged already: nothing to merge
+
+
+# -- nested lists of sub-records become child rows that their reads list -------------------------------------------
+
+def test_an_envelopes_recipients_become_rows_that_its_recipient_list_reads() -> None:
+    """DocuSign's Envelopes: create (https://developers.docusign.com/docs/esign-rest-api/reference/envelopes/envelopes/create/)
+    takes ``recipients`` ("An array of recipient objects": ``signers``, ``carbonCopies``...), and
+    EnvelopeRecipients: list (``GET /envelopes/{envelopeId}/recipients``) returns them."""
+    recipients = {"type": "object", "description": "Envelope recipients."}
+    spec = _plan([
+        _rest("create_envelope", "POST", "/v2.1/accounts/{accountId}/envelopes", "Creates an envelope.",
+              {"accountId": ID, "emailSubject": {"type": "string"}, "recipients": recipients}, ["accountId"]),
+        _rest("get_envelope", "GET", "/v2.1/accounts/{accountId}/envelopes/{envelopeId}", "Gets an envelope.",
+              {"accountId": ID, "envelopeId": ID}, ["accountId", "envelopeId"]),
+        _rest("list_recipients", "GET", "/v2.1/accounts/{accountId}/envelopes/{envelopeId}/recipients",
+              "Gets the status of recipients for an envelope.", {"accountId": ID, "envelopeId": ID},
+              ["accountId", "envelopeId"]),
+        _rest("add_recipients", "POST", "/v2.1/accounts/{accountId}/envelopes/{envelopeId}/recipients",
+              "Adds one or more recipients to an envelope.",
+              {"accountId": ID, "envelopeId": ID, "signers": {"type": "array", "items": {"type": "object"}},
+               "carbonCopies": {"type": "array", "items": {"type": "object"}}}, ["accountId", "envelopeId"]),
+        _rest("list_accounts", "GET", "/v2.1/accounts", "Lists accounts."),
+    ], "esign")
+    assert spec.tool("create_envelope").behaviour.children == {"recipients": "recipient"}
+    signer = {"email": "amy.lee@example.com", "name": "Amy Lee", "recipientId": "1", "routingOrder": "1"}
+    with Episode([compile_service(spec)], 0) as episode:
+        account = next(iter(episode.dump()["esign"]["accounts"]))
+        made = episode.call("esign", "create_envelope", {"accountId": account, "emailSubject": "Please sign",
+                                                         "recipients": {"signers": [signer]}})
+        assert made.success, made
+        listed = episode.call("esign", "list_recipients", {"accountId": account, "envelopeId": made.data["id"]})
+        assert listed.success and [r["signers"] for r in listed.data["items"]] == [[signer]]
+        bare = episode.call("esign", "create_envelope", {"accountId": account, "emailSubject": "No one yet"})
+        assert episode.call("esign", "list_recipients", {"accountId": account, "envelopeId": bare.data["id"]}
+                            ).data["items"] == []
+
+
+def test_a_quotes_line_items_become_rows_that_its_line_item_list_reads() -> None:
+    """Stripe's quotes (https://docs.stripe.com/api/quotes/create): ``line_items``, "A list of line items the customer
+    is being quoted for", read back by ``GET /v1/quotes/{quote}/line_items``."""
+    spec = _plan([
+        _rest("create_quote", "POST", "/v1/quotes", "Creates a quote.",
+              {"description": {"type": "string"},
+               "line_items": {"type": "array", "items": {"type": "object", "properties": {
+                   "price": {"type": "string"}, "quantity": {"type": "integer"}}}}}),
+        _rest("get_quote", "GET", "/v1/quotes/{quote}", "Retrieves a quote.", {"quote": ID}, ["quote"]),
+        _rest("list_quote_line_items", "GET", "/v1/quotes/{quote}/line_items",
+              "When retrieving a quote, there is an includable line_items property containing the first handful of "
+              "those items.", {"quote": ID, "limit": {"type": "integer"}}, ["quote"]),
+        _rest("add_line_item", "POST", "/v1/quotes/{quote}/line_items", "Adds a line item.",
+              {"quote": ID, "price": {"type": "string"}, "quantity": {"type": "integer"}}, ["quote"]),
+    ], "quotes")
+    assert spec.tool("create_quote").behaviour.children == {"line_items": "line_item"}
+    with Episode([compile_service(spec)], 0) as episode:
+        made = episode.call("quotes", "create_quote", {"description": "Annual plan", "line_items": [
+            {"price": "price_basic", "quantity": 2}, {"price": "price_addon", "quantity": 1}]})
+        assert made.success, made
+        items = episode.call("quotes", "list_quote_line_items", {"quote": made.data["id"]}).data["items"]
+        assert sorted((i["price"], i["quantity"]) for i in items) == [("price_addon", 1), ("price_basic", 2)]
