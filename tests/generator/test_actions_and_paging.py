@@ -10,11 +10,11 @@ from typing import Any
 from mcp_services.kernel.episode import Episode
 
 from generator.compiler import compile_service
-from generator.gate.contracts import gate_service
+from generator.gate.contracts import demote_tools, gate_service
 from generator.importers.raw import RawService, RawTool
 from generator.measures import placeholder_values
 from generator.planner import plan_service
-from generator.spec import ServiceSpec
+from generator.spec import ServiceSpec, load_spec
 from tests.generator.test_planner_behaviour import _rest
 
 ID = {"type": "string"}
@@ -254,3 +254,14 @@ def test_a_quotes_line_items_become_rows_that_its_line_item_list_reads() -> None
         assert made.success, made
         items = episode.call("quotes", "list_quote_line_items", {"quote": made.data["id"]}).data["items"]
         assert sorted((i["price"], i["quantity"]) for i in items) == [("price_addon", 1), ("price_basic", 2)]
+
+
+def test_a_demoted_create_keeps_neither_its_marks_nor_its_children() -> None:
+    """What only the compiled create does (mark its charge, insert sub-records) goes when the gate demotes it; the
+    demoted spec still loads."""
+    spec = charges_spec()
+    demoted = demote_tools(spec, {"refund_charge"})
+    behaviour = demoted.tool("refund_charge").behaviour
+    assert behaviour.kind == "simulated" and behaviour.planned == "create"
+    assert behaviour.marks is None and behaviour.marks_entity is None and behaviour.children is None
+    assert load_spec(demoted.model_dump(mode="json")).tool("refund_charge").behaviour.kind == "simulated"
