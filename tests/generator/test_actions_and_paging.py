@@ -265,3 +265,23 @@ def test_a_demoted_create_keeps_neither_its_marks_nor_its_children() -> None:
     assert behaviour.kind == "simulated" and behaviour.planned == "create"
     assert behaviour.marks is None and behaviour.marks_entity is None and behaviour.children is None
     assert load_spec(demoted.model_dump(mode="json")).tool("refund_charge").behaviour.kind == "simulated"
+
+
+def test_an_action_relating_a_row_to_another_that_takes_none_of_it_is_simulated_with_its_reason() -> None:
+    """drchrono's ``POST /api/consent_forms/{id}/apply_to_appointment`` ("Assign (apply) a consent form to
+    appointment") as the specs file gives it takes no appointment: it is no create of a ``to_appointment`` row."""
+    tools = [
+        _rest("list_forms", "GET", "/api/consent_forms", "Retrieve or search consent forms."),
+        _rest("get_form", "GET", "/api/consent_forms/{id}", "Retrieve a consent form.", {"id": ID}, ["id"]),
+        _rest("apply_form", "POST", "/api/consent_forms/{id}/apply_to_appointment",
+              "Assign (apply) a consent form to appointment", {"id": ID, "doctor": {"type": "integer"}}, ["id"]),
+    ]
+    result = plan_service(RawService(name="clinic", tools=tools, description="clinic", format="openapi-3"), "clinic")
+    assert result.spec is not None
+    assert result.spec.tool("apply_form").behaviour.kind == "simulated"
+    assert any("no parameter says which appointment" in note for note in result.notes["apply_form"])
+    with_one = tools[:2] + [_rest("apply_form", "POST", "/api/consent_forms/{id}/apply_to_appointment",
+                                  "Assign (apply) a consent form to appointment",
+                                  {"id": ID, "appointment": {"type": "integer"}}, ["id", "appointment"])]
+    named = plan_service(RawService(name="clinic", tools=with_one, description="clinic", format="openapi-3"), "clinic")
+    assert named.spec is not None and not any("says which" in n for n in named.notes.get("apply_form", []))
