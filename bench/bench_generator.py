@@ -148,7 +148,7 @@ def bench_roundtrip(root: Path, only: list[str]) -> None:
     progress = Progress(len(names), label="services")
     started = time.perf_counter()
     shares: list[tuple[float, str, int, dict[str, str]]] = []
-    passing = covered = reads = from_state = 0
+    passing = covered = reads = from_state = from_spec = 0
     for name in names:
         service = catalog.service(name)
         implemented = [t.name for t in catalog.index[name].tools if t.status == "implemented"]
@@ -160,6 +160,7 @@ def bench_roundtrip(root: Path, only: list[str]) -> None:
         found = simulated_reads(service)
         reads += len(found.reads)
         from_state += len(found.from_state)
+        from_spec += len(found.from_spec)
         progress.update(trips.share >= 0.95)
     progress.close()
     seconds = time.perf_counter() - started
@@ -170,7 +171,8 @@ def bench_roundtrip(root: Path, only: list[str]) -> None:
     for share, name, tools, failing in sorted(shares)[:max(5, len(below))]:
         first = next(iter(failing.items()), ("", ""))
         print(f"  {name:40} {share:6.1%} of {tools:4} tools  e.g. {first[0]}: {first[1][:100]}")
-    print(f"simulated reads answering from state: {from_state}/{reads} ({from_state / max(1, reads):.1%})")
+    print(f"simulated reads of an entity answering from state: {from_state}/{reads} ({from_state / max(1, reads):.1%});"
+          f" {from_spec} reads of no entity answered from their specification")
 
 
 def main() -> None:

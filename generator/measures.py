@@ -29,9 +29,10 @@ from mcp_services.kernel.episode import Episode
 
 from generator.catalog import Catalog
 from generator.compiler.runtime import ServiceRuntime
+from generator.planner.lexicon import MARKING_VERBS
 from generator.compiler.simulated import write_kind
 from generator.gate.examples import NoExample, rows_by_entity, valid_example
-from generator.gate.surface import Surface, documented_write
+from generator.gate.surface import Surface, documented_write, route_of
 from generator.naming import words
 from generator.schemas import service_plumbing
 from generator.values import range_pairs, reversed_range
@@ -41,10 +42,13 @@ CAUSES = ("plumbing", "nested_update_drops", "inserting_writes", "idle_actions",
           "reversed_ranges")
 #: A counter in place of a value (``name_0006``, ``clear_0011``): a word, an underscore, four digits.
 _COUNTER = re.compile(r"^[a-z][a-z_]*_\d{4}$")
+#: Arguments that say how much of a row an action takes (a partial refund's ``amount``, ``amount_money``).
+_AMOUNT = re.compile(r"(?i)(^amount|_money$|^amount_)")
 #: Column names that are a query's parameters, not a record's fields.
 _QUERY_COLUMN = re.compile(r"^(filter_)|(_(gte|lte|gt|lt|before|after|since|until))$|"
                            r"(date|time|_at)_(from|to)$|^(fromdate|todate|datefrom|dateto)$", re.I)
-#: Column names that shape a response rather than describe a record (``includetotalcount``, ``page_size``).
+#: Column names that shape a response rather than describe a record (``includetotalcount``, ``page_size``); scalars
+#: only: Magento's ``page`` object is the CMS page, Spotify's ``offset`` object where playback starts.
 _SHAPING_COLUMN = re.compile(r"^((include|exclude|expand|sort_?by|order_?by)[a-z_]*|page|per_?page|page_?size|"
                              r"page_?number|limit|offset|cursor)$", re.I)
 
@@ -108,9 +112,10 @@ def plumbing_uses(spec: ServiceSpec) -> list[str]:
 
 def placeholder_values(spec: ServiceSpec, dump: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
     found: list[str] = []
+    addressed = _path_keys(spec)
     for entity in spec.entities:
-        query_columns = [f.name for f in entity.fields if not f.ref and (
-            _QUERY_COLUMN.search(f.name) or _SHAPING_COLUMN.match(f.name))]
+        query_columns = [f.name for f in entity.fields if not f.ref and (entity.name, f.name) not in addressed and (
+            _QUERY_COLUMN.search(f.name) or _SHAPING_COLUMN.match(f.name) and f.type not in ("object", "array"))]
         found += [f"{entity.table}.{c} (a query parameter)" for c in query_columns]
         keyed = {f.name for f in entity.fields if f.ref} | {"id"}
         for row in dump.get(entity.table, {}).values():
@@ -118,6 +123,17 @@ def placeholder_values(spec: ServiceSpec, dump: dict[str, dict[str, dict[str, An
                 if column not in keyed and isinstance(value, str) and _COUNTER.match(value):
                     found.append(f"{entity.table}.{column}={value}")
     return found
+
+
+def _path_keys(spec: ServiceSpec) -> set[tuple[str, str]]:
+    """(entity, column) of natural keys a documented path names a row by (Lufthansa's
+    ``/getRoute/{origin}-{destination}/{fromDate}/{productCode}``): an address, not a query's parameter."""
+    out: set[tuple[str, str]] = set()
+    for tool in spec.tools:
+        in_path = set(re.findall(r"\{([^}]+)\}", tool.http.path)) if tool.http else set()
+        out |= {(tool.behaviour.entity or "", b.column or p) for p, b in tool.bindings.items()
+                if b.role == "key" and p in in_path}
+    return out
 
 
 def reversed_ranges(spec: ServiceSpec, dump: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
@@ -152,6 +168,9 @@ def _probe_write(episode: Episode, runtime: ServiceRuntime, surface: Surface, pl
     episode.reset()
     before = episode.dump()[runtime.spec.name]
     arguments = dict(example.arguments)
+    if documented == "action" and _verb(planned) in MARKING_VERBS:  # refund all of it: the charge is refunded
+        required = set(planned.parameters.get("required", []))
+        arguments = {k: v for k, v in arguments.items() if k in required or not _AMOUNT.search(k)}
     target = _target(surface, planned, arguments, before)
     if objects:
         arguments.update({param: {key: value} for param, (_, key, value) in objects.items()})
@@ -163,9 +182,11 @@ def _probe_write(episode: Episode, runtime: ServiceRuntime, surface: Surface, pl
         grown = [t for t in after if t != "simulated_calls" and len(after[t]) > len(before.get(t, {}))]
         if grown:
             found.append("inserting_writes")
-    if documented == "action" and target is not None:
+    if documented == "action" and target is not None and not _lists_collection(surface, planned):
         table, key = target
-        if key in after.get(table, {}) and _same(before[table][key], after[table][key]):
+        marking = _verb(planned) in MARKING_VERBS  # a refund must show on the charge, not only as a refund row
+        if key in after.get(table, {}) and _same(before[table][key], after[table][key]) and (
+                marking or not _children_changed(runtime.spec, table, key, before, after)):
             found.append("idle_actions")
     if objects and example.row is not None:
         table = runtime.entity(definition.behaviour.entity or "").table
@@ -209,6 +230,37 @@ def _target(surface: Surface, tool: ToolDef, arguments: dict[str, Any],
     table = next(e.table for e in surface.spec.entities if e.name == entity)
     key = str(arguments[param])
     return (table, key) if key in dump.get(table, {}) else None
+
+
+def _verb(tool: ToolDef) -> str | None:
+    route = route_of(tool)
+    return route.action if route is not None else None
+
+
+def _lists_collection(surface: Surface, tool: ToolDef) -> bool:
+    """``POST /projects/{id}/merge_requests`` beside ``GET /projects/{id}/merge_requests``: a create in a
+    collection the service lists, not an action on the project (``merge`` is a verb, ``merge_requests`` a noun)."""
+    route = surface.routes.get(tool.name)
+    return route is not None and route.method == "POST" and any(
+        other.method == "GET" and other.path == route.path for other in surface.routes.values())
+
+
+def _children_changed(spec: ServiceSpec, table: str, key: str, before: dict[str, dict[str, dict[str, Any]]],
+                      after: dict[str, dict[str, dict[str, Any]]]) -> bool:
+    """Whether rows that name the row (a task's project links, a message's likes) were added, removed or changed:
+    removing a tag from a task, liking a message or verifying a verification changes what belongs to it."""
+    entity = next(e.name for e in spec.entities if e.table == table)
+    for other in spec.entities:
+        columns = [f.name for f in other.fields if f.ref == entity]
+        if not columns:
+            continue
+        old, new = before.get(other.table, {}), after.get(other.table, {})
+        for row_key in set(old) | set(new):
+            rows = [r for r in (old.get(row_key), new.get(row_key)) if r is not None]
+            if any(str(r.get(c)) == key for r in rows for c in columns) and (
+                    len(rows) == 1 or not _same(rows[0], rows[1])):
+                return True
+    return False
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:

@@ -466,6 +466,9 @@ class StateReads:
     reads: list[str] = field(default_factory=list)
     from_state: list[str] = field(default_factory=list)
     problems: dict[str, str] = field(default_factory=dict)
+    #: Simulated reads of no entity (Drive's ``about`` as the specs file gives it, an OAuth ``authorize``): the
+    #: world model answers them from their specification, by design; not counted in ``reads``.
+    from_spec: list[str] = field(default_factory=list)
 
 
 def simulated_reads(service: Service, world_seed: int = 0) -> StateReads:
@@ -477,6 +480,9 @@ def simulated_reads(service: Service, world_seed: int = 0) -> StateReads:
         rows = rows_by_entity(runtime, {t: dict(r) for t, r in episode.dump()[service.name].items()})
         for name, tool in service.tools.items():
             if not getattr(tool, "simulated", False) or tool.effect != "read":
+                continue
+            if tool.definition.behaviour.entity is None:
+                out.from_spec.append(name)
                 continue
             out.reads.append(name)
             problem = _answers_from_state(episode, runtime, tool, rows)

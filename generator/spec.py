@@ -108,6 +108,13 @@ class Behaviour(_Model):
     function: str | None = Field(default=None, description="custom: the function in the service's custom module")
     planned: BehaviourKind | None = Field(
         default=None, description="simulated: the behaviour the planner read, which failed the gate (demoted)")
+    marks: dict[str, Any] | None = Field(
+        default=None, description="create: columns of the row the record is made under (its parent of this entity "
+                                  "'marks_entity') that the record sets: a refund marks its charge refunded")
+    marks_entity: str | None = None
+    children: dict[str, str] | None = Field(
+        default=None, description="create: parameters holding sub-records (a list of them, or an object of lists) "
+                                  "-> the entity whose rows they become under the new row: an envelope's recipients")
 
 
 class HttpDef(_Model):
@@ -253,6 +260,22 @@ def _tool_problems(tool: ToolDef, entities: dict[str, EntityDef]) -> list[str]:
             problems.append(f"{where}: a transition behaviour needs 'transition'")
         elif entity is not None and entity.field(behaviour.transition.field) is None:
             problems.append(f"{where}: transition field {behaviour.transition.field!r} is not a field of {entity.name!r}")
+    if behaviour.marks:
+        marked = entities.get(behaviour.marks_entity or "")
+        if kind != "create" or marked is None:
+            problems.append(f"{where}: 'marks' is for a create, with 'marks_entity' naming an entity")
+        elif not any(b.role == "parent" and b.entity == marked.name for b in tool.bindings.values()):
+            problems.append(f"{where}: 'marks' changes the {marked.name!r} the record is made under, so a parameter "
+                            "must be bound as that parent")
+        else:
+            problems.extend(f"{where}: 'marks' sets {c!r}, not a column of {marked.name!r}"
+                            for c in behaviour.marks if not marked.has_column(c))
+    for param, child in (behaviour.children or {}).items():
+        target = entities.get(child)
+        if kind != "create" or param not in properties or target is None or entity is None or \
+                not any(f.ref == entity.name for f in target.fields):
+            problems.append(f"{where}: 'children' maps {param!r} to {child!r}: a create's parameter to an entity that "
+                            "refers to the created one")
     if kind == "custom" and not behaviour.function:
         problems.append(f"{where}: a custom behaviour needs 'function'")
     for param, binding in tool.bindings.items():

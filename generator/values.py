@@ -325,8 +325,14 @@ class ValueMaker:
             names = NAMES[kind]
             return names[(index + self.rng.randrange(len(names))) % len(names)]
         noun = " ".join(w for w in words(entity) if w not in ("name", "title", "label", "display", "summary"))
-        org = self.organisation_of(person).name
+        org = self._customer(index).name  # drawn per row: eight canvases are not all the home company's
         return f"{org} {noun}" if noun else org
+
+    def _customer(self, index: int) -> Organisation:
+        """The customer organisation a row of a kind with no names of its own is about (one per row, in turn)."""
+        customers = [o for o in self.world.organisations if o.id != self.world.home_organisation_id] \
+            or list(self.world.organisations)
+        return customers[(index + self.rng.randrange(len(customers))) % len(customers)]
 
     def text(self, entity: str) -> str:
         return self.rng.choice(TEXTS.get(_kind(words(entity)) or "", TEXTS["default"]))

@@ -184,9 +184,63 @@ def run_create(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[s
     for f in definition.fields:
         if f.type == "boolean" and f.name not in values and f.name in _flag_fields(rt, entity):
             values[f.name] = False
-    _within_parent_amount(rt, ctx, entity, values,
-                          tuple(b.column for b in tool.bindings.values() if b.role == "field" and b.column))
-    return rt.row_out(entity, rt.insert(ctx, entity, values))
+    left = _within_parent_amount(rt, ctx, entity, values,
+                                 tuple(b.column for b in tool.bindings.values() if b.role == "field" and b.column))
+    row = rt.insert(ctx, entity, values)
+    _insert_children(rt, tool, ctx, args, row)
+    if left is None or left <= 0:  # Stripe's charge.refunded: "fully refunded"; a partial refund leaves it false
+        _mark_parent(rt, tool, ctx, args)
+    return rt.row_out(entity, row)
+
+
+def _insert_children(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any], row: Row) -> None:
+    """Sub-records passed with a new row become rows of their own under it, which the reads of that kind list:
+    an envelope's ``recipients`` (DocuSign's ``{signers: [...], carbonCopies: [...]}``), a quote's ``line_items``."""
+    entity = tool.behaviour.entity or ""
+    for param, child in (tool.behaviour.children or {}).items():
+        value = args.get(param)
+        items = value if isinstance(value, list) else [value] if isinstance(value, dict) and value else []
+        definition = rt.entity(child)
+        link = next(f.name for f in definition.fields if f.ref == entity)
+        for item in items:
+            if not isinstance(item, dict):
+                continue
+            values = {f.name: item[key] for key in item for f in [_child_field(definition, key)]
+                      if f is not None and not f.ref and f.stored and _fits(f.type, item[key])}
+            if definition.state and values.get(definition.state.field) is None:
+                values[definition.state.field] = definition.state.initial
+            rt.insert(ctx, child, {**values, link: row["id"]})
+
+
+def _child_field(definition: Any, key: str) -> Any:
+    found = definition.field(key)
+    return found if found is not None else next((f for f in definition.fields if f.name.lower() == key.lower()), None)
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "integer": (int,), "number": (int, float),
+                                            "boolean": (bool,), "object": (dict,), "array": (list,)}
+
+
+def _fits(kind: str, value: Any) -> bool:
+    wanted = _JSON_TYPES.get(kind)
+    return wanted is None or isinstance(value, wanted) and not (isinstance(value, bool) and bool not in wanted)
+
+
+def _mark_parent(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any]) -> None:
+    """A record made under a row by an action on it changes that row as the product shows it: refunding a
+    charge records a refund and marks the charge ``refunded``; paying an order marks it ``paid``."""
+    marks, marked = tool.behaviour.marks, tool.behaviour.marks_entity
+    if not marks or marked is None:
+        return
+    conditions = {}
+    for param, binding in tool.bindings.items():
+        if binding.role == "parent" and binding.entity == marked:
+            value = argument(args, param, binding)
+            if value is not _ABSENT:
+                conditions[binding.lookup or "id"] = _resolved(rt, ctx, marked, binding, value)
+    row = rt.find(ctx, marked, conditions) if conditions else None
+    if row is not None:
+        rt.update(ctx, marked, row["id"], dict(marks))
 
 
 AMOUNT = "amount"
@@ -291,9 +345,10 @@ def amount_left(definition: Any, values: dict[str, Any], entities: dict[str, Any
 
 
 def _within_parent_amount(rt: ServiceRuntime, ctx: ToolContext, entity: str, values: dict[str, Any],
-                          written: tuple[str, ...] = ()) -> None:
+                          written: tuple[str, ...] = ()) -> float | None:
     """A row created under a row with an amount (a refund of a charge, of a payment's ``amount_money``) takes at
-    most what that row has left; without an amount it takes all of it (in a column the tool writes, ``written``)."""
+    most what that row has left; without an amount it takes all of it (in a column the tool writes, ``written``).
+    Returns what is left of the row's amount once this one is made (None where no amount is shared)."""
     definition = rt.entity(entity)
     mine = amount_columns(definition)
     found = amount_left(
@@ -302,7 +357,7 @@ def _within_parent_amount(rt: ServiceRuntime, ctx: ToolContext, entity: str, val
         lambda f: (rt.records[entity].dump(x) for x in rt.query(ctx, entity).where(**{f.name: values[f.name]}).all()),
     )
     if found is None:
-        return
+        return None
     left, total, owner, parent = found
     noun = rt.noun(owner.ref)
     parent_column, _ = amount_of(parent, amount_columns(rt.entity(owner.ref), parent=True)) or (None, 0)
@@ -315,13 +370,14 @@ def _within_parent_amount(rt: ServiceRuntime, ctx: ToolContext, entity: str, val
                       next((f for f in mine if f.name in written), mine[0]))
         like = parent.get(parent_column.name) if parent_column is not None else None
         values[column.name] = with_amount(column, values.get(column.name), left, like)
-        return
+        return 0
     column, wanted = passed
     if wanted > left:
         label = AMOUNT if column.type != "object" else f"{column.name}.{AMOUNT}"
         raise ToolError.invalid_argument(
             f"'{label}' {wanted} is more than is left of that {noun}'s {what}: {max(left, 0)} of {total}; nothing was changed."
         )
+    return left - wanted
 
 
 def run_send(rt: ServiceRuntime, tool: ToolDef, ctx: ToolContext, args: dict[str, Any]) -> Row:

@@ -28,6 +28,7 @@ def seed_service(rt: ServiceRuntime, ctx: ToolContext) -> None:
     rng = maker.rng
     natural = _natural_keys(rt)
     flags = _flag_fields(rt)
+    marked = _marked_fields(rt)
     ids: dict[str, list[Any]] = {}
     companies = {o.name for o in ctx.world.organisations}  # what a value maker falls back to for unknown fields
     deferred: list[tuple[str, Any, str, str]] = []  # entity, row id, column, referenced entity
@@ -74,6 +75,9 @@ def seed_service(rt: ServiceRuntime, ctx: ToolContext) -> None:
                     continue
                 if f.name in flags.get(entity, ()):
                     row[f.name] = index % 4 == 3
+                    continue
+                if f.name in marked.get(entity, ()):
+                    row[f.name] = False  # not refunded yet: the refund that would say so is the user's to make
                     continue
                 value = _field_value(maker, f, person, index, entity, f.name in natural.get(entity, ()))
                 known = documented.get(f.name)  # the value is drawn all the same, so other columns keep theirs
@@ -228,6 +232,15 @@ def _natural_keys(rt: ServiceRuntime) -> dict[str, set[str]]:
             if binding.role == "parent" and binding.entity and binding.lookup and binding.lookup != "id":
                 keys.setdefault(binding.entity, set()).add(binding.lookup)
     return keys
+
+
+def _marked_fields(rt: ServiceRuntime) -> dict[str, set[str]]:
+    """The flags records set on the rows they are made under (a charge's ``refunded``): seeded false."""
+    marked: dict[str, set[str]] = {}
+    for tool in rt.spec.tools:
+        if tool.behaviour.marks and tool.behaviour.marks_entity:
+            marked.setdefault(tool.behaviour.marks_entity, set()).update(tool.behaviour.marks)
+    return marked
 
 
 def _flag_fields(rt: ServiceRuntime) -> dict[str, set[str]]:

@@ -170,6 +170,7 @@ def demote_tools(spec: ServiceSpec, names: set[str], checks: dict[str, list[Chec
             tools.append(tool.model_copy(update={
                 "behaviour": tool.behaviour.model_copy(update={
                     "kind": "simulated", "transition": None, "function": None, "planned": tool.behaviour.kind,
+                    "marks": None, "marks_entity": None, "children": None,  # what only the compiled create does
                     "via": tool.behaviour.via if reads else None, "current": tool.behaviour.current and reads}),
                 # a read keeps what its parameters mean: the world model answers it from those rows
                 "bindings": {p: b for p, b in tool.bindings.items() if reads or b.role in ("key", "parent")},

@@ -267,8 +267,11 @@ class Assembler:
                 entity.add(FieldDef(name=column, type="string", ref=target,
                                     semantic=None if target else "email_address",
                                     description="The member." if target else "The member's email address."))
-        for param, column in intent.keys.items():
+        for param, column in list(intent.keys.items()):
             schema = tool.properties.get(param, {})
+            named = words(column)
+            if len(named) > 1 and named[0] == "filter":  # Telnyx's bulk delete {filter_tag}: the rows of that tag
+                column = intent.keys[param] = "_".join(named[1:])
             if column == "id":
                 entity.key_types[_json_type(schema)] += 1
                 entity.key_schemas.append(schema)
@@ -317,6 +320,11 @@ class Assembler:
                                     description=f"The {_words(entity.owner)} this belongs to."))
         if intent.kind == "transition" and intent.verb:
             entity.transitions[intent.verb] = TRANSITIONS.get(intent.verb, _mark_transition(intent.verb))
+        if intent.marks is not None:  # a refund of a charge: the charge shows it was refunded (``refunded``)
+            row, flag = intent.marks
+            if self.entity(row).get(flag) is None:
+                self.entity(row).add(FieldDef(name=flag, type="boolean",
+                                              description=f"Whether the {_words(row)} has been {flag.replace('_', ' ')}."))
         for param, column in intent.fields.items():
             f = entity.add(self._field(column, {"type": _json_type(tool.properties.get(param, {}))}, entity.name))
             if f.ref is None and column.endswith("_id"):
@@ -375,7 +383,7 @@ class Assembler:
         for param in tool.properties:
             if param in taken or not _valid_column(param):
                 continue
-            if _paging_role(param, tool.properties[param], intent.kind) or (
+            if _paging_role(param, tool.properties[param], intent.kind) or pages(param, tool.properties[param]) or (
                     _is_option(param) and not _payload_wrapper(param, tool.properties[param], intent.kind)):
                 continue
             if intent.kind in ("list", "search") and squash(param) in SEARCH_PARAMS:
@@ -606,6 +614,22 @@ class Assembler:
             bindings = self._bindings(p, entity, entities)
             if intent.via is not None:
                 behaviour.via = f"{entity.name}_id"
+            if kind == "get" and _hollow(entity):  # Drive's /about, Braze's data series: no documented field
+                kind, bindings = "simulated", {}
+                behaviour = Behaviour(kind="simulated", current=behaviour.current)
+                intent.reason = (f"its documentation gives the {_words(entity.name)} it reads no fields of its own: the "
+                                 "world model answers it from the tool's specification, never a made-up name")
+                entity = None
+        if kind != "simulated" and entity is not None:
+            if kind == "create":
+                behaviour.children = self._children(tool, entity, entities) or None
+            if intent.marks is not None and kind == "create":
+                row, flag = intent.marks
+                marked = entities.get(row)
+                column = marked.field(flag) if marked is not None else None
+                if column is not None and column.type == "boolean" and any(
+                        b.role == "parent" and b.entity == row for b in bindings.values()):
+                    behaviour.marks, behaviour.marks_entity = {flag: True}, row
             if kind == "transition":
                 behaviour.transition = self._transition(intent, entity)
                 if behaviour.transition is None:
@@ -639,6 +663,24 @@ class Assembler:
             source=tool.source if tool.source != tool.name else None,
             http=HttpDef(method=tool.method, path=tool.path) if tool.method and tool.path else None,
         )
+
+    def _children(self, tool: PreparedTool, entity: EntityDef, entities: dict[str, EntityDef]) -> dict[str, str]:
+        """Parameters of a create holding sub-records that are rows of their own under the new row, listed there
+        by a read (DocuSign's envelope ``recipients``, a quote's ``line_items``): a list of objects, or an object
+        named in the plural (an object of lists: ``{signers: [...], carbonCopies: [...]}``)."""
+        out: dict[str, str] = {}
+        for param, schema in tool.properties.items():
+            kind = _json_type(schema)
+            child = singular("_".join(words(param)))
+            target = entities.get(child)
+            if target is None or child == entity.name or entity.name not in self.listed_under.get(child, set()):
+                continue
+            if not any(f.ref == entity.name for f in target.fields):
+                continue
+            if kind == "array" and _json_type(schema.get("items") or {}) in ("object", "any") or \
+                    kind == "object" and is_plural(param):
+                out[param] = child
+        return out
 
     def _bindings(self, p: Planned, entity: EntityDef, entities: dict[str, EntityDef]) -> dict[str, Binding]:
         intent, tool = p.intent, p.tool
@@ -678,6 +720,8 @@ class Assembler:
             paging = _paging_role(param, schema, kind)
             if paging:
                 out[param] = Binding(role=paging)  # type: ignore[arg-type]
+            elif pages(param, schema):
+                out[param] = Binding(role="option")  # a write's or a get's paging parameter stores and filters nothing
             elif kind in ("list", "search") and s in SEARCH_PARAMS and _json_type(schema) == "string":
                 out[param] = Binding(role="search")
             elif kind in ("list", "search") and (flag := flag_binding(param, schema, entity)) is not None:
@@ -880,6 +924,14 @@ _FIXED = re.compile(r"can'?t be (?:updated|changed)|cannot be (?:updated|changed
                     r"not applicable when updating|only when creating|immutable", re.IGNORECASE)
 
 
+def _hollow(entity: EntityDef) -> bool:
+    """A single row (an ``about``, an analytics summary) whose documentation names no field: all it holds is the
+    display name the planner added, which would read ``Chang-Fisher about``."""
+    own = [f for f in entity.fields if not f.ref and f.name not in ("created_at", "updated_at")]
+    return entity.singleton and all(f.name == entity.label and (f.description or "").endswith("display name.")
+                                    for f in own)
+
+
 def _moves(schema: dict[str, Any]) -> bool:
     """Whether an update's optional reference argument can move its row: an id (never an object describing the
     parent, Blogger's ``blog``, or a list of them) whose description does not say it is fixed once created."""
@@ -996,13 +1048,37 @@ def _paging_role(param: str, schema: dict[str, Any], kind: str) -> str | None:
         return "offset"  # Braze's offset: a string documented as a number ("Integer", "1")
     if s in CURSOR_PARAMS and json_type in ("string", "integer"):
         return "cursor"
+    if s == "offset" and json_type == "string":
+        return "cursor"  # Asana's "Offset token", ClickMeter's lastKey: an opaque token of the next page
     return None
+
+
+#: What a paging parameter's description says (``Results per page``, ``Offset token``, ``How many records
+#: need to be skipped``); Jira's ``after`` ("The ID of the custom field option to move after") says none of it.
+_PAGING_WORDS = re.compile(r"(?i)\b(pages?|paging|paginat\w*|results?|records?|items?|objects?|entries|offset|cursor|"
+                           r"token|skip\w*|lastkey|returned|return)\b")
+#: Names that page whatever their description (a parameter with none).
+_PAGING_NAMES = frozenset({"limit", "offset", "cursor", "page", "perpage", "pagesize", "pagenumber", "pagetoken",
+                           "nextpagetoken", "nexttoken", "startingafter", "endingbefore", "maxresults"})
+
+
+def pages(param: str, schema: dict[str, Any]) -> str | None:
+    """The paging role of a parameter documented as paging, in whatever tool it appears: the path's query
+    parameters are merged into every operation (Asana's ``limit``/``offset`` on ``create_team``, Beezup's
+    ``pageSize`` on a POSTed list), and they page; they are never a record's column."""
+    role = _paging_role(param, schema, "list")
+    if role is None:
+        return None
+    description = str(schema.get("description") or "")
+    if description and not _PAGING_WORDS.search(description) or not description and squash(param) not in _PAGING_NAMES:
+        return None
+    return role
 
 
 def _numeric_text(schema: dict[str, Any]) -> bool:
     """A string parameter documented as a number: its description says so or its examples are digits."""
     examples = [e for e in (schema.get("examples") or []) + [schema.get("example"), schema.get("default")] if e is not None]
-    return bool(re.search(r"(?i)\b(integer|number)\b", str(schema.get("description", "")))) or (
+    return bool(re.search(r"(?i)\b(integer|number|how many|skipped)\b", str(schema.get("description", "")))) or (
         bool(examples) and all(str(e).isdigit() for e in examples))
 
 

@@ -100,6 +100,7 @@ class Intent:
     members: list[str] = field(default_factory=list)  # link/unlink: the parameters naming the members
     member_entity: str | None = None  # link/unlink: the entity members are rows of (default: users)
     action: tuple[str, str, list[str]] | None = None  # a creating action (verb, row noun, keys): pay an invoice
+    marks: tuple[str, str] | None = None  # a creating action's row and the flag it sets on it (order, "paid")
     reason: str | None = None
     style: str = "rest"
 
@@ -203,6 +204,22 @@ def _action(step: Step, method: str) -> tuple[str, str, list[str]] | None:
     return verb, kind, rest
 
 
+def _relating_action(tool: PreparedTool, method: str, steps: list[Step]) -> Intent | None:
+    """``POST /consent_forms/{id}/apply_to_appointment``: an action relating the row to a row of another kind (a
+    verb, then ``to``/``from`` and that kind). When no parameter names that row, which one it relates to cannot be
+    told: simulated, never a create of a ``to_appointment`` row."""
+    parts = words(steps[-1].raw)
+    if method not in ("POST", "PUT") or len(steps) < 2 or not steps[-2].keys or len(parts) < 3 \
+            or parts[1] not in ("to", "from"):
+        return None
+    noun = singular("_".join(parts[2:]))
+    named = {squash(noun), squash(noun) + "id", squash(noun) + "ids", squash(noun) + "s"}
+    if any(squash(p) in named for p in tool.properties):
+        return None
+    return Intent.simulated(f"{steps[-1].raw!r} relates the {steps[-2].noun} to a {noun.replace('_', ' ')}, but no "
+                            f"parameter says which {noun.replace('_', ' ')}")
+
+
 def keyed_segments(paths: list[str]) -> frozenset[str]:
     """Path segments followed by a key somewhere in a service (``issue`` in ``/issue/{issueIdOrKey}``): they name
     collections, even when singular (Jira's ``/issue``, ``/issue/{id}/comment``)."""
@@ -253,6 +270,9 @@ def _rest_intent(tool: PreparedTool, collections: frozenset[str] = frozenset()) 
     setter = _setter(tool, method, steps, parents, current_parent)
     if setter is not None:
         return setter
+    related = _relating_action(tool, method, steps)
+    if related is not None:
+        return related
     action = _action(last, method) if squash(last.raw) not in collections else None  # POST /issue creates an issue
     if action is not None:
         return _rest_action(tool, method, steps, action, parents, current_parent)

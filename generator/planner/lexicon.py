@@ -21,6 +21,10 @@ SEND_VERBS = frozenset({"send", "notify", "email", "sms", "reply", "forward", "b
 
 #: verb -> (field, value): the state a successful transition leaves the row in.
 #: ``status`` is the entity's state machine; other fields are boolean flags.
+#: Actions that make a record of their own and change the row they act on as the product shows it: a refund of
+#: a charge marks the charge ``refunded`` (Stripe's ``charge.refunded``), paying an order marks it ``paid``.
+MARKING_VERBS: dict[str, str] = {"refund": "refunded", "pay": "paid", "dispute": "disputed", "reverse": "reversed",
+                                 "credit": "credited"}
 TRANSITIONS: dict[str, tuple[str, str | bool]] = {
     "archive": ("status", "archived"),
     "unarchive": ("status", "active"),
@@ -87,6 +91,7 @@ TRANSITIONS: dict[str, tuple[str, str | bool]] = {
     "uninstall": ("status", "uninstalled"),
     "deploy": ("status", "deployed"),
     "rollback": ("status", "rolled_back"),
+    "merge": ("status", "merged"),  # GitLab's PUT /merge_requests/{id}/merge: the request is merged
     "end": ("status", "ended"),
     "invalidate": ("status", "invalidated"),
     "snooze": ("status", "snoozed"),

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from generator.naming import singular, snake, words
 from generator.planner.intents import Intent, PreparedTool
-from generator.planner.lexicon import TRANSITIONS, squash, verb_class
+from generator.planner.lexicon import MARKING_VERBS, TRANSITIONS, squash, verb_class
 from generator.routes import method_verb, resource_keys, rpc_method
 
 #: Documented statuses a verb's state may go by, beyond its own stem (first match wins).
@@ -149,6 +149,8 @@ def creating_actions(planned: Sequence[_Planned], states: dict[str, list[str]]) 
         target = TRANSITIONS.get(verb)
         documented = states.get(row, [])
         if target is None or target[0] != "status" or not keys or state_value(str(target[1]), documented) is None:
+            if verb in MARKING_VERBS and keys:  # the record is made, and the row shows it (``refunded``)
+                p.intent.marks = (row, MARKING_VERBS[verb])
             continue
         p.intent = Intent(kind="transition", entity=row, keys={keys[0]: "id"} if len(keys) == 1 else {k: k for k in keys},
                           parents=p.intent.parents[1:], verb=verb, style=p.intent.style)

@@ -69,3 +69,7 @@ def test_simulated_reads_of_the_sample_answer_from_state() -> None:
             from_state += len(found.from_state)
     assert reads > 20
     assert from_state / reads >= 0.9
+    # a read of no entity (Box's OAuth authorize, whose documentation names no field) is answered from its
+    # specification, never from a made-up row, and is counted apart
+    box = simulated_reads(_catalog().service("box"))
+    assert "get_authorize" in box.from_spec and "get_authorize" not in box.reads
