@@ -21,7 +21,7 @@ from composer.compose import ComposeSettings, Dropped, compose_task
 from composer.errors import ComposerError
 from composer.paraphrase import litellm_complete
 from composer.runner import Runner
-from composer.scenario import ARCHETYPES, FAMILIES, Archetype, Phrasing, kept_key, service_key
+from composer.scenario import ARCHETYPES, FAMILIES, Archetype, Phrasing, channel_key, kept_key, service_key
 from mcp_services.kernel.world import WorldShape
 from mcp_services.tasks.spec import TaskSpec
 
@@ -190,6 +190,8 @@ def generate(
                 settings.usage.update(f"{step.service}.{step.tool}" for step in task.plan)
                 settings.usage.update(service_key(step.service) for step in task.plan)
                 settings.usage.update(kept_key(f"{step.service}.{step.tool}") for step in task.plan)
+                if task.scenario is not None and task.scenario.channel is not None:
+                    settings.usage[channel_key(task.scenario.channel)] += 1
                 report.kept += 1
         if progress is not None:
             progress(i + 1, config.n, report.kept)

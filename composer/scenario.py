@@ -49,6 +49,12 @@ def service_key(service: str) -> str:
     return f"service:{service}"
 
 
+def channel_key(channel: str) -> str:
+    """The key under which ``Scenario.used`` counts the kept tasks whose request came in on ``channel``: a request
+    comes in more often on the channels fewer kept tasks used (every channel keeps a share of the set)."""
+    return f"channel:{channel}"
+
+
 def kept_key(tool_key: str) -> str:
     """The key under which ``Scenario.used`` counts the kept plans that call a tool (``used`` itself also counts the tries
     that failed): a request asks for what need not be done (a false premise) only with a tool some kept plan calls."""

@@ -1136,6 +1136,9 @@ def _spoil(s: Scenario, items: list[dict[str, Any]], limits: dict[str, float | N
     if missing and (not over or s.rng.random() < 0.5):
         k = s.rng.choice(missing)
         items[k]["receipt"] = False
+        limit = limits.get(items[k]["category"])
+        if not limit or limit >= receipt_over * 1.1:  # just past the line, where that breaks nothing else
+            items[k]["amount"] = round(receipt_over * s.rng.uniform(1.01, 1.09), 2)
         s.decide("rule", _EXPENSE_RULE, default=False, value=items[k]["amount"], threshold=receipt_over)
         return f"the {items[k]['merchant']} expense has no receipt", items[k]["merchant"]
     k = s.pick(over, "no expense with a limit to go over")
@@ -1158,7 +1161,7 @@ def _within(s: Scenario, items: list[dict[str, Any]], limits: dict[str, float | 
         items[k]["receipt"] = True
         return items[k]["amount"], limit
     if limit is None or limit >= receipt_over:
-        items[k]["amount"] = round(receipt_over * s.rng.uniform(0.85, 0.99), 2)
+        items[k]["amount"] = round(receipt_over * s.rng.uniform(0.91, 0.99), 2)
         items[k]["receipt"] = False
         return items[k]["amount"], receipt_over
     return None

@@ -30,7 +30,7 @@ from composer.scenario import Rec, Said, Scenario
 #: Intents whose request names a value the record may hold already (a person, a tag, a state, a time).
 SAME = frozenset({"assign", "invite", "share", "tag", "transition", "reschedule", "remove", "link", "update"})
 #: How often a request of those intents finds its value held already (tried first; most records allow it).
-HELD_ALREADY = 0.55
+HELD_ALREADY = 0.4
 #: Parameters that name the person a request adds: all are set from the one person the record has already.
 _PERSON_PARAMS = {"first_name": "first_name", "last_name": "last_name", "name": "name", "email": "email", "phone": "phone"}
 _TAG_NAMES = frozenset({"tags", "labels", "tag", "label", "add", "add_labels", "remove_labels", "remove"})

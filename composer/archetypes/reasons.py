@@ -165,7 +165,7 @@ GROUNDS: dict[str, Ground] = {
         "The label on {name} no longer applies: it was put on by mistake."),
 }
 #: How often a reason the data can bear out or not is one the message contradicts (the asker is wrong).
-REASON_FALSE = 0.6
+REASON_FALSE = 0.3
 #: How often a request to set up something new asks for what exists already.
 DUPLICATE = 0.5
 #: Kept plans that must call a tool before a request with it may be one that need not be done: the set reaches every
@@ -330,7 +330,8 @@ def withheld_facts(request: Request, reason: Reason) -> list[Said]:
                 Said("that it exists already", Lit("already"), "premise")]
     assert reason.writer is not None
     return [Said(f"the {request.choice.kind.noun}", Lit(request.value), "text"),
-            Said("who said otherwise", Lit(reason.writer.first_name), "text")]
+            Said("who said otherwise", Lit(reason.writer.first_name), "text"),
+            Said("that it was held back", Lit("not done"), "premise")]
 
 
 def withheld_words(request: Request, reason: Reason) -> str:

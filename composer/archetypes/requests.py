@@ -524,7 +524,7 @@ class Request:
 #: Intents whose premise the record's state can make false (closing what is closed already, paying what is paid).
 ALREADY = frozenset({"close", "reopen", "restore", "cancel", "publish", "approve", "reject", "submit", "pay", "ship", "send", "delete"})
 #: How often a request of those intents finds its work done already (the agent changes nothing and says why).
-FALSE_PREMISE = 0.7
+FALSE_PREMISE = 0.35
 
 
 def find_request(s: Scenario, intent: str, asker: Person, *, avoid: set[str] = frozenset(),  # type: ignore[assignment]

@@ -29,7 +29,7 @@ from mcp_services.kernel.world import Organisation, Person
 
 from composer.catalog import Catalog
 from composer.plan import Composed, Expr, ListOf, Lit, Ref
-from composer.scenario import Rec, Said, Scenario, Skip, Step, detail
+from composer.scenario import Rec, Said, Scenario, Skip, Step, channel_key, detail
 from composer.stages.lookup import lookup
 
 Channel = Literal["email", "chat", "sms", "voice", "ticket", "form"]
@@ -226,7 +226,8 @@ def arrive(
     options = channels_for(s, sender, channels, customer=customer)
     if not options:
         raise Skip(f"no channel of {', '.join(channels)} reaches us from {sender.name} with what is mounted")
-    channel = s.rng.choice(options)
+    # Weighted away from the channels the set's kept tasks used most (a customer writes on any of them).
+    channel = s.rng.choices(options, weights=[(1 + s.used.get(channel_key(c), 0)) ** -0.5 for c in options])[0]
     trigger = _ARRIVE[channel](s, sender, ask, relay_by)
     s.trigger, s.arrival, s.topic = trigger.rec, trigger, ask.subject
     s.names[trigger.step.index] = trigger.reference

@@ -84,7 +84,7 @@ def consult(
 
 
 #: How often a threshold a rule states lies within 10% of the value it decides (the rule bites by a little).
-NEAR_SHARE = 0.75
+NEAR_SHARE = 0.9
 
 
 def limit_near(s: Scenario, amount: float, steps: tuple[int, ...] = (5, 10, 20, 25, 50, 100, 250, 500)) -> float:

@@ -221,6 +221,12 @@ _PREMISES: dict[str, re.Pattern[str]] = {
                             r"(\bnot|n't|\bnever) (\w+ ){0,2}(on|in|a member|member|among|part of|listed|there|attending|"
                             r"an? (attendee|watcher|recipient|participant|guest)|tagged|labell?ed|have|has|carry|carries))\b",
                             re.IGNORECASE),
+    # The work was held back, in the agent's own words (the reason it gives may be negative itself: "X says the problem
+    # has not come back"): "I left it as it is", "I haven't approved it", "we held off", "nothing changed".
+    "not done": re.compile(r"\b((I|we)( have| had| did| do| am| will| would|'ve|'d|'m|'ll)?( not|n't| never)\b|"
+                           r"(I|we) (won't|didn't|haven't|hadn't|don't)|left (\S+ ){0,8}as (it|they) (is|are|was|were|stands?)|"
+                           r"held (\S+ )?off|hold(ing)? off|on hold|nothing (was |has been )?(changed|done)|no changes?\b|unchanged)",
+                           re.IGNORECASE),
     # The record is not ours to change: "I only have view access", "read-only for me", "I can't edit it", "ask its owner".
     "no access": re.compile(r"(\b(view[- ]only|read[- ]only|only (an? )?(reader|viewer)|only (have |has |got )?(view|read|viewing|reading)|"
                             r"no (edit|write|editing) (access|rights|permission)|permission|access denied|"

@@ -106,6 +106,19 @@ def test_a_false_reason_is_a_premise_graded_by_nothing_changed_and_a_reply_that_
         runner.fresh(task.setup)
         run_plan(runner.call, [silent if s is reply else s for s in task.plan], stop=False)
         assert not task.grade(runner.diff(), reference_answer(task)).passed, task.id
+        # Changing nothing but saying it was done fails, however well it names the record and who said otherwise.
+        claimed = reply.model_copy(update={"arguments": {k: _claimed(v) for k, v in reply.arguments.items()}})
+        runner.fresh(task.setup)
+        run_plan(runner.call, [claimed if s is reply else s for s in task.plan], stop=False)
+        assert not task.grade(runner.diff(), reference_answer(task)).passed, (task.id, claimed.arguments)
+
+
+def _claimed(value: object) -> object:
+    """The reference's reply made to claim the work done (its names kept): "Done: I took care of it. I saw to X: ..."."""
+    if not isinstance(value, str) or "I have not changed anything" not in value:
+        return value
+    return value.replace("I have not changed anything.", "Done: I took care of it.").replace(" I left ", " I saw to ").replace(
+        " as it is:", ", as you asked. Note:")
 
 
 def test_every_request_to_set_up_something_new_has_a_premise_and_a_duplicate_is_not_made() -> None:

@@ -221,3 +221,14 @@ def test_not_there_reads_the_usual_ways_of_saying_someone_or_something_is_not_on
         assert states(text, "premise", "not there"), text
     for text in ("Done: I removed Ben from the channel.", "Thanks, this is handled.", "I took the tag off the page."):
         assert not states(text, "premise", "not there"), text
+
+
+def test_not_done_reads_the_agents_own_words_for_holding_back_and_not_a_negative_reason() -> None:
+    for text in ("I have not changed anything: Michelle says one amount does not match.", "I didn't approve INV-0120.",
+                 "We held off on it, since Dana flagged a problem.", "I left the report as it is: Wendy still waits on a receipt.",
+                 "Nothing changed on the ticket.", "It stays on hold until Dana confirms."):
+        assert states(text, "premise", "not done"), text
+    # A reply that says the work was done is not saved by a reason that is negative itself.
+    for text in ("Done: I approved INV-0120. Michelle says the amounts do not match.", "Closed it. Dana says the problem has not come back.",
+                 "Done: I took care of it."):
+        assert not states(text, "premise", "not done"), text
