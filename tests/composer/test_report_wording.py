@@ -6,8 +6,16 @@ a correct one in other words does ("Richard is an existing candidate", "you are 
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from composer.catalog import load_catalog
+from composer.generate import GenerateConfig, generate
+from composer.runner import Runner
+from composer.verify import reference_answer, run_plan
+from mcp_services.tasks.grading import Grade
+from mcp_services.tasks.spec import PlanStep, TaskSpec
 from mcp_services.tasks.surface import states
 
 
@@ -49,3 +57,36 @@ def test_a_waiting_list_is_the_waitlist(text: str) -> None:
 
 def test_a_list_of_other_waits_is_not_the_waitlist() -> None:
     assert not states("Thanks for waiting, the list of speakers is below.", "text", "Waitlist")
+
+
+@pytest.fixture(scope="module")
+def registrations() -> tuple[list[TaskSpec], Runner]:
+    catalog = load_catalog()
+    tasks, report = generate(GenerateConfig(n=16, seed=1, archetypes=("event-registration",)), catalog)
+    assert tasks, report.details
+    return tasks, Runner(catalog, tasks[0].world_seed)
+
+
+def _confirmed_with(task: TaskSpec, runner: Runner, words: str) -> Grade:
+    """The reference run, its confirmation email saying ``words`` (after the event's date) instead."""
+    plan = list(task.plan)
+    j = next(i for i, step in enumerate(plan) if step.tool == "send_email")
+    body = str(plan[j].arguments["body"])
+    args = dict(plan[j].arguments, body=body[: body.index(" on ") + 1] + body[body.index(" on "):].split(".")[0] + ". " + words)
+    plan[j] = PlanStep(service=plan[j].service, tool=plan[j].tool, arguments=args)
+    runner.fresh(task.setup)
+    run_plan(runner.call, plan, stop=False)
+    return task.grade(runner.diff(), reference_answer(task))
+
+
+def test_a_registration_email_stating_the_other_outcome_fails(registrations: tuple[list[TaskSpec], Runner]) -> None:
+    # event-registration ea7551d6db5ddccd: "Sorry, you are not registered: the event is full." passed as a confirmation.
+    tasks, runner = registrations
+    assert {"Waitlist" in json.dumps([s.arguments for s in t.plan if s.tool == "append_row"]) for t in tasks} == {True, False}  # both outcomes
+    for task in tasks:
+        full = "Waitlist" in json.dumps([step.arguments for step in task.plan if step.tool == "append_row"])
+        denial = ("You are not on the waitlist." if full else "Sorry, you are not registered: the event is full.")
+        assert not _confirmed_with(task, runner, denial).passed, task.id
+        own = ("Every seat is taken, so I've put you on the waiting list." if full
+               else "Good news, you are registered and have a seat.")
+        assert _confirmed_with(task, runner, own).passed, task.id
