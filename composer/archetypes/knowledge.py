@@ -1054,11 +1054,12 @@ def event_registration(s: Scenario) -> None:
                            f"{outcome}"),
         },
         say=f"email {person.first_name} to confirm the event's date and whether they have a place or are on the waitlist",
-        facts=[Said("where they stand", Lit(status)), Said("the event's date", Lit(event.day), "date")],
+        # In lower case, a status reads as an outcome, negation-aware: "you are not registered" does not say registered.
+        facts=[Said("where they stand", Lit(status.lower())), Said("the event's date", Lit(event.day), "date")],
         stage="report",
     )
     if not event.is_full:  # someone with a place is not told they wait (a waitlisted one may well hear "registered")
-        s.notes[confirmed.index].unsaid = [Said("the other status", Lit(EVENTS.waitlisted))]
+        s.notes[confirmed.index].unsaid = [Said("the other status", Lit(EVENTS.waitlisted.lower()))]
     s.brief.intro = f"{person.name} from {org.name} registered for {event.name} through its form {when}"
     s.brief.goal = (
         f"Put {person.first_name} on the event's guest list as our event registration rules say, and email "

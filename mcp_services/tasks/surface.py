@@ -88,10 +88,12 @@ def _norm(text: str) -> str:
 
 #: One spelling for words that British and American English spell apart (cancelled / canceled).
 _SPELLINGS = re.compile(r"\b(cancel|label|model|travel|signal|level|total)l(ed|ing)\b")
+#: A waitlist is also a "waiting list" or a "wait list", and someone on it is "waitlisted".
+_WAITLIST = re.compile(r"\bwait(?:ing)?[- ]?list(?:ed)?\b")
 
 
 def _spelled(text: str) -> str:
-    return _SPELLINGS.sub(r"\1\2", _norm(text))
+    return _WAITLIST.sub("waitlist", _SPELLINGS.sub(r"\1\2", _norm(text)))
 
 
 def _has_token(text: str, needle: str) -> bool:
@@ -211,8 +213,11 @@ def _claims(text: str, pattern: re.Pattern[str]) -> bool:
 #: Why the asker's premise is false, in the usual ways of saying it: the work was done before they asked
 #: ("already", "was reimbursed on 16 January", "has been opted out since"), or what they say they sent is not there.
 _PREMISES: dict[str, re.Pattern[str]] = {
-    "already": re.compile(r"\b(already|previously|earlier|before you (asked|wrote)|back on|since|as of|"
-                          r"(was|were|has been|have been|had been) \w+ed on)\b", re.IGNORECASE),
+    # Not the words of work done now: "since you asked, I paid it", "I paid it earlier today", "as of today you're paid".
+    "already": re.compile(r"\b(already|previously|earlier(?! today| this (morning|afternoon|evening))|before you (asked|wrote)|"
+                          r"back on|since(?! you (asked|wrote|emailed|requested|mentioned))|as of(?! (today|now|right now))|"
+                          r"existing (candidate|profile|record|contact|entry)|(was|were|has been|have been|had been) \w+ed on)\b",
+                          re.IGNORECASE),
     "not attached": re.compile(r"\b(not attached|(was|wasn't|isn't|is) not (attached|included)|(wasn't|isn't) "
                                r"(attached|included)|no (attachment|receipt)|nothing (was )?attached|without (the|a|any) "
                                r"(receipt|attachment)|did ?n[o']t (come through|include|attach)|missing)\b", re.IGNORECASE),
