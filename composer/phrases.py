@@ -80,6 +80,8 @@ def whole(text: str, nouns: Callable[[str], set[str]]) -> str | None:
         return None  # "delete the task from the task {task}"
     if re.search(r"\b(?:the|a|an) (?:the|a|an|to|from|for|of|in|on|with|by|instead|also|then|not|please)\b", text) or re.search(r"\b(\w+) \1\b", text):
         return None  # "the the", "create a to appointment", "create an instead", "post post"
+    if re.search(r"\bto (?!the\b|a\b|an\b)[a-z]+ for the\b", text):
+        return None  # "assign the consent form to appointment for the record {id}": a bare noun split off a tool's name
     for match in PLACEHOLDER.finditer(text):
         lead_in = text[:match.start()].rstrip()
         if not lead_in or lead_in.endswith((":", ",", "}", '"', "'", "(")):

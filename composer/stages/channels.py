@@ -208,6 +208,11 @@ def _third_person(ask: Ask) -> str:
 # -- arriving ------------------------------------------------------------------------------------------
 
 
+#: Kept tasks after which a request comes in more often on the channels fewer kept tasks used (a customer writes on
+#: any of them): the set's shares stay broad, and a small set draws as if uniform.
+BALANCE_AFTER = 100
+
+
 def arrive(
     s: Scenario,
     sender: Person,
@@ -226,8 +231,8 @@ def arrive(
     options = channels_for(s, sender, channels, customer=customer)
     if not options:
         raise Skip(f"no channel of {', '.join(channels)} reaches us from {sender.name} with what is mounted")
-    # Weighted away from the channels the set's kept tasks used most (a customer writes on any of them).
-    channel = s.rng.choices(options, weights=[(1 + s.used.get(channel_key(c), 0)) ** -0.5 for c in options])[0]
+    channel = s.rng.choice(options) if sum(s.used.get(channel_key(c), 0) for c in CUSTOMER) < BALANCE_AFTER else \
+        s.rng.choices(options, weights=[(1 + s.used.get(channel_key(c), 0)) ** -0.5 for c in options])[0]
     trigger = _ARRIVE[channel](s, sender, ask, relay_by)
     s.trigger, s.arrival, s.topic = trigger.rec, trigger, ask.subject
     s.names[trigger.step.index] = trigger.reference

@@ -112,14 +112,13 @@ class Family:
 
 
 def family(module: ModuleType, services: Sequence[str], *, per: int, seed: int) -> Family:
-    """Generate ``per`` candidates of every archetype ``module`` declares (a decision required), on ``services``."""
+    """Generate ``per`` candidates of every archetype ``module`` declares (generation drops any nothing decides), on ``services``."""
     from composer.generate import GenerateConfig, generate
     from composer.scenario import ARCHETYPES
 
     ids = tuple(sorted(a.id for a in ARCHETYPES.values() if a.build.__module__ == module.__name__))
     catalog = load_catalog(services)
-    tasks, report = generate(GenerateConfig(n=per * len(ids), seed=seed, services=tuple(services), archetypes=ids,
-                                            require_decision=True), catalog)
+    tasks, report = generate(GenerateConfig(n=per * len(ids), seed=seed, services=tuple(services), archetypes=ids), catalog)
     assert tasks, report.summary()
     return Family(ids, catalog, tasks, report, Runner(catalog, tasks[0].world_seed))
 

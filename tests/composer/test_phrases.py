@@ -15,10 +15,12 @@ def _tools() -> dict[str, object]:
 def test_the_issue_s_seamed_phrases_are_repaired_or_left_out() -> None:
     tools = _tools()
     consent = tools["drchrono.consent_forms_apply_to_appointment"]
-    assert consent.phrases == ("assign the consent form to appointment {id}",  # type: ignore[attr-defined]
-                               "create a to appointment for the consent form {id}")
-    assert whole_phrases(consent) == ()  # type: ignore[arg-type]
-    assert phrase(consent, {"id": "the consent form for Ana Diaz"}) is None  # type: ignore[arg-type]
+    assert consent.phrases == ("assign the consent form to appointment for the record {id}",  # type: ignore[attr-defined]
+                               "assign the record {id}")
+    # The seamed phrase is never whole; the tool itself is simulated now (it takes no appointment), so no request asks
+    # for it as a write: only its plain phrase is left.
+    assert whole_phrases(consent) == ("assign the record {id}",)  # type: ignore[arg-type]
+    assert consent.simulated  # type: ignore[attr-defined]
     end = tools["ebay_sell_marketing.end_campaign"]
     assert phrase(end, {"campaign_id": "the ad campaign \"Spring sale\""}) == "end the ad campaign \"Spring sale\""  # type: ignore[arg-type]
     assert whole_phrases(end)[0] == "end the active ad campaign {campaign_id}"  # type: ignore[arg-type]
@@ -26,7 +28,7 @@ def test_the_issue_s_seamed_phrases_are_repaired_or_left_out() -> None:
     assert phrase(unarchive, {"channel_id": "#support"}) == "unarchive the public conversation #support"  # type: ignore[arg-type]
     figures = phrase_figures(tools.values())  # type: ignore[arg-type]
     assert figures["tools_left_out"] >= 2 and figures["phrases_repaired"] >= 2
-    assert any(e.startswith("drchrono.consent_forms_") for e in figures["left_out_examples"])
+    assert any(e.startswith("drchrono.medications_append_to_pharmacy_note") for e in figures["left_out_examples"])
 
 
 def test_a_noun_before_a_placeholder_must_be_its_own() -> None:
@@ -37,6 +39,7 @@ def test_a_noun_before_a_placeholder_must_be_its_own() -> None:
     assert whole("assign the consent form to appointment {id}", nouns) is None
     assert whole("close the the charge {charge_id}", nouns) is None
     assert whole("create a to appointment for the consent form {id}", nouns) is None
+    assert whole("assign the consent form to appointment for the record {id}", nouns) is None
     assert whole("delete the form from the form {id}", nouns) is None
     assert whole("add an internal note to {charge_id} saying {id}", nouns) is not None  # a value after "saying"
     assert whole("have {tenant_id} call back {charge_id} by {id}", nouns) is not None  # "call" is a verb here

@@ -95,7 +95,7 @@ def test_the_composer_builds_verified_tasks_that_cross_generated_and_hand_writte
     import_file(SWAGGER_SHOP, ImportConfig(out=tmp_path))
     monkeypatch.setenv("COMPOWORLD_CATALOG", str(tmp_path))
     catalogs.cache_clear()
-    tasks, report = generate(GenerateConfig(n=12, seed=1, services=("crm", "chat", "generator_swagger_shop"),
+    tasks, report = generate(GenerateConfig(n=12, seed=1, services=("crm", "chat", "mailbox", "generator_swagger_shop"),
                                             distractor_services=0))
     crossing = [t for t in tasks if {s.service for s in t.plan} >= {"crm", "generator_swagger_shop"}]
     assert crossing, report.summary()
