@@ -869,8 +869,9 @@ def do_request(s: Scenario, request: Request) -> list[Said]:
     choice, rec = request.choice, request.rec
     if rec is None:  # something new: made in its container, and the reply says its number where it has one
         if request.reason is not None:
-            check(s, request, request.reason)
+            checked = check(s, request, request.reason)
             if not request.reason.holds:  # one of that name exists already
+                _ask_said(s, checked, request.words)
                 return _withheld(s, request, request.reason, {})
         made = s.call(choice.tool.service, choice.tool.name, request.plan.steps(), say=request.words, require_change=True)
         mention = choice.kind.mentions().get("id")
@@ -884,9 +885,12 @@ def do_request(s: Scenario, request: Request) -> list[Said]:
              **{k: v for k, v in request.where.items() if k not in refs}}
     found = lookup(s, rec, known, say=f"find {request.name}", name=request.name)
     named = {**choice.named, **({choice.param: found.ref(choice.field)} if choice.param else {})}
-    if request.reason is not None:
-        check(s, request, request.reason)
+    checked = check(s, request, request.reason) if request.reason is not None else None
     if request.already is not None or request.held is not None:  # done already: nothing to change, the asker hears why
+        if checked is not None:
+            _ask_said(s, checked, f"{s.notes[checked.index].say}, then {request.words}")
+        else:
+            _ask_said(s, found, request.words)
         s.decide("premise", f"{request.name} still needs {gerund(request.words.split()[0])}", default=False)
         # (a value held already is the one the record has: a literal agent names it as the request does, no lookup)
         asked = request.plan.concrete() if request.held is not None else request.plan.steps()
@@ -897,12 +901,21 @@ def do_request(s: Scenario, request: Request) -> list[Said]:
         return [Said(f"the {choice.kind.noun}", Lit(value), "text"), Said("that it was so already", Lit("already"), "premise"),
                 Said("where it stands", Lit(request.already), "text")]
     if request.reason is not None and not request.reason.holds:
+        if checked is not None:
+            _ask_said(s, checked, f"{s.notes[checked.index].say}, then {request.words}")
         return _withheld(s, request, request.reason, named)
     same_name_trap(s, choice.kind, rec, request.where, found)  # (a record left as it is cannot be confused by writing it)
     if choice.tool.intent in ALREADY or choice.tool.intent in SAME:
         s.decide("premise", f"{request.name} still needs {gerund(request.words.split()[0])}", default=True)
     s.call(choice.tool.service, choice.tool.name, {**named, **request.plan.steps()}, say=request.words, require_change=True)
     return request.plan.facts or [Said(f"the {choice.kind.noun}", Lit(value), "text")]
+
+
+def _ask_said(s: Scenario, step: Step | None, words: str) -> None:
+    """A guided request says the ask where the work turns out not to be needed, on the step that finds that out, as
+    it does where the work is done: the steps it lists never give the branch away."""
+    if step is not None:
+        s.notes[step.index].say, s.notes[step.index].guided = words, True
 
 
 def _withheld(s: Scenario, request: Request, reason: Reason, named: dict[str, Expr]) -> list[Said]:
