@@ -1342,17 +1342,19 @@ def reimbursement_payout(s: Scenario) -> None:
     reply(s, trigger,
           [f"Hi {first},\n\nSorry for the wait: {money(amount, report['currency'])} is on its way to your account, "
            "reference ", paid.ref("reimbursement_reference"), "."],
-          say=reply_clause(trigger, "the amount and the reimbursement reference"),
+          say=reply_clause(trigger, _PAYOUT_WORD),
           facts=[Said("the amount paid", Lit(amount), "money")],
           mentions=[(paid.ref("reimbursement_reference"), "the reimbursement reference")],
           subject=f"Reimbursement: {report['title']}")
     s.brief.intro = f"{trigger.intro} asking about the payout of an approved expense report"
-    s.brief.goal = f"Get {first} paid for that report and {reply_clause(trigger, 'the amount and the reimbursement reference')}"
+    s.brief.goal = f"Get {first} paid for that report and {reply_clause(trigger, _PAYOUT_WORD)}"
     if any(t.kind == "other-report" for t in s.traps):
         s.brief.constraints.append(f"Leave {first}'s other reports as they are")
     s.brief.anchors += [person.name]
 
 
+#: What the reply to a colleague chasing a payout gives, in either branch (the request never says which it is).
+_PAYOUT_WORD = "how much went out, when, and the reimbursement reference"
 #: How often the colleague chasing a payout was paid already (with a reference): they hear when and which.
 PAID_ALREADY = 0.4
 
@@ -1379,12 +1381,13 @@ def _paid_already(s: Scenario, report: Rec) -> None:
           [f"Hi {first},\n\nIt was paid already: {amount} went out on {short_date(report['reimbursed_at'])}, reference ",
            found.ref("reimbursement_reference"), ". If you can't find it under that reference, send it to me and I'll "
            "chase the bank."],
-          say=reply_clause(trigger, "when it was paid and the reimbursement reference"),
+          say=reply_clause(trigger, _PAYOUT_WORD),
           facts=[Said("that it was paid already", Lit("already"), "premise"),
+                 Said("when it was paid", Lit(str(report["reimbursed_at"])[:10]), "date"),
                  Said("the reimbursement reference", found.ref("reimbursement_reference"))],
           subject=f"Reimbursement: {report['title']}")
     s.brief.intro = f"{trigger.intro} asking about the payout of an expense report"
-    s.brief.goal = f"Get {first} paid for that report and {reply_clause(trigger, 'when it was paid and the reimbursement reference')}"
+    s.brief.goal = f"Get {first} paid for that report and {reply_clause(trigger, _PAYOUT_WORD)}"
     s.brief.anchors += [person.name]
 
 

@@ -7,6 +7,7 @@ a correct one in other words does ("Richard is an existing candidate", "you are 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -90,3 +91,30 @@ def test_a_registration_email_stating_the_other_outcome_fails(registrations: tup
         own = ("Every seat is taken, so I've put you on the waiting list." if full
                else "Good news, you are registered and have a seat.")
         assert _confirmed_with(task, runner, own).passed, task.id
+
+
+def test_a_payout_made_already_is_reported_with_its_own_date_and_the_request_never_says_which_branch() -> None:
+    # reimbursement-payout 90b0c756557abc84 (review): "It was already paid, on 30 April 2025" passed where the report
+    # went out on 4 May; and the paid-already branch asked for "when it was paid", which the other branch never did.
+    library = load_catalog(("expenses", "mailbox", "chat", "hr"))
+    tasks, report = generate(GenerateConfig(n=24, seed=2, services=library.names, archetypes=("reimbursement-payout",)),
+                             library)
+    paid = [t for t in tasks if any(d["kind"] == "premise" and d.get("default") is False for d in t.stats["decisions"])]
+    unpaid = [t for t in tasks if t not in paid]
+    assert paid and unpaid, report.summary()
+    assert not any("when it was paid" in t.instruction for t in tasks)
+    runner = Runner(library, paid[0].world_seed)
+    for task in paid:
+        reply = next(s for s in reversed(task.plan) if any("paid already" in str(v) for v in s.arguments.values()))
+        param = next(k for k, v in reply.arguments.items() if "paid already" in str(v))
+        text = str(reply.arguments[param])
+        runner.fresh(task.setup)
+        run_plan(runner.call, task.plan, stop=False)
+        assert task.grade(runner.diff(), reference_answer(task)).passed, task.id
+        other = "1 January" if "went out on 1 January" not in text else "2 February"
+        wrong = reply.model_copy(update={"arguments": {**reply.arguments,
+                                                       param: re.sub(r"went out on [^,]+,", f"went out on {other},", text)}})
+        assert wrong.arguments[param] != text
+        runner.fresh(task.setup)
+        run_plan(runner.call, [wrong if s is reply else s for s in task.plan], stop=False)
+        assert not task.grade(runner.diff(), reference_answer(task)).passed, (task.id, wrong.arguments[param])
