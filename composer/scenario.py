@@ -49,6 +49,10 @@ def service_key(service: str) -> str:
     return f"service:{service}"
 
 
+#: Kept plans that must call a tool before a request with it may be one that need not be done (``Scenario.reached``).
+REACHED_AFTER = 2
+
+
 def channel_key(channel: str) -> str:
     """The key under which ``Scenario.used`` counts the kept tasks whose request came in on ``channel``: a request
     comes in more often on the channels fewer kept tasks used (every channel keeps a share of the set)."""
@@ -392,6 +396,12 @@ class Scenario:
                        default=(0, 0))
 
         return sorted(items, key=use)
+
+    def reached(self, tool: ToolInfo) -> bool:
+        """Whether the set's kept plans call ``tool`` often enough (``REACHED_AFTER``) for a request with it to be one
+        that need not be done (a false premise): the set reaches every tool by requests that are done, and a rare tool
+        keeps its few tasks."""
+        return self.used.get(kept_key(tool.key), 0) >= REACHED_AFTER
 
     def tried_in_vain(self, *tools: ToolInfo) -> None:
         """Tools no record let a request use (a kind's reads, tried together): each counts as used, and its service

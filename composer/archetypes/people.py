@@ -1298,6 +1298,10 @@ def expense_report_review(s: Scenario) -> None:
     s.brief.anchors += [member["name"]]
 
 
+#: What the reply to a colleague chasing a payout gives, in either branch (the request never says which it is).
+_PAYOUT_WORD = "how much went out, when, and the reimbursement reference"
+
+
 @archetype(
     "reimbursement-payout",
     family="finance",
@@ -1353,8 +1357,6 @@ def reimbursement_payout(s: Scenario) -> None:
     s.brief.anchors += [person.name]
 
 
-#: What the reply to a colleague chasing a payout gives, in either branch (the request never says which it is).
-_PAYOUT_WORD = "how much went out, when, and the reimbursement reference"
 #: How often the colleague chasing a payout was paid already (with a reference): they hear when and which.
 PAID_ALREADY = 0.4
 

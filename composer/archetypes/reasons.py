@@ -24,7 +24,7 @@ from mcp_services.kernel.world import Person
 
 from composer.phrasing import spoken_field
 from composer.plan import Lit
-from composer.scenario import Rec, Said, Scenario, Skip, Step, kept_key
+from composer.scenario import Rec, Said, Scenario, Skip, Step
 from composer.stages.lookup import lookup
 
 if TYPE_CHECKING:
@@ -168,9 +168,6 @@ GROUNDS: dict[str, Ground] = {
 REASON_FALSE = 0.3
 #: How often a request to set up something new asks for what exists already.
 DUPLICATE = 0.5
-#: Kept plans that must call a tool before a request with it may be one that need not be done: the set reaches every
-#: tool by its requests that are done, and a rare tool keeps its few tasks.
-KEPT_BEFORE_FALSE = 2
 
 
 @dataclass(frozen=True)
@@ -280,18 +277,12 @@ def _message(s: Scenario, request: Request, asker: Person) -> Reason:
         raise Skip(f"nobody to give the reason for a request to {intent}")
     premise = bool(spec.fails)
     # A tool no kept plan calls yet is asked for where the reason holds (the set reaches it), as ``find_request`` does.
-    holds = (not premise or request.already is not None or not _reached(s, request) or s.rng.random() >= REASON_FALSE)
+    holds = (not premise or request.already is not None or not s.reached(request.choice.tool) or s.rng.random() >= REASON_FALSE)
     body = _fill(spec.holds if holds else spec.fails, request, writer)
     source, by, known = _post(s, writer, asker, _subject(request), body)
     text = _fill(spec.cite, request, writer).replace("{by}", by) + "."
     gist = _fill(spec.gist, request, writer) if spec.gist else ""
     return Reason(text, source, writer, holds, premise, gist, known=known)
-
-
-def _reached(s: Scenario, request: Request) -> bool:
-    """Whether kept plans call the request's tool often enough already (``KEPT_BEFORE_FALSE``) for this one to be a
-    request that need not be done."""
-    return s.used.get(kept_key(request.choice.tool.key), 0) >= KEPT_BEFORE_FALSE
 
 
 def _untags(request: Request) -> bool:
@@ -363,7 +354,7 @@ def _nothing_yet(s: Scenario, request: Request) -> Reason:
         return Reason(text, Rec(kind.service, kind.entity, "", "", {}), None, True, True)
     text = f'We don\'t have {_a(kind.noun)} called "{name}" yet.'
     label = kind.label
-    if label and _reached(s, request) and s.rng.random() < DUPLICATE:
+    if label and s.reached(request.choice.tool) and s.rng.random() < DUPLICATE:
         originals = [r for r in s.records(kind.service, kind.entity) if isinstance(r.get(label), str)]
         s.rng.shuffle(originals)
         for original in originals[:3]:
@@ -377,4 +368,4 @@ def _nothing_yet(s: Scenario, request: Request) -> Reason:
     return Reason(text, Rec(kind.service, kind.entity, "", "", {}), None, True, True)
 
 
-__all__ = ["DUPLICATE", "GROUNDS", "KEPT_BEFORE_FALSE", "REASON_FALSE", "Ground", "Reason", "check", "ground", "withheld_facts", "withheld_words"]
+__all__ = ["DUPLICATE", "GROUNDS", "REASON_FALSE", "Ground", "Reason", "check", "ground", "withheld_facts", "withheld_words"]

@@ -34,7 +34,7 @@ from composer.kinds import Kind, system_name
 from composer.resolve import resolve, value_at
 from composer.phrasing import gerund, spoken_field
 from composer.plan import Expr, ListOf, Lit, Ref
-from composer.scenario import Family, Rec, Reference, Said, Scenario, Skip, Step, archetype, kept_key
+from composer.scenario import Family, Rec, Reference, Said, Scenario, Skip, Step, archetype
 from composer.stages.channels import COLLEAGUE, Ask, arrive, reply, reply_clause
 from composer.stages.lookup import listed_under_parent, lookup, shows
 from composer.phrases import phrase
@@ -596,9 +596,6 @@ def _done_already(intent: str, state: str, refused: str | None) -> bool:
 #: Intents a request asks of records whose service states who may change them (a spreadsheet's writers): there the
 #: record may not be ours to change (``premises.not_theirs``).
 _ROLES_DECIDE = frozenset({"update", "delete", "share"})
-#: Kept plans of the set that call a tool before a request for it may find its value held already or the record not
-#: ours: the set keeps reaching every tool it reached before (``kept_key`` counts kept plans only, not tries in vain).
-_KEPT_BEFORE = 2
 
 
 def _find_request(
@@ -607,7 +604,7 @@ def _find_request(
     for choice in [c for c in _choices(s, intent) if c.tool.key not in avoid][:16]:
         if false_premise and not s.used.get(choice.tool.key):
             continue  # a tool no kept plan calls yet is asked for where the work is still to do: the set reaches it
-        if false_premise and (intent in SAME or not_ours) and s.used.get(kept_key(choice.tool.key), 0) < _KEPT_BEFORE:
+        if false_premise and (intent in SAME or not_ours) and not s.reached(choice.tool):
             continue  # (the least used tools come first: their requests stay ones that do the act, so the set reaches them)
         kind = choice.kind
         records = by_condition(s, kind, s.records(kind.service, kind.entity))
