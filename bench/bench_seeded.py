@@ -48,6 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--examples", type=int, default=8, help="cells of each kind to print")
     args = parser.parse_args(argv)
     catalog = Catalog(PACKAGE_CATALOG)
+    unknown = sorted(set(args.names) - set(catalog.names()))
+    if unknown:
+        parser.error(f"no generated service named {', '.join(unknown)} (`generator catalog` lists them)")
     companies = {o.name for o in World.from_seed(0).organisations}
     undocumented: list[str] = []
     filled: list[str] = []
