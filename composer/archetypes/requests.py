@@ -187,10 +187,13 @@ class _Plan:
     def complete(self, words: str) -> str:
         """The request's words with the details its phrase leaves out (a new contact's address) after them."""
         missing = [d for d in self.details if d not in words]
-        # A value the phrase has no place for (a reason among fixed ones, the field an update changes), by its name.
-        said = " ".join([words, *missing])
-        missing += [f"{_spoken_param(name)}: {value}" for name, value in self.words.items() if value not in said]
-        return f"{words} ({', '.join(missing)})" if missing else words
+        text = f"{words} ({', '.join(missing)})" if missing else words
+        # A value the phrase has no place for (a reason among fixed ones, the field an update changes), as people say it:
+        # "..., with its sharing set to anyone with link", never "(sharing: anyone with link)".
+        unsaid = [(name, value) for name, value in self.words.items() if value not in text]
+        if unsaid:
+            text += ", with its " + " and its ".join(f"{_spoken_param(name)} set to {value}" for name, value in unsaid)
+        return text
 
     def said_in(self, words: str) -> bool:
         """Whether the request's words state every value it asks for (a value left unsaid is one the agent cannot know)."""

@@ -57,7 +57,7 @@ def test_a_value_the_tool_s_phrase_has_no_place_for_is_stated_by_its_field() -> 
     for task in orders:
         reason = next(s.arguments["reason"] for s in task.plan if s.tool == "cancel_order")
         words = task.instruction + " ".join(str(r.row) for r in task.setup)  # goal phrasing: the words are the trigger's
-        assert f"reason: {reason}" in words, task.id
+        assert f"its reason set to {reason}" in words, task.id
         assert verify_task(task, runner) == []
 
 
